@@ -1,0 +1,9 @@
+"""rl4llm-kit's engine: the one-source build, walkthroughs, and (later) grading.
+
+Import names are the folder names: ``graders`` (this package) and
+``solutions`` (the hidden reference). Learner files such as
+``module_9_reference.py`` are plain top-level modules, imported from the
+folder that holds them, exactly as the course notebooks do.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,44 @@
+"""Shared helpers for the kit's own test suite."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from graders.paths import REPO_ROOT  # noqa: E402
+
+
+@dataclass(frozen=True)
+class PytestRun:
+    returncode: int
+    output: str
+    cases: list[dict]  # one per test case: name, outcome, message
+
+
+def run_learner_tests(test_dir: Path, impl_root: Path, tmp_path: Path) -> PytestRun:
+    """Run the public learner tests in ``test_dir`` against ``impl_root`` in a fresh interpreter."""
+    junit = tmp_path / "junit.xml"
+    env = {**os.environ, "RL4LLM_IMPL_ROOT": str(impl_root), "MPLBACKEND": "Agg"}
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", str(test_dir), "-q", "-p", "no:cacheprovider",
+         f"--junitxml={junit}", "-o", "junit_family=xunit1"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )
+    cases = []
+    if junit.exists():
+        for case in ET.parse(junit).getroot().iter("testcase"):
+            outcome, message = "passed", ""
+            for tag in ("failure", "error", "skipped"):
+                node = case.find(tag)
+                if node is not None:
+                    outcome, message = tag, (node.get("message") or "") + "\n" + (node.text or "")
+            cases.append({"name": case.get("name"), "outcome": outcome, "message": message.strip()})
+    return PytestRun(completed.returncode, completed.stdout + completed.stderr, cases)
