@@ -1,0 +1,96 @@
+"""Wall-clock benchmarks the README quotes. Not a test: timings depend on the machine.
+
+    python -m graders.benchmark                 # everything (several minutes)
+    python -m graders.benchmark m9-smoke m8-smoke learner-tests grade-one
+
+Each measurement runs in a fresh interpreter (so imports are counted, as a
+user would see them) and prints one line; ``--json FILE`` also saves them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from graders.paths import REPO_ROOT, SOLUTIONS_DIR
+
+PY = sys.executable
+
+
+def _timed(command: list[str], env: dict | None = None, cwd: Path = REPO_ROOT) -> float:
+    start = time.perf_counter()
+    completed = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if completed.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{completed.stderr[-2000:]}")
+    return elapsed
+
+
+def _experiment(module: str, profile: str) -> list[str]:
+    folder, call = {
+        "m9": ("module_09", f"import module_9_training as m; m.run_toy_grpo_experiment(profile={profile!r})"),
+        "m8": ("module_08", f"import module_8_training as m; m.run_toy_dpo_experiment(profile={profile!r})"),
+    }[module]
+    return [PY, "-c", f"import sys; sys.path.insert(0, {str(SOLUTIONS_DIR / folder)!r}); {call}"]
+
+
+def _complete_submission(target: Path) -> Path:
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted(SOLUTIONS_DIR.glob("module_*/module_*.py")):
+        shutil.copy(path, target / path.name)
+    return target
+
+
+def bench_grade(count: int, jobs: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        subs = [_complete_submission(Path(tmp) / f"student_{i:02d}") for i in range(count)]
+        command = [PY, "-m", "graders.cli", "grade", *map(str, subs), "--out", str(Path(tmp) / "out"),
+                   "--jobs", str(jobs)]
+        return _timed(command)
+
+
+MEASUREMENTS = {
+    "m9-smoke": ("toy GRPO experiment, smoke profile", lambda: _timed(_experiment("m9", "smoke"))),
+    "m9-full": ("toy GRPO experiment, full profile", lambda: _timed(_experiment("m9", "full"))),
+    "m8-smoke": ("toy DPO experiment, smoke profile", lambda: _timed(_experiment("m8", "smoke"))),
+    "m8-full": ("toy DPO experiment, full profile", lambda: _timed(_experiment("m8", "full"))),
+    "learner-tests": ("pytest starter/module_09 on a complete implementation",
+                      lambda: _timed([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "starter/module_09"],
+                                     env={"RL4LLM_IMPL_ROOT": str(SOLUTIONS_DIR)})),
+    "grade-one": ("grade one complete submission (both modules)", lambda: bench_grade(1, 1)),
+    "grade-50": ("grade 50 complete submissions, --jobs 2", lambda: bench_grade(50, 2)),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m graders.benchmark")
+    parser.add_argument("names", nargs="*", help=f"any of {', '.join(MEASUREMENTS)} (default: all)")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    names = args.names or list(MEASUREMENTS)
+    unknown = [name for name in names if name not in MEASUREMENTS]
+    if unknown:
+        parser.error(f"unknown measurement(s) {unknown}; choose from {list(MEASUREMENTS)}")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    results = {}
+    for name in names:
+        label, run = MEASUREMENTS[name]
+        seconds = run()
+        results[name] = round(seconds, 2)
+        print(f"{name:14s} {seconds:8.2f} s  {label}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
