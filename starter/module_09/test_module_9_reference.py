@@ -1,0 +1,306 @@
+"""Public tests for module_9_reference.py: run `pytest starter/module_09` from the kit's root.
+
+Every test is named test_<function>_<what>. Rows are small enough to check on
+paper; the conventions (population std, last box wins, ...) are on README.md.
+A test of a function you have not written yet fails with one line:
+"NOT IMPLEMENTED: module_9_reference.<function> ...".
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import module_9_reference as m9
+
+FAST = settings(max_examples=50, deadline=None, database=None)
+REL = 1e-9  # float64 tolerance for exact formulas
+REL_EPS = 1e-5  # formulas that add eps = 1e-6 to a std of order 0.5
+
+
+# --- the verifier: the seed notebook's five cases, then the conventions -------
+SEED_VERIFIER_CASES = [  # raw strings with a DOUBLE backslash, as in the notebook
+    (r"Final: \\boxed{3/7}", "0.428571", 1, "correct"),
+    ("The reference number 42 is mentioned, but the answer is 41", "42", 0, "wrong"),
+    (r"First \\boxed{2}, then corrected: \\boxed{3}", "3", 1, "correct"),
+    ("No numerical answer", "5", 0, "no_answer"),
+    ("1/0", "0", 0, "zero_division"),
+]
+
+
+@pytest.mark.parametrize("text, reference, expected, _status", SEED_VERIFIER_CASES)
+def test_verify_numeric_answer_seed_cases(text, reference, expected, _status):
+    observed = m9.verify_numeric_answer(text, reference)
+    assert observed == expected and type(observed) is int, f"{text!r} vs {reference!r}"
+
+
+@pytest.mark.parametrize("text, reference, _expected, status", SEED_VERIFIER_CASES)
+def test_verify_detailed_seed_statuses(text, reference, _expected, status):
+    result = m9.verify_detailed(text, reference)
+    assert result.status == status
+    assert result.accuracy == (status == "correct") and result.reward == float(result.accuracy)
+
+
+@pytest.mark.parametrize("text, reference, status", [
+    (r"\boxed{5} no wait \boxed{6}", 6, "correct"),             # the last box wins
+    (r"\boxed{5} so the answer is 6", 5, "correct"),            # a box beats a later bare number
+    ("I first thought 42, then 40 + 1 = 41", 42, "wrong"),      # the last number wins
+    ("Total: 1,234,567 apples", 1234567, "correct"),            # thousands separators
+    ("the pair 1,2", 2, "correct"),                             # "1,2" is two numbers
+    (r"$\boxed{ -2/4 }$", "-0.5", "correct"),                   # signs and fractions, spaces and $ ignored
+    ("about 1.5e3 metres", 1500, "correct"),                    # scientific notation
+    (r"\boxed{\boxed{7}}", 7, "correct"),                       # braces nest
+    (r"\boxed{7", 7, "parse_error"),                            # an unclosed last box
+    (r"\boxed{seven}", 7, "parse_error"),                       # a box that holds no number
+    (r"\boxed{3/0}", 0, "zero_division"),
+    (r"\boxed{nan}", 0, "non_finite"),
+    ("1e999999", 0, "non_finite"),                              # overflow, decided without computing it
+    ("", 0, "no_answer"),
+])
+def test_verify_detailed_conventions(text, reference, status):
+    assert m9.verify_detailed(text, reference).status == status
+
+
+def test_verify_numeric_answer_tolerance_is_max_of_abs_and_rel():
+    assert m9.verify_numeric_answer("1000.0005", 1000) == 1  # |diff| 5e-4 <= rel 1e-6 * 1000 = 1e-3
+    assert m9.verify_numeric_answer("0.000002", 0) == 0  # |diff| 2e-6 > abs_tol 1e-6
+    assert m9.verify_numeric_answer("0.000002", 0, abs_tol=1e-5) == 1
+
+
+@FAST
+@given(st.text(max_size=200))
+@example(r"\\boxed{3}")
+def test_verify_numeric_answer_never_raises_on_text(text):
+    assert m9.verify_numeric_answer(text, "3") in (0, 1)
+
+
+# --- informative groups ---------------------------------------------------
+@pytest.mark.parametrize("p, group_size, expected", [
+    (0.5, 2, 0.5),               # 1 - 1/4 - 1/4
+    (0.5, 8, 1 - 2 / 256),
+    (0.1, 2, 2 * 0.1 * 0.9),     # exactly one right, one wrong
+    (0.0, 4, 0.0), (1.0, 4, 0.0),
+    (0.3, 1, 0.0),               # a group of one is never informative
+])
+def test_informative_group_probability_rows(p, group_size, expected):
+    assert m9.informative_group_probability(p, group_size) == pytest.approx(expected, rel=REL, abs=1e-15)
+
+
+@FAST
+@given(st.floats(0.0, 1.0), st.integers(1, 32))
+@example(0.1, 8)
+def test_informative_group_probability_symmetric_in_p(p, group_size):
+    assert m9.informative_group_probability(p, group_size) == pytest.approx(
+        m9.informative_group_probability(1.0 - p, group_size), rel=1e-9, abs=1e-12)
+
+
+def test_expected_draws_for_informative_groups_rows():
+    assert m9.expected_draws_for_informative_groups(100, 0.5, 2) == pytest.approx(200.0, rel=REL)
+    assert m9.expected_draws_for_informative_groups(100, 0.5, 8) == pytest.approx(100 / (1 - 2 / 256), rel=REL)
+    assert m9.expected_draws_for_informative_groups(5, 0.0, 8) == math.inf
+
+
+# --- advantages -------------------------------------------------------------
+SEED_REWARDS = np.array([1.0, 1.0, 0.0, 0.0])
+SEED_RATIOS = np.array([1.35, 0.85, 1.10, 0.70])
+SHRINK = 0.5 / (0.5 + 1e-6)  # std of [1, 1, 0, 0] is 0.5; eps = 1e-6 shrinks the standardized values
+
+
+def test_group_relative_advantages_seed_table():
+    np.testing.assert_allclose(m9.group_relative_advantages(SEED_REWARDS, scale=False),
+                               [0.5, 0.5, -0.5, -0.5], rtol=REL)
+    np.testing.assert_allclose(m9.group_relative_advantages(SEED_REWARDS, scale=True),
+                               np.array([1.0, 1.0, -1.0, -1.0]) * SHRINK, rtol=REL)
+
+
+@pytest.mark.parametrize("group_size", [2, 3, 4, 8, 16])
+def test_group_relative_advantages_one_success_gets_sqrt_g_minus_1(group_size):
+    rewards = np.zeros(group_size)
+    rewards[0] = 1.0
+    advantages = m9.group_relative_advantages(rewards)  # population std: ddof = 0
+    assert advantages[0] == pytest.approx(math.sqrt(group_size - 1), rel=REL_EPS)
+
+
+@pytest.mark.parametrize("group_size", [2, 4, 8])
+def test_group_relative_advantages_ddof1_is_trl_convention(group_size):
+    rewards = np.zeros(group_size)
+    rewards[0] = 1.0
+    advantages = m9.group_relative_advantages(rewards, ddof=1)  # sample std, as TRL computes it
+    assert advantages[0] == pytest.approx((group_size - 1) / math.sqrt(group_size), rel=REL_EPS)
+
+
+@pytest.mark.parametrize("eps", [1e-6, 0.0])
+def test_group_relative_advantages_all_equal_group_gives_zeros(eps):
+    advantages = m9.group_relative_advantages(np.array([[0.7, 0.7, 0.7], [1.0, 0.0, 0.0]]), eps=eps)
+    assert np.all(advantages[0] == 0.0) and np.all(np.isfinite(advantages))
+
+
+rewards_2d = hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=8),
+                        elements=st.floats(-10, 10, allow_subnormal=False))
+
+
+@FAST
+@given(rewards_2d)
+@example(np.array([[1.0, 0.0, 0.0, 0.0]]))  # explicit examples run first: a hand case fails fast
+def test_group_relative_advantages_sum_to_zero_per_group(rewards):
+    for scale in (True, False):
+        sums = m9.group_relative_advantages(rewards, scale=scale).sum(axis=-1)
+        np.testing.assert_allclose(sums, 0.0, atol=1e-9)
+
+
+@FAST
+@given(rewards_2d, st.floats(-100, 100))
+@example(np.array([[1.0, 0.0, 0.0, 0.0]]), 5.0)
+def test_group_relative_advantages_invariant_to_constant_reward(rewards, constant):
+    np.testing.assert_allclose(m9.group_relative_advantages(rewards + constant),
+                               m9.group_relative_advantages(rewards), rtol=1e-6, atol=1e-6)
+
+
+def test_group_relative_advantages_leaves_input_unchanged():
+    rewards = SEED_REWARDS.copy()
+    m9.group_relative_advantages(rewards)
+    np.testing.assert_array_equal(rewards, SEED_REWARDS)
+
+
+def test_leave_one_out_baseline_rows():
+    np.testing.assert_allclose(m9.leave_one_out_baseline([1.0, 2.0, 3.0, 4.0]), [3.0, 8 / 3, 7 / 3, 2.0], rtol=REL)
+    with pytest.raises(ValueError, match="rewards"):
+        m9.leave_one_out_baseline([1.0])  # G = 1 has no other answers
+
+
+# --- clipping ---------------------------------------------------------------
+def test_clipped_surrogate_terms_seed_table():
+    advantages = np.array([1.0, 1.0, -1.0, -1.0]) * SHRINK
+    terms = m9.clipped_surrogate_terms(SEED_RATIOS, advantages, eps_low=0.2, eps_high=0.2)
+    # rho=1.35, A>0: capped at 1.2 | 0.85, A>0: 0.85 | 1.10, A<0: -1.10 | 0.70, A<0: min(-0.7, -0.8) = -0.8
+    np.testing.assert_allclose(terms, np.array([1.2, 0.85, -1.1, -0.8]) * SHRINK, rtol=REL)
+
+
+def test_clip_activity_seed_table():
+    advantages = np.array([1.0, 1.0, -1.0, -1.0])
+    active = m9.clip_activity(SEED_RATIOS, advantages, eps_low=0.2, eps_high=0.2)
+    assert active.dtype == bool and active.tolist() == [True, False, False, True]
+
+
+@FAST
+@given(hnp.arrays(np.float64, st.integers(1, 10), elements=st.floats(1e-3, 10.0)),
+       st.floats(1e-3, 10.0))
+@example(SEED_RATIOS, 1.0)
+def test_clipped_surrogate_terms_huge_eps_high_is_unclipped_for_positive_advantage(ratios, advantage):
+    terms = m9.clipped_surrogate_terms(ratios, advantage, eps_low=0.2, eps_high=1e9)
+    np.testing.assert_allclose(terms, ratios * advantage, rtol=1e-12)
+
+
+def test_gspo_sequence_ratios_geometric_mean_over_active_tokens():
+    new = np.array([[-1.0, -2.0, -9.0], [-0.5, -0.5, -0.5]])
+    old = np.array([[-1.5, -2.5, -1.0], [-0.5, -0.5, -0.5]])
+    mask = np.array([[1, 1, 0], [1, 1, 1]])  # the third token of response 1 is padding
+    np.testing.assert_allclose(m9.gspo_sequence_ratios(new, old, mask), [math.exp(0.5), 1.0], rtol=REL)
+
+
+# --- loss reductions: the seed's table for rewards [1, 0, 1], lengths [2, 5, 8] ----
+SEED_GROUP, SEED_LENGTHS = np.array([1.0, 0.0, 1.0]), [2, 5, 8]
+A = math.sqrt(2) / 2  # standardized advantages are [A, -2A, A]: centred [1/3, -2/3, 1/3], std sqrt(2)/3
+
+
+@pytest.mark.parametrize("name, contributions, absolute_sum", [
+    ("original_grpo", [A / 3, -2 * A / 3, A / 3], 4 * A / 3),                        # A_i / G per response
+    ("dr_grpo", [2 / 72, -10 / 72, 8 / 72], 20 / 72),                                  # (r_i - 2/3) |o_i| / (3 * 8)
+    ("dapo", [2 * A / 15, -10 * A / 15, 8 * A / 15], 20 * A / 15),                     # A_i |o_i| / 15
+])
+def test_response_contributions_seed_table(name, contributions, absolute_sum):
+    weights = {
+        "original_grpo": lambda: m9.original_grpo_token_weights(SEED_GROUP, SEED_LENGTHS),
+        "dr_grpo": lambda: m9.dr_grpo_token_weights(SEED_GROUP, SEED_LENGTHS, fixed_length=8),
+        "dapo": lambda: m9.dapo_token_weights(SEED_GROUP, SEED_LENGTHS),
+    }[name]()
+    assert [len(w) for w in weights] == SEED_LENGTHS
+    assert all(np.all(w == w[0]) for w in weights), "every token of one response has the same weight"
+    np.testing.assert_allclose(m9.response_contributions(weights), contributions, rtol=REL_EPS)
+    flat = m9.flatten_token_weights(weights)
+    assert flat.shape == (sum(SEED_LENGTHS),)
+    assert np.abs(flat).sum() == pytest.approx(absolute_sum, rel=REL_EPS)
+
+
+def test_dr_grpo_token_weights_rejects_short_fixed_length():
+    with pytest.raises(ValueError, match="fixed_length"):
+        m9.dr_grpo_token_weights(SEED_GROUP, SEED_LENGTHS, fixed_length=7)
+
+
+@pytest.mark.parametrize("length, expected", [(0, 0.0), (15, 0.0), (16, -0.2), (18, -0.6), (20, -1.0), (21, -1.0)])
+def test_overlong_penalty_rows(length, expected):
+    assert m9.overlong_penalty(length, max_length=20, cache_length=5) == pytest.approx(expected, rel=REL)
+
+
+def test_k3_kl_rows():
+    values = m9.k3_kl(np.array([-1.0, -2.0, -1.0]), np.array([-1.0, -1.0, -2.0]))
+    np.testing.assert_allclose(values, [0.0, math.e - 2.0, math.exp(-1.0)], rtol=REL, atol=1e-15)
+
+
+# --- entropy, pass@k and exact mode training --------------------------------
+def test_categorical_entropy_rows():
+    assert m9.categorical_entropy([0.25, 0.25, 0.25, 0.25]) == pytest.approx(math.log(4), rel=REL)
+    assert m9.categorical_entropy([1.0, 0.0]) == 0.0  # 0 log 0 = 0
+    np.testing.assert_allclose(m9.categorical_entropy([[0.5, 0.5], [1.0, 0.0]]), [math.log(2), 0.0], rtol=REL)
+
+
+def test_pass_at_k_rows():
+    assert m9.pass_at_k_independent(0.5, 4) == pytest.approx(1 - 0.5 ** 4, rel=REL)
+    assert m9.pass_at_k_unbiased(10, 3, 4) == pytest.approx(1 - 35 / 210, rel=REL)  # 1 - C(7,4)/C(10,4)
+    assert m9.pass_at_k_unbiased(5, 3, 3) == 1.0  # only 2 wrong answers: any 3 include a right one
+    assert m9.pass_at_k_unbiased(5, 0, 3) == 0.0
+
+
+def test_synthetic_mode_training_zero_steps_is_initial_state():
+    state = m9.synthetic_mode_training(steps=0)
+    logits = np.array(m9.DEFAULT_MODE_LOGITS)
+    np.testing.assert_allclose(state["probabilities"], np.exp(logits) / np.exp(logits).sum(), rtol=REL)
+    np.testing.assert_allclose(state["logits"], logits, rtol=REL)
+
+
+def test_synthetic_mode_training_concentrates_on_one_mode():
+    start = m9.synthetic_mode_training(beta_entropy=0.0, learning_rate=0.18, steps=0)
+    end = m9.synthetic_mode_training(beta_entropy=0.0, learning_rate=0.18, steps=60)
+    assert end["expected_reward"] > start["expected_reward"]
+    assert end["entropy"] < start["entropy"]
+    assert end["probabilities"].max() > 0.8
+    bonus = m9.synthetic_mode_training(beta_entropy=0.5, learning_rate=0.18, steps=60)
+    assert bonus["entropy"] > end["entropy"]  # the entropy bonus slows the collapse
+
+
+# --- invalid arguments raise ValueError naming the argument ---------------------
+def test_informative_group_probability_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="p"):
+        m9.informative_group_probability(1.5, 4)
+    with pytest.raises(ValueError, match="group_size"):
+        m9.informative_group_probability(0.5, 0)
+
+
+def test_group_relative_advantages_rejects_empty_group():
+    with pytest.raises(ValueError, match="rewards"):
+        m9.group_relative_advantages(np.zeros((2, 0)))
+
+
+def test_original_grpo_token_weights_rejects_zero_length():
+    with pytest.raises(ValueError, match="lengths"):
+        m9.original_grpo_token_weights([1.0, 0.0], [3, 0])
+
+
+def test_overlong_penalty_rejects_negative_length():
+    with pytest.raises(ValueError, match="length"):
+        m9.overlong_penalty(-1, 20, 5)
+
+
+def test_pass_at_k_unbiased_rejects_more_correct_than_samples():
+    with pytest.raises(ValueError, match=r"\bc\b"):
+        m9.pass_at_k_unbiased(5, 6, 2)
+
+
+def test_k3_kl_rejects_mismatched_shapes():
+    with pytest.raises(ValueError, match="logprobs"):
+        m9.k3_kl(np.zeros(2), np.zeros(3))
