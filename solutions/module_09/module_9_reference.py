@@ -199,9 +199,10 @@ def verify_detailed(text: str, reference: str | int | float, *, rel_tol: float =
 
     if isinstance(reference, str):
         ref_status, ref, _ = read(reference)
+    elif isinstance(reference, numbers.Integral) and not isinstance(reference, bool):
+        ref_status, ref = "ok", Fraction(int(reference))
     elif isinstance(reference, numbers.Real) and not isinstance(reference, bool) and math.isfinite(reference):
-        ref_status = "ok"  # repr keeps 0.1 as 1/10 instead of its binary expansion
-        ref = Fraction(int(reference)) if isinstance(reference, numbers.Integral) else Fraction(repr(float(reference)))
+        ref_status, ref = "ok", Fraction(repr(float(reference)))  # repr: 0.1 is 1/10, not its binary expansion
     else:
         ref_status = "not a finite number"
     if ref_status != "ok":
