@@ -410,7 +410,7 @@ def grpo_loss(new_logprobs: torch.Tensor, old_logprobs: torch.Tensor, advantages
         old_logprobs: (N, T) the same under the frozen old (behaviour) policy.
         advantages: (N,) one advantage per response, shared by its tokens.
         mask: (N, T) 1.0 for active response tokens, 0.0 for padding; masked
-            positions must receive exactly zero gradient, whatever they hold.
+            positions must receive exactly zero gradient, whatever finite values they hold.
         loss_type: "grpo", "dr_grpo" or "dapo".
         eps_low, eps_high: clip range [1 - eps_low, 1 + eps_high] of the ratio.
         max_length: L for "dr_grpo" (the generation budget); None means T.
