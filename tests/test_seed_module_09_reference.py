@@ -1,0 +1,36 @@
+"""The Module 9 seed notebook's reference part runs unchanged against solutions/module_09.
+
+Everything before the toy experiment (``experiment = run_toy_grpo_experiment(``)
+needs only module_9_reference: the verifier table and its assert, the
+informative-group plot and table, the advantage and clipping table with its
+assert, the token-weight table and the exact mode-training plot.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graders.paths import REPO_ROOT, SEEDS_DIR, SOLUTIONS_DIR
+from graders.walkthrough import EXPERIMENT_MARKERS, run_seed_subprocess
+
+SHARED_SEED = REPO_ROOT.parent / "shared" / "seeds" / "000_b65c017a03399661.txt"
+
+
+def test_bundled_seed_is_a_verbatim_copy_of_the_shared_seed():
+    if not SHARED_SEED.exists():
+        pytest.skip(f"{SHARED_SEED} is not present on this machine")
+    bundled = SEEDS_DIR / "module_09_seed.txt"
+    assert bundled.read_bytes() == SHARED_SEED.read_bytes()
+
+
+def test_seed_reference_part_runs_against_the_solutions(tmp_path):
+    if not (SOLUTIONS_DIR / "module_09" / "module_9_training.py").exists():
+        pytest.skip("the seed's imports need solutions/module_09/module_9_training.py")
+    completed = run_seed_subprocess("module09", out_dir=tmp_path, stop_before=EXPERIMENT_MARKERS["module09"],
+                                    capture=True, timeout=300)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    figures = sorted(path.name for path in tmp_path.glob("figure_*.png"))
+    assert figures == ["figure_01.png", "figure_02.png"]  # P_info curves; reward, entropy, pass@4 per step
+    assert all((tmp_path / name).stat().st_size > 1000 for name in figures)
+    assert "draws for 100 informative prompts" in completed.stdout
+    assert "absolute_token_weight_sum" in completed.stdout
