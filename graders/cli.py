@@ -5,6 +5,11 @@ Subcommands:
   run module08|module09 [--profile smoke|full] [--out DIR] [--reference-only]
                                       run a course notebook headless against solutions/,
                                       printing its tables and saving its figures as PNG
+  grade SUBMISSION [SUBMISSION ...] --out DIR [--jobs N] [--module 8|9] [--hide-hidden-inputs]
+                                      autograde submissions (folders or .zip files): writes
+                                      DIR/<name>/report.json, results.json, junit.xml, DIR/grades.csv
+  demo [--out DIR]                    grade the bundled example submissions, print scoreboard + feedback
+  gradescope --out autograder.zip     build a Gradescope autograder bundle
 """
 
 from __future__ import annotations
@@ -39,6 +44,47 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _grade_options(args: argparse.Namespace):
+    from graders.engine.grading import GradeOptions
+
+    modules = (args.module,) if getattr(args, "module", None) else ("8", "9")
+    return GradeOptions(modules=modules, hide_hidden_inputs=getattr(args, "hide_hidden_inputs", False),
+                        timeout=getattr(args, "timeout", None))
+
+
+def _cmd_grade(args: argparse.Namespace) -> int:
+    from graders.engine.batch import GraderError, grade_paths
+    from graders.engine.reports import scoreboard
+
+    try:
+        result = grade_paths([Path(p) for p in args.submissions], Path(args.out), _grade_options(args),
+                             jobs=args.jobs, progress=not args.quiet)
+    except GraderError as error:
+        print(f"rl4llm grade: the grader could not work: {error}", file=sys.stderr)
+        return 2
+    print(scoreboard(result.reports, feedback=args.feedback), end="")
+    print(f"reports in {result.out_dir}/ (grades.csv, <submission>/report.json, results.json, junit.xml)")
+    if result.internal_errors:
+        print("rl4llm grade: internal grader errors (the reports mark them):\n  "
+              + "\n  ".join(result.internal_errors), file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from graders.engine.demo import run_demo
+
+    return run_demo(Path(args.out), jobs=args.jobs)
+
+
+def _cmd_gradescope(args: argparse.Namespace) -> int:
+    from graders.engine.gradescope import build_bundle
+
+    path = build_bundle(Path(args.out))
+    print(f"wrote {path}: upload it as the autograder of a Gradescope programming assignment")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rl4llm", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -54,6 +100,28 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--reference-only", action="store_true",
                        help="stop before the toy training experiment")
     p_run.set_defaults(func=_cmd_run)
+
+    p_grade = sub.add_parser("grade", help="autograde submissions (folders or .zip files)")
+    p_grade.add_argument("submissions", nargs="+", metavar="SUBMISSION")
+    p_grade.add_argument("--out", required=True, help="report folder")
+    p_grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
+    p_grade.add_argument("--module", choices=["8", "9"], default=None, help="grade one module only")
+    p_grade.add_argument("--hide-hidden-inputs", action="store_true",
+                         help='show "hidden input" instead of the inputs of hidden checks')
+    p_grade.add_argument("--timeout", type=float, default=None,
+                         help="override every exercise's time limit (seconds)")
+    p_grade.add_argument("--feedback", action="store_true", help="print feedback under the scoreboard")
+    p_grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    p_grade.set_defaults(func=_cmd_grade)
+
+    p_demo = sub.add_parser("demo", help="grade the bundled example submissions and show the feedback")
+    p_demo.add_argument("--out", default=str(Path("rl4llm-out") / "demo"))
+    p_demo.add_argument("--jobs", type=int, default=2)
+    p_demo.set_defaults(func=_cmd_demo)
+
+    p_gs = sub.add_parser("gradescope", help="build a Gradescope autograder bundle")
+    p_gs.add_argument("--out", default="autograder.zip")
+    p_gs.set_defaults(func=_cmd_gradescope)
     return parser
 
 

@@ -1,0 +1,281 @@
+"""Hidden grader checks: the API check authors use, and the registry of specs.
+
+This package is instructor-only: the grading worker that runs learner code is
+refused any import or read of it (see ``graders/engine/sandbox.py``).
+
+How to write the checks of an exercise
+======================================
+Each learner file ``<stem>.py`` has a checks module ``graders/checks/<stem>.py``
+with one decorated *case generator* per exercise. The exercise id is
+``"<file stem>.<function>"`` (``graders.build.exercises_in`` lists them)::
+
+    import numpy as np
+    from graders.checks import Case, exercise, hypothesis_cases, st
+
+    @exercise("module_9_reference.group_relative_advantages", points=2)
+    def _cases():
+        # public cases (from the seed notebook): the learner has seen these
+        yield Case(args=([1.0, 0.0, 0.0, 0.0],), label="one success in G=4", hidden=False)
+        # hidden fixed cases
+        yield Case(args=(np.array([[1.0, 0.0], [0.0, 0.0]]),), kwargs={"scale": False},
+                   label="two groups, unscaled")
+        yield Case(args=([],), raises=ValueError, label="an empty group is refused")
+        # property-based cases: Hypothesis with a FIXED seed -> the same inputs for everyone
+        groups = st.lists(st.sampled_from([0.0, 1.0]), min_size=2, max_size=8)
+        yield from hypothesis_cases(groups, count=20, seed=9_001,
+                                    to_case=lambda r: Case(args=(np.array(r),)))
+
+What the engine does with a spec
+--------------------------------
+- Every case is called on the **learner's** function in an isolated worker
+  and on the **reference** function (``solutions/``) in the grading process;
+  the two normalised results (``graders.engine.codec.normalise``: floats,
+  float64 arrays, lists, dicts) are compared with ``compare`` (default:
+  elementwise ``|got - expected| <= atol + rtol*|expected|``, shapes equal,
+  extra dict keys ignored). Size ``rtol``/``atol`` to the values: loose enough
+  for a correct float32 implementation (defaults 1e-5 / 1e-6), tight enough
+  that every catalogued misconception fails somewhere.
+- A case with ``raises=ValueError`` expects the learner to raise that
+  exception type (or a subclass); the reference must raise it too.
+- Inputs: JSON scalars, strings, ``None``, lists, tuples, dicts with string
+  keys, NumPy arrays/scalars (dtype kept), and :class:`Tensor` markers that
+  become ``torch.Tensor`` objects in the worker. Each call gets a fresh copy;
+  the engine fails a case whose call modified an input in place.
+- Score: ``points`` x (weight of passed cases / total weight); ``weight``
+  defaults to 1. Status ``passed`` when every case passes, ``failed`` when a
+  case returns a wrong answer, ``error`` when a case raises unexpectedly (the
+  cases that passed still count), and a 0 for ``timeout``, crashes, sandbox
+  violations and ``missing`` functions.
+- ``timeout`` (seconds) bounds the whole exercise (all its cases) in the worker.
+- Feedback per failed case: its label, its input (``hidden input`` for
+  ``hidden=True`` cases when grading with ``--hide-hidden-inputs``), expected
+  vs got, and any catalogued misconception (``graders/misconceptions/``)
+  whose output on that input matches the learner's.
+
+Call modes (``call=``)
+----------------------
+- ``RETURNS`` (default): the function's return value.
+- ``LossAndGrads(output=None)``: for torch losses. The result is
+  ``{"value": <return value>, "grad": {<arg name>: gradient}}`` where the loss
+  is the return value (or ``return[output]`` for a tuple return), and a
+  gradient is taken w.r.t. every :class:`Tensor` input with
+  ``requires_grad=True``, named by its keyword or ``"arg<i>"`` for positional
+  ones. A loss that does not depend on an input gives ``None`` (which fails).
+- ``Harness(function)``: custom given-code experiments. ``function`` is a
+  TOP-LEVEL function of the checks module, self-contained (imports inside its
+  body), with signature ``function(fn, learner, starter, *args, **kwargs)``:
+  ``fn`` is the function under test, ``learner`` its module (to reach the
+  learner's other exercise functions), ``starter(stem)`` returns the PUBLIC
+  starter module of a file stem (its given code is the solution's). It runs
+  in the worker with the learner's ``fn`` and in the grader with the
+  reference's -- the engine ships its source text to the worker, which never
+  imports this package. Return a dict of metrics; use ``compare`` for bands::
+
+      def run_dpo(fn, learner, starter, profile):
+          training = starter("module_8_training")
+          out = training.run_toy_dpo_experiment(profile, loss_fn=fn,
+                                                logprob_fn=learner.sequence_logprobs)
+          return {"after_accuracy": out["after"]["pair_accuracy"]}
+
+      @exercise("module_8_training.dpo_loss", points=3, call=Harness(run_dpo), timeout=60,
+                compare=band(lambda exp, got: abs(got["after_accuracy"] - 1.0) < 1e-9,
+                             "pair accuracy should reach 1.0"))
+
+Custom comparison: ``compare(expected, got, case) -> None | str`` returns
+``None`` on a match, else a one-line reason. :func:`close` builds the default.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from graders.engine.codec import TensorSpec
+from graders.engine.compare import mismatch
+
+try:  # re-exported for check authors
+    from hypothesis import strategies as st
+except ImportError:  # pragma: no cover - hypothesis is a core dependency
+    st = None
+
+DEFAULT_RTOL = 1e-5
+DEFAULT_ATOL = 1e-6
+DEFAULT_TIMEOUT = 10.0
+
+
+def Tensor(data, dtype: str = "float64", requires_grad: bool = False) -> TensorSpec:  # noqa: N802
+    """An input that the worker turns into ``torch.tensor(data, dtype=torch.<dtype>)``."""
+    return TensorSpec(np.asarray(data), dtype, requires_grad)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of the exercise function."""
+
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    label: str = ""
+    hidden: bool = True
+    raises: type[BaseException] | None = None
+    weight: float = 1.0
+    rtol: float | None = None  # None: the exercise's
+    atol: float | None = None
+
+
+@dataclass(frozen=True)
+class Returns:
+    """Call mode: compare the return value."""
+
+    def describe(self) -> dict:
+        return {"kind": "returns"}
+
+
+@dataclass(frozen=True)
+class LossAndGrads:
+    """Call mode: the loss value and its gradients w.r.t. the ``requires_grad`` tensor inputs."""
+
+    output: int | None = None
+
+    def describe(self) -> dict:
+        return {"kind": "loss_and_grads", "output": self.output}
+
+
+@dataclass(frozen=True)
+class Harness:
+    """Call mode: ``function(fn, learner, starter, *args, **kwargs)`` run on both sides."""
+
+    function: Callable
+
+    def describe(self) -> dict:
+        source = inspect.getsource(self.function)
+        return {"kind": "harness", "name": self.function.__name__, "source": source}
+
+
+RETURNS = Returns()
+Compare = Callable[[object, object, Case], "str | None"]
+
+
+def close(rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> Compare:
+    """The default comparison at the given tolerances (a case's own rtol/atol win)."""
+    def compare(expected, got, case: Case) -> str | None:
+        return mismatch(expected, got, rtol=case.rtol if case.rtol is not None else rtol,
+                        atol=case.atol if case.atol is not None else atol)
+    return compare
+
+
+def band(predicate: Callable[[object, object], bool], message: str) -> Compare:
+    """A comparison that passes when ``predicate(expected, got)`` is true, else says ``message``."""
+    def compare(expected, got, case: Case) -> str | None:
+        try:
+            return None if predicate(expected, got) else message
+        except Exception as error:  # noqa: BLE001 - a malformed answer fails the band
+            return f"{message} (could not evaluate: {type(error).__name__})"
+    return compare
+
+
+@dataclass
+class ExerciseSpec:
+    """Everything the engine needs to grade one exercise."""
+
+    exercise_id: str
+    points: float
+    make_cases: Callable[[], Iterable[Case]]
+    call: object = RETURNS
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+    compare: Compare | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    _cases: list[Case] | None = field(default=None, repr=False)
+
+    @property
+    def function(self) -> str:
+        return self.exercise_id.split(".", 1)[1]
+
+    @property
+    def stem(self) -> str:
+        return self.exercise_id.split(".", 1)[0]
+
+    def cases(self) -> list[Case]:
+        """The fixed, ordered case list (generated once per process)."""
+        if self._cases is None:
+            cases = list(self.make_cases())
+            for case in cases:
+                if not isinstance(case, Case):
+                    raise TypeError(f"{self.exercise_id}: the case generator yielded {type(case).__name__}")
+            self._cases = cases
+        return self._cases
+
+    def comparison(self) -> Compare:
+        return self.compare or close(self.rtol, self.atol)
+
+
+REGISTRY: dict[str, ExerciseSpec] = {}
+
+
+def exercise(exercise_id: str, *, points: float, call=RETURNS, rtol: float = DEFAULT_RTOL,
+             atol: float = DEFAULT_ATOL, compare: Compare | None = None,
+             timeout: float = DEFAULT_TIMEOUT):
+    """Decorator registering a case generator as the checks of ``exercise_id``."""
+    if "." not in exercise_id:
+        raise ValueError(f"exercise_id must be '<file stem>.<function>', got {exercise_id!r}")
+    if points <= 0:
+        raise ValueError(f"points must be > 0, got {points!r}")
+
+    def register(make_cases: Callable[[], Iterable[Case]]):
+        REGISTRY[exercise_id] = ExerciseSpec(exercise_id, float(points), make_cases, call, rtol, atol,
+                                             compare, float(timeout))
+        return make_cases
+    return register
+
+
+def spec_for(exercise_id: str) -> ExerciseSpec | None:
+    """The registered spec of an exercise, importing ``graders.checks.<stem>`` on first use."""
+    if exercise_id not in REGISTRY:
+        stem = exercise_id.split(".", 1)[0]
+        try:
+            importlib.import_module(f"{__name__}.{stem}")
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{stem}":
+                raise
+    return REGISTRY.get(exercise_id)
+
+
+def hypothesis_cases(strategy, *, count: int, seed: int, to_case: Callable[[object], Case]) -> list[Case]:
+    """``count`` (or fewer, if the space is small) examples of ``strategy``, identical on every run.
+
+    Hypothesis draws with a fixed ``seed`` and no example database, so every
+    submission meets the same inputs. Each example becomes a case via
+    ``to_case``; cases without a label get ``"property case #<i>"``.
+    """
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as fixed_seed
+
+    drawn: list = []
+
+    @fixed_seed(seed)
+    @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck), derandomize=False)
+    @given(strategy)
+    def collect(example) -> None:
+        drawn.append(example)
+
+    collect()
+    cases = []
+    for index, example in enumerate(drawn[:count]):
+        case = to_case(example)
+        if not case.label:
+            case = Case(case.args, case.kwargs, f"property case #{index + 1}", case.hidden, case.raises,
+                        case.weight, case.rtol, case.atol)
+        cases.append(case)
+    return cases
+
+
+__all__ = [
+    "Case", "Tensor", "RETURNS", "Returns", "LossAndGrads", "Harness", "ExerciseSpec", "exercise",
+    "spec_for", "hypothesis_cases", "close", "band", "st", "REGISTRY",
+    "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TIMEOUT",
+]

@@ -1,0 +1,46 @@
+"""The grading engine: submissions in, ``report.json`` / Gradescope / JUnit / ``grades.csv`` out.
+
+Modules (each reads top to bottom):
+
+- ``kit``            -- modules, learner files, exercises, reference modules
+- ``submission``     -- finding learner files in a folder, a zip (safely) or a notebook
+- ``codec``          -- values across the process boundary (JSON + .npz, never pickle)
+- ``calls``          -- calling a function on one case (shared by worker and grader)
+- ``sandbox``        -- audit hook, resource limits, unprivileged user
+- ``worker``         -- the fresh interpreter that runs learner code
+- ``runner``         -- the grader's side of the worker protocol (timeouts, restarts)
+- ``compare``        -- tolerant comparison and compact value descriptions
+- ``misconceptions`` -- the catalogue: load entries, build mutants
+- ``grading``        -- one submission: job, reference values, scoring, feedback
+- ``reports``        -- report.json, results.json, junit.xml, grades.csv, scoreboard
+- ``batch``          -- many submissions in parallel
+- ``demo``, ``gradescope`` -- the ``rl4llm demo`` and ``rl4llm gradescope`` commands
+
+The check-spec API for authors of hidden checks is ``graders.checks``.
+This package's ``__init__`` stays import-light: the worker imports only
+``codec``, ``calls`` and ``sandbox``.
+"""
+
+from __future__ import annotations
+
+
+def __getattr__(name: str):
+    lazy = {
+        "grade_paths": ("graders.engine.batch", "grade_paths"),
+        "GraderError": ("graders.engine.batch", "GraderError"),
+        "GradeOptions": ("graders.engine.grading", "GradeOptions"),
+        "load_misconceptions": ("graders.engine.misconceptions", "load_misconceptions"),
+        "mutant_source": ("graders.engine.misconceptions", "mutant_source"),
+        "Kit": ("graders.engine.kit", "Kit"),
+        "DEFAULT_KIT": ("graders.engine.kit", "DEFAULT_KIT"),
+    }
+    if name in lazy:
+        import importlib
+
+        module_name, attribute = lazy[name]
+        return getattr(importlib.import_module(module_name), attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["grade_paths", "GraderError", "GradeOptions", "load_misconceptions", "mutant_source", "Kit",
+           "DEFAULT_KIT"]

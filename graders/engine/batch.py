@@ -1,0 +1,155 @@
+"""Grading a batch: submissions in parallel, reports per submission, ``grades.csv``, a scoreboard.
+
+The reference values are computed once per batch in this process (while the
+first workers run); the job file with every case is written once and shared.
+One bad submission never stops the batch: its faults are its own exercises'
+statuses. Only a grader that cannot work at all (the worker cannot start, the
+reference solutions are missing) raises :class:`GraderError`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import traceback
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import graders
+from graders.engine import reports, sandbox
+from graders.engine.grading import Context, GradeOptions, ReferenceBook, grade_submission, prepare_job
+from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
+from graders.engine.runner import WorkerConfig, WorkerStartError
+from graders.engine.submission import discover, submission_name
+
+FORBIDDEN_MODULES = ("solutions", "graders.checks", "graders.misconceptions")
+
+
+class GraderError(RuntimeError):
+    """The grader itself could not work."""
+
+
+@dataclass
+class BatchResult:
+    reports: list[dict]
+    exercise_ids: list[str]
+    out_dir: Path
+    names: list[str]
+    internal_errors: list[str]
+    privilege_note: str
+
+
+def unique_names(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        count = seen.get(name, 0) + 1
+        seen[name] = count
+        out.append(name if count == 1 else f"{name}-{count}")
+    return out
+
+
+def _paths_worker_needs(needs_torch: bool) -> list[str]:
+    paths = [sys.executable, os.path.dirname(os.__file__), os.path.dirname(np.__file__),
+             os.path.dirname(graders.__file__)]
+    if needs_torch:
+        import torch
+
+        paths.append(os.path.dirname(torch.__file__))
+    return paths
+
+
+def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None = None, *, jobs: int = 1,
+                kit: Kit = DEFAULT_KIT, progress: bool = True, log=None) -> BatchResult:
+    """Grade every submission in ``paths``; write reports under ``out_dir``; return them."""
+    options = options or GradeOptions()
+    log = log or (lambda message: print(message, file=sys.stderr, flush=True))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    missing = [f.stem for f in kit.files(options.modules) if not kit.solution_path(f.stem).exists()]
+    if len(missing) == len(kit.files(options.modules)):
+        raise GraderError(f"no reference solutions found under {kit.solutions_dir}")
+    paths = [Path(p) for p in paths]
+    for path in paths:
+        if not path.exists():
+            raise GraderError(f"no such submission: {path}")
+    with tempfile.TemporaryDirectory(prefix="rl4llm-grade-") as temp:
+        temp_root = Path(temp)
+        os.chmod(temp_root, 0o711)
+        settings = {
+            "kit_root": str(kit.root),
+            "forbidden_paths": sorted({str(kit.solutions_dir), str(kit.misconceptions_dir), str(CHECKS_DIR),
+                                       str(kit.root / "tests"), str(out_dir.resolve()),
+                                       *(str(p.resolve()) for p in paths)}),
+            "forbidden_modules": list(FORBIDDEN_MODULES),
+            "allowed_paths": [str(kit.starter_dir)],
+            "memory_bytes": int(options.memory_mb) << 20,
+            "file_bytes": 256 << 20,
+        }
+        job = prepare_job(kit, options, temp_root / "job", settings)
+        user, note = sandbox.unprivileged_user(_paths_worker_needs(job.needs_torch)
+                                               + [str(kit.starter_dir), str(temp_root)])
+        if user is None and hasattr(os, "geteuid") and os.geteuid() == 0:
+            log(f"note: {note}")
+        config = WorkerConfig(python=sys.executable, kit_parent=str(Path(graders.__file__).resolve().parent.parent),
+                              user=user, load_timeout=options.load_timeout)
+        ctx = Context(kit, options, job, ReferenceBook(kit), config, temp_root, user=user)
+        names = unique_names([submission_name(p) for p in paths])
+        functions = kit.functions_by_stem(options.modules)
+        results: dict[int, dict] = {}
+        internal: list[str] = []
+
+        def grade(index: int) -> dict:
+            submission = discover(paths[index], functions)
+            submission.name = names[index]
+            return grade_submission(submission, ctx)
+
+        bar = _progress(len(paths), progress)
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = {pool.submit(grade, i): i for i in range(len(paths))}
+            try:
+                for future in as_completed(futures):
+                    index = futures[future]
+                    try:
+                        report = future.result()
+                    except WorkerStartError as error:
+                        for other in futures:
+                            other.cancel()
+                        raise GraderError(str(error)) from error
+                    except Exception as error:  # noqa: BLE001 - one bad submission never stops the batch
+                        internal.append(f"{names[index]}: {type(error).__name__}: {error}")
+                        log(f"internal error while grading {names[index]}:\n{traceback.format_exc()}")
+                        report = _internal_error_report(names[index], job, error)
+                    results[index] = report
+                    reports.write_submission_reports(out_dir, names[index], report)
+                    if bar is not None:
+                        bar.update(1)
+            finally:
+                if bar is not None:
+                    bar.close()
+    ordered = [results[i] for i in range(len(paths))]
+    exercise_ids = [e.id for e in job.exercises]
+    (out_dir / "grades.csv").write_text(reports.grades_csv(ordered, exercise_ids), encoding="utf-8")
+    return BatchResult(ordered, exercise_ids, out_dir, names, internal, note)
+
+
+def _internal_error_report(name: str, job, error: BaseException) -> dict:
+    entries = [{"id": e.id, "points": 0.0, "max_points": round(e.max_points, 4), "status": "error",
+                "feedback": f"internal grader error ({type(error).__name__}); please report it",
+                "misconceptions": []} for e in job.exercises]
+    return {"submission": name, "score": 0.0, "max_score": round(sum(e["max_points"] for e in entries), 4),
+            "exercises": entries}
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled or total < 2:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a core dependency
+        return None
+    return tqdm(total=total, desc="grading", unit="submission", file=sys.stderr, leave=True)

@@ -1,0 +1,280 @@
+"""Finding the learner files of a submission: a directory, a ``.zip``, or a notebook in either.
+
+- Learner files are found by their starter names (``module_9_reference.py``
+  ...) at any depth. When a name occurs more than once the shallowest copy is
+  graded (ties: the first in sorted order) and the feedback says so.
+- Symbolic links are never followed or graded, in directories or in zips.
+- A ``.zip`` is checked member by member before anything is extracted: no
+  absolute paths, no ``..``, no links or special files, at most
+  :data:`MAX_MEMBERS` members, :data:`MAX_MEMBER_BYTES` per member and
+  :data:`MAX_TOTAL_BYTES` in all (counted while decompressing, not trusted
+  from the header). An unsafe zip is refused as a whole, with the reason.
+- A completed notebook (``*.ipynb``) stands in for a learner file that is not
+  present as ``.py``: its code cells are reduced to their definitions
+  (imports, functions, classes, constant assignments -- no top-level calls, so
+  no experiments run at import) and that module is graded for every exercise
+  function it defines.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import stat
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+MAX_MEMBERS = 2000
+MAX_MEMBER_BYTES = 20 << 20
+MAX_TOTAL_BYTES = 100 << 20
+MAX_FILE_BYTES = 5 << 20  # a learner .py file
+SKIP_DIRS = {"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints", "node_modules", ".venv", "venv"}
+
+
+class UnsafeSubmission(ValueError):
+    """A submission the grader refuses to open (the message says why)."""
+
+
+@dataclass
+class Submission:
+    """A submission ready to grade: its name and, per file stem, the learner source to use."""
+
+    name: str
+    origin: Path
+    sources: dict[str, str] = field(default_factory=dict)  # stem -> python source text (or bytes problem)
+    raw: dict[str, bytes] = field(default_factory=dict)  # stem -> raw bytes of a .py file
+    where: dict[str, str] = field(default_factory=dict)  # stem -> path inside the submission
+    notes: dict[str, list[str]] = field(default_factory=dict)  # stem -> feedback notes
+    problem: str | None = None  # the whole submission could not be read
+
+
+def submission_name(path: Path) -> str:
+    path = Path(path)
+    name = path.name[:-4] if path.suffix.lower() == ".zip" else path.name
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+    return name
+
+
+# ---------------------------------------------------------------------------
+# Zips
+# ---------------------------------------------------------------------------
+def _unsafe_member_reason(info: zipfile.ZipInfo) -> str | None:
+    name = info.filename
+    if "\x00" in name:
+        return "a member name contains a NUL byte"
+    normalised = name.replace("\\", "/")
+    if normalised.startswith("/") or re.match(r"^[A-Za-z]:", normalised):
+        return f"member {name!r} has an absolute path"
+    if ".." in PurePosixPath(normalised).parts:
+        return f"member {name!r} escapes the folder ('..')"
+    mode = (info.external_attr >> 16) & 0o177777
+    file_type = stat.S_IFMT(mode)
+    if file_type == stat.S_IFLNK:
+        return f"member {name!r} is a symbolic link"
+    if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
+        return f"member {name!r} is not a regular file"
+    if info.file_size > MAX_MEMBER_BYTES:
+        return f"member {name!r} is too large ({info.file_size} bytes; the limit is {MAX_MEMBER_BYTES})"
+    return None
+
+
+def read_zip(path: Path) -> dict[str, bytes]:
+    """Every regular member of a safe zip as ``{posix path: bytes}``; raises ``UnsafeSubmission``."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise UnsafeSubmission(f"{Path(path).name} is not a readable zip file ({error})") from error
+    with archive:
+        members = archive.infolist()
+        if len(members) > MAX_MEMBERS:
+            raise UnsafeSubmission(f"the zip has {len(members)} members; the limit is {MAX_MEMBERS}")
+        for info in members:
+            reason = _unsafe_member_reason(info)
+            if reason:
+                raise UnsafeSubmission(f"unsafe zip: {reason}")
+        files: dict[str, bytes] = {}
+        total = 0
+        for info in members:
+            if info.is_dir():
+                continue
+            parts = PurePosixPath(info.filename.replace("\\", "/")).parts
+            if any(part in SKIP_DIRS for part in parts):
+                continue
+            wanted = parts[-1].endswith((".py", ".ipynb"))
+            data = bytearray()
+            try:
+                with archive.open(info) as handle:
+                    while chunk := handle.read(1 << 16):
+                        data += chunk
+                        total += len(chunk)
+                        if len(data) > MAX_MEMBER_BYTES:
+                            raise UnsafeSubmission(f"unsafe zip: member {info.filename!r} is larger than "
+                                                   f"{MAX_MEMBER_BYTES} bytes once decompressed")
+                        if total > MAX_TOTAL_BYTES:
+                            raise UnsafeSubmission(f"unsafe zip: more than {MAX_TOTAL_BYTES} bytes once decompressed")
+                        if not wanted:
+                            data.clear()  # counted, not kept
+            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError) as error:
+                raise UnsafeSubmission(f"the zip member {info.filename!r} cannot be read ({error})") from error
+            if wanted:
+                files["/".join(parts)] = bytes(data)
+        return files
+
+
+def read_directory(root: Path) -> dict[str, bytes]:
+    """``{posix path: bytes}`` of the ``.py``/``.ipynb`` files under ``root`` (links never followed)."""
+    files: dict[str, bytes] = {}
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not os.path.islink(os.path.join(folder, d)))
+        for name in sorted(names):
+            if not name.endswith((".py", ".ipynb")):
+                continue
+            full = os.path.join(folder, name)
+            info = os.lstat(full)
+            if not stat.S_ISREG(info.st_mode):
+                continue  # symbolic links and special files are ignored
+            relative = Path(full).relative_to(root).as_posix()
+            with open(full, "rb") as handle:
+                files[relative] = handle.read(MAX_MEMBER_BYTES + 1)  # size checked by learner_source
+    return files
+
+
+# ---------------------------------------------------------------------------
+# Notebooks
+# ---------------------------------------------------------------------------
+_KIT_IMPORT = re.compile(r"^module_\d+_\w+$")
+
+
+def notebook_definitions(data: bytes) -> str:
+    """The definitions of a notebook's code cells as one module source (raises ValueError)."""
+    try:
+        notebook = json.loads(data.decode("utf-8"))
+        cells = notebook["cells"]
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
+        raise ValueError(f"not a readable notebook ({type(error).__name__})") from error
+    pieces: list[str] = []
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+        text = "\n".join(lines)
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        keep = []
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                keep.append(node)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+                if not any(_KIT_IMPORT.match(n.split(".")[0]) for n in names):
+                    keep.append(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                try:
+                    ast.literal_eval(node.value)
+                except (ValueError, SyntaxError, TypeError):
+                    continue
+                keep.append(node)
+        if keep:
+            pieces.append(ast.unparse(ast.Module(body=keep, type_ignores=[])))
+    return "\n\n\n".join(pieces) + "\n"
+
+
+def _defined_functions(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+# ---------------------------------------------------------------------------
+# Discovery
+# ---------------------------------------------------------------------------
+def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
+    """Read submission ``path`` and pick one learner source per stem.
+
+    ``stems`` maps each learner file stem to its exercise function names
+    (used to match notebooks). Never raises for a bad submission: problems
+    are recorded in ``Submission.problem`` or per-file ``notes``.
+    """
+    path = Path(path)
+    submission = Submission(submission_name(path), path)
+    try:
+        if path.is_dir():
+            files = read_directory(path)
+        elif path.is_file() and path.suffix.lower() == ".zip":
+            files = read_zip(path)
+        elif path.is_file() and path.suffix in (".py", ".ipynb"):
+            files = {path.name: path.read_bytes()}
+            submission.name = submission_name(path.with_suffix(""))
+        else:
+            raise UnsafeSubmission(f"{path} is neither a folder, a .zip, nor a learner file")
+    except UnsafeSubmission as error:
+        submission.problem = str(error)
+        return submission
+    except OSError as error:
+        submission.problem = f"the submission could not be read ({error})"
+        return submission
+
+    def depth_key(relative: str):
+        return (relative.count("/"), relative)
+
+    for stem in stems:
+        candidates = sorted((r for r in files if r.rsplit("/", 1)[-1] == f"{stem}.py"), key=depth_key)
+        if not candidates:
+            continue
+        chosen = candidates[0]
+        submission.where[stem] = chosen
+        notes = submission.notes.setdefault(stem, [])
+        if len(candidates) > 1:
+            others = ", ".join(candidates[1:4]) + (" ..." if len(candidates) > 4 else "")
+            notes.append(f"found {len(candidates)} copies of {stem}.py; graded the shallowest, {chosen} "
+                         f"(ignored: {others})")
+        submission.raw[stem] = files[chosen]
+    notebooks = sorted((r for r in files if r.endswith(".ipynb") and "checkpoint" not in r), key=depth_key)
+    for stem, functions in stems.items():
+        if stem in submission.raw:
+            continue
+        for relative in notebooks:
+            try:
+                source = notebook_definitions(files[relative])
+            except ValueError:
+                continue
+            if _defined_functions(source) & set(functions):
+                submission.sources[stem] = source
+                submission.where[stem] = relative
+                submission.notes.setdefault(stem, []).append(
+                    f"graded the definitions in notebook {relative} (no {stem}.py in the submission)")
+                break
+    return submission
+
+
+def learner_source(submission: Submission, stem: str) -> tuple[str | None, str | None]:
+    """``(source, None)`` for a usable learner file, or ``(None, problem)``; ``(None, None)`` when absent."""
+    if stem in submission.sources:
+        return submission.sources[stem], None
+    if stem not in submission.raw:
+        return None, None
+    data = submission.raw[stem]
+    where = submission.where.get(stem, f"{stem}.py")
+    if len(data) > MAX_FILE_BYTES:
+        return None, f"{where} is larger than {MAX_FILE_BYTES} bytes and was not graded"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        return None, (f"{where} is not valid UTF-8 (byte {error.start}: {data[error.start:error.start + 1]!r}); "
+                      "save it as UTF-8 and resubmit")
+    try:
+        compile(text, f"{stem}.py", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return None, f"{where} has a syntax error at line {error.lineno}: {error.msg}"
+    except ValueError as error:  # e.g. NUL bytes
+        return None, f"{where} cannot be compiled: {error}"
+    return text, None
