@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import os
 import sys
 from pathlib import Path
@@ -17,10 +19,23 @@ from pathlib import Path
 import pytest
 
 IMPL_ROOT = Path(os.environ.get("RL4LLM_IMPL_ROOT", Path(__file__).resolve().parent)).resolve()
-for _module_dir in ("module_09", "module_08"):
-    _path = str(IMPL_ROOT / _module_dir)
+IMPL_DIRS = [str(IMPL_ROOT / _module_dir) for _module_dir in ("module_09", "module_08")]
+for _path in IMPL_DIRS:
     if _path not in sys.path:
         sys.path.insert(0, _path)
+
+
+class _ImplementationFirst(importlib.abc.MetaPathFinder):
+    """Find ``module_*`` files in IMPL_ROOT first: pytest prepends each test file's own folder
+    (starter/module_0X) to sys.path, which would otherwise shadow RL4LLM_IMPL_ROOT."""
+
+    def find_spec(self, name, path=None, target=None):
+        if path is None and name.startswith("module_"):
+            return importlib.machinery.PathFinder.find_spec(name, IMPL_DIRS)
+        return None
+
+
+sys.meta_path.insert(0, _ImplementationFirst())
 
 
 @pytest.hookimpl(hookwrapper=True)
