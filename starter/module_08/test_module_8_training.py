@@ -1,0 +1,93 @@
+"""Public tests for module_8_training: your sequence_logprobs and dpo_loss, small enough to check by hand.
+
+Run from the kit's root:  pytest starter/module_08
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+import module_8_training as training
+
+
+def test_sequence_logprobs_hand_case():
+    # one sequence of 3 tokens, vocabulary of 2; logits at t predict the token at t + 1
+    logits = torch.tensor([[[0.0, 0.0], [math.log(3.0), 0.0], [5.0, 5.0]]], dtype=torch.float64)
+    input_ids = torch.tensor([[1, 1, 0]])
+    mask = torch.tensor([[True, True]])
+    # by hand: position 0 gives p(1) = 1/2, position 1 gives p(0) = 3/4; the last logits predict nothing
+    expected = math.log(0.5) + math.log(0.75)
+    assert torch.allclose(training.sequence_logprobs(logits, input_ids, mask),
+                          torch.tensor([expected], dtype=torch.float64))
+    only_last = training.sequence_logprobs(logits, input_ids, torch.tensor([[False, True]]))
+    assert math.isclose(only_last.item(), math.log(0.75), rel_tol=1e-12)
+
+
+def test_sequence_logprobs_on_the_toy_batch_masks():
+    examples = training.toy_preference_examples()
+    vocab = training.build_vocabulary(examples)
+    batch = training.pair_batch(examples, vocab)
+    first = examples[0]
+    assert batch["chosen_mask"].shape[1] == batch["chosen_ids"].shape[1] - 1
+    assert batch["chosen_mask"][0].sum().item() == len(first.chosen) + 1
+    assert batch["rejected_mask"][0].sum().item() == len(first.rejected) + 1
+    # uniform logits: every scored token costs log V, so log pi(y|x) = -(|y| + 1) log V
+    ids, mask = batch["chosen_ids"], batch["chosen_mask"]
+    logits = torch.zeros(*ids.shape, len(vocab), dtype=torch.float64)
+    expected = -mask.sum(dim=1).to(torch.float64) * math.log(len(vocab))
+    assert torch.allclose(training.sequence_logprobs(logits, ids, mask), expected)
+
+
+def test_sequence_logprobs_is_differentiable():
+    logits = torch.zeros(2, 4, 3, dtype=torch.float64, requires_grad=True)
+    ids = torch.tensor([[0, 1, 2, 0], [0, 2, 2, 1]])
+    mask = torch.tensor([[False, True, True], [True, True, False]])
+    training.sequence_logprobs(logits, ids, mask).sum().backward()
+    assert logits.grad is not None
+    assert torch.all(logits.grad[:, -1] == 0)  # the last position predicts nothing
+    assert torch.all(logits.grad[0, 0] == 0)  # masked target: no gradient
+
+
+def test_dpo_loss_hand_case():
+    # h = (-1 - -1.5) - (-2 - -1.5) = 1, loss = softplus(-beta h) = log(1 + e^-0.5)
+    loss, chosen_rewards, rejected_rewards = training.dpo_loss(
+        torch.tensor([-1.0]), torch.tensor([-2.0]), torch.tensor([-1.5]), torch.tensor([-1.5]), beta=0.5)
+    assert math.isclose(loss.item(), math.log1p(math.exp(-0.5)), rel_tol=1e-6)
+    assert math.isclose(chosen_rewards.item(), 0.25, rel_tol=1e-6)
+    assert math.isclose(rejected_rewards.item(), -0.25, rel_tol=1e-6)
+    assert not chosen_rewards.requires_grad and not rejected_rewards.requires_grad
+
+
+def test_dpo_loss_is_log_two_at_the_reference_and_averages_the_batch():
+    logps = torch.tensor([-3.0, -7.0], dtype=torch.float64)
+    loss, _, _ = training.dpo_loss(logps, logps.flip(0), logps, logps.flip(0), beta=0.1)
+    assert math.isclose(loss.item(), math.log(2.0), rel_tol=1e-12)
+    # a batch of two pairs with h = +2 and h = -2 averages the two per-pair losses
+    policy_chosen = torch.tensor([0.0, 0.0], dtype=torch.float64)
+    policy_rejected = torch.tensor([-2.0, 2.0], dtype=torch.float64)
+    zeros = torch.zeros(2, dtype=torch.float64)
+    loss, _, _ = training.dpo_loss(policy_chosen, policy_rejected, zeros, zeros, beta=1.0)
+    expected = (math.log1p(math.exp(-2.0)) + math.log1p(math.exp(2.0))) / 2
+    assert math.isclose(loss.item(), expected, rel_tol=1e-12)
+
+
+def test_dpo_loss_label_smoothing():
+    # cDPO with eps = 0.25 at h = 2, beta = 1: 0.75 softplus(-2) + 0.25 softplus(2)
+    zeros = torch.zeros(1, dtype=torch.float64)
+    loss, _, _ = training.dpo_loss(torch.tensor([1.0], dtype=torch.float64), torch.tensor([-1.0], dtype=torch.float64),
+                                   zeros, zeros, beta=1.0, label_smoothing=0.25)
+    expected = 0.75 * math.log1p(math.exp(-2.0)) + 0.25 * math.log1p(math.exp(2.0))
+    assert math.isclose(loss.item(), expected, rel_tol=1e-12)
+
+
+def test_dpo_loss_gradient_raises_chosen_and_lowers_rejected():
+    chosen = torch.tensor([-2.0], dtype=torch.float64, requires_grad=True)
+    rejected = torch.tensor([-2.0], dtype=torch.float64, requires_grad=True)
+    reference = torch.tensor([-2.0], dtype=torch.float64)
+    loss, _, _ = training.dpo_loss(chosen, rejected, reference, reference, beta=0.5)
+    loss.backward()
+    # dL/dh = -beta sigma(-beta h) = -0.25 at h = 0
+    assert math.isclose(chosen.grad.item(), -0.25, rel_tol=1e-12)
+    assert math.isclose(rejected.grad.item(), 0.25, rel_tol=1e-12)
