@@ -74,7 +74,8 @@ def find_fences(source: str, filename: str = "<source>") -> list[Fence]:
         elif stripped.startswith(END_SOLUTION):
             if begin is None:
                 raise FenceError(f"{filename}:{index + 1}: {END_SOLUTION} without {BEGIN_SOLUTION}")
-            enclosing = [f for f in functions if f[0] <= begin + 1 and index + 1 <= f[1]]
+            # the BEGIN line lies in the body; END may follow the last statement (a comment is not in the AST)
+            enclosing = [f for f in functions if f[0] <= begin + 1 <= f[1]]
             if not enclosing:
                 raise FenceError(f"{filename}:{begin + 1}: a fence must sit inside a function body")
             innermost = max(enclosing, key=lambda f: f[0])

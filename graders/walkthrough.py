@@ -60,9 +60,10 @@ def prepare_seed_code(text: str, module_dir: Path, *, profile: str | None = None
     ]
     body = body[:start] + replacement + body[end + 1:]
     if profile is not None:
-        if PROFILE_LINE not in body:
+        # the seeds write 'PROFILE = "smoke"  # "full" uses ...': a trailing comment is allowed
+        if not any(line.startswith(PROFILE_LINE) for line in body):
             raise ValueError(f"the seed has no line {PROFILE_LINE!r} to set the profile")
-        body = [f"PROFILE = {profile!r}" if line == PROFILE_LINE else line for line in body]
+        body = [f"PROFILE = {profile!r}" if line.startswith(PROFILE_LINE) else line for line in body]
     if stop_before is not None:
         cut = next((i for i, line in enumerate(body) if line.startswith(stop_before)), None)
         if cut is None:
