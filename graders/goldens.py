@@ -34,11 +34,16 @@ def _jsonable(value):
 
 
 def module09_summary() -> dict:
-    """Smoke-profile metrics of the reference toy GRPO experiment (seed 9, DAPO)."""
+    """Smoke-profile metrics of the reference toy GRPO experiment (seed 9, DAPO).
+
+    Before/after metrics on train and held-out prompts, plus the first update's
+    history entry: its rollouts do not depend on the loss, so its ratio and clip
+    statistics fingerprint the loss function itself.
+    """
     training = load_module(SOLUTIONS_DIR / "module_09" / "module_9_training.py", "_golden_module_9_training")
     result = training.run_toy_grpo_experiment(profile="smoke", seed=9, loss_type="dapo")
     keys = ("before_train", "after_train", "before_heldout", "after_heldout")
-    return _jsonable({key: result[key] for key in keys})
+    return _jsonable({**{key: result[key] for key in keys}, "first_update": result["history"][0]})
 
 
 def module08_summary() -> dict:
