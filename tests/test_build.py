@@ -63,7 +63,8 @@ def test_stub_raises_the_pointer_when_called():
 @pytest.mark.parametrize("source, problem", [
     ("def f():\n    ### BEGIN SOLUTION\n    return 1\n", "never closed"),
     ("def f():\n    ### END SOLUTION\n    return 1\n", "without"),
-    ("def f():\n    ### BEGIN SOLUTION\n    ### BEGIN SOLUTION\n    ### END SOLUTION\n", "nested"),
+    ("def f():\n    ### BEGIN SOLUTION\n    ### BEGIN SOLUTION\n    x = 1\n    ### END SOLUTION\n    return x\n",
+     "nested"),
     ("### BEGIN SOLUTION\nX = 1\n### END SOLUTION\n", "inside a function"),
 ])
 def test_malformed_fences_are_named(source, problem):
