@@ -59,6 +59,8 @@ def _describe(value, limit: int) -> str:
     if isinstance(value, str):
         return repr(value if len(value) <= limit else value[:limit] + "...")
     if isinstance(value, np.ndarray):
+        if value.size == 0:
+            return f"[] (shape {value.shape})"
         if value.dtype.kind in "biuf":
             with np.printoptions(precision=6, threshold=12, edgeitems=3, linewidth=10_000, suppress=False):
                 body = np.array2string(value, separator=", ")

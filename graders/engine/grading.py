@@ -351,7 +351,7 @@ def _output_lines(output: str, hide: bool) -> list[str]:
     if not output or hide:
         return []
     output = output if len(output) <= 800 else output[:800] + "..."
-    return ["printed output:", output]
+    return ["last output:", output]
 
 
 def _argument_names(exercise: Exercise, ctx: Context) -> list[str]:
@@ -414,7 +414,7 @@ def _assess_cases(exercise: Exercise, payload: dict, arrays: dict, ctx: Context,
                 passed += case.weight
                 continue
             message = f"expected {describe(want.value)}, got {describe(value)}"
-            if not reason.startswith("expected "):
+            if not reason.startswith(message):
                 message += f"\n    ({reason})"
             names_here = _matching_misconceptions(exercise, index, case, want, value, compare, ctx)
             for entry in names_here:

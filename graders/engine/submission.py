@@ -274,7 +274,8 @@ def learner_source(submission: Submission, stem: str) -> tuple[str | None, str |
     try:
         compile(text, f"{stem}.py", "exec", dont_inherit=True)
     except SyntaxError as error:
-        return None, f"{where} has a syntax error at line {error.lineno}: {error.msg}"
+        code = f": {error.text.strip()[:120]}" if error.text and error.text.strip() else ""
+        return None, f"{where} has a syntax error at line {error.lineno} ({error.msg}){code}"
     except ValueError as error:  # e.g. NUL bytes
         return None, f"{where} cannot be compiled: {error}"
     return text, None

@@ -167,8 +167,14 @@ class Worker:
         elif not callable(function):
             result["missing"] = f"{stem}.py has no function {name}"
         else:
-            for case in exercise["cases"]:
-                result["cases"].append(self.run_case(exercise["call"], function, module, case, encoder))
+            for position, case in enumerate(exercise["cases"]):
+                outcome = self.run_case(exercise["call"], function, module, case, encoder)
+                result["cases"].append(outcome)
+                if outcome.get("exception", {}).get("type") == "MemoryError":
+                    # the process is near its memory limit: the remaining cases are not run
+                    skipped = len(exercise["cases"]) - position - 1
+                    result["cases"] += [{"outcome": "raised", "exception": outcome["exception"]}] * skipped
+                    break
         result["violations"] = self.fence.take_violations()
         codec.write_bundle(self.sub_dir / "out" / f"ex_{index}", result, encoder.arrays)
         self.emit(done=index)

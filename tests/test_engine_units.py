@@ -1,0 +1,318 @@
+"""Unit tests of the engine's parts: codec, comparison, zip safety, notebooks, fence, checks API,
+misconception catalogue, call modes and report formats. No worker process is started here."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import json
+import stat
+import xml.etree.ElementTree as ET
+import zipfile
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from graders.checks import Case, Harness, LossAndGrads, Tensor, exercise, hypothesis_cases, spec_for, st
+from graders.engine import calls, codec, reports, sandbox
+from graders.engine.compare import describe, mismatch
+from graders.engine.kit import DEFAULT_KIT
+from graders.loader import load_module
+from graders.engine.misconceptions import load_misconceptions, mutant_source, read_header
+from graders.engine.submission import (
+    MAX_MEMBERS,
+    Submission,
+    UnsafeSubmission,
+    discover,
+    learner_source,
+    notebook_definitions,
+    read_directory,
+    read_zip,
+)
+
+GRA = "module_9_reference.group_relative_advantages"
+
+
+# ---------------------------------------------------------------------------- codec
+@dataclasses.dataclass
+class _Pair:
+    left: float
+    right: list
+
+
+@pytest.mark.parametrize("value", [
+    np.array([0.5, -1.25], dtype=np.float32), [0.5, -1.25], (0.5, -1.25), torch.tensor([0.5, -1.25]),
+    np.array([0.5, -1.25]),
+])
+def test_float32_lists_tuples_and_tensors_normalise_alike(value):
+    got = codec.normalise(value)
+    assert isinstance(got, np.ndarray) and got.dtype == np.float64
+    assert mismatch(np.array([0.5, -1.25]), got, rtol=1e-9, atol=0) is None
+
+
+def test_scalars_dataclasses_ragged_lists_and_objects():
+    assert codec.normalise(np.float32(0.25)) == 0.25 and isinstance(codec.normalise(np.int64(3)), float)
+    assert codec.normalise(True) == 1.0 and codec.normalise(Fraction(1, 4)) == 0.25
+    assert codec.normalise(torch.tensor(2.0)) == 2.0 and codec.normalise(np.array(7)) == 7.0
+    ragged = codec.normalise([np.ones(2), np.ones(3)])
+    assert isinstance(ragged, list) and [a.shape for a in ragged] == [(2,), (3,)]
+    assert codec.normalise(_Pair(1, [1, 2])) == {"left": 1.0, "right": pytest.approx(np.array([1.0, 2.0]))}
+    assert codec.normalise(object()) == codec.Opaque("object")
+    assert codec.normalise({2: "b", 1: None}) == {"1": None, "2": "b"}
+
+
+def test_inputs_round_trip_with_exact_types(tmp_path):
+    value = (3, 2.5, float("nan"), "s", None, True, np.arange(3, dtype=np.int32), np.float32(1.5),
+             {"k": [1, (2, 3)]}, Tensor([[1.0, 2.0]], "float32", requires_grad=True))
+    encoder = codec.Encoder()
+    data = encoder.encode(value)
+    codec.write_bundle(tmp_path / "x", {"value": data}, encoder.arrays)
+    payload, arrays = codec.read_bundle(tmp_path / "x")
+    back = codec.decode(payload["value"], arrays, make_tensor=codec.make_torch_tensor)
+    assert back[0] == 3 and type(back[0]) is int and back[1] == 2.5 and np.isnan(back[2])
+    assert back[3:6] == ("s", None, True)
+    assert back[6].dtype == np.int32 and back[7].dtype == np.float32 and back[7] == 1.5
+    assert back[8] == {"k": [1, (2, 3)]}
+    assert back[9].dtype == torch.float32 and back[9].requires_grad
+
+
+def test_object_arrays_never_travel():
+    with pytest.raises(TypeError):
+        codec.Encoder().encode(np.array([object()], dtype=object))
+    with pytest.raises(TypeError):
+        codec.Encoder().encode({1: "not a string key"})
+
+
+# ---------------------------------------------------------------------------- comparison
+def test_mismatch_messages_say_where_and_how():
+    assert mismatch(1.0, 1.0 + 1e-7, rtol=1e-6, atol=0) is None
+    assert "expected 1, got 2" in mismatch(1.0, 2.0, rtol=1e-6, atol=0)
+    assert "shape (3,)" in mismatch(np.zeros(2), np.zeros(3), rtol=1e-6, atol=0)
+    message = mismatch(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.5, 3.0]), rtol=1e-6, atol=0)
+    assert "1 of 3 entries differ; first at index [1]" in message
+    assert mismatch(np.array([np.nan, np.inf]), np.array([np.nan, np.inf]), rtol=1e-6, atol=0) is None
+    assert "missing key 'b'" in mismatch({"a": 1.0, "b": 2.0}, {"a": 1.0}, rtol=1e-6, atol=0)
+    assert mismatch({"a": 1.0}, {"a": 1.0, "extra": "ignored"}, rtol=1e-6, atol=0) is None
+    assert "expected a number, got a string" in mismatch(1.0, "1", rtol=1e-6, atol=0)
+    assert "at [1]" in mismatch([np.ones(1), np.ones(2)], [np.ones(1), np.zeros(2)], rtol=1e-6, atol=0)
+
+
+def test_describe_is_short_and_deterministic():
+    assert describe(np.arange(100.0)).startswith("[0, 1, 2, ...") or "..." in describe(np.arange(100.0))
+    assert len(describe("x" * 10_000)) <= 160
+    assert describe(np.zeros((2, 0))) == "[] (shape (2, 0))"
+    assert describe([1.5, "a", None]) == "[1.5, 'a', None]"
+
+
+# ---------------------------------------------------------------------------- submissions
+def _zip(path: Path, members) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for info, data in members:
+            archive.writestr(info, data)
+    return path
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("../escape.py", "escapes the folder"),
+    ("/etc/abs.py", "absolute path"),
+    ("a\\..\\..\\win.py", "escapes the folder"),
+    ("C:/win.py", "absolute path"),
+])
+def test_unsafe_zip_member_names_are_refused(tmp_path, name, reason):
+    path = _zip(tmp_path / "s.zip", [("ok/module_9_reference.py", b"x = 1\n"), (name, b"y = 2\n")])
+    with pytest.raises(UnsafeSubmission, match=reason):
+        read_zip(path)
+
+
+def test_zip_links_counts_and_sizes_are_capped(tmp_path, monkeypatch):
+    link = zipfile.ZipInfo("module_9_reference.py")
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    with pytest.raises(UnsafeSubmission, match="symbolic link"):
+        read_zip(_zip(tmp_path / "l.zip", [(link, b"/work/main/solutions/x.py")]))
+    many = [(f"f{i}.txt", b"") for i in range(MAX_MEMBERS + 1)]
+    with pytest.raises(UnsafeSubmission, match="members"):
+        read_zip(_zip(tmp_path / "m.zip", many))
+    monkeypatch.setattr("graders.engine.submission.MAX_TOTAL_BYTES", 1000)
+    with pytest.raises(UnsafeSubmission, match="decompressed"):
+        read_zip(_zip(tmp_path / "t.zip", [("a.bin", b"\0" * 600), ("b.bin", b"\0" * 600)]))
+    with pytest.raises(UnsafeSubmission, match="not a readable zip"):
+        (tmp_path / "bad.zip").write_bytes(b"not a zip")
+        read_zip(tmp_path / "bad.zip")
+
+
+def test_directories_ignore_links_and_prefer_the_shallowest_copy(tmp_path):
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "deep" / "er" / "module_9_reference.py").write_text("deep = 1\n")
+    (tmp_path / "deep" / "module_9_reference.py").write_text("shallow = 1\n")
+    (tmp_path / "module_9_training.py").symlink_to(DEFAULT_KIT.solution_path("module_9_training"))
+    assert "module_9_training.py" not in read_directory(tmp_path)
+    found = discover(tmp_path, {"module_9_reference": ["f"], "module_9_training": ["g"]})
+    assert found.where == {"module_9_reference": "deep/module_9_reference.py"}
+    assert "found 2 copies" in found.notes["module_9_reference"][0]
+
+
+def test_learner_source_reports_encoding_syntax_and_size(tmp_path):
+    sub = Submission("s", tmp_path, raw={"a": b"x = 1\n", "b": b"caf\xe9 = 1\n", "c": b"def f(:\n", "d": b""})
+    assert learner_source(sub, "a") == ("x = 1\n", None)
+    assert "not valid UTF-8 (byte 3" in learner_source(sub, "b")[1]
+    assert "syntax error at line 1" in learner_source(sub, "c")[1]
+    assert learner_source(sub, "missing") == (None, None)
+
+
+def test_a_notebook_stands_in_with_its_definitions_only(tmp_path):
+    cells = [
+        {"cell_type": "markdown", "source": "# title"},
+        {"cell_type": "code", "source": ["import numpy as np\n", "from module_9_reference import x\n", "%matplotlib inline\n"]},
+        {"cell_type": "code", "source": "G = 4\nrun_experiment()\ndef informative_group_probability(p, group_size):\n    return 0.5\n"},
+        {"cell_type": "code", "source": "this is not python"},
+    ]
+    data = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+    source = notebook_definitions(data)
+    assert "import numpy as np" in source and "G = 4" in source and "def informative_group_probability" in source
+    assert "run_experiment" not in source and "module_9_reference" not in source
+    (tmp_path / "work.ipynb").write_bytes(data)
+    found = discover(tmp_path, {"module_9_reference": ["informative_group_probability"]})
+    assert "informative_group_probability" in found.sources["module_9_reference"]
+    assert "notebook work.ipynb" in found.notes["module_9_reference"][0]
+
+
+# ---------------------------------------------------------------------------- the fence
+def test_the_fence_refuses_forbidden_paths_modules_and_processes(tmp_path):
+    secret, own = tmp_path / "solutions", tmp_path / "sub"
+    secret.mkdir()
+    own.mkdir()
+    fence = sandbox.Fence([secret, tmp_path], ["solutions", "graders.checks"], allowed_paths=[own])
+    fence.armed = True
+    with pytest.raises(PermissionError):
+        fence.hook("open", (str(secret / "module_9_reference.py"), "r", 0))
+    fence.hook("open", (str(own / "file.py"), "r", 0))  # allowed beats forbidden
+    with pytest.raises(PermissionError):
+        fence.hook("import", ("graders.checks.module_9_reference", None, [], [], []))
+    fence.hook("import", ("graders.engine.codec", None, [], [], []))
+    with pytest.raises(PermissionError):
+        fence.hook("subprocess.Popen", ("cat", ["cat"], None, None))
+    assert len(fence.take_violations()) == 3 and fence.take_violations() == []
+
+
+def test_nobody_is_used_only_when_it_can_reach_the_interpreter(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    user, reason = sandbox.unprivileged_user([private])
+    assert user is None and reason
+
+
+# ---------------------------------------------------------------------------- the checks API
+def test_hypothesis_cases_are_the_same_every_time():
+    strategy = st.lists(st.floats(-1, 1, allow_subnormal=False), min_size=1, max_size=4)
+    first = hypothesis_cases(strategy, count=8, seed=5, to_case=lambda xs: Case(args=(xs,)))
+    second = hypothesis_cases(strategy, count=8, seed=5, to_case=lambda xs: Case(args=(xs,)))
+    assert [c.args for c in first] == [c.args for c in second] and len(first) == 8
+    assert first[0].label == "property case #1"
+
+
+def test_specs_are_registered_and_validated():
+    spec = spec_for(GRA)
+    assert spec is not None and spec.points > 0 and spec.cases() and spec.stem == "module_9_reference"
+    assert spec_for("module_9_reference.no_such_function") is None
+    with pytest.raises(ValueError):
+        exercise("no_dot_here", points=1)
+    with pytest.raises(ValueError):
+        exercise("a.b", points=0)
+
+
+# ---------------------------------------------------------------------------- call modes
+def _toy_loss(values, weights):
+    return (values * weights).sum() ** 2, weights * 2
+
+
+def _toy_harness(fn, learner, starter, scale):
+    return {"value": float(fn(scale)), "module": learner.__name__}
+
+
+def test_loss_and_grads_mode_returns_value_and_named_gradients():
+    args = (codec.make_torch_tensor(codec.TensorSpec(np.array([1.0, 2.0]), "float64", True)),)
+    kwargs = {"weights": codec.make_torch_tensor(codec.TensorSpec(np.array([3.0, 4.0]), "float64", False))}
+    out = calls.call_case(LossAndGrads(output=0).describe(), _toy_loss, None, None, args, kwargs)
+    assert set(out["grad"]) == {"arg0"}
+    assert np.allclose(out["grad"]["arg0"].numpy(), 2 * 11.0 * np.array([3.0, 4.0]))
+    constant = calls.call_case(LossAndGrads().describe(), lambda v: torch.tensor(0.0), None, None, args, {})
+    assert constant["grad"] == {"arg0": None}  # an all-zero loss has no gradient: it fails, never crashes
+
+
+def test_harness_mode_ships_source_text():
+    call = Harness(_toy_harness).describe()
+    assert call["kind"] == "harness" and "def _toy_harness" in call["source"]
+    module = types.SimpleNamespace(__name__="learner")
+    assert calls.call_case(call, lambda s: 2 * s, module, None, (3.0,), {}) == {"value": 6.0, "module": "learner"}
+
+
+def test_in_place_changes_are_detected():
+    array, tensor = np.array([1.0, np.nan]), torch.tensor([1.0, 2.0])
+    before = calls.snapshot(((array, [tensor]), {}))
+    array[0] = 5.0
+    assert calls.modified_inputs(before[0], {}, (array, [tensor]), {}) == ["arg0"]
+    assert calls.modified_inputs(*calls.snapshot(((np.array([np.nan]),), {})), (np.array([np.nan]),), {}) == []
+
+
+# ---------------------------------------------------------------------------- the catalogue
+def test_misconceptions_load_in_the_reference_namespace_and_differ_from_it():
+    entries = load_misconceptions(GRA)
+    assert {"sample_std", "batch_statistics"} <= {e.name for e in entries}
+    reference = getattr(DEFAULT_KIT.reference_module("module_9_reference"), "group_relative_advantages")
+    rewards = np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]])
+    for entry in entries:
+        assert entry.hint and not np.allclose(entry.function(rewards), reference(rewards))
+    assert np.allclose(reference(rewards)[0], [np.sqrt(3), -1 / np.sqrt(3), -1 / np.sqrt(3), -1 / np.sqrt(3)], atol=1e-5)
+
+
+def test_mutant_source_is_the_reference_with_the_entry_appended(tmp_path):
+    text = mutant_source(GRA, "sample_std")
+    reference = DEFAULT_KIT.solution_path("module_9_reference").read_text(encoding="utf-8")
+    assert text.startswith(reference.rstrip("\n")) and text.rstrip().endswith("keepdims=True) + eps)")
+    (tmp_path / "module_9_reference.py").write_text(text, encoding="utf-8")
+    mutant = load_module(tmp_path / "module_9_reference.py", "_test_mutant_module_9_reference")
+    assert np.allclose(mutant.group_relative_advantages(np.array([1.0, 0.0])), [1 / np.sqrt(2), -1 / np.sqrt(2)],
+                       atol=1e-5)
+    with pytest.raises(KeyError):
+        mutant_source(GRA, "no_such_name")
+
+
+def test_catalogue_headers_are_required(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('EXERCISE = "a.b"\nNAME = "x"\n')
+    with pytest.raises(ValueError, match="HINT"):
+        read_header(bad)
+
+
+# ---------------------------------------------------------------------------- report formats
+REPORT = {"submission": "s", "score": 1.5, "max_score": 4.0, "exercises": [
+    {"id": "m.f", "points": 1.5, "max_points": 2.0, "status": "failed", "feedback": "1/2 checks passed.\n- x",
+     "misconceptions": ["sample_std"]},
+    {"id": "m.g", "points": 0.0, "max_points": 1.0, "status": "timeout", "feedback": "timeout: ...", "misconceptions": []},
+    {"id": "m.h", "points": 0.0, "max_points": 1.0, "status": "passed", "feedback": "", "misconceptions": []},
+]}
+
+
+def test_gradescope_results_follow_its_schema():
+    results = reports.gradescope_results(REPORT)
+    assert results["score"] == 1.5 and len(results["tests"]) == 3
+    for test in results["tests"]:
+        assert set(test) == {"name", "score", "max_score", "status", "output", "visibility"}
+        assert test["status"] in ("passed", "failed")
+    json.dumps(results)
+
+
+def test_junit_has_one_testcase_per_exercise_with_failure_or_error():
+    root = ET.fromstring(reports.junit_xml(REPORT))
+    cases = root.findall("./testsuite/testcase")
+    assert [c.get("name") for c in cases] == ["f", "g", "h"]
+    assert cases[0].find("failure") is not None and cases[1].find("error") is not None
+    assert cases[2].find("failure") is None and cases[2].find("error") is None
+
+
+def test_grades_csv_has_a_column_per_exercise():
+    text = reports.grades_csv([REPORT], ["m.f", "m.g", "m.h"])
+    assert text.splitlines() == ["submission,m.f,m.g,m.h,total,max_total", "s,1.5,0,0,1.5,4"]
