@@ -359,7 +359,7 @@ def policy_and_prompts():
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)
             policy = m9t.GRUPolicy(len(vocab), config.embed_dim, config.hidden_dim)
-        m9t.supervised_warmup(policy, vocab, m9t._warmup_pool(heldout, 9), config, torch.Generator().manual_seed(0))
+        m9t.supervised_warmup(policy, vocab, m9t._warmup_pool(heldout, m9t.MAX_OPERAND), config, torch.Generator().manual_seed(0))
     finally:
         torch.set_num_threads(threads)
     return policy, vocab, train
@@ -444,7 +444,7 @@ def test_arithmetic_prompts_are_stable_and_held_out_is_never_trained_on():
     assert train == again and len(train) == 16 and len(heldout) == 32
     assert all(p.prompt_id == "+".join(map(str, p.operands)) for p in train + heldout)
     assert not {p.operands for p in train} & {p.operands for p in heldout}
-    pool = {p.operands for p in m9t._warmup_pool(heldout, 9)}
+    pool = {p.operands for p in m9t._warmup_pool(heldout, m9t.MAX_OPERAND)}
     assert not pool & {p.operands for p in heldout} and {p.operands for p in train} <= pool
     with pytest.raises(ValueError, match="num_train"):
         m9t.arithmetic_prompts(0, 5)

@@ -33,6 +33,7 @@ from torch import nn
 DIGITS = tuple(str(d) for d in range(10))
 BOS, EOS, PAD, SEP = "<bos>", "<eos>", "<pad>", ";"
 MAX_DIGITS = 3  # the grammar allows NUMBERs of 1-3 digits, without leading zeros
+MAX_OPERAND = 9  # operands are single digits 0..9
 VERIFIER_VERSION = "toy-arithmetic-verifier/1.0"
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo")
 
@@ -115,7 +116,7 @@ def _prompt(a: int, b: int, c: int) -> ArithmeticPrompt:
 
 
 def arithmetic_prompts(num_train: int = 16, num_heldout: int = 32, *, seed: int = 0,
-                       max_operand: int = 9) -> tuple[list[ArithmeticPrompt], list[ArithmeticPrompt]]:
+                       max_operand: int = MAX_OPERAND) -> tuple[list[ArithmeticPrompt], list[ArithmeticPrompt]]:
     """Disjoint train and held-out prompts ``a + b + c =`` with operands in 0..max_operand.
 
     All (max_operand + 1)^3 operand combinations are shuffled by ``seed``; the
@@ -498,7 +499,12 @@ def supervised_warmup(policy: GRUPolicy, vocab: Vocab, pool: list[ArithmeticProm
 
 def grpo_update(policy: GRUPolicy, optimizer: torch.optim.Optimizer, vocab: Vocab, groups: list,
                 lookup: dict, config: GRPOConfig, loss_fn) -> dict:
-    """config.update_epochs gradient steps of ``loss_fn`` on one rollout batch; returns ratio/clip/loss stats."""
+    """config.update_epochs gradient steps of ``loss_fn`` on one rollout batch.
+
+    Returns the statistics of the ratios rho the loss saw, over the active tokens of
+    all epochs (rho = 1 in the first, by construction), the clip fractions (share of
+    those tokens where the lower / upper bound is active) and the mean loss over epochs.
+    """
     rows = [row for group in groups for row in group]
     rewards = torch.tensor([[row.reward for row in group] for group in groups], dtype=torch.float64)
     scale = config.scale_rewards and config.loss_type != "dr_grpo"  # Dr. GRPO never divides by the std
@@ -525,7 +531,7 @@ def grpo_update(policy: GRUPolicy, optimizer: torch.optim.Optimizer, vocab: Voca
         high += int(((adv > 0) & (ratio > 1 + config.eps_high)).sum())
         ratios.append(ratio)
         losses.append(float(loss.detach()))
-    ratio = torch.cat(ratios) if ratios else torch.ones(1)
+    ratio = torch.cat(ratios)
     count = max(len(ratio), 1)
     return {"ratio_min": float(ratio.min()), "ratio_mean": float(ratio.mean()), "ratio_max": float(ratio.max()),
             "clip_fraction_low": low / count, "clip_fraction_high": high / count, "loss": float(np.mean(losses))}
@@ -543,10 +549,20 @@ def run_toy_grpo_experiment(profile: str = "smoke", seed: int = 9, loss_type: st
                             loss_fn=None, progress: bool = False) -> dict:
     """Warm up, then train the GRU policy with clipped group-relative updates; evaluate before and after.
 
+    ``profile`` is "smoke" (seconds) or "full" (a larger budget), or a ready
+    ``GRPOConfig`` (then ``seed`` and ``loss_type`` are taken from it).
     ``loss_fn`` replaces ``grpo_loss`` (same signature): this is how your
-    implementation is plugged in. Returns before/after metrics on train and
-    held-out prompts, the per-update history, per-prompt accuracy, the config,
-    the trained policy, the vocabulary and the train prompts.
+    implementation is plugged in. ``progress=True`` shows a progress bar.
+
+    Returns a dict: ``before_train``, ``after_train``, ``before_heldout``,
+    ``after_heldout`` (metrics of ``evaluate_policy``), ``history`` (one dict per
+    update: update, eval_accuracy, eval_entropy, eval_kl on the train prompts after
+    the update, informative_fraction of the batch, ratio_min/mean/max,
+    clip_fraction_low/high, loss), ``before_train_by_prompt`` and
+    ``after_train_by_prompt`` (prompt id -> accuracy), ``config``, ``policy``,
+    ``reference_policy``, ``vocab``, ``prompts`` (train), ``heldout_prompts``,
+    ``verifier_version``. Float64 on one intra-op thread (restored afterwards):
+    the same seed gives the same numbers whatever the caller's thread count.
     """
     config = profile if isinstance(profile, GRPOConfig) else profile_config(profile, seed, loss_type)
     threads = torch.get_num_threads()
@@ -566,7 +582,8 @@ def _run_experiment(config: GRPOConfig, loss_fn, progress: bool) -> dict:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
         policy = GRUPolicy(len(vocab), config.embed_dim, config.hidden_dim)
-    supervised_warmup(policy, vocab, _warmup_pool(heldout, 9), config, torch.Generator().manual_seed(config.seed))
+    pool = _warmup_pool(heldout, MAX_OPERAND)
+    supervised_warmup(policy, vocab, pool, config, torch.Generator().manual_seed(config.seed))
     reference = copy.deepcopy(policy).requires_grad_(False)  # frozen reference for the KL
     eval_seed = config.seed + 2
     before_train, before_by_prompt = evaluate_policy(policy, reference, vocab, train, config, seed=eval_seed)
@@ -586,7 +603,7 @@ def _run_experiment(config: GRPOConfig, loss_fn, progress: bool) -> dict:
                                              generator_version=f"policy-v{update - 1}")
         stats = {"ratio_min": 1.0, "ratio_mean": 1.0, "ratio_max": 1.0, "clip_fraction_low": 0.0,
                  "clip_fraction_high": 0.0, "loss": 0.0}
-        if groups:  # every group all-equal: nothing to learn from this batch
+        if groups:  # without an informative group there is nothing to learn from this batch
             stats = grpo_update(policy, optimizer, vocab, groups, lookup, config, loss_fn)
         metrics, _ = evaluate_policy(policy, reference, vocab, train, config, seed=eval_seed)
         history.append({"update": update, "eval_accuracy": metrics["accuracy"], "eval_entropy": metrics["entropy"],
