@@ -197,10 +197,8 @@ def test_the_fence_refuses_forbidden_paths_modules_and_processes(tmp_path):
     assert len(fence.take_violations()) == 3 and fence.take_violations() == []
 
 
-def test_nobody_is_used_only_when_it_can_reach_the_interpreter(tmp_path):
-    private = tmp_path / "private"
-    private.mkdir(mode=0o700)
-    user, reason = sandbox.unprivileged_user([private])
+def test_nobody_is_used_only_when_it_can_start_the_interpreter(tmp_path):
+    user, reason = sandbox.unprivileged_user(str(tmp_path / "no-such-python"), "", str(tmp_path))
     assert user is None and reason
 
 

@@ -17,8 +17,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 import graders
 from graders.engine import reports, sandbox
 from graders.engine.grading import Context, GradeOptions, ReferenceBook, grade_submission, prepare_job
@@ -53,16 +51,6 @@ def unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def _paths_worker_needs(needs_torch: bool) -> list[str]:
-    paths = [sys.executable, os.path.dirname(os.__file__), os.path.dirname(np.__file__),
-             os.path.dirname(graders.__file__)]
-    if needs_torch:
-        import torch
-
-        paths.append(os.path.dirname(torch.__file__))
-    return paths
-
-
 def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None = None, *, jobs: int = 1,
                 kit: Kit = DEFAULT_KIT, progress: bool = True, log=None) -> BatchResult:
     """Grade every submission in ``paths``; write reports under ``out_dir``; return them."""
@@ -91,12 +79,13 @@ def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None =
             "file_bytes": 256 << 20,
         }
         job = prepare_job(kit, options, temp_root / "job", settings)
-        user, note = sandbox.unprivileged_user(_paths_worker_needs(job.needs_torch)
-                                               + [str(kit.starter_dir), str(temp_root)])
+        python = options.worker_python or sys.executable
+        pythonpath = os.pathsep.join([str(Path(graders.__file__).resolve().parent.parent),
+                                      *options.worker_pythonpath])
+        user, note = sandbox.unprivileged_user(python, pythonpath, str(temp_root))
         if user is None and hasattr(os, "geteuid") and os.geteuid() == 0:
             log(f"note: {note}")
-        config = WorkerConfig(python=sys.executable, kit_parent=str(Path(graders.__file__).resolve().parent.parent),
-                              user=user, load_timeout=options.load_timeout)
+        config = WorkerConfig(python=python, kit_parent=pythonpath, user=user, load_timeout=options.load_timeout)
         ctx = Context(kit, options, job, ReferenceBook(kit), config, temp_root, user=user)
         names = unique_names([submission_name(p) for p in paths])
         functions = kit.functions_by_stem(options.modules)

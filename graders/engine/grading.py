@@ -38,6 +38,8 @@ class GradeOptions:
     memory_mb: int = 3072  # address space granted to learner code on top of the worker's own
     load_timeout: float = 60.0
     detect_misconceptions: bool = True
+    worker_python: str | None = None  # the workers' interpreter (default: this one)
+    worker_pythonpath: tuple[str, ...] = ()  # extra import folders for the workers
 
 
 # ---------------------------------------------------------------------------

@@ -8,7 +8,9 @@
   exercise whose code tried scores 0 even if it swallowed the exception.
 - :func:`limit_resources` caps address space (memory), file size and core dumps.
 - :func:`unprivileged_user` says whether, running as root, workers can run as
-  ``nobody`` (uid/gid 65534): only when that user can reach the interpreter.
+  ``nobody`` (uid/gid 65534): only when that user can start the interpreter
+  and import the worker (otherwise they keep root and the audit hook alone
+  guards the answers).
 
 An audit hook is a fence against accidents and casual peeking, not a jail
 against a determined attacker with native code; the privilege drop, the
@@ -20,9 +22,8 @@ from __future__ import annotations
 
 import os
 import resource
-import stat
+import subprocess
 import sys
-from pathlib import Path
 
 NOBODY = 65534
 
@@ -127,32 +128,25 @@ def current_address_space() -> int:
         return 0
 
 
-def _reachable_by_others(path: Path) -> bool:
-    """Whether a user with no special rights can read ``path`` (and traverse its parents)."""
-    try:
-        path = Path(os.path.realpath(path))
-        mode = path.stat().st_mode
-        if path.is_dir():
-            if not mode & stat.S_IXOTH or not mode & stat.S_IROTH:
-                return False
-        elif not mode & stat.S_IROTH:
-            return False
-        for parent in path.parents:
-            if not parent.stat().st_mode & stat.S_IXOTH:
-                return False
-        return True
-    except OSError:
-        return False
+def unprivileged_user(python: str, pythonpath: str, cwd: str) -> tuple[int | None, str]:
+    """``(65534, reason)`` when workers should run as ``nobody``, else ``(None, reason)``.
 
-
-def unprivileged_user(paths_needed) -> tuple[int | None, str]:
-    """``(65534, reason)`` when workers should run as ``nobody``, else ``(None, reason)``."""
+    Only when running as root, and only when ``nobody`` can actually start the
+    worker's interpreter and import the worker (probed once, in ``cwd``).
+    """
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None, "not running as root: workers run as the current user"
     if os.environ.get("RL4LLM_KEEP_ROOT") == "1":
         return None, "RL4LLM_KEEP_ROOT=1: workers keep root (audit hook only)"
-    blocked = [str(p) for p in paths_needed if not _reachable_by_others(Path(p))]
-    if blocked:
-        return None, (f"running as root, but user nobody cannot reach {blocked[0]}: "
-                      "workers keep root (audit hook only)")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath, "HOME": cwd,
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    try:
+        probe = subprocess.run([python, "-c", "import numpy, graders.engine.worker"], cwd=cwd, env=env,
+                               user=NOBODY, group=NOBODY, extra_groups=[], capture_output=True, text=True,
+                               timeout=60)
+    except (OSError, subprocess.SubprocessError) as error:
+        return None, f"running as root, but user nobody cannot start {python} ({error}): workers keep root"
+    if probe.returncode != 0:
+        last = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        return None, f"running as root, but user nobody cannot import the worker ({last}): workers keep root"
     return NOBODY, "running as root: workers run as user nobody"

@@ -1,0 +1,70 @@
+"""Run as root, workers drop to user nobody when that user can reach the interpreter.
+
+This machine's default interpreter lives under /root (unreachable for nobody), so the
+test uses the system's /usr/bin/python3.X with this environment's packages, when the
+versions agree; elsewhere (not root, no such interpreter) it is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from graders.checks import spec_for
+from graders.engine.batch import grade_paths
+from graders.engine.grading import GradeOptions
+from graders.engine.kit import DEFAULT_KIT
+
+SYSTEM_PYTHON = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
+STEM = "module_9_reference"
+
+
+def _usable() -> bool:
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not SYSTEM_PYTHON.exists():
+        return False
+    probe = subprocess.run([str(SYSTEM_PYTHON), "-c", "import sys; print(sys.version_info[:2])"],
+                           capture_output=True, text=True)
+    return probe.stdout.strip() == str(tuple(sys.version_info[:2]))
+
+
+pytestmark = pytest.mark.skipif(not _usable(), reason="needs root and a system Python of this version")
+
+OVERRIDE = textwrap.dedent('''
+
+    _right = informative_group_probability
+
+
+    def informative_group_probability(p, group_size):
+        import os
+        if os.getuid() != 65534:
+            return -1.0  # wrong on purpose: the check below must run as nobody
+        try:
+            with open({target!r}, "w") as handle:
+                handle.write("pwned")
+        except OSError:
+            pass
+        return _right(p, group_size)
+''')
+
+
+def test_workers_run_as_nobody_and_cannot_write_the_kit(tmp_path):
+    target = DEFAULT_KIT.root / "graders" / "pwned_by_a_submission.txt"
+    folder = tmp_path / "learner"
+    folder.mkdir()
+    text = DEFAULT_KIT.solution_path(STEM).read_text(encoding="utf-8") + OVERRIDE.format(target=str(target))
+    (folder / f"{STEM}.py").write_text(text, encoding="utf-8")
+    notes: list[str] = []
+    options = GradeOptions(modules=("9",), worker_python=str(SYSTEM_PYTHON),
+                           worker_pythonpath=tuple(site.getsitepackages()))
+    result = grade_paths([folder], tmp_path / "out", options, progress=False, log=notes.append)
+    assert "nobody" in result.privilege_note and not notes
+    assert not target.exists()
+    for entry in result.reports[0]["exercises"]:
+        if spec_for(entry["id"]) is not None:
+            assert entry["status"] == "passed", (entry["id"], entry["feedback"])
