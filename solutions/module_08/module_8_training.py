@@ -278,12 +278,10 @@ def train_dpo(policy, reference_logps, batch, *, beta, learning_rate, steps, lab
     history = []
     for step in range(steps + 1):
         chosen, rejected = _sequence_pair_logps(policy, batch, logprob_fn)
-        loss, chosen_rewards, rejected_rewards = loss_fn(chosen, rejected, ref_chosen, ref_rejected,
-                                                         beta=beta, label_smoothing=label_smoothing)
+        loss, _, _ = loss_fn(chosen, rejected, ref_chosen, ref_rejected, beta=beta, label_smoothing=label_smoothing)
         with torch.no_grad():
             margin = (chosen - ref_chosen) - (rejected - ref_rejected)  # h, (B,)
-            history.append({"step": step, "loss": loss.item(),
-                            "pair_accuracy": (chosen_rewards > rejected_rewards).double().mean().item(),
+            history.append({"step": step, "loss": loss.item(), "pair_accuracy": (margin > 0).double().mean().item(),
                             "mean_margin": margin.mean().item(), "mean_chosen_logp": chosen.mean().item(),
                             "mean_rejected_logp": rejected.mean().item()})
         if step == steps:
@@ -313,7 +311,7 @@ def run_toy_dpo_experiment(profile="smoke", seed: int = 7, *, loss_fn=None, logp
         the three *_generation_match fractions; "history" and "stress_history"; the moderate
         policy's "teacher_forced_kl_chosen"/"_rejected"; and "stress_generations".
     """
-    config = PROFILES[profile] if isinstance(profile, str) else profile
+    config = PROFILES.get(profile) if isinstance(profile, str) else profile
     if not isinstance(config, ToyDPOConfig):
         raise ValueError(f"profile must be one of {sorted(PROFILES)} or a ToyDPOConfig, got {profile!r}")
     loss_fn = loss_fn or dpo_loss
