@@ -47,6 +47,11 @@ What the engine does with a spec
   cases that passed still count), and a 0 for ``timeout``, crashes, sandbox
   violations and ``missing`` functions.
 - ``timeout`` (seconds) bounds the whole exercise (all its cases) in the worker.
+  A case that raises ``MemoryError`` ends the exercise (the rest count as errors).
+- Misconception detection runs each catalogue entry on a FAILED case's input in
+  the grading process (once per batch). For an expensive harness (a training
+  run per entry) pass ``detect_misconceptions=False`` and let a cheaper
+  exercise or call mode name the mistake.
 - Feedback per failed case: its label, its input (``hidden input`` for
   ``hidden=True`` cases when grading with ``--hide-hidden-inputs``), expected
   vs got, and any catalogued misconception (``graders/misconceptions/``)
@@ -189,6 +194,7 @@ class ExerciseSpec:
     atol: float = DEFAULT_ATOL
     compare: Compare | None = None
     timeout: float = DEFAULT_TIMEOUT
+    detect_misconceptions: bool = True
     _cases: list[Case] | None = field(default=None, repr=False)
 
     @property
@@ -218,7 +224,7 @@ REGISTRY: dict[str, ExerciseSpec] = {}
 
 def exercise(exercise_id: str, *, points: float, call=RETURNS, rtol: float = DEFAULT_RTOL,
              atol: float = DEFAULT_ATOL, compare: Compare | None = None,
-             timeout: float = DEFAULT_TIMEOUT):
+             timeout: float = DEFAULT_TIMEOUT, detect_misconceptions: bool = True):
     """Decorator registering a case generator as the checks of ``exercise_id``."""
     if "." not in exercise_id:
         raise ValueError(f"exercise_id must be '<file stem>.<function>', got {exercise_id!r}")
@@ -227,7 +233,7 @@ def exercise(exercise_id: str, *, points: float, call=RETURNS, rtol: float = DEF
 
     def register(make_cases: Callable[[], Iterable[Case]]):
         REGISTRY[exercise_id] = ExerciseSpec(exercise_id, float(points), make_cases, call, rtol, atol,
-                                             compare, float(timeout))
+                                             compare, float(timeout), detect_misconceptions)
         return make_cases
     return register
 

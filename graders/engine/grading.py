@@ -14,6 +14,7 @@ import inspect
 import os
 import shutil
 import threading
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,8 +91,7 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
         call = spec.call.describe()
         encoded = [{"args": encoder.encode(tuple(case.args)), "kwargs": encoder.encode(dict(case.kwargs))}
                    for case in cases]
-        uses_tensors = any(isinstance(v, codec.TensorSpec) for case in cases for v in _leaves(case))
-        needs_torch |= uses_tensors or call["kind"] != "returns" or stem.endswith("_training")
+        needs_torch |= _uses_torch(exercise)
         exercise.index = len(entries)
         entries.append({"id": exercise_id, "stem": stem, "function": function, "call": call,
                         "cases": encoded, "timeout": float(options.timeout or spec.timeout)})
@@ -149,8 +149,10 @@ class ReferenceBook:
     def _call(self, exercise: Exercise, function, module, case) -> Outcome:
         args, kwargs = fresh_inputs(case)
         try:
-            raw = calls.call_case(exercise.spec.call.describe(), function, module,
-                                  self.kit.starter_module, args, kwargs)
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")  # the kit's own edge cases (inf, nan) are deliberate
+                raw = calls.call_case(exercise.spec.call.describe(), function, module,
+                                      self.kit.starter_module, args, kwargs)
             return Outcome(value=codec.normalise(raw))
         except Exception as error:  # noqa: BLE001 - recorded and compared
             return Outcome(raised=[c.__name__ for c in type(error).__mro__], message=f"{type(error).__name__}: {error}")
@@ -158,7 +160,7 @@ class ReferenceBook:
     def expected(self, exercise: Exercise) -> list[Outcome]:
         with self._lock:
             if exercise.id not in self._expected:
-                with _single_thread_torch():
+                with _single_thread_torch(_uses_torch(exercise)):
                     module = self.kit.reference_module(exercise.stem)
                     function = getattr(module, exercise.function)
                     self._expected[exercise.id] = [self._call(exercise, function, module, case)
@@ -175,7 +177,7 @@ class ReferenceBook:
         key = (exercise.id, entry.name, case_index)
         with self._lock:
             if key not in self._wrong:
-                with _single_thread_torch():
+                with _single_thread_torch(_uses_torch(exercise)):
                     case = exercise.spec.cases()[case_index]
                     self._wrong[key] = self._call(exercise, entry.function, entry.module, case)
             return self._wrong[key]
@@ -190,12 +192,22 @@ def fresh_inputs(case) -> tuple[tuple, dict]:
     return tuple(args), kwargs
 
 
+def _uses_torch(exercise: Exercise) -> bool:
+    return (exercise.stem.endswith("_training") or exercise.spec.call.describe()["kind"] != "returns"
+            or any(isinstance(v, codec.TensorSpec) for case in exercise.spec.cases() for v in _leaves(case)))
+
+
 class _single_thread_torch:  # noqa: N801 - a context manager used like a function
     """Reference computations use one torch thread, like the workers (same numerics)."""
+
+    def __init__(self, needed: bool) -> None:
+        self.needed = needed
 
     def __enter__(self):
         import sys
 
+        if self.needed:
+            import torch  # noqa: F401 - so that the thread count is set before the first use
         self.torch = sys.modules.get("torch")
         if self.torch is not None:
             self.saved = self.torch.get_num_threads()
@@ -482,7 +494,7 @@ def _problem_lines(problems, names, hide: bool) -> list[str]:
 
 
 def _matching_misconceptions(exercise, index, case, want, value, compare, ctx) -> list[Misconception]:
-    if not ctx.options.detect_misconceptions:
+    if not ctx.options.detect_misconceptions or not getattr(exercise.spec, "detect_misconceptions", True):
         return []
     matched = []
     try:

@@ -107,11 +107,12 @@ class Worker:
             import torch
 
             torch.set_num_threads(1)
-            torch.set_num_interop_threads(1) if hasattr(torch, "set_num_interop_threads") else None
+        import graders.loader  # noqa: F401 - imported before the fence is armed
+
         settings = self.job["sandbox"]
-        # the kit's own folder is not on the learner's import path
+        # the kit's own folder is not on the learner's import path; the learner's own files are
         root = os.path.realpath(settings["kit_root"])
-        sys.path[:] = [p for p in sys.path if p and os.path.realpath(p) != root]
+        sys.path[:] = [str(self.sub_dir / "files")] + [p for p in sys.path if p and os.path.realpath(p) != root]
         self.fence = sandbox.Fence(settings["forbidden_paths"] + [str(self.job_dir.parent)],
                                    settings["forbidden_modules"],
                                    allowed_paths=[str(self.sub_dir), str(self.job_dir),
