@@ -194,3 +194,15 @@ def test_gradescope_bundle_grades_a_fake_autograder_layout(tmp_path):
     assert set(tests) == set(DEFAULT_KIT.exercises())
     assert tests[GRA]["status"] == "passed" and tests[GRA]["score"] == tests[GRA]["max_score"]
     assert tests["module_8_reference.optimal_kl_policy"]["status"] == "failed"  # absent file: missing
+
+
+def test_grade_sources_grades_in_memory_mutants_in_one_batch():
+    from graders.engine import grade_sources, load_misconceptions
+
+    names = [entry.name for entry in load_misconceptions(GRA)]
+    reports = grade_sources({name: {"module_9_reference.py": mutant_source(GRA, name)} for name in names},
+                            GradeOptions(modules=("9",)))
+    assert sorted(reports) == sorted(names)
+    for name, report in reports.items():
+        entry = next(e for e in report["exercises"] if e["id"] == GRA)
+        assert entry["points"] < entry["max_points"] and name in entry["misconceptions"], (name, entry["feedback"])

@@ -27,6 +27,7 @@ from __future__ import annotations
 def __getattr__(name: str):
     lazy = {
         "grade_paths": ("graders.engine.batch", "grade_paths"),
+        "grade_sources": ("graders.engine.batch", "grade_sources"),
         "GraderError": ("graders.engine.batch", "GraderError"),
         "GradeOptions": ("graders.engine.grading", "GradeOptions"),
         "load_misconceptions": ("graders.engine.misconceptions", "load_misconceptions"),
@@ -42,5 +43,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["grade_paths", "GraderError", "GradeOptions", "load_misconceptions", "mutant_source", "Kit",
+__all__ = ["grade_paths", "grade_sources", "GraderError", "GradeOptions", "load_misconceptions", "mutant_source", "Kit",
            "DEFAULT_KIT"]

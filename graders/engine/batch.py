@@ -142,3 +142,23 @@ def _progress(total: int, enabled: bool):
     except ImportError:  # pragma: no cover - tqdm is a core dependency
         return None
     return tqdm(total=total, desc="grading", unit="submission", file=sys.stderr, leave=True)
+
+
+def grade_sources(submissions: dict[str, dict[str, str]], options: GradeOptions | None = None, *,
+                  jobs: int = 2, kit: Kit = DEFAULT_KIT) -> dict[str, dict]:
+    """Grade in-memory submissions ``{name: {file name: source text}}`` in one batch.
+
+    For the kit's own tests (e.g. every catalogue mutant at once, built with
+    :func:`graders.engine.misconceptions.mutant_source`). Returns ``{name: report}``.
+    """
+    with tempfile.TemporaryDirectory(prefix="rl4llm-sources-") as temp:
+        paths = []
+        for name, files in submissions.items():
+            folder = Path(temp) / "in" / name
+            folder.mkdir(parents=True)
+            for file_name, text in files.items():
+                (folder / file_name).write_text(text, encoding="utf-8")
+            paths.append(folder)
+        result = grade_paths(paths, Path(temp) / "out", options, jobs=jobs, kit=kit, progress=False,
+                             log=lambda _message: None)
+    return dict(zip(result.names, result.reports))
