@@ -1,0 +1,227 @@
+"""Hidden checks of module_9_training.grpo_loss (see graders/checks/__init__.py for the API).
+
+One harness, :func:`grpo_checks`, runs every case on both sides (the engine's call
+mode is per exercise, so the loss-and-gradient cases and the experiment share it):
+
+- **Loss value and gradient** (``check="loss and gradient"``, the default): small
+  (N, T) tensors; the loss value and d loss / d new_logprobs, exactly as the
+  ``LossAndGrads`` call mode computes them, compared with the reference -- every
+  ``loss_type``, ratios on both sides of an asymmetric clip range with positive
+  and negative advantages, padding that holds finite garbage (its gradient must
+  be exactly 0), several groups, a response without active tokens, float64 and
+  float32 inputs, and Hypothesis-drawn batches with a fixed seed.
+- **Outcome** (``check="toy experiment"``): the PUBLIC starter's given
+  ``run_toy_grpo_experiment`` with ONLY the learner's ``grpo_loss`` plugged in,
+  under a reduced grading configuration (short warm-up, three updates, about
+  0.5 s). The first update sees exactly the reference's rollouts, so its mean
+  loss and ratio range fingerprint the loss; after three updates the train
+  accuracy and the teacher-forced KL must land in bands around the reference
+  run, which the grading process computes with the same harness and starter.
+
+Tolerances: float64 inputs rtol 1e-5 / atol 1e-6 (a correct implementation that
+computes in float32 internally passes); float32 inputs rtol 1e-4 / atol 1e-5.
+Padding holds moderate finite values (|x| <= 40 in float64, <= 8 in float32), so
+an implementation that multiplies by the mask (rather than ``torch.where``) gets
+full marks; ratios stay at least 1e-3 away from the clip boundaries.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
+
+M = "module_9_training"
+LOSS_TYPES = ("grpo", "dr_grpo", "dapo")
+F32 = dict(rtol=1e-4, atol=1e-5)  # per-case tolerances for float32 inputs
+
+
+# ----------------------------------------------------------------------------- the harness
+def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs):
+    """Every check of grpo_loss, run on both sides (learner in the worker, reference in the grader).
+
+    - check="loss and gradient": ``fn(*args, **kwargs)`` and d loss / d new_logprobs (args[0]);
+    - check="toy experiment": the starter's given toy GRPO experiment with ``fn`` plugged in
+      (kwargs: loss_type), under a reduced grading configuration.
+    """
+    import torch
+
+    if check == "toy experiment":
+        from dataclasses import replace
+
+        training = starter("module_9_training")
+        config = replace(training.profile_config("smoke", seed=9, loss_type=kwargs["loss_type"]),
+                         updates=3, warmup_steps=60, warmup_batch=32, warmup_learning_rate=3e-2,
+                         eval_samples=4, num_heldout_prompts=1)
+        out = training.run_toy_grpo_experiment(config, loss_fn=fn)
+        first = out["history"][0]
+        return {"first_update_loss": first["loss"], "first_update_ratio_min": first["ratio_min"],
+                "first_update_ratio_max": first["ratio_max"], "after_train_accuracy": out["after_train"]["accuracy"],
+                "after_train_kl": out["after_train"]["teacher_forced_kl"]}
+    loss = fn(*args, **kwargs)
+    grad = None
+    if isinstance(loss, torch.Tensor) and loss.requires_grad and loss.numel() == 1 and loss.is_floating_point():
+        (grad,) = torch.autograd.grad(loss.reshape(()), [args[0]], allow_unused=True)
+    return {"value": loss, "grad": grad}
+
+
+# key -> (rtol, atol, what it is)
+OUTCOME_BANDS = {
+    "first_update_loss": (1e-4, 1e-7, "the mean loss of the first update (same rollouts as the reference)"),
+    "first_update_ratio_min": (1e-4, 1e-7, "the smallest ratio rho in the first update"),
+    "first_update_ratio_max": (1e-4, 1e-7, "the largest ratio rho in the first update"),
+    "after_train_accuracy": (0.0, 0.1, "the train accuracy after three updates"),
+    "after_train_kl": (0.25, 0.01, "the teacher-forced KL to the reference after three updates"),
+}
+
+
+def compare_with_bands(bands: dict, default):
+    """Outcome dicts (keys of ``bands``) against their bands; anything else with ``default``."""
+    def compare(expected, got, case):
+        if not (isinstance(expected, dict) and expected and set(expected) <= set(bands)):
+            return default(expected, got, case)
+        if not isinstance(got, dict):
+            return f"the experiment harness returned {type(got).__name__}, not its metrics"
+        for key, want in expected.items():
+            rtol, atol, what = bands[key]
+            have = got.get(key)
+            if not isinstance(have, float) or not math.isfinite(have):
+                return f"{what} ({key}) is {have!r}, not a finite number"
+            tol = atol + rtol * abs(want)
+            if abs(have - want) > tol:
+                return (f"{what} ({key}) is {have:.6g}; the reference run gives {want:.6g} "
+                        f"(band +- {tol:.2g}): the loss trains differently from the reference")
+        return None
+    return compare
+
+
+# ----------------------------------------------------------------------------- case builders
+def _loss_case(new, old, advantages, mask, *, loss_type, eps_low, eps_high, max_length=None, dtype="float64",
+               label="", hidden=True, weight=1.0):
+    kwargs = {"loss_type": loss_type, "eps_low": eps_low, "eps_high": eps_high}
+    if max_length is not None:
+        kwargs["max_length"] = max_length
+    tolerances = F32 if dtype == "float32" else {}
+    return Case(args=(Tensor(np.asarray(new, dtype=float), dtype, requires_grad=True),
+                      Tensor(np.asarray(old, dtype=float), dtype), Tensor(np.asarray(advantages, dtype=float), dtype),
+                      Tensor(np.asarray(mask, dtype=float), dtype)),
+                kwargs=kwargs, label=label, hidden=hidden, weight=weight, **tolerances)
+
+
+def _away_from_boundaries(log_ratio: np.ndarray, eps_low: float, eps_high: float) -> np.ndarray:
+    """Nudge log-ratios whose ratio lies within 1e-3 of 1 - eps_low or 1 + eps_high (float32-safe)."""
+    out = log_ratio.copy()
+    for bound in (1.0 - eps_low, 1.0 + eps_high):
+        near = np.abs(np.exp(out) - bound) < 1e-3
+        out[near] += 0.01
+    return out
+
+
+def _random_batch(rng: np.random.Generator, lengths, width, *, spread, garbage):
+    """old log-probs, new = old + log-ratio, and a mask; padding holds finite garbage in both."""
+    n = len(lengths)
+    mask = (np.arange(width)[None, :] < np.asarray(lengths)[:, None]).astype(float)
+    old = -rng.uniform(0.05, 4.0, size=(n, width))
+    new = old + rng.normal(0.0, spread, size=(n, width))
+    pad = mask == 0
+    new[pad] = rng.uniform(-garbage, garbage, size=int(pad.sum()))
+    old[pad] = rng.uniform(-garbage, garbage, size=int(pad.sum()))
+    return new, old, mask
+
+
+def _group_advantages(rng: np.random.Generator, groups: int, size: int, scale: bool) -> np.ndarray:
+    rewards = rng.integers(0, 2, size=(groups, size)).astype(float)
+    rewards[:, 0], rewards[:, 1] = 1.0, 0.0  # informative groups
+    centred = rewards - rewards.mean(axis=1, keepdims=True)
+    if scale:
+        centred = centred / (rewards.std(axis=1, keepdims=True) + 1e-6)
+    return centred.reshape(-1)
+
+
+def _drawn_case(seed: int) -> Case:
+    """A random batch from a Hypothesis-drawn seed (shape, reduction, clip range, dtype, padding)."""
+    rng = np.random.default_rng(seed)
+    n, width = int(rng.integers(1, 7)), int(rng.integers(1, 7))
+    loss_type = LOSS_TYPES[int(rng.integers(0, 3))]
+    eps_low, eps_high = float(rng.choice([0.1, 0.2, 0.3])), float(rng.choice([0.15, 0.2, 0.28, 0.4]))
+    float32 = bool(rng.random() < 0.3)
+    lengths = rng.integers(0, width + 1, size=n)
+    lengths[0] = max(int(lengths[0]), 1)  # at least one active token in the batch
+    new, old, mask = _random_batch(rng, lengths, width, spread=0.4, garbage=8.0 if float32 else 30.0)
+    active = mask > 0
+    new[active] = old[active] + _away_from_boundaries(new[active] - old[active], eps_low, eps_high)
+    advantages = rng.normal(0.0, 1.0, size=n)
+    extra = int(rng.integers(-1, 4))
+    return _loss_case(new, old, advantages, mask, loss_type=loss_type, eps_low=eps_low, eps_high=eps_high,
+                      max_length=None if extra < 0 else width + extra, dtype="float32" if float32 else "float64")
+
+
+@exercise(f"{M}.grpo_loss", points=6, call=Harness(grpo_checks), timeout=90,
+          compare=compare_with_bands(OUTCOME_BANDS, close()))
+def _grpo_loss():
+    # --- public: the hand-checkable rows of starter/module_09/test_module_9_training.py
+    two = dict(new=[[-1.0, -2.0, 0.0], [-0.5, -0.5, -3.0]], old=[[-1.0, -2.0, 0.0], [-0.5, -0.5, -3.0]],
+               advantages=[1.0, 0.5], mask=[[1, 1, 0], [1, 1, 1]])
+    for loss_type in LOSS_TYPES:
+        yield _loss_case(**two, loss_type=loss_type, eps_low=0.2, eps_high=0.28, max_length=4, hidden=False,
+                         label=f"two responses, all ratios 1 ({loss_type}, max_length 4)")
+    clip = dict(new=[[math.log(1.5)], [math.log(0.5)], [math.log(0.5)], [math.log(1.5)]], old=[[0.0]] * 4,
+                advantages=[1.0, 1.0, -1.0, -1.0], mask=[[1]] * 4)
+    yield _loss_case(**clip, loss_type="dapo", eps_low=0.2, eps_high=0.28, hidden=False,
+                     label="ratios 1.5 / 0.5 with advantages +1 / -1 (asymmetric clip, dapo)")
+    yield _loss_case([[-1.0], [-1.0]], [[-1.0], [-1.0]], [1.0, -1.0], [[1], [1]], loss_type="dapo",
+                     eps_low=0.2, eps_high=0.2, hidden=False, label="gradient sign: advantages +1 and -1")
+    yield _loss_case([[-1.0, 40.0], [-2.0, -3.0]], [[-1.2, -40.0], [-2.0, -3.5]], [1.0, -1.0], [[1, 0], [1, 1]],
+                     loss_type="dapo", eps_low=0.2, eps_high=0.28, hidden=False,
+                     label="padding holding large values (zero gradient there)")
+
+    # --- hidden: clipping on both sides, every reduction
+    for loss_type in ("grpo", "dr_grpo"):
+        yield _loss_case(**clip, loss_type=loss_type, eps_low=0.2, eps_high=0.28, max_length=3,
+                         label=f"ratios 1.5 / 0.5 with advantages +1 / -1 ({loss_type})")
+    ratios = np.array([[0.6, 0.85, 0.95, 1.05, 1.2, 1.4], [1.4, 1.2, 1.05, 0.95, 0.85, 0.6],
+                       [0.75, 1.15, 1.35, 0.9, 1.0001, 2.0], [0.5, 1.25, 0.82, 1.1, 1.33, 0.7]])
+    old = -np.array([[0.3, 1.2, 2.2, 0.7, 1.9, 0.1], [1.0, 0.4, 2.8, 0.2, 1.5, 0.9],
+                     [0.6, 0.6, 1.1, 3.0, 0.2, 1.4], [2.0, 0.8, 0.3, 1.6, 0.5, 1.1]])
+    for loss_type in LOSS_TYPES:
+        yield _loss_case(old + np.log(ratios), old, [1.3, -0.7, 0.4, -1.1], np.ones((4, 6)), loss_type=loss_type,
+                         eps_low=0.1, eps_high=0.3, max_length=8,
+                         label=f"ratios on both sides of [1 - 0.1, 1 + 0.3], mixed advantages ({loss_type})")
+    yield _loss_case(old + np.log(ratios), old, [0.9, 0.9, -0.9, -0.9], np.ones((4, 6)), loss_type="dapo",
+                     eps_low=0.2, eps_high=0.28, label="ratios between 1 + eps_low and 1 + eps_high (clip-higher)")
+
+    # --- hidden: several groups with padding, max_length above the longest response
+    rng = np.random.default_rng(9_401)
+    lengths = [2, 5, 8, 3, 1, 6]
+    new, old2, mask = _random_batch(rng, lengths, 8, spread=0.35, garbage=30.0)
+    for loss_type in LOSS_TYPES:
+        advantages = _group_advantages(rng, 2, 3, scale=loss_type != "dr_grpo")
+        yield _loss_case(new, old2, advantages, mask, loss_type=loss_type, eps_low=0.2, eps_high=0.28,
+                         max_length=10, label=f"two groups of 3, padding with garbage, max_length 10 ({loss_type})")
+    yield _loss_case(new, old2, _group_advantages(rng, 2, 3, scale=False), mask, loss_type="dr_grpo",
+                     eps_low=0.2, eps_high=0.28, label="dr_grpo with max_length omitted (L = T)")
+    # a response without active tokens (a truncated one, masked out): contributes 0, still counts in N
+    empty_mask = np.array([[1, 1, 1, 0], [0, 0, 0, 0], [1, 1, 0, 0]], dtype=float)
+    new3, old3, _ = _random_batch(rng, [4, 4, 4], 4, spread=0.3, garbage=0.0)
+    new3[empty_mask == 0] += 5.0
+    for loss_type in LOSS_TYPES:
+        yield _loss_case(new3, old3, [0.8, 1.5, -1.2], empty_mask, loss_type=loss_type, eps_low=0.2, eps_high=0.28,
+                         max_length=6, label=f"one response without active tokens ({loss_type})")
+
+    # --- hidden: float32 inputs
+    new4, old4, mask4 = _random_batch(rng, [3, 5, 2, 5], 5, spread=0.4, garbage=8.0)
+    active = mask4 > 0
+    new4[active] = old4[active] + _away_from_boundaries(new4[active] - old4[active], 0.2, 0.28)
+    for loss_type in LOSS_TYPES:
+        yield _loss_case(new4, old4, [1.1, -0.4, 0.6, -1.3], mask4, loss_type=loss_type, eps_low=0.2, eps_high=0.28,
+                         max_length=7, dtype="float32", label=f"float32 inputs with padding ({loss_type})")
+
+    # --- property-based: random batches, every reduction, both dtypes (fixed seed)
+    yield from hypothesis_cases(st.integers(0, 2**31 - 1), count=24, seed=9_402, to_case=_drawn_case)
+
+    # --- outcome: the learner's loss in the given toy experiment
+    for loss_type, weight in (("dapo", 4.0), ("dr_grpo", 2.0)):
+        yield Case(kwargs={"check": "toy experiment", "loss_type": loss_type}, weight=weight, hidden=False,
+                   label=f"toy GRPO experiment ({loss_type}, 3 updates of the grading configuration)")

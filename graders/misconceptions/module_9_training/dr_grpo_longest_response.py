@@ -1,0 +1,25 @@
+"""Dr. GRPO dividing by N times the longest response in the batch instead of N times the budget max_length."""
+
+EXERCISE = "module_9_training.grpo_loss"
+NAME = "dr_grpo_longest_response"
+HINT = ("looks like Dr. GRPO divided by N * (the longest response actually sampled); the constant is "
+        "N * max_length, the generation budget, whatever lengths this batch happens to have")
+
+
+def grpo_loss(new_logprobs, old_logprobs, advantages, mask, *, loss_type, eps_low, eps_high, max_length=None):
+    _check_loss_inputs(new_logprobs, old_logprobs, advantages, mask, loss_type, eps_low, eps_high, max_length)
+    active = mask > 0
+    zeros = torch.zeros_like(new_logprobs)
+    ratio = torch.exp(torch.where(active, new_logprobs - old_logprobs, zeros))
+    adv = advantages.to(new_logprobs.dtype)[:, None]
+    clipped = torch.clamp(ratio, 1.0 - eps_low, 1.0 + eps_high)
+    surrogate = torch.where(active, torch.minimum(ratio * adv, clipped * adv), zeros)
+    counts = active.sum(dim=1).to(new_logprobs.dtype)
+    if loss_type == "grpo":
+        objective = (surrogate.sum(dim=1) / counts.clamp(min=1.0)).mean()
+    elif loss_type == "dr_grpo":
+        longest = counts.max().clamp(min=1.0)
+        objective = surrogate.sum() / (new_logprobs.shape[0] * longest)
+    else:
+        objective = surrogate.sum() / counts.sum().clamp(min=1.0)
+    return -objective
