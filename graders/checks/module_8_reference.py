@@ -1,0 +1,422 @@
+"""Hidden checks of module_8_reference (see graders/checks/__init__.py for the API).
+
+Per exercise: the seed notebook's cases (``hidden=False``), hidden fixed cases
+(extreme margins +-1e4, broadcasting, zero-probability reference entries,
+masks with gaps), ``ValueError`` cases and Hypothesis cases with a fixed seed.
+Every catalogued misconception (graders/misconceptions/module_8_reference/)
+fails at least one case of its exercise; the default tolerances (rtol 1e-5,
+atol 1e-6) admit a correct float32 implementation.
+
+``reward_kl_frontier`` is graded on its own: while it runs, the learner's
+``optimal_kl_policy`` is replaced by the exact optimum (see
+:func:`frontier_with_exact_optimum`), so a mistake in the optimum costs points
+on ``optimal_kl_policy`` only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graders.checks import DEFAULT_ATOL, DEFAULT_RTOL, Case, Harness, close, hypothesis_cases, st
+from graders.checks import exercise as _register
+
+M = "module_8_reference"
+
+PI_REF = np.array([0.55, 0.30, 0.15])
+REWARDS = np.array([0.0, 1.0, -0.5])
+SEED_BETAS = np.array([4.0, 2.0, 1.0, 0.5, 0.25])
+EXTREME = np.array([-1e4, 1e4])
+
+
+def _infinity_mismatch(expected, got, where: str = "") -> str | None:
+    """A reason when ``expected`` holds an infinity that ``got`` does not (at the same place), else None.
+
+    The default comparison's allclose rule |got - exp| <= atol + rtol |exp| accepts ANY finite value
+    against an infinite one (inf <= inf); an overflowing misconception (inf) would then be named for
+    every wrong finite answer. Only the positions of infinities are checked here.
+    """
+    if isinstance(expected, dict) and isinstance(got, dict):
+        for key, want in expected.items():
+            reason = _infinity_mismatch(want, got.get(key), f"{where}[{key!r}]")
+            if reason:
+                return reason
+        return None
+    if isinstance(expected, list) and isinstance(got, list):
+        for index, (want, have) in enumerate(zip(expected, got)):
+            reason = _infinity_mismatch(want, have, f"{where}[{index}]")
+            if reason:
+                return reason
+        return None
+    if isinstance(expected, (float, np.ndarray)) and isinstance(got, (float, np.ndarray)):
+        want, have = np.asarray(expected, dtype=np.float64), np.asarray(got, dtype=np.float64)
+        if want.shape == have.shape and np.any(np.isinf(want) & (have != want)):
+            return f"at {where or 'the result'}: expected an infinity where the answer is finite (or the other sign)"
+    return None
+
+
+def _strict_close(rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL):
+    """The default comparison, except that an infinity matches only the same infinity."""
+    base = close(rtol, atol)
+
+    def compare(expected, got, case):
+        return base(expected, got, case) or _infinity_mismatch(expected, got)
+    return compare
+
+
+def exercise(exercise_id: str, **options):
+    """``graders.checks.exercise`` with the infinity-aware comparison as the default."""
+    if "compare" not in options:
+        options["compare"] = _strict_close(options.get("rtol", DEFAULT_RTOL), options.get("atol", DEFAULT_ATOL))
+    return _register(exercise_id, **options)
+
+
+def _floats(low: float, high: float):
+    return st.floats(min_value=low, max_value=high, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+
+
+def _distributions(min_size: int = 2, max_size: int = 6):
+    """Probability vectors: positive weights, normalised (sum 1 within round-off)."""
+    weights = st.lists(_floats(0.01, 1.0), min_size=min_size, max_size=max_size)
+    return weights.map(lambda w: np.array(w) / np.sum(w))
+
+
+def _policy_problem(count_betas: bool):
+    """(reference, rewards, beta or betas) with matching sizes."""
+    def build(draw_reference):
+        size = draw_reference.size
+        rewards = st.lists(_floats(-5.0, 5.0), min_size=size, max_size=size).map(np.array)
+        beta = (st.lists(_floats(0.05, 10.0), min_size=1, max_size=4).map(np.array) if count_betas
+                else _floats(0.05, 10.0))
+        return st.tuples(st.just(draw_reference), rewards, beta)
+    return _distributions().flatmap(build)
+
+
+# ---------------------------------------------------------------------------
+# The KL-regularised optimum
+# ---------------------------------------------------------------------------
+@exercise(f"{M}.optimal_kl_policy", points=2)
+def _optimal_kl_policy():
+    yield Case(args=(PI_REF, REWARDS), kwargs={"beta": 1.0}, label="seed: beta = 1 optimum", hidden=False)
+    yield Case(args=(PI_REF, REWARDS + 100.0), kwargs={"beta": 1.0},
+               label="seed: rewards shifted by +100 (shift invariance)", hidden=False)
+    for beta in (4.0, 0.5, 0.25):
+        yield Case(args=(PI_REF, REWARDS, beta), label=f"seed reference and rewards, beta = {beta}")
+    yield Case(args=(PI_REF, np.array([1000.0, 1001.0, 999.0]), 1.0),
+               label="large rewards: r/beta ~ 1000 must not overflow")
+    yield Case(args=(PI_REF, REWARDS * 10.0, 0.01), label="small beta: r/beta up to 1000 must not overflow")
+    yield Case(args=(np.array([0.5, 0.0, 0.5]), np.array([0.0, 3.0, 1.0]), 0.5),
+               label="a zero-probability reference entry stays at 0")
+    yield Case(args=(np.array([0.5, 0.5, 0.0]), np.array([0.0, 1.0, 1000.0]), 0.01),
+               label="zero-probability entry with a huge reward stays at 0")
+    yield Case(args=([0.2, 0.3, 0.5], [1.0, -1.0, 0.5], 2.0), label="lists as inputs")
+    yield Case(args=(np.array([1.0]), np.array([3.0]), 0.7), label="a single response")
+    yield Case(args=(PI_REF, REWARDS, 0.0), raises=ValueError, label="beta = 0 is refused")
+    yield Case(args=(PI_REF, REWARDS, -1.0), raises=ValueError, label="beta < 0 is refused")
+    yield Case(args=(PI_REF, np.array([0.0, 1.0]), 1.0), raises=ValueError,
+               label="rewards of another length are refused")
+    yield from hypothesis_cases(_policy_problem(False), count=15, seed=8_101,
+                                to_case=lambda p: Case(args=p))
+
+
+def frontier_with_exact_optimum(fn, learner, starter, *args, **kwargs):
+    """Run ``reward_kl_frontier`` with the module's ``optimal_kl_policy`` replaced by the exact optimum.
+
+    A learner's frontier may build on their own ``optimal_kl_policy``; for this
+    exercise only the frontier's own formulas (E[r], KL, the table) are graded.
+    """
+    import numpy as np
+
+    def exact_optimum(reference, rewards, beta):
+        reference = np.array(reference, dtype=np.float64)
+        rewards = np.array(rewards, dtype=np.float64)
+        beta = np.array(beta, dtype=np.float64)
+        if reference.ndim != 1 or reference.size == 0 or not np.all(np.isfinite(reference)):
+            raise ValueError("reference must be a non-empty 1-D array of finite numbers")
+        if np.any(reference < 0) or abs(reference.sum() - 1.0) > 1e-6:  # looser: float32 callers
+            raise ValueError("reference must be non-negative and sum to 1")
+        if rewards.shape != reference.shape or not np.all(np.isfinite(rewards)):
+            raise ValueError("rewards must be finite and shaped like reference")
+        if beta.ndim != 0 or not np.isfinite(beta) or beta <= 0:
+            raise ValueError("beta must be a finite number > 0")
+        support = reference > 0
+        logits = np.full(reference.shape, -np.inf)
+        logits[support] = np.log(reference[support]) + rewards[support] / float(beta)
+        weights = np.exp(logits - logits[support].max())
+        return weights / weights.sum()
+
+    missing = object()
+    saved = vars(learner).get("optimal_kl_policy", missing)
+    learner.optimal_kl_policy = exact_optimum
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if saved is missing:
+            del learner.optimal_kl_policy
+        else:
+            learner.optimal_kl_policy = saved
+
+
+@exercise(f"{M}.reward_kl_frontier", points=2, call=Harness(frontier_with_exact_optimum))
+def _reward_kl_frontier():
+    yield Case(args=(PI_REF, REWARDS, SEED_BETAS), label="seed: the frontier table", hidden=False)
+    yield Case(args=(PI_REF, REWARDS, np.array([0.25, 1.0, 4.0])), label="betas in increasing order")
+    yield Case(args=(PI_REF, REWARDS, 1.0), label="a scalar beta counts as M = 1")
+    yield Case(args=(np.array([0.5, 0.0, 0.5]), np.array([0.0, 3.0, 1.0]), np.array([0.5, 2.0])),
+               label="a zero-probability reference entry (0 log 0 = 0)")
+    yield Case(args=(PI_REF, REWARDS, np.array([1e-3, 1e4])),
+               label="extreme betas: a near one-hot optimum and pi* ~ pi_ref")
+    yield Case(args=([0.25, 0.25, 0.25, 0.25], [1.0, 1.0, 1.0, 1.0], [0.5, 3.0]),
+               label="equal rewards: pi* = pi_ref, KL = 0")
+    yield Case(args=(PI_REF, REWARDS, np.array([1.0, 0.0])), raises=ValueError,
+               label="a beta of 0 is refused")
+    yield Case(args=(np.array([0.5, 0.6, -0.1]), REWARDS, SEED_BETAS), raises=ValueError,
+               label="a reference with a negative entry is refused")
+    yield from hypothesis_cases(_policy_problem(True), count=12, seed=8_102,
+                                to_case=lambda p: Case(args=p))
+
+
+# ---------------------------------------------------------------------------
+# Token-level KL shaping
+# ---------------------------------------------------------------------------
+def _shaping_problem():
+    """(policy_logp, reference_logp, terminal, beta, mask) for N x T, masks with gaps."""
+    def build(shape):
+        rows, width = shape
+        logps = st.lists(_floats(-6.0, -0.01), min_size=rows * width, max_size=rows * width).map(
+            lambda v: np.array(v).reshape(rows, width))
+        masks = st.lists(st.lists(st.sampled_from([0.0, 1.0]), min_size=width, max_size=width)
+                         .filter(lambda row: any(row)), min_size=rows, max_size=rows).map(np.array)
+        terminal = st.lists(_floats(-3.0, 3.0), min_size=rows, max_size=rows).map(np.array)
+        return st.tuples(logps, logps, terminal, _floats(0.0, 1.0), masks)
+    return st.tuples(st.integers(1, 3), st.integers(2, 7)).flatmap(build)
+
+
+@exercise(f"{M}.shape_token_rewards", points=3)
+def _shape_token_rewards():
+    policy = np.array([-0.8, -1.1, -0.4, -0.7])
+    reference = np.array([-0.9, -0.9, -0.5, -0.6])
+    yield Case(args=(policy, reference), kwargs={"terminal_reward": 2.0, "beta": 0.15,
+                                                 "mask": np.array([0.0, 1.0, 1.0, 1.0])},
+               label="seed: the shaping example", hidden=False)
+    yield Case(args=(policy, reference, 2.0, 0.15, np.array([1.0, 1.0, 1.0, 0.0])),
+               label="right padding: R goes on the last ACTIVE token")
+    yield Case(args=(policy, reference, -1.0, 0.5, np.array([0.0, 1.0, 0.0, 1.0])),
+               label="a mask with a gap")
+    batch_policy = np.array([[-1.0, -0.5, -2.0, -0.1, -3.0, 0.0],
+                             [-0.2, -0.3, -0.4, 0.0, 0.0, 0.0]])
+    batch_reference = np.array([[-1.2, -0.4, -1.0, -0.3, -2.5, -9.0],
+                                [-0.1, -0.6, -0.2, -7.0, -7.0, -7.0]])
+    batch_mask = np.array([[0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+                           [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
+    yield Case(args=(batch_policy, batch_reference, np.array([1.0, -2.0]), 0.3, batch_mask),
+               label="(N, T) with gaps, padding values on inactive tokens, R per row")
+    yield Case(args=(batch_policy, batch_reference, 0.5, 0.3, batch_mask),
+               label="(N, T) with a scalar R for every row")
+    padded_policy = np.array([-0.5, -1.5, -np.inf, -np.inf])
+    padded_reference = np.array([-0.7, -1.0, -np.inf, -np.inf])
+    yield Case(args=(padded_policy, padded_reference, 1.0, 0.2, np.array([1.0, 1.0, 0.0, 0.0])),
+               label="-inf padding on inactive tokens is ignored")
+    yield Case(args=(policy, reference, 2.0, 0.0, np.array([0.0, 1.0, 1.0, 1.0])),
+               label="beta = 0: only the terminal reward")
+    yield Case(args=(policy.tolist(), reference.tolist(), 1.5, 1.0, [0, 0, 1, 0]),
+               label="lists, a single active token")
+    yield Case(args=(policy, reference, 2.0, 0.15, np.zeros(4)), raises=ValueError,
+               label="an all-zero mask is refused")
+    yield Case(args=(policy, reference, 2.0, 0.15, np.array([0.0, 2.0, 1.0, 1.0])), raises=ValueError,
+               label="a mask value other than 0/1 is refused")
+    yield Case(args=(policy, reference[:3], 2.0, 0.15, np.ones(4)), raises=ValueError,
+               label="mismatched shapes are refused")
+    yield Case(args=(policy, reference, 2.0, -0.1, np.ones(4)), raises=ValueError,
+               label="beta < 0 is refused")
+    yield from hypothesis_cases(_shaping_problem(), count=15, seed=8_103,
+                                to_case=lambda p: Case(args=p))
+
+
+# ---------------------------------------------------------------------------
+# Constraints (safe RLHF)
+# ---------------------------------------------------------------------------
+def _constraint_problem():
+    def build(size):
+        vector = st.lists(_floats(-2.0, 2.0), min_size=size, max_size=size).map(np.array)
+        multipliers = st.lists(_floats(0.0, 5.0), min_size=size, max_size=size).map(np.array)
+        return st.tuples(_floats(-5.0, 5.0), vector, vector, multipliers)
+    return st.integers(1, 5).flatmap(build)
+
+
+@exercise(f"{M}.constrained_lagrangian", points=1)
+def _constrained_lagrangian():
+    yield Case(kwargs={"expected_reward": 1.4, "expected_costs": [0.10, 0.03], "limits": [0.06, 0.04],
+                       "multipliers": [2.0, 1.5]}, label="seed: the Lagrangian call", hidden=False)
+    yield Case(args=(0.5, 0.3, 0.1, 2.0), label="scalars count as J = 1")
+    yield Case(args=(2.0, np.array([0.1, 0.2, 0.3]), np.array([0.2, 0.2, 0.2]), np.array([0.0, 1.0, 3.0])),
+               label="J = 3, one zero multiplier, slack and violation")
+    yield Case(args=(0.0, np.array([0.05, 0.01]), np.array([0.10, 0.03]), np.array([4.0, 2.0])),
+               label="both constraints satisfied with slack")
+    yield Case(args=(1.0, [0.1, 0.2], [0.1, 0.1], [1.0, -0.5]), raises=ValueError,
+               label="a negative multiplier is refused")
+    yield Case(args=(1.0, [0.1, 0.2], [0.1], [1.0, 0.5]), raises=ValueError,
+               label="limits of another length are refused")
+    yield from hypothesis_cases(_constraint_problem(), count=12, seed=8_104,
+                                to_case=lambda p: Case(args=p))
+
+
+@exercise(f"{M}.dual_ascent_step", points=2)
+def _dual_ascent_step():
+    yield Case(args=(np.array([0.5, 0.1]), np.array([0.10, 0.00]), np.array([0.06, 0.04])),
+               kwargs={"learning_rate": 5.0}, label="the public example: projection onto >= 0", hidden=False)
+    yield Case(args=(np.array([1.0, 2.0, 0.0]), np.array([0.3, 0.1, 0.5]), np.array([0.2, 0.2, 0.2]), 0.5),
+               label="J = 3: raise, lower, raise from 0")
+    yield Case(args=(0.2, 0.06, 0.1, 10.0), label="scalars: projected to 0 (a float back)")
+    yield Case(args=(0.2, 0.3, 0.1, 1.0), label="scalars: a violated constraint raises lambda")
+    yield Case(args=(np.array([3.0, 0.0]), np.array([0.1, 0.1]), np.array([0.1, 0.1]), 2.0),
+               label="constraints exactly met: unchanged")
+    yield Case(args=(np.array([-0.1, 1.0]), np.array([0.1, 0.1]), np.array([0.1, 0.1]), 1.0),
+               raises=ValueError, label="a negative multiplier is refused")
+    yield Case(args=(np.array([0.1, 1.0]), np.array([0.1, 0.1]), np.array([0.1, 0.1]), 0.0),
+               raises=ValueError, label="learning_rate = 0 is refused")
+    yield Case(args=(np.array([0.1, 1.0]), np.array([0.1, 0.1, 0.1]), np.array([0.1, 0.1]), 1.0),
+               raises=ValueError, label="observed_costs of another length are refused")
+
+    def build(size):
+        costs = st.lists(_floats(0.05, 1.0), min_size=size, max_size=size).map(np.array)  # E[C] >= 0
+        multipliers = st.lists(_floats(0.0, 2.0), min_size=size, max_size=size).map(np.array)
+        return st.tuples(multipliers, costs, costs, _floats(0.01, 3.0))
+    yield from hypothesis_cases(st.integers(1, 5).flatmap(build), count=12, seed=8_105,
+                                to_case=lambda p: Case(args=p))
+
+
+@exercise(f"{M}.two_action_constrained_optimum", points=2)
+def _two_action_constrained_optimum():
+    yield Case(args=(0.6, 1.0, 1.0, 0.25), label="the spec's example (q = 0.25, E[R] = 0.7)", hidden=False)
+    yield Case(args=(1.0, 0.5, 2.0, 0.1), label="the risky action is worse: q = 0")
+    yield Case(args=(0.2, 0.9, 0.5, 0.8), label="a loose budget: q = 1, multiplier 0")
+    yield Case(args=(0.0, 2.0, 4.0, 1.0), label="a binding budget: q = d / c")
+    yield Case(args=(0.3, 0.8, 2.0, 0.0), label="a zero budget: q = 0, positive multiplier")
+    yield Case(args=(0.5, 0.5, 1.0, 0.5), label="equal rewards: q = 0")
+    yield Case(args=(0.1, 0.4, 0.0, 0.0), label="a free risky action: q = 1")
+    yield Case(args=(0.0, 1.0, 0.5, 2.0), label="a budget four times the cost: q = 1")
+    yield Case(args=(0.6, 1.0, -1.0, 0.25), raises=ValueError, label="a negative cost is refused")
+    yield Case(args=(0.6, 1.0, 1.0, -0.25), raises=ValueError, label="a negative budget is refused")
+    problems = st.tuples(_floats(-2.0, 2.0), _floats(-2.0, 2.0), _floats(0.01, 3.0), _floats(0.0, 3.0))
+    yield from hypothesis_cases(problems, count=15, seed=8_106, to_case=lambda p: Case(args=p))
+
+
+# ---------------------------------------------------------------------------
+# DPO and its relatives
+# ---------------------------------------------------------------------------
+_margin_and_beta = st.tuples(_floats(-50.0, 50.0), _floats(0.01, 5.0))
+
+
+def _broadcast_margins():
+    return np.array([[-2.0], [0.0], [0.5]]), np.array([0.1, 1.0])
+
+
+@exercise(f"{M}.dpo_loss_from_margin", points=2)
+def _dpo_loss_from_margin():
+    yield Case(args=(0.8,), kwargs={"beta": 0.2}, label="seed: h = 0.8, beta = 0.2", hidden=False)
+    yield Case(args=(0.0, 0.7), label="h = 0: log 2")
+    yield Case(args=(EXTREME, 1.0), label="extreme margins +-1e4 (no overflow)")
+    yield Case(args=(np.array([-5e3, 5e3]), np.array([2.0, 2.0])), label="beta h = +-1e4 with array beta")
+    yield Case(args=(np.array([-3.0, -0.5, 0.0, 0.5, 3.0]), 1.5), label="an array of margins")
+    yield Case(args=_broadcast_margins(), label="broadcasting (3, 1) with (2,)")
+    yield Case(args=([0.3, -0.3], 0.5), label="a list of margins")
+    yield Case(args=(0.8, 0.0), raises=ValueError, label="beta = 0 is refused")
+    yield Case(args=(0.8, -0.2), raises=ValueError, label="beta < 0 is refused")
+    yield Case(args=(np.nan, 0.2), raises=ValueError, label="a NaN margin is refused")
+    yield from hypothesis_cases(_margin_and_beta, count=15, seed=8_107, to_case=lambda p: Case(args=p))
+
+
+@exercise(f"{M}.dpo_gradient_weight", points=2)
+def _dpo_gradient_weight():
+    margins = np.linspace(-5.0, 5.0, 401)
+    for beta in (0.5, 1.0, 2.0):
+        yield Case(args=(margins, beta), label=f"seed: the weight curve, beta = {beta}", hidden=False)
+    yield Case(args=(0.0, 2.0), label="h = 0: beta / 2")
+    yield Case(args=(EXTREME, 1.0), label="extreme margins +-1e4 (no overflow, no NaN)")
+    yield Case(args=(np.array([-5e3, 5e3]), np.array([2.0, 0.5])), label="large beta h with array beta")
+    yield Case(args=_broadcast_margins(), label="broadcasting (3, 1) with (2,)")
+    yield Case(args=(0.8, 0.0), raises=ValueError, label="beta = 0 is refused")
+    yield Case(args=(np.inf, 1.0), raises=ValueError, label="an infinite margin is refused")
+    yield from hypothesis_cases(_margin_and_beta, count=15, seed=8_108, to_case=lambda p: Case(args=p))
+
+
+@exercise(f"{M}.conservative_dpo_loss", points=2)
+def _conservative_dpo_loss():
+    yield Case(args=(0.8,), kwargs={"beta": 0.2, "label_smoothing": 0.1}, label="seed: cDPO eps = 0.1",
+               hidden=False)
+    yield Case(args=(0.8, 0.2, 0.0), label="eps = 0 is plain DPO")
+    yield Case(args=(-1.5, 1.0, 0.3), label="a wrong pair, eps = 0.3")
+    yield Case(args=(EXTREME, 1.0, 0.1), label="extreme margins +-1e4 (no overflow)")
+    yield Case(args=(np.array([-5e3, 5e3]), 2.0, np.array([0.25, 0.0])), label="beta h = +-1e4 with array eps")
+    yield Case(args=(np.array([[-1.0], [2.0]]), 0.5, np.array([0.0, 0.2, 0.45])),
+               label="broadcasting h (2, 1) with eps (3,)")
+    yield Case(args=(np.array([0.5, -0.5, 4.0]), np.array([1.0, 2.0, 0.1]), 0.25), label="array beta")
+    yield Case(args=(0.8, 0.2, 0.5), raises=ValueError, label="eps = 0.5 is refused")
+    yield Case(args=(0.8, 0.2, -0.1), raises=ValueError, label="eps < 0 is refused")
+    yield Case(args=(0.8, -1.0, 0.1), raises=ValueError, label="beta < 0 is refused")
+    problems = st.tuples(_floats(-30.0, 30.0), _floats(0.01, 5.0), _floats(0.0, 0.49))
+    yield from hypothesis_cases(problems, count=15, seed=8_109, to_case=lambda p: Case(args=p))
+
+
+@exercise(f"{M}.ipo_loss", points=2)
+def _ipo_loss():
+    yield Case(args=(0.8,), kwargs={"tau": 0.5}, label="seed: IPO tau = 0.5", hidden=False)
+    yield Case(args=(0.0, 0.1), label="tau = 0.1: target 5")
+    yield Case(args=(np.array([-1.0, 0.0, 0.25, 3.0]), 2.0), label="an array of margins, tau = 2")
+    yield Case(args=(np.array([[0.0], [1.0]]), np.array([0.25, 1.0, 4.0])), label="broadcasting (2, 1) with (3,)")
+    yield Case(args=(EXTREME, 0.5), label="extreme margins +-1e4")
+    yield Case(args=(0.8, 0.0), raises=ValueError, label="tau = 0 is refused")
+    yield Case(args=(0.8, -0.5), raises=ValueError, label="tau < 0 is refused")
+    problems = st.tuples(_floats(-10.0, 10.0), _floats(0.05, 10.0))
+    yield from hypothesis_cases(problems, count=15, seed=8_110, to_case=lambda p: Case(args=p))
+
+
+@exercise(f"{M}.simpo_loss", points=2)
+def _simpo_loss():
+    yield Case(args=(-4.0, 4, -5.4, 6), kwargs={"beta": 2.0, "target_margin": 0.3},
+               label="seed: SimPO(-4, 4, -5.4, 6, beta=2, gamma=0.3)", hidden=False)
+    yield Case(args=(-12.0, 10, -3.0, 2, 2.5, 0.0), label="gamma = 0, unequal lengths")
+    yield Case(args=(-2.0, 4, -30.0, 12, 0.5, 1.2), label="beta = 0.5, gamma = 1.2")
+    yield Case(args=(np.array([-400.0, -1.0]), 2, np.array([-1.0, -400.0]), 2, 1.0, 0.0),
+               label="large margins +-200")
+    yield Case(args=(np.array([-3.0, -8.0, -1.5]), np.array([3, 4, 1]), np.array([-6.0, -2.0, -9.0]),
+                     np.array([2, 5, 3]), 2.0, 0.5), label="arrays of sums and lengths")
+    yield Case(args=(np.array([[-3.0], [-6.0]]), 3, np.array([-4.0, -5.0, -9.0]), 5, 1.5, 0.2),
+               label="broadcasting (2, 1) with (3,)")
+    yield Case(args=(-4.0, 0, -5.4, 6, 2.0, 0.3), raises=ValueError, label="a zero length is refused")
+    yield Case(args=(-4.0, 4, -5.4, -6, 2.0, 0.3), raises=ValueError, label="a negative length is refused")
+    yield Case(args=(-4.0, 4, -5.4, 6, 0.0, 0.3), raises=ValueError, label="beta = 0 is refused")
+    problems = st.tuples(_floats(-40.0, -0.1), st.integers(1, 20), _floats(-40.0, -0.1), st.integers(1, 20),
+                         _floats(0.1, 5.0), _floats(0.0, 2.0))
+    yield from hypothesis_cases(problems, count=15, seed=8_111, to_case=lambda p: Case(args=p))
+
+
+@exercise(f"{M}.orpo_total_loss", points=2)
+def _orpo_total_loss():
+    yield Case(args=(0.8, -0.7, -1.5), kwargs={"lam": 0.2}, label="seed: ORPO(0.8, -0.7, -1.5, lam=0.2)",
+               hidden=False)
+    yield Case(args=(1.3, -0.2, -0.05, 1.0), label="chosen less likely than rejected, lam = 1")
+    yield Case(args=(0.5, -2.0, -1.0, 0.0), label="lam = 0: the NLL alone")
+    yield Case(args=(0.2, -1e-3, -4.0, 0.5), label="a mean log-probability near 0")
+    yield Case(args=(2.0, -30.0, -0.3, 0.1), label="a very unlikely chosen response")
+    yield Case(args=(np.array([0.8, 1.2, 0.1]), np.array([-0.7, -2.5, -0.05]), np.array([-1.5, -0.4, -3.0]),
+                     0.2), label="arrays")
+    yield Case(args=(0.6, np.array([[-0.3], [-1.2]]), np.array([-0.1, -0.9, -2.0]), np.array([0.1, 0.5, 1.0])),
+               label="broadcasting (2, 1) with (3,)")
+    yield Case(args=(0.8, 0.0, -1.5, 0.2), raises=ValueError, label="chosen_mean_logp = 0 is refused")
+    yield Case(args=(0.8, -0.7, 0.3, 0.2), raises=ValueError, label="rejected_mean_logp > 0 is refused")
+    yield Case(args=(0.8, -0.7, -1.5, -0.2), raises=ValueError, label="lam < 0 is refused")
+    yield Case(args=(-0.8, -0.7, -1.5, 0.2), raises=ValueError, label="a negative NLL is refused")
+    problems = st.tuples(_floats(0.0, 5.0), _floats(-8.0, -0.02), _floats(-8.0, -0.02), _floats(0.0, 2.0))
+    yield from hypothesis_cases(problems, count=15, seed=8_112, to_case=lambda p: Case(args=p))
+
+
+@exercise(f"{M}.likelihood_displacement_curve", points=2)
+def _likelihood_displacement_curve():
+    yield Case(args=(np.linspace(0.0, 1.0, 301),), label="seed: the displacement curve on [0, 1]", hidden=False)
+    yield Case(args=(0.5,), label="a scalar t (floats back)")
+    yield Case(args=(np.array([-1.0, -0.25, 0.0]),), label="negative t")
+    yield Case(args=(np.array([5.0, 10.0]),), label="larger t: a tiny rejected probability")
+    yield Case(args=(np.array([[0.1, 0.2], [0.3, 0.4]]),), label="a (2, 2) array of t")
+    yield Case(args=(np.nan,), raises=ValueError, label="a NaN t is refused")
+    yield from hypothesis_cases(_floats(-3.0, 3.0), count=10, seed=8_113, to_case=lambda t: Case(args=(t,)))
