@@ -11,6 +11,10 @@ atol 1e-6) admit a correct float32 implementation.
 ``optimal_kl_policy`` is replaced by the exact optimum (see
 :func:`frontier_with_exact_optimum`), so a mistake in the optimum costs points
 on ``optimal_kl_policy`` only.
+
+Comparisons are the default ones plus one rule (:func:`_strict_close`): an
+infinity matches only the same infinity, so an overflowing misconception is
+not named for every wrong finite answer.
 """
 
 from __future__ import annotations
