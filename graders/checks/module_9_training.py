@@ -4,8 +4,9 @@ One harness, :func:`grpo_checks`, runs every case on both sides (the engine's ca
 mode is per exercise, so the loss-and-gradient cases and the experiment share it):
 
 - **Loss value and gradient** (``check="loss and gradient"``, the default): small
-  (N, T) tensors; the loss value and d loss / d new_logprobs, exactly as the
-  ``LossAndGrads`` call mode computes them, compared with the reference -- every
+  (N, T) tensors; the loss value and d loss / d new_logprobs, as the
+  ``LossAndGrads`` call mode computes them (but a tensor loss that does not depend
+  on new_logprobs has gradient 0, not None), compared with the reference -- every
   ``loss_type``, ratios on both sides of an asymmetric clip range with positive
   and negative advantages, padding that holds finite garbage (its gradient must
   be exactly 0), several groups, a response without active tokens, float64 and
@@ -62,37 +63,44 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
                 "after_train_kl": out["after_train"]["teacher_forced_kl"]}
     loss = fn(*args, **kwargs)
     grad = None
-    if isinstance(loss, torch.Tensor) and loss.requires_grad and loss.numel() == 1 and loss.is_floating_point():
-        (grad,) = torch.autograd.grad(loss.reshape(()), [args[0]], allow_unused=True)
+    if isinstance(loss, torch.Tensor) and loss.numel() == 1 and loss.is_floating_point():
+        if loss.requires_grad:
+            (grad,) = torch.autograd.grad(loss.reshape(()), [args[0]], allow_unused=True)
+        if grad is None:  # a loss that does not depend on new_logprobs: its gradient is 0
+            grad = torch.zeros_like(args[0])
     return {"value": loss, "grad": grad}
 
 
-# key -> (rtol, atol, what it is)
+# key -> (rtol, atol, what it is, what a miss means)
+_TRAINS = "the loss trains differently from the reference"
 OUTCOME_BANDS = {
-    "first_update_loss": (1e-4, 1e-7, "the mean loss of the first update (same rollouts as the reference)"),
-    "first_update_ratio_min": (1e-4, 1e-7, "the smallest ratio rho in the first update"),
-    "first_update_ratio_max": (1e-4, 1e-7, "the largest ratio rho in the first update"),
-    "after_train_accuracy": (0.0, 0.1, "the train accuracy after three updates"),
-    "after_train_kl": (0.25, 0.01, "the teacher-forced KL to the reference after three updates"),
+    "first_update_loss": (1e-4, 1e-7, "the mean loss of the first update (same rollouts as the reference)", _TRAINS),
+    "first_update_ratio_min": (1e-4, 1e-7, "the smallest ratio rho in the first update", _TRAINS),
+    "first_update_ratio_max": (1e-4, 1e-7, "the largest ratio rho in the first update", _TRAINS),
+    "after_train_accuracy": (0.0, 0.1, "the train accuracy after three updates", _TRAINS),
+    "after_train_kl": (0.25, 0.01, "the teacher-forced KL to the reference after three updates", _TRAINS),
 }
 
 
 def compare_with_bands(bands: dict, default):
-    """Outcome dicts (keys of ``bands``) against their bands; anything else with ``default``."""
+    """Dicts whose keys all belong to ``bands`` (outcome metrics, flags) checked key by key; else ``default``.
+
+    ``bands`` maps a key to (rtol, atol, what it is, what a miss means); a value
+    matches when ``|got - expected| <= atol + rtol * |expected|``.
+    """
     def compare(expected, got, case):
         if not (isinstance(expected, dict) and expected and set(expected) <= set(bands)):
             return default(expected, got, case)
         if not isinstance(got, dict):
-            return f"the experiment harness returned {type(got).__name__}, not its metrics"
+            return f"the check returned {type(got).__name__}, not a dict of metrics"
         for key, want in expected.items():
-            rtol, atol, what = bands[key]
+            rtol, atol, what, advice = bands[key]
             have = got.get(key)
             if not isinstance(have, float) or not math.isfinite(have):
                 return f"{what} ({key}) is {have!r}, not a finite number"
             tol = atol + rtol * abs(want)
             if abs(have - want) > tol:
-                return (f"{what} ({key}) is {have:.6g}; the reference run gives {want:.6g} "
-                        f"(band +- {tol:.2g}): the loss trains differently from the reference")
+                return f"{what} ({key}) is {have:.6g}, the reference gives {want:.6g} (+- {tol:.2g}): {advice}"
         return None
     return compare
 

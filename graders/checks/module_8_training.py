@@ -1,0 +1,280 @@
+"""Hidden checks of module_8_training: sequence_logprobs and dpo_loss (API: graders/checks/__init__.py).
+
+Each exercise has one harness that runs every case on both sides (the engine's
+call mode is per exercise, so the value-and-gradient cases and the experiment
+share it):
+
+- **Value and gradient** (the default ``check``): small tensors, the returned
+  value and gradients compared with the reference, as the ``LossAndGrads`` call
+  mode computes them (but a tensor that does not depend on an input has gradient
+  0 there, not None). ``sequence_logprobs`` returns a (B,) vector, so its
+  gradient is that of ``(out * gradient_weights).sum()`` w.r.t. ``logits``
+  (distinct weights per row, so a row scaled wrongly shows). ``dpo_loss``:
+  the (loss, chosen_rewards, rejected_rewards) values and d loss / d policy
+  log-probs, label_smoothing 0 and > 0; ``check="rewards detached"`` cases ask
+  whether the returned rewards are detached; ValueError cases for beta <= 0 and
+  label_smoothing outside [0, 0.5) (the validation is inside the fence).
+- **Outcome** (``check="toy experiment"``): the PUBLIC starter's given
+  ``run_toy_dpo_experiment`` under a reduced grading configuration (about
+  0.3 s) with ONLY the exercise under test taken from the learner. The other
+  exercise comes from a small correct helper written inside the harness (it
+  restates given code: the warm-up's masked cross-entropy, summed; the DPO
+  formula of the docstring), never from the learner's file -- so a mistake in
+  one exercise never costs points on the other, and the starter's stub of the
+  other exercise is never called. Metrics must land in bands around the
+  reference run, which the grading process computes with the same harness.
+
+Tolerances: float64 rtol 1e-5 / atol 1e-6 (a correct float32-internal or
+looped implementation passes); float32 inputs rtol 1e-4 / atol 1e-4.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
+from graders.checks.module_9_training import compare_with_bands
+
+M = "module_8_training"
+F32 = dict(rtol=1e-4, atol=1e-4)
+
+
+# ----------------------------------------------------------------------------- bands
+# key -> (rtol, atol, what it is, what a miss means)
+_PLUGGED = "the toy DPO run with your function plugged in differs from the reference run"
+OUTCOME_BANDS = {
+    **{f"{part}_{key}": (1e-3, 1e-3, f"{what} ({stage})", _PLUGGED)
+       for part, stage in (("before", "the reference policy"), ("after", "after moderate DPO"),
+                           ("stress", "after high-pressure DPO"))
+       for key, what in (("loss", "the DPO loss"), ("mean_margin", "the mean margin h"),
+                         ("mean_chosen_logp", "the mean log pi(y_w|x)"),
+                         ("mean_rejected_logp", "the mean log pi(y_l|x)"))},
+    **{f"{part}_pair_accuracy": (0.0, 0.13, f"the pair accuracy ({part})", _PLUGGED)
+       for part in ("before", "after", "stress")},
+    "policy_generation_match": (0.0, 0.13, "the greedy generation match after moderate DPO", _PLUGGED),
+    "stress_generation_match": (0.0, 0.13, "the greedy generation match after high-pressure DPO", _PLUGGED),
+    "chosen_rewards_detached": (0.0, 0.0, "whether the returned chosen_rewards are detached (1 = yes)",
+                                "return the rewards with .detach(): they are for logging, not for gradients"),
+    "rejected_rewards_detached": (0.0, 0.0, "whether the returned rejected_rewards are detached (1 = yes)",
+                                  "return the rewards with .detach(): they are for logging, not for gradients"),
+}
+
+
+# ----------------------------------------------------------------------------- harnesses
+def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradient", **kwargs):
+    """Every check of sequence_logprobs, run on both sides (learner in the worker, reference in the grader).
+
+    - check="value and gradient": ``fn(logits, input_ids, mask)`` and the gradient of
+      ``(out * gradient_weights).sum()`` w.r.t. ``logits``;
+    - check="toy experiment": the starter's given toy DPO experiment with ``fn`` as the
+      log-probability function and a correct DPO loss written here.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    if check == "toy experiment":
+        from dataclasses import replace
+
+        def dpo(policy_chosen, policy_rejected, reference_chosen, reference_rejected, *, beta, label_smoothing=0.0):
+            margin = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+            losses = (1 - label_smoothing) * F.softplus(-beta * margin) + label_smoothing * F.softplus(beta * margin)
+            return (losses.mean(), (beta * (policy_chosen - reference_chosen)).detach(),
+                    (beta * (policy_rejected - reference_rejected)).detach())
+
+        training = starter("module_8_training")
+        config = replace(training.PROFILES["smoke"], sft_steps=60, steps=15, stress_steps=20)
+        out = training.run_toy_dpo_experiment(config, seed=7, loss_fn=dpo, logprob_fn=fn)
+        metrics = {"policy_generation_match": out["policy_generation_match"],
+                   "stress_generation_match": out["stress_generation_match"]}
+        for part in ("before", "after", "stress"):
+            for key in ("loss", "pair_accuracy", "mean_margin", "mean_chosen_logp", "mean_rejected_logp"):
+                metrics[f"{part}_{key}"] = out[part][key]
+        return metrics
+    weights = kwargs.pop("gradient_weights")
+    logits = args[0]
+    out = fn(*args, **kwargs)
+    grad = None
+    if isinstance(out, torch.Tensor) and out.is_floating_point() and out.shape == weights.shape:
+        if out.requires_grad:
+            (grad,) = torch.autograd.grad((out * weights.to(out.dtype)).sum(), [logits], allow_unused=True)
+        if grad is None:  # a tensor that does not depend on logits: its gradient is 0
+            grad = torch.zeros_like(logits)
+    return {"value": out, "grad": grad}
+
+
+def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **kwargs):
+    """Every check of dpo_loss, run on both sides (learner in the worker, reference in the grader).
+
+    - check="loss and gradients": the returned (loss, chosen_rewards, rejected_rewards) and
+      d loss / d policy_chosen_logps, d loss / d policy_rejected_logps;
+    - check="rewards detached": 1.0 per returned reward vector that carries no gradient;
+    - check="toy experiment": the starter's given toy DPO experiment with ``fn`` as the loss
+      and a correct sequence log-probability written here (the given warm-up's masked NLL, summed).
+    """
+    import torch
+    import torch.nn.functional as F
+
+    if check == "toy experiment":
+        from dataclasses import replace
+
+        def logps(logits, input_ids, mask):
+            nll = F.cross_entropy(logits[:, :-1].transpose(1, 2), input_ids[:, 1:], reduction="none")
+            return -(nll * mask).sum(dim=-1)
+
+        training = starter("module_8_training")
+        config = replace(training.PROFILES["smoke"], sft_steps=60, steps=15, stress_steps=20)
+        out = training.run_toy_dpo_experiment(config, seed=7, loss_fn=fn, logprob_fn=logps)
+        metrics = {"policy_generation_match": out["policy_generation_match"],
+                   "stress_generation_match": out["stress_generation_match"]}
+        for part in ("before", "after", "stress"):
+            for key in ("loss", "pair_accuracy", "mean_margin", "mean_chosen_logp", "mean_rejected_logp"):
+                metrics[f"{part}_{key}"] = out[part][key]
+        return metrics
+    out = fn(*args, **kwargs)
+    parts = tuple(out) if isinstance(out, (tuple, list)) and len(out) == 3 else None
+    if check == "rewards detached":
+        if parts is None:
+            return {"returned": out}
+        return {"chosen_rewards_detached": float(not getattr(parts[1], "requires_grad", False)),
+                "rejected_rewards_detached": float(not getattr(parts[2], "requires_grad", False))}
+    grads = None
+    loss = parts[0] if parts is not None else out
+    if isinstance(loss, torch.Tensor) and loss.numel() == 1 and loss.is_floating_point():
+        computed = [None, None]
+        if loss.requires_grad:
+            computed = torch.autograd.grad(loss.reshape(()), [args[0], args[1]], allow_unused=True)
+        # an input the loss does not depend on has gradient 0
+        grads = {name: torch.zeros_like(args[i]) if computed[i] is None else computed[i]
+                 for i, name in enumerate(("policy_chosen_logps", "policy_rejected_logps"))}
+    return {"value": out, "grad": grads}
+
+
+# ----------------------------------------------------------------------------- sequence_logprobs cases
+def _seq_case(logits, input_ids, mask, weights, *, dtype="float64", label="", hidden=True, weight=1.0):
+    tolerances = F32 if dtype == "float32" else {}
+    return Case(args=(Tensor(np.asarray(logits, dtype=float), dtype, requires_grad=True),
+                      Tensor(np.asarray(input_ids), "long"), Tensor(np.asarray(mask, dtype=bool), "bool")),
+                kwargs={"gradient_weights": Tensor(np.asarray(weights, dtype=float), dtype)},
+                label=label, hidden=hidden, weight=weight, **tolerances)
+
+
+def _random_sequences(rng: np.random.Generator, batch: int, width: int, vocab: int, *, scale: float = 2.0):
+    """Random logits, ids and a response mask: a prompt prefix (False), the response (True), padding (False)."""
+    logits = rng.normal(0.0, scale, size=(batch, width, vocab))
+    ids = rng.integers(0, vocab, size=(batch, width))
+    mask = np.zeros((batch, width - 1), dtype=bool)
+    for row in range(batch):
+        start = int(rng.integers(0, width - 1))
+        stop = int(rng.integers(start, width))
+        mask[row, start:stop] = True
+    return logits, ids, mask
+
+
+def _drawn_sequence_case(seed: int) -> Case:
+    rng = np.random.default_rng(seed)
+    batch, width, vocab = int(rng.integers(1, 5)), int(rng.integers(2, 9)), int(rng.integers(2, 8))
+    logits, ids, mask = _random_sequences(rng, batch, width, vocab, scale=float(rng.choice([0.5, 2.0, 5.0])))
+    float32 = bool(rng.random() < 0.3)
+    return _seq_case(logits, ids, mask, rng.normal(0.0, 1.0, size=batch), dtype="float32" if float32 else "float64")
+
+
+@exercise(f"{M}.sequence_logprobs", points=3, call=Harness(sequence_logprobs_checks), timeout=60,
+          compare=compare_with_bands(OUTCOME_BANDS, close()))
+def _sequence_logprobs():
+    # --- public: the rows of starter/module_08/test_module_8_training.py
+    hand = [[[0.0, 0.0], [math.log(3.0), 0.0], [5.0, 5.0]]]
+    yield _seq_case(hand, [[1, 1, 0]], [[True, True]], [1.0], hidden=False,
+                    label="one sequence of 3 tokens, V = 2 (log 1/2 + log 3/4)")
+    yield _seq_case(hand, [[1, 1, 0]], [[False, True]], [1.0], hidden=False, label="only the last target scored")
+    yield _seq_case(np.zeros((2, 4, 3)), [[0, 1, 2, 0], [0, 2, 2, 1]], [[False, True, True], [True, True, False]],
+                    [1.0, 1.0], hidden=False, label="uniform logits, two masked sequences")
+    # --- hidden fixed cases
+    rng = np.random.default_rng(8_101)
+    logits, ids, _ = _random_sequences(rng, 3, 7, 6)
+    mask = np.array([[False, False, True, True, True, False], [False, True, True, True, True, True],
+                     [False, False, False, True, False, False]])
+    yield _seq_case(logits, ids, mask, [1.0, -0.5, 2.0], label="three sequences: prompt, response, padding")
+    yield _seq_case(logits, ids, mask, [1.0, -0.5, 2.0], dtype="float32", label="the same in float32")
+    yield _seq_case(logits, ids, np.zeros_like(mask), [0.3, 1.0, -1.0], label="nothing masked in: every sum is 0")
+    yield _seq_case(logits * 8.0, ids, mask, [1.0, 1.0, 1.0], label="large logits (spread of about +-50)")
+    long_logits, long_ids, long_mask = _random_sequences(rng, 2, 12, 10)
+    long_mask[:, 3:] = True
+    yield _seq_case(long_logits, long_ids, long_mask, [0.7, -1.3], label="two sequences of 12 tokens, V = 10")
+    # --- property-based (fixed seed)
+    yield from hypothesis_cases(st.integers(0, 2**31 - 1), count=16, seed=8_102, to_case=_drawn_sequence_case)
+    # --- outcome: the learner's sequence_logprobs in the given toy DPO experiment
+    yield Case(kwargs={"check": "toy experiment"}, weight=4.0, hidden=False,
+               label="toy DPO experiment (grading configuration) with your sequence_logprobs")
+
+
+# ----------------------------------------------------------------------------- dpo_loss cases
+def _dpo_case(chosen, rejected, ref_chosen, ref_rejected, *, beta, label_smoothing=None, dtype="float64",
+              label="", hidden=True, weight=1.0, check=None, raises=None):
+    kwargs = {"beta": beta}
+    if label_smoothing is not None:
+        kwargs["label_smoothing"] = label_smoothing
+    if check is not None:
+        kwargs["check"] = check
+    tolerances = F32 if dtype == "float32" else {}
+    return Case(args=(Tensor(np.asarray(chosen, dtype=float), dtype, requires_grad=True),
+                      Tensor(np.asarray(rejected, dtype=float), dtype, requires_grad=True),
+                      Tensor(np.asarray(ref_chosen, dtype=float), dtype),
+                      Tensor(np.asarray(ref_rejected, dtype=float), dtype)),
+                kwargs=kwargs, label=label, hidden=hidden, weight=weight, raises=raises, **tolerances)
+
+
+def _random_pairs(rng: np.random.Generator, batch: int, spread: float = 3.0):
+    ref_chosen, ref_rejected = -rng.uniform(2.0, 20.0, size=batch), -rng.uniform(2.0, 20.0, size=batch)
+    chosen = ref_chosen + rng.normal(0.0, spread, size=batch)
+    rejected = ref_rejected + rng.normal(0.0, spread, size=batch)
+    return chosen, rejected, ref_chosen, ref_rejected
+
+
+def _drawn_pair_case(seed: int) -> Case:
+    rng = np.random.default_rng(seed)
+    batch = int(rng.integers(1, 9))
+    beta = float(rng.choice([0.05, 0.1, 0.25, 0.5, 2.0, 4.0]))
+    smoothing = float(rng.choice([0.0, 0.0, 0.05, 0.2, 0.4]))
+    float32 = bool(rng.random() < 0.3)
+    return _dpo_case(*_random_pairs(rng, batch, spread=float(rng.choice([0.5, 3.0]))), beta=beta,
+                     label_smoothing=smoothing, dtype="float32" if float32 else "float64")
+
+
+@exercise(f"{M}.dpo_loss", points=4, call=Harness(dpo_loss_checks), timeout=60,
+          compare=compare_with_bands(OUTCOME_BANDS, close()))
+def _dpo_loss():
+    # --- public: the rows of starter/module_08/test_module_8_training.py
+    yield _dpo_case([-1.0], [-2.0], [-1.5], [-1.5], beta=0.5, dtype="float32", hidden=False,
+                    label="h = 1, beta = 0.5: loss log(1 + e^-0.5), rewards +-0.25")
+    yield _dpo_case([-3.0, -7.0], [-7.0, -3.0], [-3.0, -7.0], [-7.0, -3.0], beta=0.1, hidden=False,
+                    label="policy = reference: loss log 2")
+    yield _dpo_case([0.0, 0.0], [-2.0, 2.0], [0.0, 0.0], [0.0, 0.0], beta=1.0, hidden=False,
+                    label="two pairs with h = +2 and -2: the mean of the two losses")
+    yield _dpo_case([1.0], [-1.0], [0.0], [0.0], beta=1.0, label_smoothing=0.25, hidden=False,
+                    label="cDPO eps = 0.25 at h = 2")
+    yield _dpo_case([-2.0], [-2.0], [-2.0], [-2.0], beta=0.5, hidden=False, label="gradient at h = 0: -+0.25")
+    # --- hidden fixed cases
+    rng = np.random.default_rng(8_201)
+    pairs = _random_pairs(rng, 5)
+    yield _dpo_case(*pairs, beta=0.1, label="five pairs, beta 0.1")
+    yield _dpo_case(*pairs, beta=2.0, label_smoothing=0.1, label="five pairs, beta 2, eps 0.1")
+    yield _dpo_case(*pairs, beta=0.3, label_smoothing=0.45, label="five pairs, beta 0.3, eps 0.45")
+    yield _dpo_case(*_random_pairs(rng, 6), beta=0.3, label_smoothing=0.2, dtype="float32",
+                    label="six pairs in float32, beta 0.3, eps 0.2")
+    yield _dpo_case([-1.0, -30.0, -5.0, -2.0], [-25.0, -1.0, -5.5, -2.0], [-8.0, -8.0, -5.0, -3.0],
+                    [-8.0, -8.0, -5.0, -1.0], beta=1.5, label_smoothing=0.1,
+                    label="large margins (|beta h| up to 30), eps 0.1")
+    yield _dpo_case(*pairs, beta=0.5, check="rewards detached", label="the returned rewards are detached")
+    yield _dpo_case(*pairs, beta=0.5, label_smoothing=0.2, check="rewards detached",
+                    label="the returned rewards are detached (eps 0.2)")
+    for beta, smoothing, what in ((0.0, 0.0, "beta = 0"), (-0.1, 0.0, "beta < 0"),
+                                  (0.1, 0.5, "label_smoothing = 0.5"), (0.1, -0.1, "label_smoothing < 0")):
+        yield _dpo_case(*pairs, beta=beta, label_smoothing=smoothing, raises=ValueError,
+                        label=f"{what} is refused (ValueError)", weight=0.5)
+    # --- property-based (fixed seed)
+    yield from hypothesis_cases(st.integers(0, 2**31 - 1), count=16, seed=8_202, to_case=_drawn_pair_case)
+    # --- outcome: the learner's dpo_loss in the given toy DPO experiment
+    yield Case(kwargs={"check": "toy experiment"}, weight=4.0, hidden=False,
+               label="toy DPO experiment (grading configuration) with your dpo_loss")

@@ -1,0 +1,19 @@
+"""Summing the per-pair losses over the batch instead of averaging them."""
+
+EXERCISE = "module_8_training.dpo_loss"
+NAME = "sum_instead_of_mean"
+HINT = ("looks like the per-pair losses were summed; the DPO loss is their MEAN over the batch "
+        "(a sum makes the step size grow with the batch size)")
+
+
+def dpo_loss(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps,
+             *, beta, label_smoothing=0.0):
+    if beta <= 0:
+        raise ValueError(f"beta must be > 0, got {beta!r}")
+    if not 0.0 <= label_smoothing < 0.5:
+        raise ValueError(f"label_smoothing must be in [0, 0.5), got {label_smoothing!r}")
+    chosen_logratios = policy_chosen_logps - reference_chosen_logps
+    rejected_logratios = policy_rejected_logps - reference_rejected_logps
+    margin = chosen_logratios - rejected_logratios
+    losses = (1.0 - label_smoothing) * F.softplus(-beta * margin) + label_smoothing * F.softplus(beta * margin)
+    return losses.sum(), (beta * chosen_logratios).detach(), (beta * rejected_logratios).detach()
