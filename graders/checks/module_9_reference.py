@@ -1,71 +1,596 @@
 """Hidden checks of module_9_reference (see graders/checks/__init__.py for the API).
 
-Demo specs for three exercises; the checks of the remaining exercises are
-added here by the module's check authors.
+One spec per exercise: the seed notebook's cases and the rows of the public
+learner tests (``hidden=False``: the learner has seen them), hidden fixed cases
+aimed at the edge cases and at every catalogued misconception
+(``graders/misconceptions/module_9_reference/``), ValueError cases, and
+Hypothesis cases drawn with a fixed seed.
+
+Exercises that build on another exercise (the three token-weight reductions on
+``group_relative_advantages``, ``expected_draws_for_informative_groups`` on
+``informative_group_probability``) run under the :func:`with_trusted_dependencies`
+harness, so a mistake is graded (and named) once, on its own exercise.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from graders.checks import Case, exercise, hypothesis_cases, st
+from graders.checks import Case, Harness, exercise, hypothesis_cases, st
 
 M = "module_9_reference"
 
 
-@exercise(f"{M}.verify_numeric_answer", points=3)
-def _verify_numeric_answer():
-    # the five public cases of the seed notebook (double backslash before boxed)
-    for text, reference, label in [
-        (r"Final: \\boxed{3/7}", "0.428571", "fraction in a box vs a decimal reference"),
-        ("The reference number 42 is mentioned, but the answer is 41", "42", "the LAST number counts"),
-        (r"First \\boxed{2}, then corrected: \\boxed{3}", "3", "the LAST box counts"),
-        ("No numerical answer", "5", "no number at all"),
-        ("1/0", "0", "zero denominator"),
-    ]:
+# ---------------------------------------------------------------------------
+# The harness of dependent exercises
+# ---------------------------------------------------------------------------
+def with_trusted_dependencies(fn, learner, starter, *args, **kwargs):
+    """Call ``fn`` while the learner module's group_relative_advantages and
+    informative_group_probability are replaced by trusted copies of the formulas
+    their docstrings state (restored afterwards)."""
+    import math
+    import numbers
+
+    import numpy as np
+
+    def real(value, name, low=0.0, high=math.inf):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite real number, got {value!r}")
+        if not low <= value <= high:
+            raise ValueError(f"{name} must lie in [{low}, {high}], got {value!r}")
+        return float(value)
+
+    def integer(value, name, minimum):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        return int(value)
+
+    def group_relative_advantages(rewards, scale=True, *, eps=1e-6, ddof=0):
+        try:
+            r = np.array(rewards, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise ValueError("rewards must be numeric") from error
+        if r.ndim not in (1, 2) or r.shape[-1] == 0 or not np.all(np.isfinite(r)):
+            raise ValueError(f"rewards must be finite, (G,) or (num_groups, G) with G >= 1, got {r.shape}")
+        eps, ddof = real(eps, "eps"), integer(ddof, "ddof", 0)
+        if scale and ddof >= r.shape[-1]:
+            raise ValueError(f"ddof must be smaller than the group size {r.shape[-1]}")
+        all_equal = r.max(axis=-1, keepdims=True) == r.min(axis=-1, keepdims=True)
+        centred = np.where(all_equal, 0.0, r - r.mean(axis=-1, keepdims=True))
+        if not scale:
+            return centred
+        std = r.std(axis=-1, ddof=ddof, keepdims=True)
+        return np.divide(centred, std + eps, out=np.zeros_like(centred), where=~all_equal)
+
+    def informative_group_probability(p, group_size):
+        p, group_size = real(p, "p", 0.0, 1.0), integer(group_size, "group_size", 1)
+        if group_size == 1:
+            return 0.0
+        small = min(p, 1.0 - p)
+        return max(0.0, -math.expm1(group_size * math.log1p(-small)) - small ** group_size)
+
+    trusted = {"group_relative_advantages": group_relative_advantages,
+               "informative_group_probability": informative_group_probability}
+    saved = {name: vars(learner)[name] for name in trusted if name in vars(learner)}
+    for name, function in trusted.items():
+        setattr(learner, name, function)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        for name in trusted:
+            if name in saved:
+                setattr(learner, name, saved[name])
+            elif hasattr(learner, name):
+                delattr(learner, name)
+
+
+TRUSTED = Harness(with_trusted_dependencies)
+
+
+# ---------------------------------------------------------------------------
+# The verifier
+# ---------------------------------------------------------------------------
+SEED_VERIFIER = [  # the seed notebook's table (a DOUBLE backslash before boxed)
+    (r"Final: \\boxed{3/7}", "0.428571", "seed: fraction in a box vs a decimal reference"),
+    ("The reference number 42 is mentioned, but the answer is 41", "42", "seed: the LAST number counts"),
+    (r"First \\boxed{2}, then corrected: \\boxed{3}", "3", "seed: the LAST box counts"),
+    ("No numerical answer", "5", "seed: no number at all"),
+    ("1/0", "0", "seed: zero denominator"),
+]
+PUBLIC_VERIFIER = [  # rows of the public learner tests
+    (r"\boxed{5} no wait \boxed{6}", 6), (r"\boxed{5} so the answer is 6", 5),
+    ("I first thought 42, then 40 + 1 = 41", 42), ("Total: 1,234,567 apples", 1234567), ("the pair 1,2", 2),
+    (r"$\boxed{ -2/4 }$", "-0.5"), ("about 1.5e3 metres", 1500), (r"\boxed{\boxed{7}}", 7), (r"\boxed{7", 7),
+    (r"\boxed{seven}", 7), (r"\boxed{3/0}", 0), (r"\boxed{nan}", 0), ("1e999999", 0), ("", 0),
+]
+HIDDEN_VERIFIER = [
+    (r"so \boxed{3} is wrong; the answer is \boxed{5}", "5", "single backslash boxes, the last wins"),
+    (r"The answer is \boxed{12}. Check: 12 - 2 = 10", "12", "a single-backslash box beats later numbers"),
+    (r"\boxed{\frac{1}{2}} or \boxed{{7}}", "7", "nested braces in the last box"),
+    ("the total is 1,234,567 apples", 1234567, "thousands separators"),
+    ("0.1 + 0.2 = 0.30000000000000004", "0.3", "float within tolerance"),
+    ("the answer is 0.3001", "0.3", "outside tolerance"),
+    ("x = 1.5e3", 1500, "scientific notation"),
+    (r"\boxed{$-3/4$}", "-0.75", "dollar signs inside the box"),
+    (r"\boxed{nan}", "1", "NaN is never correct"),
+    (r"\boxed{\infty}", "1", "infinity in a box"),
+    (r"\boxed{1/0}", "0", "a zero denominator in a box"),
+    (r"\boxed{}", "1", "an empty box"),
+    (r"\boxed{ 12 } and \boxed{7", "7", "the last box never closes"),
+    (r"\boxed{1,234}", 1234, "thousands separators in a box"),
+    ("0.428571", "3/7", "a fraction as the reference"),
+    ("we get 0.1", 0.1, "a float reference"),
+    ("5-3 leaves 3", 3, "a minus between numbers is an operator"),
+    ("1000.0005", 1000, "relative tolerance: 5e-4 <= 1e-6 * 1000"),
+    ("0.000002", 0, "absolute tolerance: 2e-6 > 1e-6"),
+    ("7 " * 50_000 + "8", "8", "a long response (linear time)"),
+]
+TEXT_TOKENS = [r"\boxed{", r"\\boxed{", "}", "{", " ", "$", "12", "-3", "3/4", "0.75", "1,234", "1e3", "x", "/",
+               ",", ".", "nan", "0", "+", "1000.0004"]
+texts = st.lists(st.sampled_from(TEXT_TOKENS), max_size=12).map("".join)
+references = st.sampled_from(["12", "-3", "0.75", "3/4", "1234", "1000", 0, 12, 1e3])
+
+
+def _verifier_cases():
+    for text, reference, label in SEED_VERIFIER:
         yield Case(args=(text, reference), label=label, hidden=False)
-    yield Case(args=(r"so \boxed{3} is wrong; the answer is \boxed{5}", "5"), label="single backslash boxes")
-    yield Case(args=(r"\boxed{\frac{1}{2}} or \boxed{{7}}", "7"), label="nested braces in the last box")
-    yield Case(args=("the total is 1,234,567 apples", 1234567), label="thousands separators")
-    yield Case(args=("0.1 + 0.2 = 0.30000000000000004", "0.3"), label="float within tolerance")
-    yield Case(args=("the answer is 0.3001", "0.3"), label="outside tolerance")
-    yield Case(args=("x = 1.5e3", 1500), label="scientific notation")
-    yield Case(args=(r"\boxed{$-3/4$}", "-0.75"), label="dollar signs inside the box")
-    yield Case(args=(r"\boxed{nan}", "1"), label="NaN is never correct")
-    yield Case(args=("7 " * 50_000 + "8", "8"), label="a long response (linear time)")
+    for text, reference in PUBLIC_VERIFIER:
+        yield Case(args=(text, reference), label="public test row", hidden=False)
+    for text, reference, label in HIDDEN_VERIFIER:
+        yield Case(args=(text, reference), label=label)
+    yield Case(args=("0.000002", 0), kwargs={"abs_tol": 1e-5}, label="abs_tol is passed through")
+    yield Case(args=("3.14", "3.14159"), kwargs={"rel_tol": 1e-3}, label="rel_tol is passed through")
+    yield Case(args=("12", 12.5), kwargs={"rel_tol": 0.0, "abs_tol": 0.5}, label="tolerance boundary is inclusive")
+    yield Case(args=("12", "twelve"), raises=ValueError, label="a reference without a number is refused")
+    yield Case(args=("12", "1/0"), raises=ValueError, label="a reference with a zero denominator is refused")
+    yield Case(args=("12", float("nan")), raises=ValueError, label="a NaN reference is refused")
+    yield Case(args=("12", 12), kwargs={"rel_tol": -1e-6}, raises=ValueError, label="a negative rel_tol is refused")
+    yield from hypothesis_cases(st.tuples(texts, references), count=30, seed=9_300,
+                                to_case=lambda tr: Case(args=tr))
     answers = st.integers(min_value=-10_000, max_value=10_000)
     yield from hypothesis_cases(st.tuples(answers, answers), count=12, seed=9_301,
                                 to_case=lambda ab: Case(args=(f"we get \\\\boxed{{{ab[0]}}}", str(ab[1]))))
 
 
+@exercise(f"{M}.verify_detailed", points=2)
+def _verify_detailed():
+    # The catalogued mistakes of this exercise are in its fields (status, extracted);
+    # mistakes in the decision itself are catalogued on verify_numeric_answer.
+    yield from _verifier_cases()
+
+
+@exercise(f"{M}.verify_numeric_answer", points=3)
+def _verify_numeric_answer():
+    yield from _verifier_cases()
+
+
+# ---------------------------------------------------------------------------
+# Informative groups
+# ---------------------------------------------------------------------------
+SEED_P = (0.01, 0.10, 0.50, 0.90, 0.99)
+probabilities = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_subnormal=False)
+
+
 @exercise(f"{M}.informative_group_probability", points=2)
 def _informative_group_probability():
-    for p in (0.01, 0.10, 0.50, 0.90, 0.99):
+    for p in SEED_P:
         yield Case(args=(p, 8), label=f"seed table p={p}, G=8", hidden=False)
+    for p, group_size in ((0.5, 2), (0.5, 8), (0.1, 2), (0.0, 4), (1.0, 4), (0.3, 1)):
+        yield Case(args=(p, group_size), label="public test row", hidden=False)
     yield Case(args=(0.5, 1), label="a group of one is never informative")
-    yield Case(args=(0.0, 4), label="p = 0")
-    yield Case(args=(1e-9, 16), label="tiny p", rtol=1e-6, atol=1e-15)
-    yield Case(args=(1.5, 4), raises=ValueError, label="p outside [0, 1] is refused")
-    probabilities = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_subnormal=False)
+    yield Case(args=(0.2, 3), label="G=3: 1 - 0.2^3 - 0.8^3")
+    yield Case(args=(0.7, 5), label="p above 1/2")
+    yield Case(args=(1e-9, 16), label="tiny p")
+    for p, group_size, label in ((1.5, 4, "p above 1"), (-0.1, 4, "negative p"), (float("nan"), 4, "NaN p"),
+                                 (0.5, 0, "group_size 0"), (0.5, -2, "negative group_size")):
+        yield Case(args=(p, group_size), raises=ValueError, label=f"{label} is refused")
     yield from hypothesis_cases(st.tuples(probabilities, st.integers(min_value=1, max_value=64)), count=20,
                                 seed=9_302, to_case=lambda pg: Case(args=pg))
 
 
-@exercise(f"{M}.group_relative_advantages", points=3, rtol=1e-6, atol=1e-9)
+@exercise(f"{M}.expected_draws_for_informative_groups", points=1, call=TRUSTED)
+def _expected_draws_for_informative_groups():
+    for p in SEED_P:
+        yield Case(args=(100, p, 8), label=f"seed table: 100 informative prompts, p={p}, G=8", hidden=False)
+    for wanted, p, group_size in ((100, 0.5, 2), (100, 0.5, 8), (5, 0.0, 8)):
+        yield Case(args=(wanted, p, group_size), label="public test row", hidden=False)
+    yield Case(args=(1, 0.5, 2), label="one informative group at P_info = 1/2")
+    yield Case(args=(3, 0.25, 4), label="B=3, p=0.25, G=4")
+    yield Case(args=(0, 0.5, 8), label="B = 0 needs no draws")
+    yield Case(args=(0, 1.0, 8), label="B = 0 needs no draws even when P_info = 0")
+    yield Case(args=(7, 0.3, 1), label="a group of one never helps: inf")
+    yield Case(args=(-1, 0.5, 8), raises=ValueError, label="negative num_informative is refused")
+    yield Case(args=(10, 1.2, 8), raises=ValueError, label="p above 1 is refused")
+    yield Case(args=(10, 0.5, 0), raises=ValueError, label="group_size 0 is refused")
+    yield from hypothesis_cases(st.tuples(st.integers(0, 1000), probabilities, st.integers(1, 32)), count=15,
+                                seed=9_304, to_case=lambda bpg: Case(args=bpg))
+
+
+# ---------------------------------------------------------------------------
+# Advantages
+# ---------------------------------------------------------------------------
+SEED_REWARDS = np.array([1.0, 1.0, 0.0, 0.0])
+
+
+def _rectangle(groups):
+    width = min(len(g) for g in groups)
+    return np.array([g[:width] for g in groups])
+
+
+@exercise(f"{M}.group_relative_advantages", points=3, rtol=1e-5, atol=1e-8)
 def _group_relative_advantages():
-    seed_rewards = np.array([1.0, 1.0, 0.0, 0.0])
-    yield Case(args=(seed_rewards,), kwargs={"scale": True}, label="seed table, standardised", hidden=False)
-    yield Case(args=(seed_rewards,), kwargs={"scale": False}, label="seed table, centred", hidden=False)
-    yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]),), label="one success in G=4")
+    yield Case(args=(SEED_REWARDS,), kwargs={"scale": True}, label="seed table, standardised", hidden=False)
+    yield Case(args=(SEED_REWARDS,), kwargs={"scale": False}, label="seed table, centred", hidden=False)
+    for group_size in (2, 3, 4, 8, 16):
+        yield Case(args=(np.eye(1, group_size)[0],), label=f"public: one success in G={group_size}", hidden=False)
+    yield Case(args=(np.array([[0.7, 0.7, 0.7], [1.0, 0.0, 0.0]]),), kwargs={"eps": 0.0},
+               label="public: an all-equal group gives zeros, eps = 0", hidden=False)
     yield Case(args=(np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5]]),), label="two groups, one all-equal")
+    yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), label="two groups of 4")
+    yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), kwargs={"scale": False},
+               label="two groups of 4, centred")
+    yield Case(args=(np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]),),
+               label="three groups of 3 (square)")
     yield Case(args=([0.2, 0.9, 0.4],), kwargs={"ddof": 1}, label="ddof=1 on request (a list input)")
     yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.0}, label="eps = 0")
+    yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.5}, label="a large eps")
+    yield Case(args=(np.array([2.0, 2.0, 2.0]),), label="an all-equal group gives zeros")
     yield Case(args=(np.zeros((2, 0)),), raises=ValueError, label="an empty group is refused")
+    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label="3-D rewards are refused")
+    yield Case(args=(np.array([1.0, np.nan]),), raises=ValueError, label="NaN rewards are refused")
+    yield Case(args=(np.array([1.0, 0.0]),), kwargs={"ddof": 2}, raises=ValueError, label="ddof >= G is refused")
+    yield Case(args=(np.array([1.0, 0.0]),), kwargs={"eps": -1.0}, raises=ValueError,
+               label="negative eps is refused")
     groups = st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=2, max_size=8)
     yield from hypothesis_cases(st.lists(groups, min_size=1, max_size=3), count=20,
-                                seed=9_303, to_case=_ragged_to_case)
+                                seed=9_303, to_case=lambda g: Case(args=(_rectangle(g),)))
+    real_groups = st.lists(st.floats(-5.0, 5.0, allow_subnormal=False), min_size=2, max_size=6)
+    yield from hypothesis_cases(st.tuples(real_groups, st.booleans()), count=10, seed=9_305,
+                                to_case=lambda gs: Case(args=(np.array(gs[0]),), kwargs={"scale": gs[1]}))
 
 
-def _ragged_to_case(groups):
-    width = min(len(g) for g in groups)
-    return Case(args=(np.array([g[:width] for g in groups]),))
+@exercise(f"{M}.leave_one_out_baseline", points=2, rtol=1e-6, atol=1e-9)
+def _leave_one_out_baseline():
+    yield Case(args=([1.0, 2.0, 3.0, 4.0],), label="public test row", hidden=False)
+    yield Case(args=(SEED_REWARDS,), label="the seed group [1, 1, 0, 0]")
+    yield Case(args=(np.array([1.0, 0.0]),), label="G = 2: the other reward")
+    yield Case(args=(np.array([[1.0, 0.0, 0.0], [2.0, 4.0, 6.0]]),), label="two groups")
+    yield Case(args=(np.array([[1.0, 1.0], [0.0, 1.0], [5.0, -5.0]]),), label="three groups of 2")
+    yield Case(args=([1.0],), raises=ValueError, label="G = 1 has no other answers")
+    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label="3-D rewards are refused")
+    yield Case(args=(np.array([1.0, np.inf]),), raises=ValueError, label="infinite rewards are refused")
+    rows = st.lists(st.floats(-10.0, 10.0, allow_subnormal=False), min_size=2, max_size=6)
+    yield from hypothesis_cases(st.lists(rows, min_size=1, max_size=3), count=15, seed=9_306,
+                                to_case=lambda g: Case(args=(_rectangle(g),)))
+
+
+# ---------------------------------------------------------------------------
+# Clipping
+# ---------------------------------------------------------------------------
+SEED_RATIOS = np.array([1.35, 0.85, 1.10, 0.70])
+SEED_ADVANTAGES = np.array([1.0, 1.0, -1.0, -1.0]) * (0.5 / (0.5 + 1e-6))
+BOUNDARY_RATIOS = np.array([0.5, 0.75, 1.0, 1.25, 1.5, 2.0])  # exact in binary: 1 +- 0.25, 1 +- 0.5
+ratios = st.floats(0.0, 3.0, allow_subnormal=False)
+signed = st.floats(-2.0, 2.0, allow_subnormal=False)
+eps_values = st.sampled_from([0.0, 0.1, 0.2, 0.28, 0.5])
+clip_inputs = st.tuples(st.lists(st.tuples(ratios, signed), min_size=1, max_size=8), eps_values, eps_values)
+
+
+def _clip_case(drawn):
+    pairs, eps_low, eps_high = drawn
+    rho, advantage = np.array(pairs).T
+    return Case(args=(rho, advantage, eps_low, eps_high))
+
+
+def _clip_cases():
+    yield Case(args=(SEED_RATIOS, SEED_ADVANTAGES, 0.2, 0.2), label="seed table", hidden=False)
+    yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0]), 0.2, 0.2), label="public test row", hidden=False)
+    yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0])), kwargs={"eps_low": 0.2, "eps_high": 0.28},
+               label="clip-higher: eps_high = 0.28 (DAPO)")
+    yield Case(args=(np.array([0.6, 0.9, 1.1, 1.3, 1.5]), np.array([-1.0, -1.0, 1.0, 1.0, 1.0]), 0.3, 0.1),
+               label="eps_low > eps_high")
+    yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), -2.0), kwargs={"eps_low": 0.2, "eps_high": 0.28},
+               label="a scalar negative advantage broadcasts")
+    yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), 0.5), label="a scalar positive advantage broadcasts")
+    yield Case(args=(np.array([[0.5, 1.5], [1.1, 0.9]]), np.array([[1.0], [-1.0]]), 0.25, 0.25),
+               label="(N, T) ratios with (N, 1) advantages")
+    yield Case(args=(np.array([0.3, 1.0, 2.5]), np.zeros(3)), label="zero advantages")
+    yield Case(args=(BOUNDARY_RATIOS, np.ones(6), 0.25, 0.5), label="ratios on the clip boundaries, A > 0")
+    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.25, 0.5), label="ratios on the clip boundaries, A < 0")
+    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.5, 0.25), label="boundaries with eps_low = 0.5, A < 0")
+    yield Case(args=(np.array([-0.1, 1.0]), np.ones(2)), raises=ValueError, label="negative ratios are refused")
+    yield Case(args=(np.ones(3), np.ones(2)), raises=ValueError, label="shapes that do not broadcast are refused")
+    yield Case(args=(np.ones(2), np.ones(2), -0.1, 0.2), raises=ValueError, label="negative eps_low is refused")
+    yield Case(args=(np.ones(2), np.ones(2), 0.2, float("nan")), raises=ValueError, label="NaN eps_high is refused")
+    yield from hypothesis_cases(clip_inputs, count=20, seed=9_307, to_case=_clip_case)
+
+
+@exercise(f"{M}.clipped_surrogate_terms", points=3)
+def _clipped_surrogate_terms():
+    yield from _clip_cases()
+
+
+@exercise(f"{M}.clip_activity", points=2)
+def _clip_activity():
+    yield from _clip_cases()
+
+
+@exercise(f"{M}.gspo_sequence_ratios", points=2, rtol=1e-6, atol=1e-9)
+def _gspo_sequence_ratios():
+    new = np.array([[-1.0, -2.0, -9.0], [-0.5, -0.5, -0.5]])
+    old = np.array([[-1.5, -2.5, -1.0], [-0.5, -0.5, -0.5]])
+    yield Case(args=(new, old, np.array([[1, 1, 0], [1, 1, 1]])), label="public test row", hidden=False)
+    yield Case(args=(np.array([[-1.0, -3.0, -2.0, -0.5]]), np.array([[-2.0, -1.0, -2.5, -0.5]]), np.ones((1, 4))),
+               label="geometric, not arithmetic, mean of token ratios")
+    yield Case(args=(np.array([[-0.2, -1.0, -np.inf], [-0.4, -np.inf, -np.inf]]),
+                     np.array([[-0.5, -0.7, -np.inf], [-0.1, -np.inf, -np.inf]]),
+                     np.array([[True, True, False], [True, False, False]])),
+               label="-inf padding under a boolean mask")
+    yield Case(args=(np.array([[-1.0, -1.0], [-2.0, -1.0]]), np.array([[-1.5, -1.5], [-1.0, -3.0]]),
+                     np.array([[0.0, 0.0], [1.0, 1.0]])), label="a response with no active token has ratio 1")
+    yield Case(args=(np.array([[-0.3, -0.2, -0.9, -0.4]]), np.array([[-0.6, -0.1, -0.2, -2.0]]),
+                     np.array([[1.0, 1.0, 1.0, 0.0]])), label="the padding holds a finite log-prob")
+    yield Case(args=(np.zeros((2, 3)), np.zeros((2, 2)), np.ones((2, 3))), raises=ValueError,
+               label="mismatched shapes are refused")
+    yield Case(args=(np.zeros(3), np.zeros(3), np.ones(3)), raises=ValueError, label="1-D inputs are refused")
+    yield Case(args=(np.zeros((1, 2)), np.zeros((1, 2)), np.array([[1.0, 2.0]])), raises=ValueError,
+               label="a mask entry of 2 is refused")
+    yield Case(args=(np.array([[-np.inf, 0.0]]), np.zeros((1, 2)), np.ones((1, 2))), raises=ValueError,
+               label="-inf on an active token is refused")
+
+    def to_case(drawn):
+        rows, width = drawn
+        rng = np.random.default_rng(len(rows) * 31 + width)
+        new = rng.normal(-1.0, 0.5, (len(rows), width))
+        old = new + rng.normal(0.0, 0.3, (len(rows), width))
+        mask = (np.arange(width)[None, :] < np.array(rows)[:, None]).astype(float)
+        return Case(args=(new, old, mask))
+    yield from hypothesis_cases(st.tuples(st.lists(st.integers(0, 6), min_size=1, max_size=4), st.integers(1, 6)),
+                                count=15, seed=9_308, to_case=to_case)
+
+
+# ---------------------------------------------------------------------------
+# Loss reductions
+# ---------------------------------------------------------------------------
+SEED_GROUP, SEED_LENGTHS = np.array([1.0, 0.0, 1.0]), [2, 5, 8]
+reduction_inputs = st.lists(st.tuples(st.sampled_from([0.0, 0.25, 1.0]), st.integers(1, 12)), min_size=2, max_size=6)
+
+
+def _reduction_case(drawn, *extra):
+    rewards, lengths = zip(*drawn)
+    return Case(args=(np.array(rewards), list(lengths), *extra))
+
+
+def _reduction_errors(*extra):
+    yield Case(args=(SEED_GROUP, [3, 0, 2], *extra), raises=ValueError, label="a zero length is refused")
+    yield Case(args=(SEED_GROUP, [3, -1, 2], *extra), raises=ValueError, label="a negative length is refused")
+    yield Case(args=(SEED_GROUP, [3, 2], *extra), raises=ValueError, label="fewer lengths than rewards are refused")
+    yield Case(args=(np.array([[1.0, 0.0], [0.0, 1.0]]), [2, 3], *extra), raises=ValueError,
+               label="2-D rewards are refused (one group)")
+
+
+def _standardised_reduction_cases(seed):
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS), label="seed table: rewards [1, 0, 1], lengths [2, 5, 8]",
+               hidden=False)
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3]), label="equal lengths")
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 1.0]), [1, 10, 4, 7]), label="lengths 1 to 10")
+    yield Case(args=(np.array([0.5, 0.5, 0.5]), [2, 4, 6]), label="an all-equal group gets zero weights")
+    yield Case(args=(np.array([1.0, 0.0]), [200, 50]), label="long responses: small weights")
+    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9]), kwargs={"eps": 0.5}, label="a large eps")
+    yield from _reduction_errors()
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS), kwargs={"eps": -1.0}, raises=ValueError,
+               label="negative eps is refused")
+    yield from hypothesis_cases(reduction_inputs, count=15, seed=seed, to_case=_reduction_case)
+
+
+@exercise(f"{M}.original_grpo_token_weights", points=2, call=TRUSTED, atol=1e-10)
+def _original_grpo_token_weights():
+    yield from _standardised_reduction_cases(9_309)
+
+
+@exercise(f"{M}.dapo_token_weights", points=2, call=TRUSTED, atol=1e-10)
+def _dapo_token_weights():
+    yield from _standardised_reduction_cases(9_310)
+
+
+@exercise(f"{M}.dr_grpo_token_weights", points=2, call=TRUSTED, atol=1e-10)
+def _dr_grpo_token_weights():
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 8), label="seed table: fixed_length = 8", hidden=False)
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 16), label="a budget above the longest response")
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3], 3), label="equal lengths, budget = length")
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 1.0]), [1, 10, 4, 7], 12), label="lengths 1 to 10, budget 12")
+    yield Case(args=(np.array([0.2, 0.9]), [5, 2], 5), label="non-binary rewards")
+    yield Case(args=(np.array([0.5, 0.5, 0.5]), [2, 4, 6], 6), label="an all-equal group gets zero weights")
+    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9], 9), kwargs={"eps": 0.5}, label="eps is unused")
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 7), raises=ValueError,
+               label="public: fixed_length below the longest response is refused", hidden=False)
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 0), raises=ValueError, label="fixed_length 0 is refused")
+    yield from _reduction_errors(8)
+    yield from hypothesis_cases(st.tuples(reduction_inputs, st.integers(0, 5)), count=15, seed=9_311,
+                                to_case=lambda d: _reduction_case(d[0], max(n for _, n in d[0]) + d[1]))
+
+
+def _weights(values_and_lengths):
+    return [np.full(length, value) for value, length in values_and_lengths]
+
+
+A = math.sqrt(2) / 2  # the seed group's standardised advantages are [A, -2A, A] (up to eps)
+SEED_WEIGHTS = {
+    "original GRPO": _weights([(A / 6, 2), (-2 * A / 15, 5), (A / 24, 8)]),
+    "Dr. GRPO": _weights([(1 / 72, 2), (-2 / 72, 5), (1 / 72, 8)]),
+    "DAPO": _weights([(A / 15, 2), (-2 * A / 15, 5), (A / 15, 8)]),
+}
+HIDDEN_WEIGHTS = {
+    "one-token responses": [np.array([0.5]), np.array([-0.25]), np.array([-0.25])],
+    "unequal entries in one response": [np.array([0.1, -0.3, 0.2]), np.array([0.05, 0.05])],
+    "lists instead of arrays": [[0.2, 0.2, 0.2, 0.2], [-0.4, -0.4]],
+    "an empty response": [np.array([0.3, 0.3]), np.zeros(0), np.array([-0.1])],
+    "equal lengths": [np.array([0.25, 0.25]), np.array([-0.25, -0.25])],
+}
+weight_lists = st.lists(st.lists(st.floats(-1.0, 1.0, allow_subnormal=False), min_size=1, max_size=6),
+                        min_size=1, max_size=5)
+
+
+def _token_weight_cases(seed):
+    for name, weights in SEED_WEIGHTS.items():
+        yield Case(args=(weights,), label=f"seed table: {name} weights", hidden=False)
+    for name, weights in HIDDEN_WEIGHTS.items():
+        yield Case(args=(weights,), label=name)
+    yield Case(args=([np.ones((2, 2))],), raises=ValueError, label="a 2-D weight array is refused")
+    yield Case(args=([np.array([0.1, np.nan])],), raises=ValueError, label="NaN weights are refused")
+    yield from hypothesis_cases(weight_lists, count=12, seed=seed,
+                                to_case=lambda ws: Case(args=([np.array(w) for w in ws],)))
+
+
+@exercise(f"{M}.response_contributions", points=1, atol=1e-10)
+def _response_contributions():
+    yield from _token_weight_cases(9_312)
+
+
+@exercise(f"{M}.flatten_token_weights", points=1, atol=1e-10)
+def _flatten_token_weights():
+    yield from _token_weight_cases(9_313)
+    yield Case(args=([],), label="no responses: an empty array")
+
+
+@exercise(f"{M}.overlong_penalty", points=2, rtol=1e-9, atol=1e-12)
+def _overlong_penalty():
+    for length in (0, 15, 16, 18, 20, 21):
+        yield Case(args=(length, 20, 5), label="public test row: L_max = 20, L_cache = 5", hidden=False)
+    for length in (0, 3, 4, 6, 9, 10, 11, 25):
+        yield Case(args=(length, 10, 10), label="L_cache = L_max: the soft zone starts at 0")
+    for length in (99, 100, 101, 102, 130):
+        yield Case(args=(length, 100, 1), label="L_cache = 1: a hard cut at L_max")
+    yield Case(args=(3000, 4096, 1024), label="DAPO-like sizes, below the soft zone")
+    yield Case(args=(3584, 4096, 1024), label="DAPO-like sizes, half-way through the soft zone")
+    yield Case(args=(5000, 4096, 1024), label="DAPO-like sizes, beyond L_max")
+    for args, label in (((-1, 20, 5), "public: a negative length"), ((5, 0, 0), "max_length 0"),
+                        ((5, 20, 0), "cache_length 0"), ((5, 20, 21), "cache_length > max_length")):
+        yield Case(args=args, raises=ValueError, label=f"{label} is refused", hidden=not label.startswith("public"))
+
+    def to_case(drawn):
+        cache, room, length = drawn
+        return Case(args=(length, cache + room, cache))
+    yield from hypothesis_cases(st.tuples(st.integers(1, 20), st.integers(0, 20), st.integers(0, 60)), count=20,
+                                seed=9_314, to_case=to_case)
+
+
+@exercise(f"{M}.k3_kl", points=2)
+def _k3_kl():
+    yield Case(args=(np.array([-1.0, -2.0, -1.0]), np.array([-1.0, -1.0, -2.0])), label="public test row",
+               hidden=False)
+    yield Case(args=(np.array([[-0.5, -3.0], [-2.0, -0.1]]), np.array([[-1.5, -1.0], [-0.2, -0.1]])),
+               label="(N, T) log-probs, both signs of the difference")
+    yield Case(args=(np.array([-2.0, -0.7]), np.array([-2.0, -0.7])), label="equal policies: exactly 0")
+    yield Case(args=(np.array([-1.0, -1.0]), np.array([-1.0 + 1e-7, -1.0 - 1e-7])), label="tiny differences")
+    yield Case(args=(-0.5, -2.5), label="0-d inputs")
+    yield Case(args=(np.zeros(2), np.zeros(3)), raises=ValueError, label="public: mismatched shapes are refused",
+               hidden=False)
+    yield Case(args=(np.array([np.nan]), np.zeros(1)), raises=ValueError, label="NaN log-probs are refused")
+    logprobs = st.lists(st.tuples(st.floats(-6.0, 0.0), st.floats(-6.0, 0.0)), min_size=1, max_size=8)
+    yield from hypothesis_cases(logprobs, count=15, seed=9_315,
+                                to_case=lambda pairs: Case(args=tuple(np.array(pairs).T)))
+
+
+# ---------------------------------------------------------------------------
+# Entropy, pass@k and exact mode training
+# ---------------------------------------------------------------------------
+# The seed's finite-training table at steps 0, 9, 19, 39, 60 (rounded to 4 places)
+SEED_MODE_PROBABILITIES = {0: [0.4088, 0.4088, 0.0912, 0.0912], 9: [0.4809, 0.364, 0.0775, 0.0775],
+                           19: [0.5651, 0.3066, 0.0641, 0.0641], 39: [0.7119, 0.2019, 0.0431, 0.0431],
+                           60: [0.8098, 0.1314, 0.0294, 0.0294]}
+SEED_SUCCESSFUL_MASS = {0: 0.8176, 9: 0.8449, 19: 0.8718, 39: 0.9138, 60: 0.9413}
+
+
+@exercise(f"{M}.categorical_entropy", points=2)
+def _categorical_entropy():
+    for step, probabilities in SEED_MODE_PROBABILITIES.items():
+        p = np.array(probabilities)
+        yield Case(args=(p / p.sum(),), label=f"seed table: entropy at step {step}", hidden=False)
+    yield Case(args=([0.25, 0.25, 0.25, 0.25],), label="public: uniform over 4", hidden=False)
+    yield Case(args=([1.0, 0.0],), label="public: 0 log 0 = 0", hidden=False)
+    yield Case(args=([[0.5, 0.5], [1.0, 0.0]],), label="public: a batch of two", hidden=False)
+    yield Case(args=(np.array([0.7, 0.2, 0.1]),), label="three modes")
+    yield Case(args=(np.array([0.5, 0.0, 0.5, 0.0]),), label="zeros inside a distribution")
+    yield Case(args=(np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5], [1 / 3, 1 / 3, 1 / 3]]),), label="a batch of three")
+    yield Case(args=(np.full((2, 2, 2), 0.5),), label="a (2, 2, 2) batch")
+    yield Case(args=([1.0],), label="one mode")
+    yield Case(args=([0.5, 0.6],), raises=ValueError, label="a row that does not sum to 1 is refused")
+    yield Case(args=([1.5, -0.5],), raises=ValueError, label="negative probabilities are refused")
+    yield Case(args=(np.zeros(0),), raises=ValueError, label="an empty distribution is refused")
+
+    def to_case(weights):
+        p = np.array(weights)
+        return Case(args=(p / p.sum(),))
+    weights = st.lists(st.sampled_from([0.0, 0.0, 0.1, 1.0, 2.0, 5.0]), min_size=1, max_size=6).filter(any)
+    yield from hypothesis_cases(weights, count=15, seed=9_316, to_case=to_case)
+
+
+@exercise(f"{M}.pass_at_k_independent", points=1)
+def _pass_at_k_independent():
+    for step, mass in SEED_SUCCESSFUL_MASS.items():
+        yield Case(args=(mass, 4), label=f"seed table: pass@4 at step {step}", hidden=False)
+    yield Case(args=(0.5, 4), label="public test row", hidden=False)
+    yield Case(args=(0.1, 1), label="k = 1 is p")
+    yield Case(args=(0.2, 3), label="p = 0.2, k = 3")
+    yield Case(args=(0.0, 5), label="p = 0")
+    yield Case(args=(1.0, 5), label="p = 1")
+    yield Case(args=(0.3, 100), label="many attempts")
+    for args, label in (((1.2, 2), "p above 1"), ((-0.2, 2), "negative p"), ((0.5, 0), "k = 0")):
+        yield Case(args=args, raises=ValueError, label=f"{label} is refused")
+    yield from hypothesis_cases(st.tuples(probabilities, st.integers(1, 50)), count=15, seed=9_317,
+                                to_case=lambda pk: Case(args=pk))
+
+
+@exercise(f"{M}.pass_at_k_unbiased", points=2)
+def _pass_at_k_unbiased():
+    for args in ((10, 3, 4), (5, 3, 3), (5, 0, 3)):
+        yield Case(args=args, label="public test row", hidden=False)
+    yield Case(args=(10, 3, 1), label="k = 1 is c / n")
+    yield Case(args=(20, 5, 10), label="n = 20, c = 5, k = 10")
+    yield Case(args=(8, 8, 4), label="every sample correct")
+    yield Case(args=(4, 1, 4), label="k = n")
+    yield Case(args=(200, 7, 50), label="large n (no overflow)")
+    yield Case(args=(3000, 2, 5), label="very large n: no huge binomials")
+    for args, label in (((5, 6, 2), "c > n"), ((5, 2, 6), "k > n"), ((0, 0, 1), "n = 0"), ((5, 2, 0), "k = 0"),
+                        ((5, -1, 2), "negative c")):
+        yield Case(args=args, raises=ValueError, label=f"{label} is refused")
+
+    def to_case(drawn):
+        n, c_share, k_share = drawn
+        return Case(args=(n, round(c_share * n), max(1, round(k_share * n))))
+    shares = st.floats(0.0, 1.0, allow_nan=False)
+    yield from hypothesis_cases(st.tuples(st.integers(1, 60), shares, shares), count=15, seed=9_318, to_case=to_case)
+
+
+@exercise(f"{M}.synthetic_mode_training", points=3)
+def _synthetic_mode_training():
+    for steps in (0, 9, 19, 39, 60):
+        yield Case(kwargs={"beta_entropy": 0.0, "learning_rate": 0.18, "steps": steps},
+                   label=f"seed table: step {steps}", hidden=False)
+    yield Case(kwargs={"beta_entropy": 0.5, "learning_rate": 0.18, "steps": 60}, label="public: entropy bonus 0.5",
+               hidden=False)
+    yield Case(kwargs={"beta_entropy": 0.2, "learning_rate": 0.5, "steps": 25}, label="a small entropy bonus")
+    yield Case(kwargs={"beta_entropy": 2.0, "steps": 40}, label="a bonus that beats the reward")
+    yield Case(kwargs={"learning_rate": 0.0, "steps": 10}, label="lr = 0 keeps the initial state")
+    yield Case(kwargs={"steps": 30, "rewards": [0.0, 1.0, 0.5], "initial_logits": [2.0, 0.0, 1.0]},
+               label="three modes: the best starts least likely")
+    yield Case(kwargs={"beta_entropy": 0.3, "steps": 30, "rewards": [0.2, 0.2], "initial_logits": [0.0, 3.0]},
+               label="equal rewards: only the bonus moves the policy")
+    yield Case(kwargs={"steps": 5, "rewards": [1.0, 0.0, 0.0], "initial_logits": [500.0, 0.0, 0.0]},
+               label="huge logits (a stable softmax)")
+    for kwargs, label in (({"learning_rate": -0.1}, "negative learning_rate"), ({"steps": -1}, "negative steps"),
+                          ({"beta_entropy": -0.5}, "negative beta_entropy"),
+                          ({"rewards": [1.0, 0.0], "initial_logits": [0.0, 0.0, 0.0]}, "mismatched shapes")):
+        yield Case(kwargs=kwargs, raises=ValueError, label=f"{label} is refused")
+
+    def to_case(drawn):
+        modes, beta, steps = drawn
+        rewards, logits = zip(*modes)
+        return Case(kwargs={"beta_entropy": beta, "learning_rate": 0.3, "steps": steps,
+                            "rewards": list(rewards), "initial_logits": list(logits)})
+    modes = st.lists(st.tuples(st.sampled_from([0.0, 0.3, 1.0]), st.floats(-2.0, 2.0)), min_size=2, max_size=5)
+    yield from hypothesis_cases(st.tuples(modes, st.sampled_from([0.0, 0.1, 0.5]), st.integers(1, 40)), count=10,
+                                seed=9_319, to_case=to_case)

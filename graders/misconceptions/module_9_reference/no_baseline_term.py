@@ -1,0 +1,25 @@
+"""dJ/dz_k = pi_k r_k: the softmax's -pi_k * sum_j pi_j r_j (baseline) term is missing."""
+
+EXERCISE = "module_9_reference.synthetic_mode_training"
+NAME = "no_baseline_term"
+HINT = 'looks like dJ/dz_k = pi_k r_k; through the softmax, dJ/dz_k = pi_k (r_k - sum_j pi_j r_j)'
+
+
+def synthetic_mode_training(beta_entropy=0.0, learning_rate=0.18, steps=60, *, rewards=None, initial_logits=None):
+    beta, lr = float(beta_entropy), float(learning_rate)
+    r = np.array(DEFAULT_MODE_REWARDS if rewards is None else rewards, dtype=np.float64)
+    z = np.array(DEFAULT_MODE_LOGITS if initial_logits is None else initial_logits, dtype=np.float64)
+
+    def log_softmax(logits):
+        shifted = logits - logits.max()
+        return shifted - np.log(np.exp(shifted).sum())
+
+    for _ in range(int(steps)):
+        log_pi = log_softmax(z)
+        pi = np.exp(log_pi)
+        entropy = -(pi * log_pi).sum()
+        z = z + lr * (pi * r - beta * pi * (log_pi + entropy))
+    log_pi = log_softmax(z)
+    pi = np.exp(log_pi)
+    return {"probabilities": pi, "expected_reward": float(pi @ r), "successful_mass": float(pi[r > 0].sum()),
+            "entropy": float(-(pi * log_pi).sum()), "logits": z}
