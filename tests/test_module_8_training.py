@@ -145,11 +145,17 @@ def test_experiment_returns_the_spec_keys(reduced_run):
     assert result["teacher_forced_kl_chosen"] > 0 and result["teacher_forced_kl_rejected"] > 0
 
 
-def test_experiment_is_deterministic_and_leaves_the_callers_rng_alone(reduced_run):
+def test_experiment_is_deterministic_and_leaves_the_callers_rng_and_threads_alone(reduced_run):
     torch.manual_seed(123)
     expected_next = torch.rand(3)
     torch.manual_seed(123)
-    again = t8.run_toy_dpo_experiment(REDUCED, seed=7, loss_fn=t8.dpo_loss, logprob_fn=t8.sequence_logprobs)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        again = t8.run_toy_dpo_experiment(REDUCED, seed=7, loss_fn=t8.dpo_loss, logprob_fn=t8.sequence_logprobs)
+        assert torch.get_num_threads() == 2  # the run uses one thread and gives the caller's setting back
+    finally:
+        torch.set_num_threads(threads)
     assert torch.equal(torch.rand(3), expected_next)
     assert json.dumps(again, sort_keys=True) == json.dumps(reduced_run, sort_keys=True)
     with pytest.raises(ValueError, match="profile"):

@@ -320,9 +320,21 @@ def run_toy_dpo_experiment(profile="smoke", seed: int = 7, *, loss_fn=None, logp
     vocab = build_vocabulary(examples)
     batch = pair_batch(examples, vocab)
     say = print if progress else (lambda *_: None)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        reference = TinyPolicy(len(vocab), config.embedding_dim, config.hidden_dim).double()
+    threads = torch.get_num_threads()
+    # One thread: the tensors are tiny, so extra threads only add synchronisation (and spin badly on a
+    # busy machine); it also makes the numbers independent of the caller's thread count.
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            return _run(config, vocab, examples, batch, loss_fn, logprob_fn, say)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(config: ToyDPOConfig, vocab: Vocabulary, examples, batch: dict, loss_fn, logprob_fn, say) -> dict:
+    """The experiment proper: warm-up, both DPO regimes, evaluation (seeded by the caller)."""
+    reference = TinyPolicy(len(vocab), config.embedding_dim, config.hidden_dim).double()
     sft_losses = supervised_warmup(reference, batch, config)
     say(f"supervised warm-up: loss {sft_losses[0]:.3f} -> {sft_losses[-1]:.3f}")
     reference.requires_grad_(False)
