@@ -151,13 +151,13 @@ def _group_advantages(rng: np.random.Generator, groups: int, size: int, scale: b
 def _drawn_case(seed: int) -> Case:
     """A random batch from a Hypothesis-drawn seed (shape, reduction, clip range, dtype, padding)."""
     rng = np.random.default_rng(seed)
-    n, width = int(rng.integers(1, 7)), int(rng.integers(1, 7))
+    n, width = int(rng.integers(2, 7)), int(rng.integers(2, 8))
     loss_type = LOSS_TYPES[int(rng.integers(0, 3))]
     eps_low, eps_high = float(rng.choice([0.1, 0.2, 0.3])), float(rng.choice([0.15, 0.2, 0.28, 0.4]))
     float32 = bool(rng.random() < 0.3)
     lengths = rng.integers(0, width + 1, size=n)
     lengths[0] = max(int(lengths[0]), 1)  # at least one active token in the batch
-    new, old, mask = _random_batch(rng, lengths, width, spread=0.4, garbage=8.0 if float32 else 30.0)
+    new, old, mask = _random_batch(rng, lengths, width, spread=0.5, garbage=8.0 if float32 else 30.0)
     active = mask > 0
     new[active] = old[active] + _away_from_boundaries(new[active] - old[active], eps_low, eps_high)
     advantages = rng.normal(0.0, 1.0, size=n)
@@ -186,15 +186,19 @@ def _grpo_loss():
                      label="padding holding large values (zero gradient there)")
 
     # --- hidden: clipping on both sides, every reduction
+    padded_clip = dict(new=[[math.log(1.5), 7.0], [math.log(0.5), -3.0], [math.log(0.5), 0.5], [math.log(1.5), 2.0]],
+                       old=[[0.0, -7.0], [0.0, 3.0], [0.0, -0.5], [0.0, -2.0]], advantages=[1.0, 1.0, -1.0, -1.0],
+                       mask=[[1, 0], [1, 0], [1, 0], [1, 0]])
     for loss_type in ("grpo", "dr_grpo"):
-        yield _loss_case(**clip, loss_type=loss_type, eps_low=0.2, eps_high=0.28, max_length=3,
-                         label=f"ratios 1.5 / 0.5 with advantages +1 / -1 ({loss_type})")
+        yield _loss_case(**padded_clip, loss_type=loss_type, eps_low=0.2, eps_high=0.28, max_length=3,
+                         label=f"ratios 1.5 / 0.5 with advantages +1 / -1, one padded column ({loss_type})")
     ratios = np.array([[0.6, 0.85, 0.95, 1.05, 1.2, 1.4], [1.4, 1.2, 1.05, 0.95, 0.85, 0.6],
                        [0.75, 1.15, 1.35, 0.9, 1.0001, 2.0], [0.5, 1.25, 0.82, 1.1, 1.33, 0.7]])
     old = -np.array([[0.3, 1.2, 2.2, 0.7, 1.9, 0.1], [1.0, 0.4, 2.8, 0.2, 1.5, 0.9],
                      [0.6, 0.6, 1.1, 3.0, 0.2, 1.4], [2.0, 0.8, 0.3, 1.6, 0.5, 1.1]])
+    uneven = (np.arange(6)[None, :] < np.array([6, 4, 5, 6])[:, None]).astype(float)
     for loss_type in LOSS_TYPES:
-        yield _loss_case(old + np.log(ratios), old, [1.3, -0.7, 0.4, -1.1], np.ones((4, 6)), loss_type=loss_type,
+        yield _loss_case(old + np.log(ratios), old, [1.3, -0.7, 0.4, -1.1], uneven, loss_type=loss_type,
                          eps_low=0.1, eps_high=0.3, max_length=8,
                          label=f"ratios on both sides of [1 - 0.1, 1 + 0.3], mixed advantages ({loss_type})")
     yield _loss_case(old + np.log(ratios), old, [0.9, 0.9, -0.9, -0.9], np.ones((4, 6)), loss_type="dapo",

@@ -1,9 +1,9 @@
-"""Dr. GRPO dividing by N times the longest response in the batch instead of N times the budget max_length."""
+"""Dr. GRPO dividing by N times the padded width T of the batch, ignoring max_length (the budget L)."""
 
 EXERCISE = "module_9_training.grpo_loss"
-NAME = "dr_grpo_longest_response"
-HINT = ("looks like Dr. GRPO divided by N * (the longest response actually sampled); the constant is "
-        "N * max_length, the generation budget, whatever lengths this batch happens to have")
+NAME = "dr_grpo_padded_width"
+HINT = ("looks like Dr. GRPO divided by N * T, the padded width of this batch; the constant is "
+        "N * max_length, the generation budget (T only when max_length is None)")
 
 
 def grpo_loss(new_logprobs, old_logprobs, advantages, mask, *, loss_type, eps_low, eps_high, max_length=None):
@@ -18,8 +18,7 @@ def grpo_loss(new_logprobs, old_logprobs, advantages, mask, *, loss_type, eps_lo
     if loss_type == "grpo":
         objective = (surrogate.sum(dim=1) / counts.clamp(min=1.0)).mean()
     elif loss_type == "dr_grpo":
-        longest = counts.max().clamp(min=1.0)
-        objective = surrogate.sum() / (new_logprobs.shape[0] * longest)
+        objective = surrogate.sum() / (new_logprobs.shape[0] * new_logprobs.shape[1])  # max_length ignored
     else:
         objective = surrogate.sum() / counts.sum().clamp(min=1.0)
     return -objective
