@@ -127,9 +127,14 @@ HIDDEN_VERIFIER = [
     ("0.000002", 0, "absolute tolerance: 2e-6 > 1e-6"),
     ("7 " * 50_000 + "8", "8", "a long response (linear time)"),
 ]
-TEXT_TOKENS = [r"\boxed{", r"\\boxed{", "}", "{", " ", "$", "12", "-3", "3/4", "0.75", "1,234", "1e3", "x", "/",
-               ",", ".", "nan", "0", "+", "1000.0004"]
-texts = st.lists(st.sampled_from(TEXT_TOKENS), max_size=12).map("".join)
+# Property texts: space-separated segments (a bare number, a word, or a box holding ONE token, maybe
+# unclosed), so every case is decided by the documented rules, not by how numbers run into each other.
+NUMBER_TOKENS = ["12", "-3", "3/4", "0.75", "1,234", "1e3", "0", "1000.0004", "7/0"]
+WORDS = ["x", "so", "=", "nan", "$", "answer:", "."]
+BOX_CONTENTS = ["12", " 12 ", "$-3$", "3/4", "0.75", "1,234", "1e3", "nan", "", "x", "{7}", "-3", "1/0"]
+boxes = st.tuples(st.sampled_from([r"\boxed{", r"\\boxed{"]), st.sampled_from(BOX_CONTENTS),
+                  st.sampled_from(["}", "}", ""])).map("".join)
+texts = st.lists(st.one_of(st.sampled_from(NUMBER_TOKENS), st.sampled_from(WORDS), boxes), max_size=8).map(" ".join)
 references = st.sampled_from(["12", "-3", "0.75", "3/4", "1234", "1000", 0, 12, 1e3])
 
 
@@ -150,7 +155,8 @@ def _verifier_cases():
     yield from hypothesis_cases(st.tuples(texts, references), count=30, seed=9_300,
                                 to_case=lambda tr: Case(args=tr))
     answers = st.integers(min_value=-10_000, max_value=10_000)
-    yield from hypothesis_cases(st.tuples(answers, answers), count=12, seed=9_301,
+    pairs = st.one_of(answers.map(lambda a: (a, a)), st.tuples(answers, answers))  # right and wrong answers
+    yield from hypothesis_cases(pairs, count=12, seed=9_301,
                                 to_case=lambda ab: Case(args=(f"we get \\\\boxed{{{ab[0]}}}", str(ab[1]))))
 
 
@@ -204,7 +210,8 @@ def _expected_draws_for_informative_groups():
     yield Case(args=(-1, 0.5, 8), raises=ValueError, label="negative num_informative is refused")
     yield Case(args=(10, 1.2, 8), raises=ValueError, label="p above 1 is refused")
     yield Case(args=(10, 0.5, 0), raises=ValueError, label="group_size 0 is refused")
-    yield from hypothesis_cases(st.tuples(st.integers(0, 1000), probabilities, st.integers(1, 32)), count=15,
+    not_tiny = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(1e-3, 1.0 - 1e-3))  # no 1e97 draws
+    yield from hypothesis_cases(st.tuples(st.integers(0, 1000), not_tiny, st.integers(1, 32)), count=15,
                                 seed=9_304, to_case=lambda bpg: Case(args=bpg))
 
 
@@ -272,8 +279,8 @@ def _leave_one_out_baseline():
 SEED_RATIOS = np.array([1.35, 0.85, 1.10, 0.70])
 SEED_ADVANTAGES = np.array([1.0, 1.0, -1.0, -1.0]) * (0.5 / (0.5 + 1e-6))
 BOUNDARY_RATIOS = np.array([0.5, 0.75, 1.0, 1.25, 1.5, 2.0])  # exact in binary: 1 +- 0.25, 1 +- 0.5
-ratios = st.floats(0.0, 3.0, allow_subnormal=False)
-signed = st.floats(-2.0, 2.0, allow_subnormal=False)
+ratios = st.integers(0, 299).map(lambda i: i / 100 + 0.005)  # never on a clip boundary: float32 keeps the side
+signed = st.integers(-20, 20).map(lambda i: i / 10)
 eps_values = st.sampled_from([0.0, 0.1, 0.2, 0.28, 0.5])
 clip_inputs = st.tuples(st.lists(st.tuples(ratios, signed), min_size=1, max_size=8), eps_values, eps_values)
 
@@ -289,7 +296,7 @@ def _clip_cases():
     yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0]), 0.2, 0.2), label="public test row", hidden=False)
     yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0])), kwargs={"eps_low": 0.2, "eps_high": 0.28},
                label="clip-higher: eps_high = 0.28 (DAPO)")
-    yield Case(args=(np.array([0.6, 0.9, 1.1, 1.3, 1.5]), np.array([-1.0, -1.0, 1.0, 1.0, 1.0]), 0.3, 0.1),
+    yield Case(args=(np.array([0.6, 0.9, 1.15, 1.3, 1.5]), np.array([-1.0, -1.0, 1.0, 1.0, 1.0]), 0.3, 0.1),
                label="eps_low > eps_high")
     yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), -2.0), kwargs={"eps_low": 0.2, "eps_high": 0.28},
                label="a scalar negative advantage broadcasts")
@@ -444,7 +451,7 @@ def _token_weight_cases(seed):
                                 to_case=lambda ws: Case(args=([np.array(w) for w in ws],)))
 
 
-@exercise(f"{M}.response_contributions", points=1, atol=1e-10)
+@exercise(f"{M}.response_contributions", points=1, atol=1e-8)  # a float32 sum of +-0.1 weights is off by 1e-8
 def _response_contributions():
     yield from _token_weight_cases(9_312)
 
@@ -455,7 +462,7 @@ def _flatten_token_weights():
     yield Case(args=([],), label="no responses: an empty array")
 
 
-@exercise(f"{M}.overlong_penalty", points=2, rtol=1e-9, atol=1e-12)
+@exercise(f"{M}.overlong_penalty", points=2)
 def _overlong_penalty():
     for length in (0, 15, 16, 18, 20, 21):
         yield Case(args=(length, 20, 5), label="public test row: L_max = 20, L_cache = 5", hidden=False)
