@@ -19,7 +19,8 @@ from pathlib import Path
 
 import graders
 from graders.engine import reports, sandbox
-from graders.engine.grading import Context, GradeOptions, ReferenceBook, grade_submission, prepare_job
+from graders.engine.grading import Context, GradeOptions, grade_submission, prepare_job
+from graders.engine.references import ReferenceBook
 from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
 from graders.engine.runner import WorkerConfig, WorkerStartError
 from graders.engine.submission import discover, submission_name
