@@ -23,6 +23,7 @@ from graders.engine.runner import ExerciseRun
 from graders.engine.submission import Submission
 
 MAX_DETAILED = 3  # distinct failing results described in full per exercise
+MISCONCEPTION_CASES = 8  # wrong answers per exercise compared with the catalogue (each entry runs on them)
 INPUT_LIMIT = 240
 
 
@@ -122,8 +123,7 @@ def _assess_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) 
     total = passed = 0.0
     problems: list[tuple[str, str, object, int]] = []  # (kind, message, case, index)
     kit_problems: list[str] = []
-    found: dict[str, str] = {}  # misconception name -> hint
-    found_order: list[str] = []
+    matched: list[tuple[int, list[Misconception]]] = []  # (position in problems, entries matching that answer)
     for index, case in enumerate(cases):
         want = expected[index]
         if case.raises is not None and not (want.raised and case.raises.__name__ in want.raised):
@@ -153,12 +153,9 @@ def _assess_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) 
             message = f"expected {describe(want.value)}, got {describe(value)}"
             if not reason.startswith(message):
                 message += f"\n    ({reason})"
-            names_here = _matching_misconceptions(exercise, index, case, want, value, compare, ctx)
-            for entry in names_here:
-                if entry.name not in found:
-                    found[entry.name] = entry.hint
-                    found_order.append(entry.name)
-                    message += f"\n    misconception '{entry.name}': {entry.hint}"
+            if len(matched) < MISCONCEPTION_CASES:
+                matched.append((len(problems), _matching_misconceptions(exercise, index, case, want, value,
+                                                                         compare, ctx)))
             problems.append(("failed", message, case, index))
         elif kind == "raised":
             error = got.get("exception") or {}
@@ -184,10 +181,38 @@ def _assess_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) 
     count = len(cases) - len(kit_problems)
     lines = list(notes)
     lines.append(f"{count - len(problems)}/{count} checks passed.")
-    lines += _problem_lines(problems, names, ctx.options.hide_hidden_inputs)
+    found = _name_misconceptions(problems, matched)
+    shown = _problem_lines(problems, names, ctx.options.hide_hidden_inputs)
+    lines += shown
+    for name, (hint, label) in found.items():
+        if not any(f"misconception '{name}'" in line for line in shown):
+            lines.append(f"- misconception '{name}' (on check '{label}'): {hint}")
     for problem in kit_problems:
         lines.append(f"(kit problem, check skipped: {problem})")
-    return _entry(exercise, status, lines, points, found_order)
+    return _entry(exercise, status, lines, points, list(found))
+
+
+def _name_misconceptions(problems: list, matched: list) -> dict[str, tuple[str, str]]:
+    """The catalogue entries that explain the most wrong answers (ties kept); hints go on their first one.
+
+    An entry can coincide with another mistake on some inputs; the one that
+    reproduces the learner's answers most often is the one named.
+    """
+    counts: dict[str, int] = {}
+    for _, entries in matched:
+        for entry in entries:
+            counts[entry.name] = counts.get(entry.name, 0) + 1
+    if not counts:
+        return {}
+    best = max(counts.values())
+    found: dict[str, tuple[str, str]] = {}
+    for position, entries in matched:
+        for entry in entries:
+            if counts[entry.name] == best and entry.name not in found:
+                kind, message, case, index = problems[position]
+                found[entry.name] = (entry.hint, case.label or f"#{index + 1}")
+                problems[position] = (kind, message + f"\n    misconception '{entry.name}': {entry.hint}", case, index)
+    return found
 
 
 def _problem_lines(problems, names, hide: bool) -> list[str]:
