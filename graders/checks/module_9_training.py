@@ -43,7 +43,8 @@ F32 = dict(rtol=1e-4, atol=1e-5)  # per-case tolerances for float32 inputs
 def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs):
     """Every check of grpo_loss, run on both sides (learner in the worker, reference in the grader).
 
-    - check="loss and gradient": ``fn(*args, **kwargs)`` and d loss / d new_logprobs (args[0]);
+    - check="loss and gradient": ``fn(*args, **kwargs)``, d loss / d new_logprobs (args[0]) and
+      whether that gradient is exactly 0 wherever the mask (args[3]) is 0;
     - check="toy experiment": the starter's given toy GRPO experiment with ``fn`` plugged in
       (kwargs: loss_type), under a reduced grading configuration.
     """
@@ -68,7 +69,10 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
             (grad,) = torch.autograd.grad(loss.reshape(()), [args[0]], allow_unused=True)
         if grad is None:  # a loss that does not depend on new_logprobs: its gradient is 0
             grad = torch.zeros_like(args[0])
-    return {"value": loss, "grad": grad}
+    result = {"value": loss, "grad": grad}
+    if grad is not None and grad.shape == args[3].shape:  # padding must get EXACTLY zero gradient
+        result["masked_gradient_is_exactly_zero"] = float(bool((grad[args[3] == 0] == 0).all()))
+    return result
 
 
 # key -> (rtol, atol, what it is, what a miss means)
