@@ -87,7 +87,26 @@ Call modes (``call=``)
                              "pair accuracy should reach 1.0"))
 
 Custom comparison: ``compare(expected, got, case) -> None | str`` returns
-``None`` on a match, else a one-line reason. :func:`close` builds the default.
+``None`` on a match, else a one-line reason. :func:`close` builds the default;
+:func:`band` wraps a predicate (outcome bands of a training run).
+
+A harness runs once per case per submission, in the worker, and once per case
+in the grader for the reference: keep it short, and let a broken ``fn`` fail
+fast (call it on a small input before any expensive set-up such as a warm-up).
+
+The misconception catalogue and mutation tests
+----------------------------------------------
+Catalogue entries live in ``graders/misconceptions/<file stem>/<name>.py``
+(format: ``graders/engine/misconceptions.py``). On a wrong answer the grader
+runs every entry of the exercise on that input (the first few wrong answers
+only) and names the entries that reproduce the most of them. A mutation test
+grades each entry as a submission in one batch::
+
+    from graders.engine import grade_sources, load_misconceptions, mutant_source
+
+    names = [e.name for e in load_misconceptions(exercise_id)]
+    reports = grade_sources({n: {f"{stem}.py": mutant_source(exercise_id, n)} for n in names})
+    # each report: points lost on exercise_id only, and n in its "misconceptions"
 """
 
 from __future__ import annotations
