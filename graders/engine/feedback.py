@@ -15,6 +15,7 @@ expected vs got, and any catalogued misconception matching the answer.
 from __future__ import annotations
 
 import inspect
+import re
 
 from graders.engine import codec
 from graders.engine.compare import describe
@@ -27,10 +28,19 @@ MISCONCEPTION_CASES = 8  # wrong answers per exercise compared with the catalogu
 INPUT_LIMIT = 240
 
 
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+_TEMP_PATH = re.compile(r"/[^\s'\"]*?rl4llm-grade-[A-Za-z0-9_]+(?:/sub_\d+)?")
+
+
+def deterministic(text: str) -> str:
+    """Feedback without memory addresses or the grader's temporary paths (same answer, same bytes)."""
+    return _TEMP_PATH.sub("<submission>", _ADDRESS.sub("0x...", text))
+
+
 def _entry(exercise, status: str, feedback: list[str], points: float = 0.0,
            misconceptions: list[str] | None = None) -> dict:
     return {"id": exercise.id, "points": round(points, 4), "max_points": round(exercise.max_points, 4),
-            "status": status, "feedback": "\n".join(feedback).strip(),
+            "status": status, "feedback": deterministic("\n".join(feedback).strip()),
             "misconceptions": sorted(set(misconceptions or []))}
 
 
