@@ -11,7 +11,9 @@ Modules (each reads top to bottom):
 - ``runner``         -- the grader's side of the worker protocol (timeouts, restarts)
 - ``compare``        -- tolerant comparison and compact value descriptions
 - ``misconceptions`` -- the catalogue: load entries, build mutants
-- ``grading``        -- one submission: job, reference values, scoring, feedback
+- ``grading``        -- the job file, and one submission from files to report dict
+- ``references``     -- reference values (and misconception outputs) in the grading process
+- ``feedback``       -- status, points, feedback and misconception names per exercise
 - ``reports``        -- report.json, results.json, junit.xml, grades.csv, scoreboard
 - ``batch``          -- many submissions in parallel
 - ``demo``, ``gradescope`` -- the ``rl4llm demo`` and ``rl4llm gradescope`` commands

@@ -8,7 +8,9 @@ with the same engine as ``rl4llm grade`` (hidden inputs withheld) and writes
 ``/autograder/results/results.json``.
 
 For tests, ``RL4LLM_AUTOGRADER_ROOT`` replaces ``/autograder`` and
-``RL4LLM_PYTHON`` the bundle's interpreter.
+``RL4LLM_PYTHON`` the bundle's interpreter. Choose a Gradescope base image
+whose ``python3`` the pinned torch supports (e.g. Ubuntu 24.04, Python 3.12).
+Gradescope runs the autograder as root, so workers run as user ``nobody``.
 
     python -m graders.engine.gradescope run [--root /autograder]
 """
