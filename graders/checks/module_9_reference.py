@@ -108,6 +108,7 @@ PUBLIC_VERIFIER = [  # rows of the public learner tests
 HIDDEN_VERIFIER = [
     (r"so \boxed{3} is wrong; the answer is \boxed{5}", "5", "single backslash boxes, the last wins"),
     (r"The answer is \boxed{12}. Check: 12 - 2 = 10", "12", "a single-backslash box beats later numbers"),
+    (r"The answer is \\boxed{12}. Check: 12 - 2 = 10", "12", "a double-backslash box beats later numbers"),
     (r"\boxed{\frac{1}{2}} or \boxed{{7}}", "7", "nested braces in the last box"),
     ("the total is 1,234,567 apples", 1234567, "thousands separators"),
     ("0.1 + 0.2 = 0.30000000000000004", "0.3", "float within tolerance"),
