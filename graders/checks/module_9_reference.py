@@ -86,7 +86,7 @@ def with_trusted_dependencies(fn, learner, starter, *args, **kwargs):
                 delattr(learner, name)
 
 
-TRUSTED = Harness(with_trusted_dependencies)
+TRUSTED = Harness(with_trusted_dependencies, torch=False)
 
 
 # ---------------------------------------------------------------------------

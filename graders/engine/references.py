@@ -104,7 +104,9 @@ def fresh_inputs(case) -> tuple[tuple, dict]:
 
 def uses_torch(exercise) -> bool:
     """Whether an exercise's calls involve torch (training files, torch call modes, tensor inputs)."""
-    return (exercise.stem.endswith("_training") or exercise.spec.call.describe()["kind"] != "returns"
+    call = exercise.spec.call.describe()
+    torch_call = call["kind"] == "loss_and_grads" or (call["kind"] == "harness" and call.get("torch", True))
+    return (exercise.stem.endswith("_training") or torch_call
             or any(isinstance(v, codec.TensorSpec) for case in exercise.spec.cases() for v in leaves(case)))
 
 
