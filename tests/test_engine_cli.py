@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import zipfile
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np

@@ -1,0 +1,40 @@
+"""Every public learner test file passes against solutions/ and fails cleanly against the untouched starter.
+
+"Cleanly" means each case fails with the one line conftest makes of a stub's
+NotImplementedError ("NOT IMPLEMENTED: <file stem>.<function> ..."), never a
+traceback wall and never an error in collection.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graders.paths import SOLUTIONS_DIR, STARTER_DIR
+from conftest import run_learner_tests
+
+PUBLIC_TEST_FILES = sorted(STARTER_DIR.glob("module_*/test_*.py"))
+
+
+def test_every_learner_file_has_public_tests():
+    covered = {path.name.removeprefix("test_") for path in PUBLIC_TEST_FILES}
+    learner_files = {path.name for path in SOLUTIONS_DIR.glob("module_*/module_*.py")}
+    assert learner_files and learner_files <= covered, learner_files - covered
+
+
+@pytest.mark.parametrize("test_file", PUBLIC_TEST_FILES, ids=lambda p: p.stem)
+def test_public_tests_pass_against_the_solutions(test_file, tmp_path):
+    run = run_learner_tests(test_file, SOLUTIONS_DIR, tmp_path)
+    failed = [case for case in run.cases if case["outcome"] != "passed"]
+    assert run.cases and not failed, (failed[:3], run.output[-2000:])
+    assert run.returncode == 0
+
+
+@pytest.mark.parametrize("test_file", PUBLIC_TEST_FILES, ids=lambda p: p.stem)
+def test_public_tests_fail_cleanly_against_the_untouched_starter(test_file, tmp_path):
+    stem = test_file.stem.removeprefix("test_")
+    run = run_learner_tests(test_file, STARTER_DIR, tmp_path)
+    assert run.cases, run.output[-2000:]
+    for case in run.cases:
+        assert case["outcome"] == "failure", case
+        lines = [line for line in case["message"].splitlines() if line.strip()]  # JUnit: message + text
+        assert lines and all(line.startswith(f"NOT IMPLEMENTED: {stem}.") for line in lines), case
