@@ -154,6 +154,19 @@ def test_directories_ignore_links_and_prefer_the_shallowest_copy(tmp_path):
     assert "found 2 copies" in found.notes["module_9_reference"][0]
 
 
+def test_a_misspelt_learner_file_is_pointed_out_but_another_learner_file_is_not(tmp_path):
+    (tmp_path / "hw").mkdir()
+    (tmp_path / "hw" / "Module9_Reference.py").write_text("x = 1\n")
+    (tmp_path / "module_8_reference.py").write_text("y = 1\n")
+    (tmp_path / "notes.py").write_text("z = 1\n")
+    found = discover(tmp_path, {"module_9_reference": ["f"], "module_9_training": ["g"],
+                                "module_8_reference": ["h"]})
+    assert found.where == {"module_8_reference": "module_8_reference.py"}
+    (note,) = found.notes["module_9_reference"]
+    assert "hw/Module9_Reference.py" in note and "rename it to module_9_reference.py" in note
+    assert "module_9_training" not in found.notes  # nothing resembles it
+
+
 def test_learner_source_reports_encoding_syntax_and_size(tmp_path):
     sub = Submission("s", tmp_path, raw={"a": b"x = 1\n", "b": b"caf\xe9 = 1\n", "c": b"def f(:\n", "d": b""})
     assert learner_source(sub, "a") == ("x = 1\n", None)

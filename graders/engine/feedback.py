@@ -52,7 +52,7 @@ def assess(exercise, submission: Submission, sources: dict, file_problems: dict,
     if exercise.stem in file_problems:
         return _entry(exercise, "error", notes + [file_problems[exercise.stem]])
     if exercise.stem not in sources:
-        return _entry(exercise, "missing", [f"missing: no {exercise.stem}.py in the submission"])
+        return _entry(exercise, "missing", [f"missing: no {exercise.stem}.py in the submission"] + notes)
     if exercise.problem or exercise.index is None:
         return _entry(exercise, "error", notes + [f"not graded: {exercise.problem}"])
     run = runs.get(exercise.index)

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import os
 import re
@@ -32,6 +33,9 @@ MAX_MEMBER_BYTES = 20 << 20
 MAX_TOTAL_BYTES = 100 << 20
 MAX_FILE_BYTES = 5 << 20  # a learner .py file
 SKIP_DIRS = {"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints", "node_modules", ".venv", "venv"}
+
+
+LEARNER_NAME = re.compile(r"module_\d+_[a-z]+\.py")
 
 
 class UnsafeSubmission(ValueError):
@@ -253,7 +257,28 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
                 submission.notes.setdefault(stem, []).append(
                     f"graded the definitions in notebook {relative} (no {stem}.py in the submission)")
                 break
+    for stem in stems:
+        if stem not in submission.raw and stem not in submission.sources:
+            near = _near_misses(stem, files)
+            if near:
+                submission.notes.setdefault(stem, []).append(
+                    f"found {', '.join(near)}: is that your {stem}.py? Learner files are graded by "
+                    f"their exact starter names; rename it to {stem}.py and resubmit")
     return submission
+
+
+def _near_misses(stem: str, files: dict[str, bytes]) -> list[str]:
+    """Python files whose names look like a misspelt ``<stem>.py`` (``Module9_reference.py``, ...)."""
+    def key(name: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", name.lower())
+
+    wanted = key(stem)
+    names = {relative: relative.rsplit("/", 1)[-1] for relative in files if relative.lower().endswith(".py")}
+    # another learner file by its exact name (module_8_reference.py for module_9_reference) is no misspelling
+    names = {relative: name for relative, name in names.items() if not LEARNER_NAME.fullmatch(name)}
+    by_key = {relative: key(name[:-3]) for relative, name in names.items()}
+    close = set(difflib.get_close_matches(wanted, set(by_key.values()), n=3, cutoff=0.85))
+    return sorted(relative for relative, k in by_key.items() if k in close)[:3]
 
 
 def learner_source(submission: Submission, stem: str) -> tuple[str | None, str | None]:
