@@ -1,4 +1,4 @@
-"""The ``rl4llm`` command line.
+"""rl4llm: build, run and autograde the Module 8 (DPO) and Module 9 (GRPO) exercises.
 
 Subcommands:
   build [--check]                     regenerate starter/ from solutions/ (or verify it is current)
@@ -86,7 +86,8 @@ def _cmd_gradescope(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rl4llm", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="rl4llm", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_build = sub.add_parser("build", help="regenerate starter/ from solutions/")
