@@ -127,6 +127,9 @@ def build_outputs() -> dict[Path, str]:
         relpath = path.relative_to(SOLUTIONS_DIR).as_posix()
         source = path.read_text(encoding="utf-8")
         outputs[STARTER_DIR / relpath] = make_stub_source(source, path.stem, relpath)
+    from graders import notebooks  # the nbgrader source notebooks (assignments/source/)
+
+    outputs.update(notebooks.build_outputs())
     return outputs
 
 

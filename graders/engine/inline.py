@@ -1,0 +1,218 @@
+"""Grading one exercise in-process: the hidden test cells of the nbgrader notebooks.
+
+An nbgrader test cell of ``assignments/source/`` ends with::
+
+    ### BEGIN HIDDEN TESTS
+    from graders.engine.inline import assert_exercise
+    assert_exercise("module_9_reference.group_relative_advantages", group_relative_advantages)
+    ### END HIDDEN TESTS
+
+(``nbgrader generate_assignment`` strips that region from the release; at
+``nbgrader autograde`` time it comes back from the gradebook, on the grading
+machine where the kit is installed). :func:`assert_exercise` runs every case of
+the exercise's spec (``graders/checks``) on the notebook's function and on the
+reference solution, and raises ``AssertionError`` with the engine's feedback --
+failed checks, expected vs got, and the catalogued misconceptions that match --
+unless every check passes.
+
+It is the engine's own path with the worker replaced by direct calls: the
+learner's outcomes are produced exactly as the worker produces them
+(:func:`graders.engine.calls.call_case` on fresh inputs, normalised and encoded
+with :mod:`graders.engine.codec`, inputs checked for in-place changes, printed
+output captured), and they are judged by :func:`graders.engine.feedback.assess`
+against a :class:`graders.engine.references.ReferenceBook` -- the same
+comparison, statuses, points, feedback text and misconception detection as
+``rl4llm grade``. There is no process isolation here: the notebook's code runs
+in the notebook's kernel anyway. A per-exercise wall-clock limit (the spec's
+``timeout``) applies where a POSIX interval timer is available (the kernel's
+main thread).
+
+Harness call modes get ``learner`` = the namespace the function lives in (its
+``__globals__``: in a notebook, the kernel's user namespace, so a harness that
+swaps in a trusted copy of another exercise reaches the function's real
+globals) and ``starter(stem)`` = the public starter module of that stem.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import traceback
+from pathlib import Path
+from types import SimpleNamespace
+
+_BOOKS: dict = {}  # Kit -> ReferenceBook: reference values computed once per process
+HIDE_ENV = "RL4LLM_HIDE_HIDDEN_INPUTS"
+
+
+class _Namespace:
+    """Attribute access onto a dict (``vars(obj)`` IS that dict): a harness's view of the learner module."""
+
+    def __init__(self, namespace: dict) -> None:
+        self.__dict__ = namespace
+
+
+class _ExerciseTimeout(BaseException):
+    """Raised by the interval timer; a BaseException so that ``except Exception`` cannot swallow it."""
+
+
+class _Deadline:
+    """SIGALRM after ``seconds`` in the main thread (no-op elsewhere or without setitimer)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.active = (seconds > 0 and hasattr(signal, "setitimer")
+                       and threading.current_thread() is threading.main_thread())
+
+    def _fire(self, signum, frame):  # noqa: ARG002 - signal handler signature
+        raise _ExerciseTimeout()
+
+    def __enter__(self):
+        if self.active:
+            self.previous = signal.signal(signal.SIGALRM, self._fire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, *exc):
+        if self.active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+        return False
+
+
+def _book(kit):
+    from graders.engine.references import ReferenceBook
+
+    if kit not in _BOOKS:
+        _BOOKS[kit] = ReferenceBook(kit)
+    return _BOOKS[kit]
+
+
+def _where(error: BaseException, function) -> str:
+    """``line N, in name`` of the innermost traceback frame in the learner function's own file (cell)."""
+    filename = getattr(getattr(function, "__code__", None), "co_filename", None)
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        if filename and frame.filename == filename:
+            return f"line {frame.lineno}, in {frame.name}"
+    return ""
+
+
+def _run_case(call: dict, function, learner, starter, case, encoder) -> dict:
+    """One case on the learner's function, as the worker runs it (see ``Worker.run_case``)."""
+    from graders.engine import calls, codec
+    from graders.engine.references import fresh_inputs
+    from graders.engine.worker import CappedWriter, describe_exception
+
+    args, kwargs = fresh_inputs(case)
+    before_args, before_kwargs = calls.snapshot(args), calls.snapshot(kwargs)
+    capture = CappedWriter()
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = capture
+    try:
+        raw = calls.call_case(call, function, learner, starter, args, kwargs)
+        outcome = {"outcome": "ok", "value": encoder.encode(codec.normalise(raw))}
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the learner's error is this case's result
+        outcome = {"outcome": "raised", "exception": describe_exception(error, Path(os.devnull))}
+        outcome["exception"]["where"] = _where(error, function)
+    finally:
+        sys.stdout, sys.stderr = saved
+    if outcome["outcome"] == "ok":
+        changed = calls.modified_inputs(before_args, before_kwargs, args, kwargs)
+        if changed:
+            outcome = {"outcome": "modified_input", "changed": changed}
+    outcome["output"] = capture.text()
+    return outcome
+
+
+def _hide_default() -> bool:
+    return os.environ.get(HIDE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_inputs: bool | None = None,
+                   detect_misconceptions: bool = True, timeout: float | None = None, kit=None) -> dict:
+    """The ``report.json`` entry of one exercise, graded in this process.
+
+    ``function`` is the learner's implementation; ``namespace`` (a dict or a
+    module) is what a harness sees as the learner module -- by default the
+    function's own globals. ``hide_hidden_inputs`` defaults to the environment
+    variable ``RL4LLM_HIDE_HIDDEN_INPUTS`` (``1``: hidden inputs are withheld
+    from the feedback). Raises ``KeyError`` for an exercise the kit has no
+    checks for (a kit problem, not the learner's).
+    """
+    from graders.checks import spec_for
+    from graders.engine import codec
+    from graders.engine.feedback import assess
+    from graders.engine.grading import Exercise, GradeOptions
+    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.references import _single_thread_torch, uses_torch
+    from graders.engine.runner import ExerciseRun
+    from graders.engine.submission import Submission
+
+    kit = kit or DEFAULT_KIT
+    spec = spec_for(exercise_id)
+    if spec is None:
+        raise KeyError(f"the kit has no checks for {exercise_id!r}")
+    stem, name = exercise_id.split(".", 1)
+    exercise = Exercise(exercise_id, stem, name, spec, index=0)
+    if namespace is None:
+        namespace = getattr(function, "__globals__", {})
+    learner = _Namespace(namespace) if isinstance(namespace, dict) else namespace
+    hide = _hide_default() if hide_hidden_inputs is None else bool(hide_hidden_inputs)
+    options = GradeOptions(hide_hidden_inputs=hide, detect_misconceptions=detect_misconceptions)
+    limit = float(timeout or spec.timeout)
+    ctx = SimpleNamespace(kit=kit, options=options, book=_book(kit),
+                          job=SimpleNamespace(entries=[{"timeout": limit}]))
+    submission = Submission(name="notebook", origin=Path("."))
+    call = spec.call.describe()
+
+    encoder = codec.Encoder()
+    outcomes: list[dict] = []
+    status = "done"
+    if not callable(function):
+        payload = {"cases": [], "missing": f"{name} is not a function (got {type(function).__name__})",
+                   "violations": []}
+        run = ExerciseRun("done", payload, {})
+    else:
+        try:
+            with _single_thread_torch(uses_torch(exercise)), _Deadline(limit):
+                for case in spec.cases():
+                    outcomes.append(_run_case(call, function, learner, kit.starter_module, case, encoder))
+                    if outcomes[-1].get("exception", {}).get("type") == "MemoryError":
+                        break
+        except _ExerciseTimeout:
+            status = "timeout"
+        run = ExerciseRun(status, {"cases": outcomes, "missing": None, "violations": []}, encoder.arrays)
+
+    if status == "done" and outcomes and all(_not_implemented(o) for o in outcomes):
+        # an untouched stub: say so without computing every reference value
+        message = outcomes[0]["exception"]["message"] or f"{exercise_id} is not implemented yet"
+        count = len(spec.cases())
+        return {"id": exercise_id, "points": 0.0, "max_points": round(spec.points, 4), "status": "error",
+                "feedback": f"0/{count} checks passed.\nnot implemented yet: {message}", "misconceptions": []}
+    return assess(exercise, submission, {stem: ""}, {}, {0: run}, ctx)
+
+
+def _not_implemented(outcome: dict) -> bool:
+    return outcome.get("outcome") == "raised" and "NotImplementedError" in outcome["exception"].get("mro", [])
+
+
+def assert_exercise(exercise_id: str, function, namespace=None, **options) -> None:
+    """Raise ``AssertionError`` with the engine's feedback unless ``function`` passes every check.
+
+    On success one line goes to stdout (``<id>: N/N checks passed.``). Returns
+    ``None``, so a notebook cell ending with this call shows no value (nbgrader
+    would read a numeric value as partial credit). ``options``: see
+    :func:`grade_exercise`.
+    """
+    __tracebackhide__ = True  # noqa: F841 - IPython hides this frame from the traceback
+    entry = grade_exercise(exercise_id, function, namespace, **options)
+    if entry["status"] != "passed":
+        names = ", ".join(entry["misconceptions"])
+        headline = (f"{exercise_id}: {entry['status']} ({entry['points']:g} of {entry['max_points']:g} points by "
+                    "the kit's checks; this cell scores only when every check passes)")
+        if names:
+            headline += f"\nlikely misconception(s): {names}"
+        raise AssertionError(f"{headline}\n{entry['feedback']}")
+    print(f"{exercise_id}: {entry['feedback'].splitlines()[0] if entry['feedback'] else 'passed'}")
