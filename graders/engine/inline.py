@@ -40,6 +40,7 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -111,11 +112,17 @@ def _run_case(call: dict, function, learner, starter, case, encoder) -> dict:
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = capture
     try:
-        raw = calls.call_case(call, function, learner, starter, args, kwargs)
-        outcome = {"outcome": "ok", "value": encoder.encode(codec.normalise(raw))}
-    except (Exception, SystemExit) as error:  # noqa: BLE001 - the learner's error is this case's result
-        outcome = {"outcome": "raised", "exception": describe_exception(error, Path(os.devnull))}
-        outcome["exception"]["where"] = _where(error, function)
+        with warnings.catch_warnings(record=True) as caught:  # shown as printed output, as in the worker
+            warnings.simplefilter("always")
+            try:
+                raw = calls.call_case(call, function, learner, starter, args, kwargs)
+                outcome = {"outcome": "ok", "value": encoder.encode(codec.normalise(raw))}
+            except (Exception, SystemExit) as error:  # noqa: BLE001 - the learner's error is this case's result
+                outcome = {"outcome": "raised", "exception": describe_exception(error, Path(os.devnull))}
+                outcome["exception"]["where"] = _where(error, function)
+        for warning in caught:
+            capture.write(warnings.formatwarning(warning.message, warning.category, warning.filename,
+                                                 warning.lineno, warning.line))
     finally:
         sys.stdout, sys.stderr = saved
     if outcome["outcome"] == "ok":
