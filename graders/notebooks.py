@@ -149,11 +149,23 @@ def _float_rounded(value: float) -> str:
     return text if any(c in text for c in ".en") else text + ".0"
 
 
+def _string(value: str) -> str:
+    """A raw literal for text with backslashes (``r'\\boxed{3}'`` reads as the notebook's LaTeX), else repr."""
+    if "\\" in value and value.isprintable() and not value.endswith("\\"):
+        for quote in ("'", '"'):
+            literal = f"r{quote}{value}{quote}"
+            if quote not in value and ast.literal_eval(literal) == value:
+                return literal
+    return repr(value)
+
+
 def render_input(value) -> str | None:
     """Exact Python source for a case input (None when it has no compact literal form)."""
     from graders.engine.codec import TensorSpec
 
-    if value is None or isinstance(value, (bool, str)):
+    if isinstance(value, str):
+        return _string(value)
+    if value is None or isinstance(value, bool):
         return repr(value)
     if isinstance(value, int) and not isinstance(value, np.integer):
         return repr(value)
@@ -398,6 +410,7 @@ TEXT = {
         "dependent": "`{name}` calls {deps}. The autograder checks it with trusted copies of {them}, so a mistake "
                      "there costs points only once; the visible checks below use your own {deps} and only print "
                      "a note when they disagree.",
+        "builds_on": "`{name}` calls your {deps}: a mistake there shows up here too.",
         "it": "it", "them": "them",
     },
     "ru": {
@@ -419,6 +432,7 @@ TEXT = {
         "dependent": "`{name}` вызывает {deps}. Автогрейдер проверяет её с доверенными копиями {them}, поэтому "
                      "ошибка там не отнимает баллы дважды; видимые проверки ниже используют ваши собственные "
                      "{deps} и при расхождении только выводят сообщение.",
+        "builds_on": "`{name}` вызывает вашу реализацию {deps}: ошибка там проявится и здесь.",
         "it": "этой функции", "them": "этих функций",
     },
 }
@@ -614,7 +628,13 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def _test_cell(exercise_id: str, name: str, points: float, checks: list[VisibleCheck], deps: list[str]) -> str:
+def _test_cell(exercise_id: str, name: str, points: float, checks: list[VisibleCheck], trusted: list[str]) -> str:
+    """Hidden tests first (so the autograder's feedback is the kit's), then the visible checks.
+
+    An exercise graded with trusted copies of other exercises (``trusted``) gets
+    advisory visible checks: they run on the learner's own copies, so they only
+    print a note, lest one mistake cost two cells.
+    """
     lines = [f"# Tests of {name} ({points_text(points, 'en')}): this cell scores when it runs without an error.",
              "### BEGIN HIDDEN TESTS",
              "from graders.engine.inline import assert_exercise",
@@ -625,8 +645,8 @@ def _test_cell(exercise_id: str, name: str, points: float, checks: list[VisibleC
                      "the autograder's hidden checks include them.)")
         return "\n".join(lines)
     lines.append("# Visible checks: public cases. The autograder also runs hidden checks on inputs you have not seen.")
-    if deps:
-        advisory = f"it uses your {', '.join(deps)}"
+    if trusted:
+        advisory = f"it uses your {', '.join(trusted)}"
         for check in checks:
             lines.append(f"with visible_checks(advisory={advisory!r}):  # {check.label}")
             lines += ["    " + line for line in check.code.splitlines()]
@@ -707,13 +727,18 @@ def build_notebook(folder: str, stem: str, language: str) -> str:
         if rest.strip():
             parts += ["", text["docstring"], "", _fenced(rest.strip("\n"))]
         deps = dependencies(segment.node, exercise_names)
-        if deps:
-            parts += ["", text["dependent"].format(name=segment.name, deps=_code_list(deps, language),
-                                                   them=text["it"] if len(deps) == 1 else text["them"])]
+        call = spec.call.describe()
+        trusted = [d for d in deps if call["kind"] == "harness" and d in call["source"]]  # swapped in by the harness
+        if trusted:
+            parts += ["", text["dependent"].format(name=segment.name, deps=_code_list(trusted, language),
+                                                   them=text["it"] if len(trusted) == 1 else text["them"])]
+        if set(deps) - set(trusted):
+            parts += ["", text["builds_on"].format(name=segment.name,
+                                                   deps=_code_list([d for d in deps if d not in trusted], language))]
         nb.markdown(f"about-{segment.name}", "\n".join(parts))
         nb.code(segment.name, segment.text, solution=True, locked=False)
         checks = visible_checks(exercise_id, getattr(reference, segment.name))
-        nb.code(f"test-{segment.name}", _test_cell(exercise_id, segment.name, spec.points, checks, deps),
+        nb.code(f"test-{segment.name}", _test_cell(exercise_id, segment.name, spec.points, checks, trusted),
                 grade=True, points=spec.points)
     return nb.text()
 
