@@ -700,16 +700,22 @@ def build_notebook(folder: str, stem: str, language: str) -> str:
     if docstring:
         intro += ["", text["file_doc"], "", _fenced(docstring)]
     nb.markdown("intro", "\n".join(intro))
-    nb.markdown("helpers-note", text["helpers"])
-    nb.code("helpers", HELPERS_SOURCE.rstrip("\n"))
+
+    def helpers() -> None:
+        nb.markdown("helpers-note", text["helpers"])
+        nb.code("helpers", HELPERS_SOURCE.rstrip("\n"))
 
     given_count = 0
     index = 0
+    if segments[0].kind != "given":
+        helpers()
     for segment in segments:
         if segment.kind == "given":
             given_count += 1
             nb.markdown(f"given-{given_count:02d}-note", text["given"])
             nb.code(f"given-{given_count:02d}", segment.text)
+            if given_count == 1:  # after the file's imports: ``from __future__`` stays the first statement
+                helpers()
             continue
         doc = inspect.cleandoc(ast.get_docstring(segment.node, clean=False) or "")
         first, _, rest = doc.partition("\n")
