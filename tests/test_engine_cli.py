@@ -214,3 +214,22 @@ def test_grade_sources_grades_in_memory_mutants_in_one_batch():
     for name, report in reports.items():
         entry = next(e for e in report["exercises"] if e["id"] == GRA)
         assert entry["points"] < entry["max_points"] and name in entry["misconceptions"], (name, entry["feedback"])
+
+
+def test_completed_course_notebooks_are_graded_in_full(tmp_path, capsys):
+    """The nbgrader source notebooks (complete solutions) as a submission: every exercise passes.
+
+    Only definitions and UPPER_CASE constants of a notebook are graded (``DIGITS = tuple(...)``
+    and ``PROFILES = {...}`` are given code the functions need); its runs are not repeated.
+    """
+    from graders.paths import ASSIGNMENTS_DIR
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    for module in ("module_08", "module_09"):
+        for notebook in (ASSIGNMENTS_DIR / "source" / module).glob("*.ipynb"):
+            shutil.copyfile(notebook, folder / notebook.name)
+    assert main(["grade", str(folder), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    report = json.loads((tmp_path / "out" / "notebooks" / "report.json").read_text(encoding="utf-8"))
+    not_passed = [(e["id"], e["feedback"][:200]) for e in report["exercises"] if e["status"] != "passed"]
+    assert not not_passed and report["score"] == report["max_score"]

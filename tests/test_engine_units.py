@@ -334,3 +334,11 @@ def test_feedback_has_no_addresses_or_temporary_paths():
 
     text = deterministic("TypeError: <object object at 0x7f12ab34cd56> at /tmp/rl4llm-grade-ab_12/sub_3/work/x.txt")
     assert text == "TypeError: <object object at 0x...> at <submission>/work/x.txt"
+
+
+def test_a_notebook_keeps_constants_but_not_its_runs():
+    cell = ("DIGITS = tuple(str(d) for d in range(10))\nBOS, EOS = make(), make()\nLIMIT = 3\n"
+            "experiment = run_toy_grpo_experiment()\nconfig.lr = 3\nlower = dict()\n")
+    source = notebook_definitions(json.dumps({"cells": [{"cell_type": "code", "source": cell}]}).encode())
+    assert "DIGITS = " in source and "BOS, EOS = " in source and "LIMIT = 3" in source
+    assert "experiment" not in source and "config.lr" not in source and "lower" not in source

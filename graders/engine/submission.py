@@ -180,14 +180,31 @@ def notebook_definitions(data: bytes) -> str:
                 if not any(_KIT_IMPORT.match(n.split(".")[0]) for n in names):
                     keep.append(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                try:
-                    ast.literal_eval(node.value)
-                except (ValueError, SyntaxError, TypeError):
-                    continue
-                keep.append(node)
+                if _is_constant(node):
+                    keep.append(node)
         if keep:
             pieces.append(ast.unparse(ast.Module(body=keep, type_ignores=[])))
     return "\n\n\n".join(pieces) + "\n"
+
+
+def _is_constant(node: ast.Assign | ast.AnnAssign) -> bool:
+    """A module constant: a literal value, or UPPER_CASE names (``DIGITS = tuple(...)``, ``PROFILES = {...}``).
+
+    Other assignments (``experiment = run_toy_grpo_experiment(...)``) are the
+    notebook's own runs, which grading must not repeat.
+    """
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    names: list[str] = []
+    for target in targets:
+        parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        if not all(isinstance(part, ast.Name) for part in parts):
+            return False  # attribute or subscript targets change other objects
+        names += [part.id for part in parts]
+    try:
+        ast.literal_eval(node.value)
+        return True
+    except (ValueError, SyntaxError, TypeError):
+        return all(name.lstrip("_").isupper() for name in names)
 
 
 def _defined_functions(source: str) -> set[str]:
