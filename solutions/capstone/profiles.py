@@ -1,0 +1,118 @@
+"""What each capstone profile prescribes: model, data, trainer settings, LoRA.
+
+Given code: the capstone student need not change it. The grader
+(graders/capstone.py) checks a run's passport against these tables, so they
+are the single source of truth for "the course's configuration".
+
+- ``tiny``: a randomly initialised Qwen3-architecture model and a local
+  tokenizer, an in-memory arithmetic set, CPU, seconds, no download.
+- ``smoke`` / ``full``: ``Qwen/Qwen3-0.6B`` on the course's data sets with the
+  TRL configurations of the Module 9 (GRPO) and Module 8 (DPO) notebooks;
+  smoke = 2 optimizer steps, full = the notebooks' step counts. CUDA only.
+
+Pure Python: importing this module loads no ML library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ALGORITHMS = ("grpo", "dpo")
+PROFILE_NAMES = ("tiny", "smoke", "full")
+COURSE_MODEL = "Qwen/Qwen3-0.6B"
+TINY_MODEL = "tiny-random-qwen3"
+PASSPORT_SCHEMA = "rl4llm-capstone-passport-1"
+DEFAULT_SEED = 0
+
+
+class CapstoneError(RuntimeError):
+    """A capstone run that cannot start (no GPU, unknown profile, unreadable verifier, ...)."""
+
+
+# The Module 9 notebook's GRPOConfig (real-model branch), minus output_dir / max_steps / report_to.
+COURSE_GRPO = {
+    "learning_rate": 5e-6, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 4,
+    "max_completion_length": 192, "num_generations": 4, "num_iterations": 1, "loss_type": "dapo",
+    "scale_rewards": "group", "importance_sampling_level": "token", "epsilon": 0.2,
+    "epsilon_high": 0.28, "beta": 0.0, "mask_truncated_completions": True, "logging_steps": 1,
+}
+# The Module 8 notebook's DPOConfig; beta and loss_type are TRL's defaults, pinned so a run cannot drift.
+COURSE_DPO = {
+    "per_device_train_batch_size": 1, "gradient_accumulation_steps": 8, "learning_rate": 1e-5,
+    "logging_steps": 1, "beta": 0.1, "loss_type": ["sigmoid"],
+}
+# Both notebooks: LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05); PEFT picks Qwen3's target modules.
+COURSE_LORA = {"r": 8, "lora_alpha": 16, "lora_dropout": 0.05, "target_modules": None}
+TINY_LORA = {"r": 8, "lora_alpha": 16, "lora_dropout": 0.05,
+             "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]}
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where a profile's rows come from: ``dataset`` is "kit:<name>" (in memory) or a Hub id."""
+
+    dataset: str
+    train_split: str
+    eval_split: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One (algorithm, profile) configuration.
+
+    trainer_settings: TRL config values the run must use (the grader compares them).
+    lora: LoraConfig values (r, lora_alpha, lora_dropout, target_modules; None = PEFT's default).
+    """
+
+    algorithm: str
+    name: str
+    model: str
+    data: DataSource
+    trainer_settings: dict = field(default_factory=dict)
+    lora: dict = field(default_factory=dict)
+
+    @property
+    def needs_gpu(self) -> bool:
+        return self.name != "tiny"
+
+
+def _course(algorithm: str, name: str, max_steps: int) -> Profile:
+    if algorithm == "grpo":
+        eval_rows = 8 if name == "smoke" else 32
+        data = DataSource("trl-lib/DeepMath-103K", "train[:128]", f"train[128:{128 + eval_rows}]")
+        settings = {**COURSE_GRPO, "max_steps": max_steps}
+    else:
+        eval_rows = 8 if name == "smoke" else 32
+        data = DataSource("trl-lib/ultrafeedback_binarized", "train[:64]", f"test[:{eval_rows}]")
+        settings = {**COURSE_DPO, "max_steps": max_steps}
+    return Profile(algorithm, name, COURSE_MODEL, data, settings, dict(COURSE_LORA))
+
+
+# Tiny profiles keep the algorithmic settings of the course (G, loss, clipping, beta) and shrink the rest.
+TINY_GRPO = {**COURSE_GRPO, "learning_rate": 1e-3, "per_device_train_batch_size": 4,
+             "gradient_accumulation_steps": 2,
+             "max_completion_length": 2,  # " 7": room for the answer, so a random model is sometimes right
+             "mask_truncated_completions": False,  # a random model rarely stops: masking would zero the loss
+             "max_steps": 4}
+TINY_DPO = {**COURSE_DPO, "learning_rate": 5e-2, "per_device_train_batch_size": 2,
+            "gradient_accumulation_steps": 2, "max_steps": 8}
+
+PROFILES: dict[tuple[str, str], Profile] = {
+    ("grpo", "tiny"): Profile("grpo", "tiny", TINY_MODEL, DataSource("kit:tiny-arithmetic", "train", "eval"),
+                              TINY_GRPO, dict(TINY_LORA)),
+    ("dpo", "tiny"): Profile("dpo", "tiny", TINY_MODEL, DataSource("kit:tiny-preferences", "train", "eval"),
+                             TINY_DPO, dict(TINY_LORA)),
+    ("grpo", "smoke"): _course("grpo", "smoke", 2),
+    ("grpo", "full"): _course("grpo", "full", 80),
+    ("dpo", "smoke"): _course("dpo", "smoke", 2),
+    ("dpo", "full"): _course("dpo", "full", 20),
+}
+
+
+def get_profile(algorithm: str, name: str) -> Profile:
+    """The profile for (algorithm, name); CapstoneError naming the bad argument otherwise."""
+    if algorithm not in ALGORITHMS:
+        raise CapstoneError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    if name not in PROFILE_NAMES:
+        raise CapstoneError(f"profile must be one of {PROFILE_NAMES}, got {name!r}")
+    return PROFILES[(algorithm, name)]
