@@ -10,6 +10,10 @@ Subcommands:
                                       DIR/<name>/report.json, results.json, junit.xml, DIR/grades.csv
   demo [--out DIR]                    grade the bundled example submissions, print scoreboard + feedback
   gradescope --out autograder.zip     build a Gradescope autograder bundle
+  capstone run --algo grpo|dpo --profile tiny|smoke|full --out DIR [--verifier PATH]
+                                      train with TRL + LoRA (tiny: CPU, seconds; smoke/full: Qwen3-0.6B
+                                      on a GPU) and write DIR/passport.json + DIR/reward_curve.png
+  capstone check RUN_DIR              check a run passport; writes RUN_DIR/capstone_report.json
 """
 
 from __future__ import annotations
@@ -85,6 +89,33 @@ def _cmd_gradescope(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_capstone(args: argparse.Namespace) -> int:
+    if args.action == "check":
+        from graders.capstone import check_passport, format_report, write_report
+
+        report = check_passport(args.run_dir)
+        print(format_report(report), end="")
+        if not Path(args.run_dir).is_dir():
+            print(f"rl4llm capstone check: {args.run_dir} is not a folder; no report written", file=sys.stderr)
+            return 2
+        print(f"report: {write_report(args.run_dir, report)}")
+        return 0
+    from solutions.capstone.profiles import CapstoneError
+    from solutions.capstone.run import run_capstone
+
+    try:
+        passport = run_capstone(args.algo, args.profile, Path(args.out), verifier_path=args.verifier,
+                                seed=args.seed, progress=not args.quiet)
+    except CapstoneError as error:
+        print(f"rl4llm capstone run: {error}", file=sys.stderr)
+        return 2
+    before, after = passport["metrics"]["before"], passport["metrics"]["after"]
+    print(f"metrics before: {before}\nmetrics after:  {after}")
+    print(f"wrote {Path(args.out) / 'passport.json'} and {Path(args.out) / 'reward_curve.png'}; "
+          f"check it with: rl4llm capstone check {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rl4llm", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -123,6 +154,21 @@ def build_parser() -> argparse.ArgumentParser:
     p_gs = sub.add_parser("gradescope", help="build a Gradescope autograder bundle")
     p_gs.add_argument("--out", default="autograder.zip")
     p_gs.set_defaults(func=_cmd_gradescope)
+
+    p_cap = sub.add_parser("capstone", help="the TRL capstone: run GRPO/DPO with LoRA, check a run passport")
+    cap_sub = p_cap.add_subparsers(dest="action", required=True)
+    p_cap_run = cap_sub.add_parser("run", help="train and write DIR/passport.json + DIR/reward_curve.png")
+    p_cap_run.add_argument("--algo", choices=["grpo", "dpo"], required=True)
+    p_cap_run.add_argument("--profile", choices=["tiny", "smoke", "full"], default="tiny",
+                           help="tiny: CPU, seconds, no download; smoke/full: Qwen3-0.6B on a CUDA GPU")
+    p_cap_run.add_argument("--out", required=True, help="run folder")
+    p_cap_run.add_argument("--verifier", default=None,
+                           help="a learner's module_9_reference.py (default: the kit's reference)")
+    p_cap_run.add_argument("--seed", type=int, default=0)
+    p_cap_run.add_argument("--quiet", action="store_true", help="no progress bar or per-step logs")
+    p_cap_check = cap_sub.add_parser("check", help="check a run passport; writes RUN_DIR/capstone_report.json")
+    p_cap_check.add_argument("run_dir", metavar="RUN_DIR")
+    p_cap.set_defaults(func=_cmd_capstone)
     return parser
 
 
