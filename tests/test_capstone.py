@@ -216,3 +216,20 @@ def test_real_profiles_refuse_without_a_gpu(tmp_path):
 
 def test_capstone_is_not_part_of_the_one_source_build():
     assert not [path for path in solution_files() if "capstone" in path.parts]
+
+
+@pytest.mark.parametrize("source, words", [
+    (None, "raised NotImplementedError on a simple answer"),  # the untouched starter
+    ("def verify_numeric_answer(text, reference, **kw):\n    return 0.5\n", "must return 0 or 1"),
+    ("x = 1\n", "defines no function verify_numeric_answer"),
+])
+def test_an_unusable_verifier_stops_before_training(tmp_path, capsys, source, words):
+    if source is None:
+        path = REPO_ROOT / "starter" / "module_09" / "module_9_reference.py"
+    else:
+        path = tmp_path / "module_9_reference.py"
+        path.write_text(source, encoding="utf-8")
+    code = main(["capstone", "run", "--algo", "grpo", "--profile", "tiny", "--out", str(tmp_path / "run"),
+                 "--verifier", str(path), "--quiet"])
+    assert code == 2 and words in capsys.readouterr().err
+    assert not (tmp_path / "run" / "passport.json").exists()

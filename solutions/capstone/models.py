@@ -64,6 +64,13 @@ def load_verifier(path: Path) -> tuple[ModuleType, dict]:
         raise CapstoneError(f"cannot import the verifier {path}: {type(error).__name__}: {error}") from error
     if not callable(getattr(module, "verify_numeric_answer", None)):
         raise CapstoneError(f"the verifier {path} defines no function verify_numeric_answer")
+    try:  # a smoke test before any training: an unimplemented or crashing verifier stops here, in one line
+        probe = module.verify_numeric_answer("so the answer is \\boxed{7}", "7")
+    except Exception as error:  # noqa: BLE001 - the learner's code
+        raise CapstoneError(f"the verifier {path} raised {type(error).__name__} on a simple answer: "
+                            f"{str(error).splitlines()[0] if str(error) else ''}") from error
+    if probe not in (0, 1):
+        raise CapstoneError(f"the verifier {path} returned {probe!r} for a simple answer; it must return 0 or 1")
     version = getattr(module, "VERIFIER_VERSION", None)
     return module, {"path": str(path), "version": version, "sha256": sha256_file(path)}
 
