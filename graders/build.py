@@ -130,6 +130,9 @@ def build_outputs() -> dict[Path, str]:
     from graders import notebooks  # the nbgrader source notebooks (assignments/source/)
 
     outputs.update(notebooks.build_outputs())
+    from graders import hints  # the "likely mistake" tables (starter/module_0X/_hints.json)
+
+    outputs.update(hints.build_outputs())
     return outputs
 
 

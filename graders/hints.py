@@ -1,0 +1,153 @@
+"""The shipped "likely mistake" tables: ``starter/module_0X/_hints.json``.
+
+A learner's failing public test names the likely mistake when one of their
+functions returned, on a public test's fixed input, exactly what a catalogued
+misconception (``graders/misconceptions``) returns there. Only those wrong
+OUTPUT VALUES and the HINT text ship -- never the catalogue's code.
+
+Generation (part of ``rl4llm build``):
+
+1. run the public tests against ``solutions/`` in a subprocess with
+   ``RL4LLM_RECORD_CALLS`` set, so ``starter/conftest.py``'s recorder dumps
+   every call made by a non-Hypothesis test (function, exact normalised inputs);
+2. per distinct (function, input key), rebuild the inputs and run the reference
+   and every catalogue entry of that exercise on a fresh copy;
+3. keep each entry whose output differs from the reference's (rtol 1e-6,
+   atol 1e-9) and that does not raise;
+4. write sorted-key JSON: function id -> input key -> [{"name", "hint", "value"}].
+
+The normalisation, key and comparison are the conftest's own functions, so the
+table and the learner-side lookup cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+from graders.engine.kit import DEFAULT_KIT, MODULES
+from graders.engine.misconceptions import load_misconceptions
+from graders.loader import load_module
+from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
+
+HINTS_NAME = "_hints.json"
+MAX_VALUE_CHARS = 10_000  # a wrong value longer than this as JSON is left out (keeps the tables small)
+
+
+def starter_conftest() -> ModuleType:
+    """starter/conftest.py as a module (its sys.path / import-hook side effects undone)."""
+    saved_path, saved_meta = list(sys.path), list(sys.meta_path)
+    try:
+        return load_module(STARTER_DIR / "conftest.py", "_rl4llm_starter_conftest")
+    finally:
+        sys.path[:], sys.meta_path[:] = saved_path, saved_meta
+
+
+def record_public_calls() -> list[dict]:
+    """Every (function, args, kwargs) the non-Hypothesis public tests make against solutions/."""
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = Path(tmp) / "calls.json"
+        env = {**os.environ, "RL4LLM_IMPL_ROOT": str(SOLUTIONS_DIR), "RL4LLM_RECORD_CALLS": str(dump),
+               "MPLBACKEND": "Agg"}
+        folders = [str(STARTER_DIR / folder) for folder, _ in MODULES.values()]
+        completed = subprocess.run(
+            [sys.executable, "-m", "pytest", *folders, "-q", "-p", "no:cacheprovider"],
+            cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
+        if completed.returncode != 0 or not dump.exists():
+            raise RuntimeError("the public tests fail against solutions/:\n" + completed.stdout[-3000:])
+        return json.loads(dump.read_text(encoding="utf-8"))
+
+
+def rebuild(norm, module: ModuleType):
+    """A fresh Python value from an exact normalised one (``normalise(value, None)``)."""
+    if norm is None or isinstance(norm, (bool, int)):
+        return norm
+    if isinstance(norm, dict):
+        if "float" in norm:
+            return float(norm["float"])
+        if "bigint" in norm:
+            return int(norm["bigint"])
+        if "str" in norm:
+            return norm["str"]
+        if "ndarray" in norm:
+            dtype = np.dtype(norm["ndarray"])
+            data = [float(x) if isinstance(x, str) else x for x in norm["data"]]
+            return np.asarray(data, dtype=dtype).reshape(norm["shape"])
+        if "tensor" in norm:
+            import torch
+
+            data = [float(x) if isinstance(x, str) else x for x in norm["data"]]
+            tensor = torch.tensor(data, dtype=getattr(torch, norm["tensor"])).reshape(norm["shape"])
+            return tensor.requires_grad_(True) if norm.get("requires_grad") else tensor
+        if "list" in norm:
+            return [rebuild(x, module) for x in norm["list"]]
+        if "tuple" in norm:
+            return tuple(rebuild(x, module) for x in norm["tuple"])
+        if "dict" in norm:
+            return {k: rebuild(v, module) for k, v in norm["dict"].items()}
+        if "dataclass" in norm:
+            fields = {k: rebuild(v, module) for k, v in norm["fields"].items()}
+            return getattr(module, norm["dataclass"])(**fields)
+    raise ValueError(f"cannot rebuild {norm!r}")
+
+
+def _run(function, args, kwargs, module, conftest):
+    """The normalised output of ``function`` on fresh inputs, or None when it raises."""
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return conftest.normalise(function(*rebuild(args, module), **rebuild(kwargs, module)))
+    except Exception:
+        return None
+
+
+def hint_tables(calls: list[dict] | None = None) -> dict[str, dict]:
+    """module folder -> {function id: {input key: [{"name", "hint", "value"}, ...]}}."""
+    conftest = starter_conftest()
+    calls = record_public_calls() if calls is None else calls
+    exercises = set(DEFAULT_KIT.exercises())
+    folder_of = {stem: folder for folder, stems in MODULES.values() for stem in stems}
+    tables: dict[str, dict] = {folder: {} for folder, _ in MODULES.values()}
+    catalogue: dict[str, list] = {}
+    seen: set = set()
+    for call in calls:
+        function_id = call["function"]
+        if function_id not in exercises:
+            continue
+        key = conftest.key_of(call["args"], call["kwargs"])
+        if (function_id, key) in seen:
+            continue
+        seen.add((function_id, key))
+        if function_id not in catalogue:
+            catalogue[function_id] = load_misconceptions(function_id)
+        if not catalogue[function_id]:
+            continue
+        stem, name = function_id.split(".", 1)
+        reference = DEFAULT_KIT.reference_module(stem)
+        expected = _run(getattr(reference, name), call["args"], call["kwargs"], reference, conftest)
+        if expected is None:
+            continue
+        entries = []
+        for entry in catalogue[function_id]:
+            value = _run(entry.function, call["args"], call["kwargs"], entry.module, conftest)
+            if (value is not None and not conftest.same_value(value, expected)
+                    and len(json.dumps(value)) <= MAX_VALUE_CHARS):
+                entries.append({"name": entry.name, "hint": entry.hint, "value": value})
+        if entries:
+            table = tables[folder_of[stem]].setdefault(function_id, {})
+            table[key] = sorted(entries, key=lambda e: e["name"])
+    return tables
+
+
+def build_outputs(calls: list[dict] | None = None) -> dict[Path, str]:
+    """Every starter/module_0X/_hints.json and its expected content (byte-deterministic)."""
+    return {STARTER_DIR / folder / HINTS_NAME: json.dumps(table, sort_keys=True, indent=1, allow_nan=False) + "\n"
+            for folder, table in hint_tables(calls).items()}

@@ -1,0 +1,87 @@
+"""The "likely mistake" hints: a learner file carrying a catalogued mistake gets that mistake NAMED
+in its failing public tests, from the shipped starter/module_0X/_hints.json (values + hint text only).
+
+Each case copies the whole starter/ to a temp folder, overwrites one learner file with
+a catalogue mutant (the reference solution + the wrong function appended) and runs that
+file's public tests there, as a learner would (``pytest module_09`` in their folder).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from graders.engine.misconceptions import load_misconceptions, mutant_source
+from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
+
+MUTANTS = [
+    ("module_09", "module_9_reference.group_relative_advantages", "sample_std"),
+    ("module_09", "module_9_reference.verify_numeric_answer", "first_box"),
+    ("module_08", "module_8_reference.dpo_loss_from_margin", "dpo_sign_flipped"),
+    ("module_08", "module_8_reference.ipo_loss", "ipo_target_half_tau"),
+    ("module_09", "module_9_training.grpo_loss", "no_mask"),
+]
+
+
+def _run_mutant(tmp_path, folder, exercise, name, keep_hints=True):
+    starter = tmp_path / "starter"
+    shutil.copytree(STARTER_DIR, starter, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    stem = exercise.split(".", 1)[0]
+    (starter / folder / f"{stem}.py").write_text(mutant_source(exercise, name), encoding="utf-8")
+    if not keep_hints:
+        (starter / folder / "_hints.json").unlink()
+    env = {k: v for k, v in os.environ.items() if k not in ("RL4LLM_IMPL_ROOT", "RL4LLM_RECORD_CALLS")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", f"{folder}/test_{stem}.py", "-q", "-p", "no:cacheprovider"],
+        cwd=starter, env={**env, "MPLBACKEND": "Agg", "COLUMNS": "400"}, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("folder, exercise, name", MUTANTS, ids=[m[2] for m in MUTANTS])
+def test_a_catalogued_mistake_is_named_in_the_failure_output(tmp_path, folder, exercise, name):
+    hint = next(m.hint for m in load_misconceptions(exercise) if m.name == name)
+    run = _run_mutant(tmp_path, folder, exercise, name)
+    assert run.returncode == 1, run.stdout[-3000:]
+    function = exercise.split(".", 1)[1]
+    line = f"likely mistake in {function}: {name} -- {hint}"
+    assert line in run.stdout, run.stdout[-3000:]
+    assert "rl4llm hint" in run.stdout  # the report section
+    summary = run.stdout.split("short test summary info", 1)[1]
+    assert "[likely mistake in" in summary  # ... and the -q short summary (where the line fits the width)
+    assert "NOT IMPLEMENTED" not in run.stdout
+
+
+def test_a_missing_hint_table_changes_nothing_but_the_hint(tmp_path):
+    run = _run_mutant(tmp_path, "module_09", "module_9_reference.group_relative_advantages", "sample_std",
+                      keep_hints=False)
+    assert run.returncode == 1 and " failed" in run.stdout, run.stdout[-3000:]
+    assert "likely mistake" not in run.stdout and "INTERNALERROR" not in run.stdout
+
+
+def test_the_hint_tables_ship_values_and_hints_only():
+    for folder in ("module_09", "module_08"):
+        table = json.loads((STARTER_DIR / folder / "_hints.json").read_text(encoding="utf-8"))
+        assert table, folder
+        for function, by_key in table.items():
+            assert function.startswith("module_") and by_key
+            for key, entries in by_key.items():
+                assert len(key) == 16 and entries
+                for entry in entries:
+                    assert set(entry) == {"name", "hint", "value"}
+                    assert "def " not in json.dumps(entry["value"])
+
+
+def test_recording_keeps_the_solutions_fast():
+    env = {**os.environ, "RL4LLM_IMPL_ROOT": str(SOLUTIONS_DIR), "MPLBACKEND": "Agg"}
+    start = time.perf_counter()
+    run = subprocess.run([sys.executable, "-m", "pytest", str(STARTER_DIR / "module_09"), "-q",
+                          "-p", "no:cacheprovider"], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                         timeout=300)
+    elapsed = time.perf_counter() - start
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert elapsed <= 10.0, elapsed  # about 3 s on the kit's machine; 10 s leaves room for a loaded box
