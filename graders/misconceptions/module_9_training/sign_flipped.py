@@ -6,20 +6,10 @@ HINT = ("looks like the objective itself; the loss is MINUS the clipped objectiv
         "so gradient descent raises tokens with positive advantage")
 
 
+_grpo_loss_before_the_mistake = grpo_loss  # the learner module's own definition
+
+
 def grpo_loss(new_logprobs, old_logprobs, advantages, mask, *, loss_type, eps_low, eps_high, max_length=None):
-    _check_loss_inputs(new_logprobs, old_logprobs, advantages, mask, loss_type, eps_low, eps_high, max_length)
-    active = mask > 0
-    zeros = torch.zeros_like(new_logprobs)
-    ratio = torch.exp(torch.where(active, new_logprobs - old_logprobs, zeros))
-    adv = advantages.to(new_logprobs.dtype)[:, None]
-    clipped = torch.clamp(ratio, 1.0 - eps_low, 1.0 + eps_high)
-    surrogate = torch.where(active, torch.minimum(ratio * adv, clipped * adv), zeros)
-    counts = active.sum(dim=1).to(new_logprobs.dtype)
-    if loss_type == "grpo":
-        objective = (surrogate.sum(dim=1) / counts.clamp(min=1.0)).mean()
-    elif loss_type == "dr_grpo":
-        length = new_logprobs.shape[1] if max_length is None else max_length
-        objective = surrogate.sum() / (new_logprobs.shape[0] * length)
-    else:
-        objective = surrogate.sum() / counts.sum().clamp(min=1.0)
-    return objective  # the sign is missing
+    # the mistake: the clipped objective is returned as it is; the sign is missing
+    return -_grpo_loss_before_the_mistake(new_logprobs, old_logprobs, advantages, mask, loss_type=loss_type,
+                                          eps_low=eps_low, eps_high=eps_high, max_length=max_length)
