@@ -11,6 +11,7 @@ import os
 import site
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -20,20 +21,31 @@ from graders.checks import spec_for
 from graders.engine.batch import grade_paths
 from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT
+from graders.engine.sandbox import NOBODY, unprivileged_user
 
 SYSTEM_PYTHON = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
 STEM = "module_9_reference"
 
 
-def _usable() -> bool:
+def _unusable_reason() -> str | None:
+    """Why this machine cannot run the test, or None: root, a system Python of this version, and
+    the engine's own probe that user nobody can start it and import the worker from this checkout
+    (a checkout inside a mode-700 folder, such as one made by mktemp -d, is out of nobody's reach)."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0 or not SYSTEM_PYTHON.exists():
-        return False
+        return "needs root and a system Python of this version"
     probe = subprocess.run([str(SYSTEM_PYTHON), "-c", "import sys; print(sys.version_info[:2])"],
                            capture_output=True, text=True)
-    return probe.stdout.strip() == str(tuple(sys.version_info[:2]))
+    if probe.stdout.strip() != str(tuple(sys.version_info[:2])):
+        return "needs root and a system Python of this version"
+    pythonpath = os.pathsep.join([str(DEFAULT_KIT.root), *site.getsitepackages()])
+    with tempfile.TemporaryDirectory() as cwd:
+        os.chmod(cwd, 0o755)
+        user, reason = unprivileged_user(str(SYSTEM_PYTHON), pythonpath, cwd)
+    return None if user == NOBODY else reason
 
 
-pytestmark = pytest.mark.skipif(not _usable(), reason="needs root and a system Python of this version")
+UNUSABLE = _unusable_reason()
+pytestmark = pytest.mark.skipif(UNUSABLE is not None, reason=str(UNUSABLE))
 
 OVERRIDE = textwrap.dedent('''
 
