@@ -26,6 +26,7 @@ from graders.engine.runner import WorkerConfig, WorkerStartError
 from graders.engine.submission import discover, submission_name
 
 FORBIDDEN_MODULES = ("solutions", "graders.checks", "graders.misconceptions")
+RESERVED_NAMES = {"grades.csv"}  # files of the output folder that a submission's folder must not shadow
 
 
 class GraderError(RuntimeError):
@@ -43,9 +44,12 @@ class BatchResult:
 
 
 def unique_names(names: list[str]) -> list[str]:
+    """Submission folder names: reserved output names renamed (``grades.csv-submission``), repeats numbered."""
     seen: dict[str, int] = {}
     out = []
     for name in names:
+        if name.lower() in RESERVED_NAMES:
+            name = f"{name}-submission"
         count = seen.get(name, 0) + 1
         seen[name] = count
         out.append(name if count == 1 else f"{name}-{count}")
@@ -66,28 +70,46 @@ def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None =
     for path in paths:
         if not path.exists():
             raise GraderError(f"no such submission: {path}")
+    python = options.worker_python or sys.executable
+    pythonpath = os.pathsep.join([str(Path(graders.__file__).resolve().parent.parent),
+                                  *options.worker_pythonpath])
+    probe = sandbox.probe_layers(python, pythonpath)
+    not_dumpable = sandbox.make_grader_not_dumpable()
+    probe.layers["grader_not_dumpable"] = not_dumpable
+    if probe.missing:
+        message = f"sandbox layers missing on this machine: {', '.join(probe.missing)}"
+        if options.require_sandbox:
+            raise GraderError(f"{message}; --require-sandbox refuses to grade (see `rl4llm doctor`)")
+        log(f"warning: {message} (see `rl4llm doctor`)")
     with tempfile.TemporaryDirectory(prefix="rl4llm-grade-") as temp:
         temp_root = Path(temp)
         os.chmod(temp_root, 0o711)
         settings = {
             "kit_root": str(kit.root),
+            # the answers: refused by the kernel, and any attempt is recorded by the audit hook (0 points)
             "forbidden_paths": sorted({str(kit.solutions_dir), str(kit.misconceptions_dir), str(CHECKS_DIR),
-                                       str(kit.root / "tests"), str(out_dir.resolve()),
-                                       *(str(p.resolve()) for p in paths)}),
+                                       *(str(kit.root / name) for name in ("tests", ".git", "assignments")),
+                                       str(out_dir.resolve()), str(temp_root), *(str(p.resolve()) for p in paths)}),
+            # also closed to workers (deny by default), but not secret: the engine's own code, the starter
+            "closed_paths": sorted({str(Path(graders.__file__).resolve().parent), str(kit.starter_dir)}),
             "forbidden_modules": list(FORBIDDEN_MODULES),
-            "allowed_paths": [str(kit.starter_dir)],
             "memory_bytes": int(options.memory_mb) << 20,
-            "file_bytes": 256 << 20,
+            "file_bytes": 64 << 20,
+            "scratch_bytes": int(options.scratch_mb) << 20,
+            "processes": 64,
+            "open_files": 256,
         }
         job = prepare_job(kit, options, temp_root / "job", settings)
-        python = options.worker_python or sys.executable
-        pythonpath = os.pathsep.join([str(Path(graders.__file__).resolve().parent.parent),
-                                      *options.worker_pythonpath])
+        book = ReferenceBook(kit)
+        book.preload(job.exercises)  # everything the grader executes is loaded before any worker starts
         user, note = sandbox.unprivileged_user(python, pythonpath, str(temp_root))
         if user is None and hasattr(os, "geteuid") and os.geteuid() == 0:
             log(f"note: {note}")
-        config = WorkerConfig(python=python, kit_parent=pythonpath, user=user, load_timeout=options.load_timeout)
-        ctx = Context(kit, options, job, ReferenceBook(kit), config, temp_root, user=user)
+        required = sandbox.LAYERS[:-1] if options.require_sandbox else ()
+        config = WorkerConfig(python=python, kit_parent=pythonpath, user=user, load_timeout=options.load_timeout,
+                              prefix=sandbox.unshare_prefix(), require=required)
+        ctx = Context(kit, options, job, book, config, temp_root, user=user, probed=probe.layers,
+                      not_dumpable=not_dumpable)
         names = unique_names([submission_name(p) for p in paths])
         functions = kit.functions_by_stem(options.modules)
         results: dict[int, dict] = {}
@@ -115,7 +137,11 @@ def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None =
                         log(f"internal error while grading {names[index]}:\n{traceback.format_exc()}")
                         report = _internal_error_report(names[index], job, error)
                     results[index] = report
-                    reports.write_submission_reports(out_dir, names[index], report)
+                    try:  # each report is written on its own: one failed write never stops the others
+                        reports.write_submission_reports(out_dir, names[index], report)
+                    except OSError as error:
+                        internal.append(f"{names[index]}: the reports could not be written ({error})")
+                        log(f"error: the reports of {names[index]} could not be written: {error}")
                     if bar is not None:
                         bar.update(1)
             finally:

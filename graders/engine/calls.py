@@ -83,6 +83,18 @@ def snapshot(value):
 
 
 def _same(before, after) -> bool:
+    from graders.engine.codec import TensorSpec
+
+    if isinstance(before, TensorSpec):
+        if not isinstance(after, TensorSpec) or after.dtype != before.dtype:
+            return False
+        after_data = np.asarray(after.data)
+        try:
+            before_data = np.asarray(before.data, dtype=after_data.dtype)
+        except (TypeError, ValueError):
+            return False
+        return before_data.shape == after_data.shape and bool(
+            np.array_equal(before_data, after_data, equal_nan=after_data.dtype.kind in "fc"))
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(before, torch.Tensor):
         if not isinstance(after, torch.Tensor) or after.shape != before.shape or after.dtype != before.dtype:
@@ -104,6 +116,20 @@ def _same(before, after) -> bool:
         return bool(before == after) or (before != before and after != after)
     except Exception:  # noqa: BLE001 - exotic objects: assume unchanged
         return True
+
+
+def changed_inputs(case, after) -> list[str]:
+    """In the grader: names of a case's inputs that the worker reports changed by the call.
+
+    ``after`` is the worker's ``inputs_after`` decoded (tensors as
+    :class:`graders.engine.codec.TensorSpec`), or ``None`` when it could not
+    be encoded (then every input counts as changed).
+    """
+    args, kwargs = tuple(case.args), dict(case.kwargs)
+    if (not isinstance(after, (list, tuple)) or len(after) != 2 or not isinstance(after[0], (list, tuple))
+            or not isinstance(after[1], dict) or len(after[0]) != len(args) or set(after[1]) != set(kwargs)):
+        return [f"arg{i}" for i in range(len(args))] + list(kwargs)
+    return modified_inputs(args, kwargs, tuple(after[0]), after[1])
 
 
 def modified_inputs(before_args, before_kwargs, args, kwargs) -> list[str]:

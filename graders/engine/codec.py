@@ -201,6 +201,23 @@ def decode(data, arrays, *, make_tensor=None, _depth: int = 0):
     raise ValueError(f"malformed encoded value with keys {sorted(data)}")
 
 
+def as_input_specs(value, _depth: int = 0):
+    """A case's inputs with every ``torch.Tensor`` replaced by its :class:`TensorSpec` (encodable as an input)."""
+    if _depth > MAX_DEPTH:
+        raise TypeError("value is nested too deeply to encode")
+    torch = _torch_module()
+    if torch is not None and isinstance(value, torch.Tensor):
+        return TensorSpec(value.detach().cpu().numpy().copy(), str(value.dtype).removeprefix("torch."),
+                          bool(value.requires_grad))
+    if isinstance(value, tuple):
+        return tuple(as_input_specs(item, _depth + 1) for item in value)
+    if isinstance(value, list):
+        return [as_input_specs(item, _depth + 1) for item in value]
+    if isinstance(value, dict):
+        return {key: as_input_specs(item, _depth + 1) for key, item in value.items()}
+    return value
+
+
 def make_torch_tensor(spec: TensorSpec):
     """Build the ``torch.Tensor`` a :class:`TensorSpec` describes (imports torch)."""
     import torch
@@ -215,6 +232,42 @@ def make_torch_tensor(spec: TensorSpec):
 # ---------------------------------------------------------------------------
 # Files
 # ---------------------------------------------------------------------------
+def load_npz_capped(data: bytes, limit: int) -> dict[str, np.ndarray]:
+    """The arrays of an ``.npz`` held in ``data``, refusing (``ValueError``) before allocating more than ``limit``.
+
+    Each member's ``.npy`` header is read first and its shape checked against
+    what the member really holds, so a forged header cannot make the reader
+    allocate; ``allow_pickle=False`` throughout.
+    """
+    import io
+    import zipfile
+
+    from numpy.lib import format as npy
+
+    arrays: dict[str, np.ndarray] = {}
+    total = 0
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            for info in archive.infolist():
+                total += info.file_size
+                if info.file_size > limit or total > limit:
+                    raise ValueError(f"arrays larger than {limit} bytes")
+                with archive.open(info) as handle:
+                    version = npy.read_magic(handle)
+                    read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+                    shape, _fortran, dtype = read_header(handle)
+                    if dtype.hasobject:
+                        raise ValueError("object arrays are not accepted")
+                    if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > info.file_size:
+                        raise ValueError("an array header claims more data than it holds")
+                name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+                with archive.open(info) as handle:
+                    arrays[name] = npy.read_array(handle, allow_pickle=False)
+    except (zipfile.BadZipFile, EOFError, KeyError) as error:
+        raise ValueError(f"unreadable arrays ({error})") from error
+    return arrays
+
+
 def write_bundle(path_stem: Path, payload: dict, arrays: dict[str, np.ndarray]) -> None:
     """Write ``<stem>.json`` and, when there are arrays, ``<stem>.npz``."""
     path_stem = Path(path_stem)

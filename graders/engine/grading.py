@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graders.engine import codec
+from graders.engine import calls, codec
 from graders.engine.feedback import assess
 from graders.engine.kit import Kit
 from graders.engine.references import ReferenceBook, uses_torch
@@ -36,6 +36,8 @@ class GradeOptions:
     detect_misconceptions: bool = True
     worker_python: str | None = None  # the workers' interpreter (default: this one)
     worker_pythonpath: tuple[str, ...] = ()  # extra import folders for the workers
+    require_sandbox: bool = False  # refuse to grade unless every kernel layer is in force
+    scratch_mb: int = 128  # the worker's writable tmpfs, in total
 
 
 # ---------------------------------------------------------------------------
@@ -90,10 +92,14 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
         exercise.index = len(entries)
         entries.append({"id": exercise_id, "stem": stem, "function": function, "call": call,
                         "cases": encoded, "timeout": float(options.timeout or spec.timeout)})
+    # CPU seconds for one worker: every exercise's wall-clock budget and the loads, twice over
+    sandbox_settings.setdefault("cpu_seconds", int(2 * (sum(e["timeout"] for e in entries)
+                                                        + 4 * options.load_timeout)) + 30)
     job_dir.mkdir(parents=True, exist_ok=True)
-    starter_files = {f.stem: str(kit.starter_path(f.stem)) for f in kit.files(options.modules)
-                     if kit.starter_path(f.stem).exists()}
-    payload = {"exercises": entries, "needs_torch": needs_torch, "starter_files": starter_files,
+    # the given code travels inside the job: workers never open the kit's starter/ folder
+    starter_sources = {f.stem: kit.starter_path(f.stem).read_text(encoding="utf-8") for f in kit.files(options.modules)
+                       if kit.starter_path(f.stem).exists()}
+    payload = {"exercises": entries, "needs_torch": needs_torch, "starter_sources": starter_sources,
                "sandbox": sandbox_settings}
     codec.write_bundle(job_dir / "job", payload, {})
     if encoder.arrays:
@@ -118,6 +124,8 @@ class Context:
     worker: WorkerConfig
     temp_root: Path
     user: int | None = None
+    probed: dict = field(default_factory=dict)  # the layers the batch's probe found
+    not_dumpable: bool = False
     _counter: list = field(default_factory=lambda: [0])
     _counter_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -126,9 +134,9 @@ class Context:
             self._counter[0] += 1
             number = self._counter[0]
         path = self.temp_root / f"sub_{number}"
-        for sub in ("", "files", "work", "out"):
+        for sub in ("", "files", "scratch"):
             (path / sub).mkdir(parents=True, exist_ok=True)
-            if self.user is not None:
+            if self.user is not None and sub == "scratch":
                 os.chown(path / sub, self.user, self.user)
             os.chmod(path / sub, 0o755 if sub in ("", "files") else 0o700)
         return path
@@ -150,6 +158,7 @@ def grade_submission(submission: Submission, ctx: Context) -> dict:
 
     to_run = [e for e in exercises if e.index is not None and e.stem in sources and not submission.problem]
     runs: dict[int, ExerciseRun] = {}
+    layers: dict[str, bool] = {}
     sub_dir = None
     thread = None
     failure: list[BaseException] = []
@@ -163,7 +172,7 @@ def grade_submission(submission: Submission, ctx: Context) -> dict:
         def work() -> None:
             try:
                 runs.update(run_worker(ctx.worker, ctx.job.job_dir, sub_dir, ctx.job.entries,
-                                       [e.index for e in to_run]))
+                                       [e.index for e in to_run], layers))
             except BaseException as error:  # noqa: BLE001 - re-raised in the calling thread
                 failure.append(error)
 
@@ -179,11 +188,43 @@ def grade_submission(submission: Submission, ctx: Context) -> dict:
     if failure:
         raise failure[0]
 
+    for exercise in to_run:
+        judge_inputs(exercise, runs.get(exercise.index))
     entries = []
     for exercise in exercises:
         entries.append(assess(exercise, submission, sources, file_problems, runs, ctx))
     score = round(sum(e["points"] for e in entries), 4)
     max_score = round(sum(e["max_points"] for e in entries), 4)
-    return {"submission": submission.name, "score": score, "max_score": max_score, "exercises": entries}
+    return {"submission": submission.name, "score": score, "max_score": max_score, "exercises": entries,
+            "sandbox": sandbox_record(layers, ctx)}
+
+
+def sandbox_record(layers: dict, ctx) -> dict:
+    """The report's ``sandbox`` entry: every layer and whether the submission's worker had it."""
+    from graders.engine.sandbox import LAYERS
+
+    if not layers:  # no learner code ran (nothing to grade): the batch's probe speaks for the machine
+        layers = dict(getattr(ctx, "probed", {}) or {})
+    record = {name: bool(layers.get(name)) for name in LAYERS if name != "grader_not_dumpable"}
+    record["grader_not_dumpable"] = bool(getattr(ctx, "not_dumpable", False))
+    return record
+
+
+def judge_inputs(exercise: Exercise, run: ExerciseRun | None) -> None:
+    """Turn each ``ok`` case whose inputs the call changed into ``modified_input`` (decided here, not in the worker)."""
+    if run is None or run.status != "done" or not isinstance(run.payload, dict):
+        return
+    cases = exercise.spec.cases()
+    for index, outcome in enumerate(run.payload.get("cases", [])):
+        if not isinstance(outcome, dict) or outcome.get("outcome") != "ok" or index >= len(cases):
+            continue
+        try:
+            after = codec.decode(outcome.get("inputs_after"), run.arrays)
+            changed = calls.changed_inputs(cases[index], after)
+        except (ValueError, KeyError, TypeError, RecursionError):
+            changed = calls.changed_inputs(cases[index], None)
+        if changed:
+            run.payload["cases"][index] = {"outcome": "modified_input", "changed": changed,
+                                           "output": outcome.get("output", "")}
 
 

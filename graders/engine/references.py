@@ -67,6 +67,18 @@ class ReferenceBook:
         except Exception as error:  # noqa: BLE001 - recorded and compared
             return Outcome(raised=[c.__name__ for c in type(error).__mro__], message=f"{type(error).__name__}: {error}")
 
+    def preload(self, exercises) -> None:
+        """Load (execute) every file the grader will run for ``exercises`` -- reference solutions, given code,
+        the misconception catalogue -- now, before any worker starts, so nothing a worker could have
+        touched is executed by the grader later."""
+        for exercise in exercises:
+            if exercise.spec is None:
+                continue
+            self.kit.reference_module(exercise.stem)
+            if self.kit.starter_path(exercise.stem).exists():
+                self.kit.starter_module(exercise.stem)
+            self.misconceptions(exercise)
+
     def expected(self, exercise) -> list[Outcome]:
         with self._lock:
             if exercise.id not in self._expected:

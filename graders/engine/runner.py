@@ -10,6 +10,7 @@ worker costs that file's exercises only.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -24,6 +25,9 @@ from pathlib import Path
 from graders.engine import codec
 
 LOG_TAIL = 1500
+LOG_KEEP = 64 << 10  # bytes of the worker's stdout/stderr kept (the tail)
+MAX_EVENT_BYTES = 64 << 20  # one event line (a result with its arrays, base64)
+MAX_RESULT_JSON = 8 << 20  # the JSON part of one exercise's result
 
 
 class WorkerStartError(RuntimeError):
@@ -48,6 +52,12 @@ class WorkerConfig:
     user: int | None = None
     load_timeout: float = 60.0
     env: dict = field(default_factory=dict)
+    prefix: list = field(default_factory=list)  # e.g. ``unshare ... --`` (graders.engine.sandbox.unshare_prefix)
+    require: tuple = ()  # layers every worker must report active (--require-sandbox)
+
+
+class SandboxMissing(WorkerStartError):
+    """A worker came up without a layer that ``--require-sandbox`` demands."""
 
 
 def _signal_name(code: int) -> str:
@@ -70,7 +80,7 @@ def describe_exit(code: int | None) -> str:
 
 def _sanitise(text: str, sub_dir: Path) -> str:
     """A crash log without the grader's own frames, absolute paths or addresses (reports stay deterministic)."""
-    text = text.replace(str(sub_dir / "files") + os.sep, "").replace(str(sub_dir), "<submission>")
+    text = text.replace(str(sub_dir / "scratch" / "files") + os.sep, "").replace(str(sub_dir), "<submission>")
     lines = [line for line in text.splitlines() if "/graders/" not in line]
     text = "\n".join(lines)
     text = re.sub(r"(?<![\w.])/(?:[^\s\"'/]+/)+([^\s\"'/]+)", r"\1", text)
@@ -80,43 +90,71 @@ def _sanitise(text: str, sub_dir: Path) -> str:
 class _Process:
     def __init__(self, config: WorkerConfig, job_dir: Path, sub_dir: Path, indices: list[int], attempt: int):
         read_fd, write_fd = os.pipe()
-        self.log_path = sub_dir / f"worker_{attempt}.log"
-        log = open(self.log_path, "wb")  # noqa: SIM115 - closed below once the child holds it
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(sub_dir / "work"),
+        log_read, log_write = os.pipe()
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(sub_dir / "scratch" / "work"),
                "PYTHONPATH": config.kit_parent, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-               "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(sub_dir / "work"), "LC_ALL": "C.UTF-8",
-               "PYTHONIOENCODING": "utf-8", **config.env}
-        command = [config.python, "-m", "graders.engine.worker", str(job_dir), str(sub_dir),
+               "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(sub_dir / "scratch" / "work"), "LC_ALL": "C.UTF-8",
+               "PYTHONIOENCODING": "utf-8", "HYPOTHESIS_STORAGE_DIRECTORY": str(sub_dir / "scratch" / "work"),
+               **config.env}
+        command = [*config.prefix, config.python, "-m", "graders.engine.worker", str(job_dir), str(sub_dir),
                    "--run", ",".join(map(str, indices)), "--events-fd", str(write_fd)]
+        if config.prefix:
+            command.append("--namespaced")
         extra = {}
         if config.user is not None:
             extra = {"user": config.user, "group": config.user, "extra_groups": []}
         try:
-            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                         pass_fds=(write_fd,), cwd=str(sub_dir / "work"), env=env,
+            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_write, stderr=log_write,
+                                         pass_fds=(write_fd,), cwd=str(sub_dir), env=env,
                                          start_new_session=True, **extra)
         except OSError as error:
             os.close(read_fd)
+            os.close(log_read)
             raise WorkerStartError(f"cannot start the grading worker ({config.python}): {error}") from error
         finally:
             os.close(write_fd)
-            log.close()
-        self.read_fd = read_fd
-        os.set_blocking(read_fd, False)
+            os.close(log_write)
+        self.read_fd, self.log_fd = read_fd, log_read
         self.selector = selectors.DefaultSelector()
-        self.selector.register(read_fd, selectors.EVENT_READ)
-        self.buffer = b""
+        for fd in (read_fd, log_read):
+            os.set_blocking(fd, False)
+            self.selector.register(fd, selectors.EVENT_READ)
+        self.buffer = bytearray()
+        self.log = bytearray()
         self.eof = False
+        self.overflow = False
+
+    def _pump(self, timeout: float) -> None:
+        for key, _ in self.selector.select(timeout=timeout):
+            try:
+                chunk = os.read(key.fd, 1 << 20)
+            except BlockingIOError:
+                continue
+            if key.fd == self.log_fd:
+                if not chunk:
+                    self.selector.unregister(self.log_fd)
+                self.log += chunk
+                if len(self.log) > 2 * LOG_KEEP:
+                    del self.log[:-LOG_KEEP]
+                continue
+            if not chunk:
+                self.eof = True
+            self.buffer += chunk
+            if len(self.buffer) > MAX_EVENT_BYTES and b"\n" not in self.buffer:
+                # an event larger than any result may be: treat as a crash, keep nothing
+                self.buffer, self.eof, self.overflow = bytearray(), True, True
 
     def next_event(self, deadline: float) -> dict | None:
         """The next event, or ``None`` at EOF; raises ``TimeoutError`` past ``deadline``."""
         while True:
-            if b"\n" in self.buffer:
-                line, self.buffer = self.buffer.split(b"\n", 1)
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[:end + 1]
                 try:
                     event = json.loads(line.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError):
+                except (UnicodeDecodeError, ValueError, RecursionError):
                     continue  # noise on the events pipe is ignored
                 if isinstance(event, dict):
                     return event
@@ -126,18 +164,10 @@ class _Process:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
-            if self.selector.select(timeout=min(remaining, 1.0)):
-                try:
-                    chunk = os.read(self.read_fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    self.eof = True
-                self.buffer += chunk
-                if len(self.buffer) > 1 << 20:  # a flood on the events pipe: treat as a crash
-                    self.buffer, self.eof = b"", True
+            self._pump(min(remaining, 1.0))
 
     def kill(self) -> None:
+        """SIGKILL the worker's process group: ``unshare`` and the namespace's PID 1 (so the namespace ends)."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -153,25 +183,27 @@ class _Process:
         except subprocess.TimeoutExpired:
             self.kill()
             code = self.proc.wait()
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)  # stray threads' children, if any
-        except (ProcessLookupError, PermissionError):
-            pass
+        self.kill()  # whatever is left of the group (outside namespaces: stray children)
+        deadline = time.monotonic() + 0.5
+        while self.log_fd in self.selector.get_map() and time.monotonic() < deadline:
+            self._pump(0.05)
         self.selector.close()
         os.close(self.read_fd)
+        os.close(self.log_fd)
         return code
 
     def log_tail(self, sub_dir: Path) -> str:
-        try:
-            data = self.log_path.read_bytes()[-LOG_TAIL:]
-        except OSError:
-            return ""
+        data = bytes(self.log[-LOG_TAIL:])
         return _sanitise(data.decode("utf-8", "replace"), sub_dir).strip()
 
 
 def run_worker(config: WorkerConfig, job_dir: Path, sub_dir: Path, exercises: list[dict],
-               indices: list[int]) -> dict[int, ExerciseRun]:
-    """Run exercises ``indices`` (positions in ``exercises``) of one submission; never raises for learner faults."""
+               indices: list[int], layers: dict | None = None) -> dict[int, ExerciseRun]:
+    """Run exercises ``indices`` (positions in ``exercises``) of one submission; never raises for learner faults.
+
+    ``layers`` (a dict) receives the sandbox layers the first worker reported.
+    """
+    layers = {} if layers is None else layers
     results: dict[int, ExerciseRun] = {}
     remaining = list(indices)
     attempt = 0
@@ -189,7 +221,15 @@ def run_worker(config: WorkerConfig, job_dir: Path, sub_dir: Path, exercises: li
                     outcome = "eof"
                     break
                 started_anything = True
-                if "load" in event:
+                if "sandbox" in event and not layers and isinstance(event["sandbox"], dict):
+                    layers.update({str(k): bool(v) for k, v in event["sandbox"].items()})
+                    missing = [name for name in config.require if not layers.get(name)]
+                    if missing:
+                        process.kill()
+                        process.finish()
+                        raise SandboxMissing("a worker started without the sandbox layer(s) "
+                                             f"{', '.join(missing)} (--require-sandbox)")
+                elif "load" in event:
                     current, deadline = ("load", event["load"]), time.monotonic() + config.load_timeout
                 elif "loaded" in event:
                     stem, error = event["loaded"], event.get("error")
@@ -206,7 +246,7 @@ def run_worker(config: WorkerConfig, job_dir: Path, sub_dir: Path, exercises: li
                 elif "done" in event:
                     index = event["done"]
                     if index in remaining:
-                        results[index] = _read_result(sub_dir, index)
+                        results[index] = _read_result(event)
                         remaining.remove(index)
                     current = None
                     deadline = time.monotonic() + config.load_timeout
@@ -240,11 +280,18 @@ def run_worker(config: WorkerConfig, job_dir: Path, sub_dir: Path, exercises: li
     return results
 
 
-def _read_result(sub_dir: Path, index: int) -> ExerciseRun:
+def _read_result(event: dict) -> ExerciseRun:
+    """One exercise's result from its ``done`` event, size-capped before anything is parsed."""
     try:
-        payload, arrays = codec.read_bundle(sub_dir / "out" / f"ex_{index}")
+        text, packed = event.get("result"), event.get("npz") or ""
+        if not isinstance(text, str) or not isinstance(packed, str):
+            raise ValueError("malformed result")
+        if len(text) > MAX_RESULT_JSON:
+            raise ValueError(f"result larger than {MAX_RESULT_JSON} bytes")
+        payload = json.loads(text)
         if not isinstance(payload, dict) or not isinstance(payload.get("cases"), list):
             raise ValueError("malformed result")
-    except (OSError, ValueError) as error:
-        return ExerciseRun("crashed", message=f"the worker's result could not be read ({type(error).__name__})")
+        arrays = codec.load_npz_capped(base64.b64decode(packed, validate=True), MAX_EVENT_BYTES) if packed else {}
+    except (ValueError, TypeError, RecursionError, OSError) as error:
+        return ExerciseRun("crashed", message=f"the worker's result could not be read ({error})")
     return ExerciseRun("done", payload=payload, arrays=arrays)

@@ -1,31 +1,50 @@
-"""The worker's fences: an audit hook, resource limits, and (as root) an unprivileged user.
+"""The worker's fences, as the grader sees them: which kernel layers this machine has, and how to start a worker in them.
 
-- :func:`install_audit_hook` refuses, with ``PermissionError``, any open,
-  directory listing or import of a forbidden path or module (the reference
-  solutions, the hidden checks, the misconception catalogue, other
-  submissions, the reports), and any attempt to start a process or load
-  native code through ``ctypes``. Every refusal is also *recorded*, so an
-  exercise whose code tried scores 0 even if it swallowed the exception.
-- :func:`limit_resources` caps address space (memory), file size and core dumps.
-- :func:`unprivileged_user` says whether, running as root, workers can run as
-  ``nobody`` (uid/gid 65534): only when that user can start the interpreter
-  and import the worker (otherwise they keep root and the audit hook alone
-  guards the answers).
+The layers, outermost first (each one that a machine lacks is reported, and
+``--require-sandbox`` refuses to grade without every one of them):
 
-An audit hook is a fence against accidents and casual peeking, not a jail
-against a determined attacker with native code; the privilege drop, the
-separate process and the fact that reference values never enter the worker
-are what keep the answers out of reach.
+- **namespaces** (``unshare`` from util-linux): the worker starts in its own
+  user, PID, mount, network and IPC namespaces, as PID 1 of its PID
+  namespace, so everything it starts dies with it; it sees no network and no
+  other process;
+- **scratch_quota**: a size-capped ``tmpfs`` is its only writable folder;
+- **resource_limits** / **process_limit**: hard memory, file size, CPU,
+  open-file and process limits that it cannot raise;
+- **no_capabilities**: every capability dropped, ``no_new_privs``;
+- **landlock_files** / **landlock_tcp** / **landlock_scopes**: the kernel
+  refuses it every file outside the interpreter, its libraries and its
+  scratch folder, TCP, and signals and abstract sockets outside itself;
+- **grader_not_dumpable**: the grading process's memory cannot be read
+  (``/proc/<pid>/mem``) or traced by a process of the same user.
+
+The worker applies the inner layers to itself (:mod:`graders.engine.confine`)
+before any learner code runs. :class:`Fence`, an in-process audit hook, sits
+on top: it refuses and *records* reads of the answers and process starts, so
+an exercise whose code tried scores 0 even when the kernel already refused.
+As root, workers run as user ``nobody`` when that user can start the
+interpreter (:func:`unprivileged_user`); otherwise as a root user without any
+capability inside the namespaces.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import json
 import os
-import resource
+import shutil
 import subprocess
 import sys
+import tempfile
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 NOBODY = 65534
+LAYERS = ("namespaces", "scratch_quota", "resource_limits", "process_limit", "no_capabilities",
+          "landlock_files", "landlock_tcp", "landlock_scopes", "grader_not_dumpable")
+UNSHARE_ARGS = ("--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc",
+                "--net", "--ipc")
+PR_SET_DUMPABLE = 4
 
 BLOCKED_EVENTS = {
     "subprocess.Popen": "starting a process",
@@ -105,29 +124,6 @@ def install_audit_hook(fence: Fence) -> Fence:
     return fence
 
 
-def limit_resources(memory_bytes: int | None, file_bytes: int) -> None:
-    """Cap the address space at (current size + ``memory_bytes``), file sizes, and core dumps."""
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, hard if hard != resource.RLIM_INFINITY else file_bytes))
-    if memory_bytes:
-        limit = current_address_space() + memory_bytes
-        _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        if hard != resource.RLIM_INFINITY:
-            limit = min(limit, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
-
-def current_address_space() -> int:
-    """This process's virtual memory size in bytes (Linux; 0 elsewhere)."""
-    try:
-        with open("/proc/self/statm", encoding="ascii") as handle:
-            pages = int(handle.read().split()[0])
-        return pages * resource.getpagesize()
-    except OSError:
-        return 0
-
-
 def unprivileged_user(python: str, pythonpath: str, cwd: str) -> tuple[int | None, str]:
     """``(65534, reason)`` when workers should run as ``nobody``, else ``(None, reason)``.
 
@@ -150,3 +146,88 @@ def unprivileged_user(python: str, pythonpath: str, cwd: str) -> tuple[int | Non
         last = (probe.stderr.strip().splitlines() or ["?"])[-1]
         return None, f"running as root, but user nobody cannot import the worker ({last}): workers keep root"
     return NOBODY, "running as root: workers run as user nobody"
+
+
+# ---------------------------------------------------------------------------
+# Kernel layers (grader side)
+# ---------------------------------------------------------------------------
+def unshare_prefix() -> list[str]:
+    """The command prefix that starts a process in fresh namespaces (``[]`` when unavailable here)."""
+    return [_unshare_path(), *UNSHARE_ARGS, "--"] if _namespaces_work() else []
+
+
+def _unshare_path() -> str:
+    return shutil.which("unshare") or "/usr/bin/unshare"
+
+
+@lru_cache(maxsize=1)
+def _namespaces_work() -> bool:
+    if os.environ.get("RL4LLM_NO_NAMESPACES") == "1" or not sys.platform.startswith("linux"):
+        return False
+    if not shutil.which("unshare"):
+        return False
+    try:
+        probe = subprocess.run([_unshare_path(), *UNSHARE_ARGS, "--", "/bin/true"], capture_output=True,
+                               timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return probe.returncode == 0
+
+
+def make_grader_not_dumpable() -> bool:
+    """Make this process's memory unreadable to processes of the same user (``PR_SET_DUMPABLE`` 0)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+@dataclass
+class Probe:
+    """The layers a worker on this machine gets, as :func:`probe_layers` measured them."""
+
+    layers: dict[str, bool] = field(default_factory=dict)
+    identity: str = ""
+    detail: str = ""
+
+    @property
+    def missing(self) -> list[str]:
+        return [name for name in LAYERS if not self.layers.get(name)]
+
+
+def probe_layers(python: str | None = None, pythonpath: str = "") -> Probe:
+    """Start a confined probe the way a worker starts and read back which layers took effect.
+
+    The probe also tries what a hostile submission would (read a file outside
+    its scratch folder, open a TCP connection) and reports a layer as missing
+    when the attempt succeeds.
+    """
+    python = python or sys.executable
+    with tempfile.TemporaryDirectory(prefix="rl4llm-probe-") as temp:
+        os.chmod(temp, 0o755)
+        scratch = os.path.join(temp, "scratch")
+        os.mkdir(scratch)
+        secret = os.path.join(temp, "secret.txt")
+        with open(secret, "w", encoding="utf-8") as handle:
+            handle.write("secret")
+        prefix = unshare_prefix()
+        command = [*prefix, python, "-m", "graders.engine.confine", "--probe", scratch, "--secret", secret]
+        if prefix:
+            command.append("--namespaced")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath,
+               "PYTHONDONTWRITEBYTECODE": "1"}
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=temp)
+        except (OSError, subprocess.SubprocessError) as error:
+            return Probe({name: False for name in LAYERS}, detail=f"the probe could not run: {error}")
+    try:
+        found = json.loads(result.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        tail = (result.stderr.strip().splitlines() or ["?"])[-1]
+        return Probe({name: False for name in LAYERS}, detail=f"the probe failed: {tail}")
+    layers = {name: bool(found["layers"].get(name)) for name in LAYERS if name != "grader_not_dumpable"}
+    layers["grader_not_dumpable"] = sys.platform.startswith("linux")
+    return Probe(layers, identity=found.get("identity", ""), detail=found.get("detail", ""))

@@ -1,36 +1,48 @@
-"""The grading worker: a fresh interpreter that runs one submission's learner code.
+"""The grading worker: a fresh interpreter that runs one submission's learner code, confined by the kernel.
 
-    python -m graders.engine.worker JOB_DIR SUBMISSION_DIR --run 0,3,4 --events-fd N
+    [unshare ... --] python -m graders.engine.worker JOB_DIR SUBMISSION_DIR --run 0,3,4 --events-fd N
 
-``JOB_DIR/job.json`` (+ ``inputs.npz``) lists the exercises and their cases,
-shared by every submission of a batch. ``SUBMISSION_DIR`` holds ``files/``
-(the learner files, copied there by the grader), ``work/`` (the working
-directory) and ``out/`` (one ``ex_<i>.json``/``.npz`` result per exercise).
+``JOB_DIR/job.json`` (+ ``inputs.npz``) lists the exercises and their cases
+and the given (starter) code, shared by every submission of a batch.
+``SUBMISSION_DIR/files/`` holds the learner files (copied there by the
+grader) and ``SUBMISSION_DIR/scratch/`` is the only place the worker may
+write. Both are read *before* the worker confines itself
+(:func:`graders.engine.confine.confine`): from then on the kernel refuses it
+the job folder, the kit, every other submission and the output folder.
+
+When the grader starts it in fresh namespaces, the worker is PID 1 there: it
+forks, and that first process only waits (and reaps), so the namespace ends
+-- with everything learner code started -- when the grader kills it.
 
 Protocol: one JSON line per event on the events pipe, which the parent reads
-with deadlines: ``{"load": stem}`` then ``{"loaded": stem, "error": ...}``
-around importing a learner file, ``{"start": i}`` then ``{"done": i}`` around
-an exercise, and ``{"finished": true}`` at the end. The parent kills and
-restarts the worker when an exercise overruns its timeout or the process
-dies, so a hang or crash costs only that exercise.
+with deadlines and size caps: ``{"sandbox": {...}}`` once confined,
+``{"load": stem}`` then ``{"loaded": stem, "error": ...}`` around importing a
+learner file, ``{"start": i}`` then ``{"done": i, "result": ..., "npz":
+base64}`` around an exercise, and ``{"finished": true}`` at the end. The
+parent kills and restarts the worker when an exercise overruns its timeout or
+the process dies, so a hang or crash costs only that exercise.
 
 This module never imports ``solutions``, ``graders.checks`` or
-``graders.misconceptions``, and the audit hook refuses them to learner code.
+``graders.misconceptions``; the kernel and the audit hook refuse them to
+learner code.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import faulthandler
+import io
 import json
 import os
+import shutil
 import sys
 import traceback
 from pathlib import Path
 
 import numpy as np
 
-from graders.engine import calls, codec, sandbox
+from graders.engine import calls, codec, confine, sandbox
 
 OUTPUT_LIMIT = 4000  # characters of printed output kept per case
 
@@ -70,9 +82,12 @@ class CappedWriter:
 
 
 class Worker:
-    def __init__(self, job_dir: Path, sub_dir: Path, events_fd: int) -> None:
+    def __init__(self, job_dir: Path, sub_dir: Path, events_fd: int, namespaced: bool = False) -> None:
         self.job_dir = job_dir
         self.sub_dir = sub_dir
+        self.scratch = sub_dir / "scratch"
+        self.files_dir = self.scratch / "files"
+        self.namespaced = namespaced
         self.events_fd = events_fd
         self.job = json.loads((job_dir / "job.json").read_text(encoding="utf-8"))
         self._inputs = None
@@ -100,25 +115,36 @@ class Worker:
 
     # -- set-up -----------------------------------------------------------
     def prepare(self) -> None:
+        """Read everything the run needs, then confine this process (see :mod:`graders.engine.confine`)."""
         sys.dont_write_bytecode = True
-        os.chdir(self.sub_dir / "work")
-        self.inputs  # noqa: B018 - read the shared inputs before the fence is armed
+        self.inputs  # noqa: B018 - read the shared inputs before the kernel closes the job folder
         if self.job.get("needs_torch"):
             import torch
 
             torch.set_num_threads(1)
-        import graders.loader  # noqa: F401 - imported before the fence is armed
+        import graders.loader  # noqa: F401 - imported before the kernel closes the kit
+        import graders.engine.feedback  # noqa: F401 - nothing of the kit is imported lazily later
 
         settings = self.job["sandbox"]
+        layers = {"namespaces": self.namespaced}
+        layers["scratch_quota"] = self.namespaced and confine.mount_scratch(
+            self.scratch, settings.get("scratch_bytes", 128 << 20))
+        for folder in ("files", "given", "work"):
+            (self.scratch / folder).mkdir(exist_ok=True)
+        for source in (self.sub_dir / "files").glob("*.py"):
+            shutil.copyfile(source, self.files_dir / source.name)
+        for stem, text in self.job.get("starter_sources", {}).items():
+            (self.scratch / "given" / f"{stem}.py").write_text(text, encoding="utf-8")
+        os.chdir(self.scratch / "work")
         # the kit's own folder is not on the learner's import path; the learner's own files are
         root = os.path.realpath(settings["kit_root"])
-        sys.path[:] = [str(self.sub_dir / "files")] + [p for p in sys.path if p and os.path.realpath(p) != root]
-        self.fence = sandbox.Fence(settings["forbidden_paths"] + [str(self.job_dir.parent)],
-                                   settings["forbidden_modules"],
-                                   allowed_paths=[str(self.sub_dir), str(self.job_dir),
-                                                  *settings.get("allowed_paths", [])])
-        sandbox.limit_resources(settings.get("memory_bytes"), settings.get("file_bytes", 256 << 20))
+        forbidden = [*settings["forbidden_paths"], str(self.job_dir.parent), str(self.sub_dir / "files")]
+        closed = forbidden + list(settings.get("closed_paths", []))
+        layers = confine.confine(self.scratch, {**settings, "forbidden_paths": closed}, layers)
+        sys.path[:] = [str(self.files_dir)] + [p for p in sys.path if p and os.path.realpath(p) != root]
+        self.fence = sandbox.Fence(forbidden, settings["forbidden_modules"], allowed_paths=[str(self.scratch)])
         sandbox.install_audit_hook(self.fence)
+        self.emit(sandbox=layers)
 
     # -- learner code -----------------------------------------------------
     def starter(self, stem: str):
@@ -126,10 +152,10 @@ class Worker:
         if stem not in self.starters:
             from graders.loader import load_module
 
-            path = self.job["starter_files"].get(stem)
-            if path is None:
+            path = self.scratch / "given" / f"{stem}.py"
+            if stem not in self.job.get("starter_sources", {}):
                 raise ValueError(f"no starter file for {stem!r}")
-            self.starters[stem] = load_module(Path(path), f"_rl4llm_starter_{stem}")
+            self.starters[stem] = load_module(path, f"_rl4llm_starter_{stem}")
         return self.starters[stem]
 
     def load(self, stem: str) -> None:
@@ -141,9 +167,9 @@ class Worker:
         sys.stdout = sys.stderr = capture
         error = None
         try:
-            self.modules[stem] = load_module(self.sub_dir / "files" / f"{stem}.py", f"_rl4llm_learner_{stem}")
+            self.modules[stem] = load_module(self.files_dir / f"{stem}.py", f"_rl4llm_learner_{stem}")
         except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is the learner's error
-            error = describe_exception(exc, self.sub_dir)
+            error = describe_exception(exc, self.files_dir)
         finally:
             sys.stdout, sys.stderr = saved
         violations = self.fence.take_violations()
@@ -177,14 +203,13 @@ class Worker:
                     result["cases"] += [{"outcome": "raised", "exception": outcome["exception"]}] * skipped
                     break
         result["violations"] = self.fence.take_violations()
-        codec.write_bundle(self.sub_dir / "out" / f"ex_{index}", result, encoder.arrays)
-        self.emit(done=index)
+        self.emit(done=index, result=json.dumps(result, sort_keys=True, allow_nan=False),
+                  npz=pack_arrays(encoder.arrays))
 
     def run_case(self, call: dict, function, module, case: dict, encoder: codec.Encoder) -> dict:
         make = codec.make_torch_tensor if self.job.get("needs_torch") else None
         args = tuple(codec.decode(case["args"], self.inputs, make_tensor=make))
         kwargs = codec.decode(case["kwargs"], self.inputs, make_tensor=make)
-        before_args, before_kwargs = calls.snapshot(args), calls.snapshot(kwargs)
         capture = CappedWriter()
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
@@ -194,13 +219,15 @@ class Worker:
             value = codec.normalise(raw)
             outcome = {"outcome": "ok", "value": encoder.encode(value)}
         except BaseException as exc:  # noqa: BLE001 - sys.exit inside an exercise is its error
-            outcome = {"outcome": "raised", "exception": describe_exception(exc, self.sub_dir)}
+            outcome = {"outcome": "raised", "exception": describe_exception(exc, self.files_dir)}
         finally:
             sys.stdout, sys.stderr = saved
         if outcome["outcome"] == "ok":
-            changed = calls.modified_inputs(before_args, before_kwargs, args, kwargs)
-            if changed:
-                outcome = {"outcome": "modified_input", "changed": changed}
+            # the inputs as they are after the call: the grader decides whether they changed
+            try:
+                outcome["inputs_after"] = encoder.encode(codec.as_input_specs((args, kwargs)))
+            except (TypeError, ValueError, RuntimeError):
+                outcome["inputs_after"] = None
         outcome["output"] = capture.text()
         return outcome
 
@@ -214,7 +241,16 @@ class Worker:
         self.emit(finished=True)
 
 
-def describe_exception(exc: BaseException, sub_dir: Path) -> dict:
+def pack_arrays(arrays: dict[str, np.ndarray]) -> str:
+    """Arrays as base64 of an ``.npz`` (read back with ``allow_pickle=False``)."""
+    if not arrays:
+        return ""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def describe_exception(exc: BaseException, files: Path) -> dict:
     """Type, MRO names, message and the learner-file line where it happened."""
     if isinstance(exc, SystemExit):
         message = f"called sys.exit({exc.code!r})"
@@ -226,8 +262,10 @@ def describe_exception(exc: BaseException, sub_dir: Path) -> dict:
         except Exception:  # noqa: BLE001
             message = "<unprintable message>"
     where = ""
-    files_dir = str(sub_dir / "files")
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+    files_dir = str(files)
+    # no source lines are looked up: they live in files the worker may no longer read
+    frames = traceback.StackSummary.extract(traceback.walk_tb(exc.__traceback__), lookup_lines=False)
+    for frame in reversed(frames):
         if frame.filename.startswith(files_dir):
             where = f"{Path(frame.filename).name}, line {frame.lineno}, in {frame.name}"
             break
@@ -237,15 +275,39 @@ def describe_exception(exc: BaseException, sub_dir: Path) -> dict:
             "message": message[:2000], "where": where}
 
 
+def supervise() -> None:
+    """As PID 1 of the worker's own PID namespace: fork, wait, reap, and exit with the worker.
+
+    This process runs no learner code and keeps the parent-death signal that
+    ``unshare --kill-child`` gave it, so when the grader kills it (or dies)
+    the kernel ends every process in the namespace.
+    """
+    child = os.fork()
+    if child == 0:
+        return
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            os._exit(1)
+        except KeyboardInterrupt:
+            continue
+        if pid == child:
+            os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graders.engine.worker")
     parser.add_argument("job_dir", type=Path)
     parser.add_argument("sub_dir", type=Path)
     parser.add_argument("--run", required=True, help="comma-separated exercise indices")
     parser.add_argument("--events-fd", type=int, required=True)
+    parser.add_argument("--namespaced", action="store_true", help="started in fresh namespaces (as PID 1)")
     args = parser.parse_args(argv)
+    if args.namespaced and os.getpid() == 1:
+        supervise()
     faulthandler.enable(file=sys.__stderr__)
-    worker = Worker(args.job_dir.resolve(), args.sub_dir.resolve(), args.events_fd)
+    worker = Worker(args.job_dir.resolve(), args.sub_dir.resolve(), args.events_fd, namespaced=args.namespaced)
     worker.main([int(i) for i in args.run.split(",") if i])
     sys.__stdout__.flush()
     sys.__stderr__.flush()

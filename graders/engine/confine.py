@@ -1,0 +1,263 @@
+"""The worker confining itself, by the kernel, before any learner code runs.
+
+:func:`confine` runs in the worker process after the kit's own code is
+imported and the job is read, and before the first learner file is loaded.
+In order:
+
+1. **scratch quota** (in the worker's own mount namespace): a fresh ``tmpfs``
+   of a fixed size is mounted on the scratch folder, so everything the
+   learner's code writes is capped in total and vanishes with the worker;
+2. **hard resource limits** (soft = hard): address space, processes and
+   threads (in the worker's own user namespace only: elsewhere the count is
+   the whole user's), file size, CPU seconds, open files, no core dumps;
+3. **no capabilities**: the bounding and ambient sets emptied, root's
+   special treatment turned off (``SECBIT_NOROOT``), every capability
+   dropped, ``no_new_privs`` set -- so none of the limits can be raised again
+   (raising a hard limit needs ``CAP_SYS_RESOURCE`` in the initial user
+   namespace, which a worker never has);
+4. **Landlock**: read-only the interpreter, its standard library, its
+   site-packages (minus the kit's own packages) and the system libraries;
+   read-write the scratch folder; nothing else. TCP denied, signals and
+   abstract UNIX sockets scoped to the worker (see :mod:`.landlock`).
+
+Each step reports whether it took effect; the list travels back to the grader
+and into every report (``sandbox`` in ``report.json``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import resource
+import sys
+from pathlib import Path
+
+from graders.engine import landlock
+
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
+PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 28, 47, 4
+SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 1 << 0, 1 << 1
+SECBIT_NO_SETUID_FIXUP, SECBIT_NO_SETUID_FIXUP_LOCKED = 1 << 2, 1 << 3
+SECBIT_KEEP_CAPS_LOCKED = 1 << 5
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+SYSTEM_READ_ONLY = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/usr/share/zoneinfo",
+                    "/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
+                    "/dev/urandom", "/dev/random", "/dev/zero")
+SYSTEM_READ_WRITE = ("/dev/null",)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _libc():
+    return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+
+
+def mount_scratch(scratch: Path, size_bytes: int) -> bool:
+    """Mount a ``tmpfs`` of ``size_bytes`` on ``scratch`` (needs the worker's own mount namespace)."""
+    options = f"size={max(1 << 20, int(size_bytes))},mode=0700,nr_inodes=4096".encode()
+    result = _libc().mount(b"tmpfs", os.fsencode(scratch), b"tmpfs", ctypes.c_ulong(MS_NOSUID | MS_NODEV),
+                           ctypes.c_char_p(options))
+    return result == 0
+
+
+def set_limits(limits: dict, *, count_processes: bool) -> list[str]:
+    """Hard limits (soft = hard) from ``limits``; returns the names of those set."""
+    chosen = {
+        "core": (resource.RLIMIT_CORE, 0),
+        "file_size": (resource.RLIMIT_FSIZE, limits.get("file_bytes")),
+        "cpu_seconds": (resource.RLIMIT_CPU, limits.get("cpu_seconds")),
+        "open_files": (resource.RLIMIT_NOFILE, limits.get("open_files")),
+    }
+    if limits.get("memory_bytes"):
+        chosen["memory"] = (resource.RLIMIT_AS, current_address_space() + int(limits["memory_bytes"]))
+    if count_processes and limits.get("processes"):
+        chosen["processes"] = (resource.RLIMIT_NPROC, limits["processes"])
+    done = []
+    for name, (which, value) in chosen.items():
+        if value is None:
+            continue
+        value = int(value)
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        try:
+            resource.setrlimit(which, (value, value))
+            done.append(name)
+        except (ValueError, OSError):
+            pass
+    return done
+
+
+def current_address_space() -> int:
+    """This process's virtual memory size in bytes (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[0]) * resource.getpagesize()
+    except OSError:
+        return 0
+
+
+def drop_capabilities() -> bool:
+    """Empty the bounding and ambient sets, lock out root's privileges, drop every capability.
+
+    True when this process ends with no capability at all (also when it had none).
+    """
+    libc = _libc()
+    for cap in range(64):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == 22:  # EINVAL: past the last
+            break
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    libc.prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP
+               | SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0)
+    header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    libc.capset(ctypes.byref(header), ctypes.byref(data))
+    libc.prctl(landlock.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    return not any(_capability_mask(field) for field in ("CapEff", "CapPrm", "CapBnd"))
+
+
+def _capability_mask(field: str) -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1], 16)
+    except OSError:
+        pass
+    return 0
+
+
+def readable_roots(forbidden: list[str]) -> list[str]:
+    """What learner code may read (and map as code): this interpreter's path and the system libraries,
+    with every ``forbidden`` hierarchy cut out (a folder that holds one is opened up child by child)."""
+    forbidden_real = [os.path.realpath(p) for p in forbidden]
+    candidates = [p for p in sys.path if p and os.path.isdir(p)]
+    candidates += [os.path.join(sys.base_prefix, "lib"), os.path.join(sys.base_exec_prefix, "lib"), sys.prefix]
+    roots: list[str] = []
+    for candidate in dict.fromkeys(os.path.realpath(p) for p in candidates):
+        roots += _open_up(candidate, forbidden_real, depth=0)
+    roots += [p for p in SYSTEM_READ_ONLY if os.path.exists(p)]
+    return sorted(dict.fromkeys(roots))
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _open_up(path: str, forbidden: list[str], depth: int) -> list[str]:
+    if any(_under(path, f) for f in forbidden):
+        return []
+    if not any(_under(f, path) for f in forbidden):
+        return [path]
+    if depth > 6:
+        return []
+    try:
+        children = sorted(os.listdir(path))
+    except OSError:
+        return []
+    found: list[str] = []
+    for child in children:
+        full = os.path.join(path, child)
+        if os.path.islink(full):
+            full = os.path.realpath(full)
+        found += _open_up(full, forbidden, depth + 1)
+    return found
+
+
+def confine(scratch: Path, settings: dict, layers: dict) -> dict:
+    """Apply every remaining layer this machine allows (after :func:`mount_scratch`, whose result is in
+    ``layers``, and after the scratch folder is filled); return ``{layer: True/False}`` for the report."""
+    namespaced = layers.get("namespaces", False)
+    limits = set_limits(settings, count_processes=namespaced)
+    layers["resource_limits"] = {"memory", "file_size", "cpu_seconds", "open_files"} <= set(limits)
+    layers["process_limit"] = "processes" in limits
+    layers["no_capabilities"] = drop_capabilities()
+    forbidden = list(settings.get("forbidden_paths", []))
+    try:
+        applied = landlock.restrict_self(readable_roots(forbidden),
+                                         [str(scratch), *(p for p in SYSTEM_READ_WRITE if os.path.exists(p))])
+        layers["landlock_files"], layers["landlock_tcp"], layers["landlock_scopes"] = (
+            applied.filesystem, applied.tcp, applied.scoped)
+    except (landlock.LandlockError, OSError):
+        layers["landlock_files"] = layers["landlock_tcp"] = layers["landlock_scopes"] = False
+    return layers
+
+
+def identity() -> str:
+    """Who the confined process is, in words (for reports and ``rl4llm doctor``)."""
+    uid = os.getuid()
+    outer = _outer_uid(uid)
+    if outer == 0:
+        return "uid 0 mapped to root outside, without any capability (Landlock guards the files)"
+    if outer == 65534:
+        return "user nobody (65534)"
+    return f"uid {outer}, without any capability"
+
+
+def _outer_uid(uid: int) -> int:
+    try:
+        with open("/proc/self/uid_map", encoding="ascii") as handle:
+            for line in handle:
+                inner, outer, count = (int(x) for x in line.split())
+                if inner <= uid < inner + count:
+                    return outer + uid - inner
+    except (OSError, ValueError):
+        pass
+    return uid
+
+
+def _probe(argv: list[str]) -> None:
+    """``python -m graders.engine.confine --probe SCRATCH --secret FILE [--namespaced]``: confine, attack, report."""
+    import argparse
+    import json
+    import socket
+
+    parser = argparse.ArgumentParser(prog="python -m graders.engine.confine")
+    parser.add_argument("--probe", required=True, type=Path)
+    parser.add_argument("--secret", required=True)
+    parser.add_argument("--namespaced", action="store_true")
+    args = parser.parse_args(argv)
+    if args.namespaced and os.getpid() == 1:
+        from graders.engine.worker import supervise
+
+        supervise()
+    who = identity()
+    layers = {"namespaces": args.namespaced}
+    layers["scratch_quota"] = args.namespaced and mount_scratch(args.probe, 1 << 20)
+    settings = {"memory_bytes": 1 << 30, "file_bytes": 1 << 20, "cpu_seconds": 30, "open_files": 64,
+                "processes": 16, "forbidden_paths": [os.path.dirname(args.secret)]}
+    layers = confine(args.probe, settings, layers)
+    notes = []
+    try:
+        with open(args.secret, encoding="utf-8") as handle:
+            handle.read()
+        layers["landlock_files"] = False
+        notes.append("a file outside the scratch folder was readable")
+    except OSError:
+        pass
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+        layers["resource_limits"] = False
+        notes.append("a hard limit could be raised")
+    except (ValueError, OSError):
+        pass
+    try:
+        with socket.create_connection(("127.0.0.1", 9), timeout=1):
+            pass
+    except PermissionError:
+        pass
+    except OSError:
+        layers["landlock_tcp"] = False  # the kernel let the connection attempt through (refused or timed out)
+    print(json.dumps({"layers": layers, "identity": who, "detail": "; ".join(notes)}), flush=True)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    _probe(sys.argv[1:])
