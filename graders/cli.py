@@ -6,8 +6,10 @@ Subcommands:
                                       run a course notebook headless against solutions/,
                                       printing its tables and saving its figures as PNG
   grade SUBMISSION [SUBMISSION ...] --out DIR [--jobs N] [--module 8|9] [--hide-hidden-inputs]
+        [--require-sandbox]
                                       autograde submissions (folders or .zip files): writes
                                       DIR/<name>/report.json, results.json, junit.xml, DIR/grades.csv
+  doctor [--require-sandbox]          list the sandbox layers this machine gives grading workers
   demo [--out DIR]                    grade the bundled example submissions, print scoreboard + feedback
   gradescope --out autograder.zip     build a Gradescope autograder bundle
   capstone run --algo grpo|dpo --profile tiny|smoke|full --out DIR [--verifier PATH]
@@ -53,7 +55,8 @@ def _grade_options(args: argparse.Namespace):
 
     modules = (args.module,) if getattr(args, "module", None) else ("8", "9")
     return GradeOptions(modules=modules, hide_hidden_inputs=getattr(args, "hide_hidden_inputs", False),
-                        timeout=getattr(args, "timeout", None))
+                        timeout=getattr(args, "timeout", None),
+                        require_sandbox=getattr(args, "require_sandbox", False))
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
@@ -72,6 +75,39 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         print("rl4llm grade: internal grader errors (the reports mark them):\n  "
               + "\n  ".join(result.internal_errors), file=sys.stderr)
         return 1
+    return 0
+
+
+LAYER_TEXT = {
+    "namespaces": "own user, PID, mount, network and IPC namespaces (unshare): nothing outlives the worker",
+    "scratch_quota": "a size-capped tmpfs is the only writable folder",
+    "resource_limits": "hard memory, file-size, CPU-time and open-file limits",
+    "process_limit": "a hard limit on processes and threads (counted in the worker's own user namespace)",
+    "no_capabilities": "no capability, no_new_privs: the limits cannot be raised",
+    "landlock_files": "Landlock: only the interpreter, its libraries and the scratch folder",
+    "landlock_tcp": "Landlock: no TCP bind or connect",
+    "landlock_scopes": "Landlock: no signals or abstract UNIX sockets outside the worker",
+    "grader_not_dumpable": "the grading process's memory is not readable by the worker's user",
+}
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from graders.engine import landlock, sandbox
+
+    probe = sandbox.probe_layers()
+    probe.layers["grader_not_dumpable"] = sandbox.make_grader_not_dumpable()
+    print(f"sandbox layers for grading workers on this machine (Landlock ABI {landlock.abi_version()}):")
+    for name in sandbox.LAYERS:
+        mark = "yes" if probe.layers.get(name) else "NO "
+        print(f"  [{mark}] {name:<20} {LAYER_TEXT[name]}")
+    if probe.identity:
+        print(f"worker identity: {probe.identity}")
+    if probe.detail:
+        print(f"probe: {probe.detail}")
+    if probe.missing:
+        print(f"missing: {', '.join(probe.missing)}; `rl4llm grade --require-sandbox` refuses to grade here")
+        return 1 if args.require_sandbox else 0
+    print("every layer is in force")
     return 0
 
 
@@ -144,7 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
                          help="override every exercise's time limit (seconds)")
     p_grade.add_argument("--feedback", action="store_true", help="print feedback under the scoreboard")
     p_grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    p_grade.add_argument("--require-sandbox", action="store_true",
+                         help="refuse to grade unless every sandbox layer is in force (see `rl4llm doctor`)")
     p_grade.set_defaults(func=_cmd_grade)
+
+    p_doctor = sub.add_parser("doctor", help="list the sandbox layers grading workers get on this machine")
+    p_doctor.add_argument("--require-sandbox", action="store_true", help="exit 1 when a layer is missing")
+    p_doctor.set_defaults(func=_cmd_doctor)
 
     p_demo = sub.add_parser("demo", help="grade the bundled example submissions and show the feedback")
     p_demo.add_argument("--out", default=str(Path("rl4llm-out") / "demo"))

@@ -206,7 +206,7 @@ def test_every_report_file_is_written(batch):
     for name in reports:
         folder = result.out_dir / name
         report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-        assert set(report) == {"submission", "score", "max_score", "exercises"}
+        assert set(report) == {"submission", "score", "max_score", "exercises", "sandbox"}
         for entry in report["exercises"]:
             assert set(entry) == {"id", "points", "max_points", "status", "feedback", "misconceptions"}
             assert entry["status"] in ("passed", "failed", "error", "timeout", "missing")

@@ -235,7 +235,9 @@ def _problem_lines(problems, names, hide: bool) -> list[str]:
         return [detail if "not implemented yet" in detail else f"not implemented yet: {detail}"]
     groups: dict[str, list] = {}
     for problem in problems:
-        groups.setdefault(problem[1].split("\n")[0], []).append(problem)
+        kind, message, case, _ = problem
+        shown = _verdict_only(kind, message) if hide and case.hidden else message
+        groups.setdefault(shown.split("\n")[0], []).append(problem)
     lines = []
     for shown, same in enumerate(groups.values()):
         if shown == MAX_DETAILED:
@@ -243,6 +245,8 @@ def _problem_lines(problems, names, hide: bool) -> list[str]:
             lines.append(f"- ... and {rest} more failing check(s)")
             break
         _kind, message, case, _index = same[0]
+        if hide and case.hidden:
+            message = _verdict_only(_kind, message)
         visibility = "hidden" if case.hidden else "public"
         label = f"'{case.label}'" if case.label else "a check"
         lines.append(f"- {label} ({visibility}): input {describe_input(case, names, hide and case.hidden)}")
@@ -250,6 +254,22 @@ def _problem_lines(problems, names, hide: bool) -> list[str]:
         if len(same) > 1:
             lines.append(f"    (the same result on {len(same) - 1} more check(s))")
     return lines
+
+
+def _verdict_only(kind: str, message: str) -> str:
+    """A hidden check's result without anything the learner's code produced on it (hide mode).
+
+    Kept: the verdict, and the grader's own judgements (changed inputs, the
+    misconception it names); dropped: values, exception texts, printed output.
+    """
+    first, *rest = message.split("\n")
+    if first.startswith("modified its input(s)"):
+        verdict = first
+    elif kind == "error":
+        verdict = "raised an exception (details withheld: hidden check)"
+    else:
+        verdict = "wrong answer (details withheld: hidden check)"
+    return "\n".join([verdict, *(line for line in rest if line.lstrip().startswith("misconception '"))])
 
 
 def _matching_misconceptions(exercise, index, case, want, value, compare, ctx) -> list[Misconception]:

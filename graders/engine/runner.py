@@ -257,6 +257,8 @@ def run_worker(config: WorkerConfig, job_dir: Path, sub_dir: Path, exercises: li
             outcome = "timeout"
             process.kill()
         code = process.finish()
+        if config.prefix and code is not None and code > 128:
+            code = -(code - 128)  # the namespace's PID 1 exits with 128 + the signal that killed the worker
         if outcome == "finished":
             break
         tail = process.log_tail(sub_dir)
