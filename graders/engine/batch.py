@@ -98,6 +98,7 @@ def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None =
             "scratch_bytes": int(options.scratch_mb) << 20,
             "processes": 64,
             "open_files": 256,
+            "landlock": os.environ.get("RL4LLM_NO_LANDLOCK") != "1",
         }
         job = prepare_job(kit, options, temp_root / "job", settings)
         book = ReferenceBook(kit)

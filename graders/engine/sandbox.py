@@ -218,7 +218,7 @@ def probe_layers(python: str | None = None, pythonpath: str = "") -> Probe:
         if prefix:
             command.append("--namespaced")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath,
-               "PYTHONDONTWRITEBYTECODE": "1"}
+               "PYTHONDONTWRITEBYTECODE": "1", "RL4LLM_NO_LANDLOCK": os.environ.get("RL4LLM_NO_LANDLOCK", "")}
         try:
             result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=temp)
         except (OSError, subprocess.SubprocessError) as error:
