@@ -464,7 +464,8 @@ def test_every_report_and_grades_csv_are_written(attacked):
 
 def test_every_report_records_the_sandbox(attacked):
     for report in attacked["reports"].values():
-        assert set(report["sandbox"]) == set(sandbox.LAYERS)
+        assert set(report["sandbox"]) == {*sandbox.LAYERS, "identity"}
+        assert report["sandbox"]["identity"]
     probe = sandbox.probe_layers()
     correct = attacked["reports"]["correct"]["sandbox"]
     for name, active in probe.layers.items():

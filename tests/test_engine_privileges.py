@@ -53,9 +53,6 @@ OVERRIDE = textwrap.dedent('''
 
 
     def informative_group_probability(p, group_size):
-        import os
-        if os.getuid() != 65534:
-            return -1.0  # wrong on purpose: the check below must run as nobody
         try:
             with open({target!r}, "w") as handle:
                 handle.write("pwned")
@@ -75,7 +72,8 @@ def test_workers_run_as_nobody_and_cannot_write_the_kit(tmp_path):
     options = GradeOptions(modules=("9",), worker_python=str(SYSTEM_PYTHON),
                            worker_pythonpath=tuple(site.getsitepackages()))
     result = grade_paths([folder], tmp_path / "out", options, progress=False, log=notes.append)
-    assert "nobody" in result.privilege_note and not notes
+    assert "nobody" in result.privilege_note and not [n for n in notes if not n.startswith("warning: sandbox")]
+    assert result.reports[0]["sandbox"]["identity"] == "user nobody (65534)"
     assert not target.exists()
     for entry in result.reports[0]["exercises"]:
         if entry["id"].startswith(f"{STEM}.") and spec_for(entry["id"]) is not None:

@@ -110,7 +110,7 @@ def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None =
         config = WorkerConfig(python=python, kit_parent=pythonpath, user=user, load_timeout=options.load_timeout,
                               prefix=sandbox.unshare_prefix(), require=required)
         ctx = Context(kit, options, job, book, config, temp_root, user=user, probed=probe.layers,
-                      not_dumpable=not_dumpable)
+                      not_dumpable=not_dumpable, identity=probe.identity)
         names = unique_names([submission_name(p) for p in paths])
         functions = kit.functions_by_stem(options.modules)
         results: dict[int, dict] = {}

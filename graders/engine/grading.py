@@ -125,6 +125,7 @@ class Context:
     temp_root: Path
     user: int | None = None
     probed: dict = field(default_factory=dict)  # the layers the batch's probe found
+    identity: str = ""  # who the probe ran as
     not_dumpable: bool = False
     _counter: list = field(default_factory=lambda: [0])
     _counter_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -205,8 +206,9 @@ def sandbox_record(layers: dict, ctx) -> dict:
 
     if not layers:  # no learner code ran (nothing to grade): the batch's probe speaks for the machine
         layers = dict(getattr(ctx, "probed", {}) or {})
-    record = {name: bool(layers.get(name)) for name in LAYERS if name != "grader_not_dumpable"}
+    record: dict = {name: layers.get(name) is True for name in LAYERS if name != "grader_not_dumpable"}
     record["grader_not_dumpable"] = bool(getattr(ctx, "not_dumpable", False))
+    record["identity"] = str(layers.get("identity") or getattr(ctx, "identity", "") or "")
     return record
 
 

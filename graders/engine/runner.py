@@ -223,7 +223,8 @@ def run_worker(config: WorkerConfig, job_dir: Path, sub_dir: Path, exercises: li
                 started_anything = True
                 if "sandbox" in event and not layers and isinstance(event["sandbox"], dict):
                     layers.update({str(k): bool(v) for k, v in event["sandbox"].items()})
-                    missing = [name for name in config.require if not layers.get(name)]
+                    layers["identity"] = str(event.get("identity", ""))[:200]
+                    missing = [name for name in config.require if layers.get(name) is not True]
                     if missing:
                         process.kill()
                         process.finish()

@@ -126,6 +126,7 @@ class Worker:
         import graders.engine.feedback  # noqa: F401 - nothing of the kit is imported lazily later
 
         settings = self.job["sandbox"]
+        who = confine.identity()
         layers = {"namespaces": self.namespaced}
         layers["scratch_quota"] = self.namespaced and confine.mount_scratch(
             self.scratch, settings.get("scratch_bytes", 128 << 20))
@@ -144,7 +145,7 @@ class Worker:
         sys.path[:] = [str(self.files_dir)] + [p for p in sys.path if p and os.path.realpath(p) != root]
         self.fence = sandbox.Fence(forbidden, settings["forbidden_modules"], allowed_paths=[str(self.scratch)])
         sandbox.install_audit_hook(self.fence)
-        self.emit(sandbox=layers)
+        self.emit(sandbox=layers, identity=who)
 
     # -- learner code -----------------------------------------------------
     def starter(self, stem: str):
