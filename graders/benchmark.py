@@ -58,6 +58,28 @@ def bench_grade(count: int, jobs: int) -> float:
         return _timed(command)
 
 
+def bench_sandbox_cost(count: int = 6, rounds: int = 2) -> float:
+    """Seconds the kernel sandbox adds per submission: ``count`` module-9 reference submissions graded
+    with every layer and with namespaces and Landlock switched off, the best of ``rounds`` each."""
+    off = {"RL4LLM_NO_NAMESPACES": "1", "RL4LLM_NO_LANDLOCK": "1"}
+    with tempfile.TemporaryDirectory() as tmp:
+        subs = []
+        for i in range(count):
+            folder = Path(tmp) / f"student_{i:02d}"
+            folder.mkdir()
+            shutil.copy(SOLUTIONS_DIR / "module_09" / "module_9_reference.py", folder)
+            subs.append(folder)
+        command = [PY, "-m", "graders.cli", "grade", *map(str, subs), "--out", str(Path(tmp) / "out"),
+                   "--module", "9", "--quiet"]
+        with_sandbox, without = [], []
+        for _ in range(rounds):
+            with_sandbox.append(_timed(command))
+            without.append(_timed(command, env=off))
+    per_submission = (min(with_sandbox) - min(without)) / count
+    print(f"  sandbox on: {min(with_sandbox):.2f} s, off: {min(without):.2f} s for {count} submissions", flush=True)
+    return per_submission
+
+
 MEASUREMENTS = {
     "m9-smoke": ("toy GRPO experiment, smoke profile", lambda: _timed(_experiment("m9", "smoke"))),
     "m9-full": ("toy GRPO experiment, full profile", lambda: _timed(_experiment("m9", "full"))),
@@ -68,6 +90,8 @@ MEASUREMENTS = {
                                      env={"RL4LLM_IMPL_ROOT": str(SOLUTIONS_DIR)})),
     "grade-one": ("grade one complete submission (both modules)", lambda: bench_grade(1, 1)),
     "grade-50": ("grade 50 complete submissions, --jobs 2", lambda: bench_grade(50, 2)),
+    "sandbox-cost": ("what the kernel sandbox adds per submission (namespaces, tmpfs, Landlock)",
+                     bench_sandbox_cost),
 }
 
 

@@ -51,6 +51,7 @@ set -uo pipefail
 ROOT="${RL4LLM_AUTOGRADER_ROOT:-/autograder}"
 PY="${RL4LLM_PYTHON:-$ROOT/venv/bin/python}"
 cd "$ROOT/source/kit"
+"$PY" -m graders.cli doctor || true   # the sandbox layers of this container, in the autograder log
 exec "$PY" -m graders.engine.gradescope run --root "$ROOT"
 """
 
