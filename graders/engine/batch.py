@@ -59,6 +59,15 @@ def unique_names(names: list[str]) -> list[str]:
 def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None = None, *, jobs: int = 1,
                 kit: Kit = DEFAULT_KIT, progress: bool = True, log=None) -> BatchResult:
     """Grade every submission in ``paths``; write reports under ``out_dir``; return them."""
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # the grader writes nothing into the kit
+    try:
+        return _grade_paths(paths, out_dir, options, jobs=jobs, kit=kit, progress=progress, log=log)
+    finally:
+        sys.dont_write_bytecode = saved
+
+
+def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None, *, jobs: int, kit: Kit,
+                 progress: bool, log) -> BatchResult:
     options = options or GradeOptions()
     log = log or (lambda message: print(message, file=sys.stderr, flush=True))
     out_dir = Path(out_dir)
@@ -101,6 +110,7 @@ def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None =
             "landlock": os.environ.get("RL4LLM_NO_LANDLOCK") != "1",
         }
         job = prepare_job(kit, options, temp_root / "job", settings)
+        fingerprint = kit_fingerprint(kit)
         book = ReferenceBook(kit)
         book.preload(job.exercises)  # everything the grader executes is loaded before any worker starts
         user, note = sandbox.unprivileged_user(python, pythonpath, str(temp_root))
@@ -148,10 +158,34 @@ def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None =
             finally:
                 if bar is not None:
                     bar.close()
+    now = kit_fingerprint(kit)
+    changed = sorted(path for path in set(now) | set(fingerprint) if now.get(path) != fingerprint.get(path))
+    if changed:  # a tripwire behind the sandbox: this batch's scores cannot be trusted
+        internal.append(f"kit files changed while grading: {', '.join(changed[:5])}; regrade from a clean checkout")
+        log(f"error: {internal[-1]}")
     ordered = [results[i] for i in range(len(paths))]
     exercise_ids = [e.id for e in job.exercises]
     (out_dir / "grades.csv").write_text(reports.grades_csv(ordered, exercise_ids), encoding="utf-8")
     return BatchResult(ordered, exercise_ids, out_dir, names, internal, note)
+
+
+def kit_fingerprint(kit: Kit) -> dict[str, str]:
+    """sha256 of every file the grader executes or reads as truth (engine, checks, catalogue,
+    reference solutions, starter), ``__pycache__`` included: compared before and after a batch."""
+    import hashlib
+
+    found: dict[str, str] = {}
+    for folder in (Path(graders.__file__).resolve().parent, kit.solutions_dir, kit.starter_dir,
+                   kit.misconceptions_dir):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and ".hypothesis" not in path.parts and ".pytest_cache" not in path.parts:
+                try:
+                    found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+                except OSError:
+                    found[str(path)] = "unreadable"
+    return found
 
 
 def _internal_error_report(name: str, job, error: BaseException) -> dict:

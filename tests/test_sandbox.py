@@ -1,0 +1,202 @@
+"""The sandbox's own parts: Landlock, self-confinement, the layer probe, result caps, hide mode, the tripwire.
+
+The Landlock and confinement tests run in a child process (a restriction
+cannot be lifted once applied) and are skipped where the kernel lacks it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graders.engine import codec, landlock, sandbox
+from graders.engine.batch import GraderError, grade_paths, kit_fingerprint, unique_names
+from graders.engine.feedback import _verdict_only
+from graders.engine.grading import GradeOptions
+from graders.engine.kit import DEFAULT_KIT, Kit
+from graders.paths import REPO_ROOT
+
+LANDLOCK = landlock.abi_version() >= 1
+needs_landlock = pytest.mark.skipif(not LANDLOCK, reason="this kernel has no Landlock")
+
+
+def _child(code: str, tmp_path: Path) -> dict:
+    """Run ``code`` in a fresh interpreter (kit importable); it prints one JSON line."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@needs_landlock
+def test_landlock_allows_only_the_listed_hierarchies(tmp_path):
+    (tmp_path / "allowed").mkdir()
+    (tmp_path / "allowed" / "a.txt").write_text("a")
+    (tmp_path / "closed").mkdir()
+    (tmp_path / "closed" / "b.txt").write_text("b")
+    found = _child(f"""
+        import json, os, sys
+        from graders.engine import landlock, confine
+        closed = [{str(REPO_ROOT / "solutions")!r}, {str(REPO_ROOT / "graders")!r}]
+        applied = landlock.restrict_self(confine.readable_roots(closed), [{str(tmp_path / "allowed")!r}])
+        out = {{"abi": applied.abi}}
+        def attempt(name, action):
+            try:
+                action()
+                out[name] = "allowed"
+            except OSError as error:
+                out[name] = type(error).__name__
+        attempt("read_allowed", lambda: open({str(tmp_path / "allowed" / "a.txt")!r}).read())
+        attempt("write_allowed", lambda: open({str(tmp_path / "allowed" / "new.txt")!r}, "w").write("x"))
+        attempt("read_closed", lambda: open({str(tmp_path / "closed" / "b.txt")!r}).read())
+        attempt("dir_fd", lambda: os.open("closed/b.txt", os.O_RDONLY, dir_fd=os.open({str(tmp_path)!r}, os.O_RDONLY)))
+        attempt("rename_into", lambda: os.rename({str(tmp_path / "closed" / "b.txt")!r}, {str(tmp_path / "allowed" / "b.txt")!r}))
+        attempt("link_into", lambda: os.link({str(tmp_path / "closed" / "b.txt")!r}, {str(tmp_path / "allowed" / "c.txt")!r}))
+        attempt("kit", lambda: open({str(REPO_ROOT / "solutions" / "module_09" / "module_9_reference.py")!r}).read())
+        attempt("proc_parent", lambda: open(f"/proc/{{os.getppid()}}/environ", "rb").read())
+        print(json.dumps(out))
+    """, tmp_path)
+    assert found["read_allowed"] == found["write_allowed"] == "allowed"
+    for name in ("read_closed", "dir_fd", "kit", "proc_parent"):
+        assert found[name] == "PermissionError", (name, found)
+    for name in ("rename_into", "link_into"):  # refused with EACCES or, across domains, EXDEV
+        assert found[name] in ("PermissionError", "OSError"), (name, found)
+    assert (tmp_path / "closed" / "b.txt").exists()
+    assert not (tmp_path / "allowed" / "b.txt").exists() and not (tmp_path / "allowed" / "c.txt").exists()
+
+
+def test_readable_roots_cut_the_forbidden_folders_out(tmp_path):
+    site = tmp_path / "site-packages"
+    for name in ("numpy", "graders", "solutions", "torch"):
+        (site / name).mkdir(parents=True)
+    from graders.engine.confine import _open_up
+
+    roots = _open_up(str(site), [str(site / "graders"), str(site / "solutions")], depth=0)
+    assert sorted(Path(r).name for r in roots) == ["numpy", "torch"]
+    assert _open_up(str(site / "graders" ), [str(site / "graders")], depth=0) == []
+    assert _open_up(str(site / "numpy"), [str(site / "graders")], depth=0) == [str(site / "numpy")]
+
+
+def test_the_probe_reports_every_layer_and_the_identity():
+    probe = sandbox.probe_layers()
+    assert set(probe.layers) == set(sandbox.LAYERS)
+    assert probe.identity
+    if LANDLOCK:
+        assert probe.layers["landlock_files"] and probe.layers["no_capabilities"]
+
+
+def test_switched_off_layers_are_reported_missing(monkeypatch):
+    monkeypatch.setenv("RL4LLM_NO_LANDLOCK", "1")
+    probe = sandbox.probe_layers()
+    assert {"landlock_files", "landlock_tcp", "landlock_scopes"} <= set(probe.missing)
+
+
+def test_require_sandbox_refuses_a_machine_without_every_layer(tmp_path, monkeypatch):
+    monkeypatch.setenv("RL4LLM_NO_LANDLOCK", "1")
+    folder = tmp_path / "learner"
+    folder.mkdir()
+    with pytest.raises(GraderError, match="--require-sandbox refuses to grade"):
+        grade_paths([folder], tmp_path / "out", GradeOptions(modules=("9",), require_sandbox=True),
+                    progress=False, log=lambda _m: None)
+
+
+def test_doctor_lists_the_layers():
+    done = subprocess.run([sys.executable, "-m", "graders.cli", "doctor"], capture_output=True, text=True,
+                          cwd=REPO_ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for name in sandbox.LAYERS:
+        assert name in done.stdout
+    assert "worker identity:" in done.stdout
+
+
+def _npz(**arrays) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def test_result_arrays_are_capped_before_they_are_allocated():
+    data = _npz(a0=np.arange(10.0))
+    assert list(codec.load_npz_capped(data, 1 << 20)["a0"]) == list(np.arange(10.0))
+    with pytest.raises(ValueError, match="larger than"):
+        codec.load_npz_capped(data, 100)
+    # a forged header that claims a terabyte in a few bytes
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False,
+                                                  "shape": (1 << 37,)})
+    forged = io.BytesIO()
+    with zipfile.ZipFile(forged, "w") as archive:
+        archive.writestr("a0.npy", b"\x93NUMPY\x01\x00" + header.getvalue()[8:] + b"\0" * 64)
+    with pytest.raises(ValueError, match="claims more data"):
+        codec.load_npz_capped(forged.getvalue(), 1 << 20)
+    with pytest.raises(ValueError):
+        codec.load_npz_capped(b"not a zip", 1 << 20)
+
+
+def test_hide_mode_keeps_only_the_verdict_of_a_hidden_check():
+    message = "raised RuntimeError: the hidden input was [0.25, 0.5]\n    misconception 'x': hint"
+    assert _verdict_only("error", message) == ("raised an exception (details withheld: hidden check)\n"
+                                               "    misconception 'x': hint")
+    assert _verdict_only("failed", "expected 1, got 2") == "wrong answer (details withheld: hidden check)"
+    assert _verdict_only("failed", "modified its input(s) in place: rewards; inputs must never change") \
+        .startswith("modified its input(s)")
+
+
+def test_reserved_output_names_are_renamed():
+    assert unique_names(["grades.csv", "GRADES.CSV", "alice", "alice"]) == [
+        "grades.csv-submission", "GRADES.CSV-submission", "alice", "alice-2"]
+
+
+def test_the_tripwire_sees_a_changed_or_new_kit_file(tmp_path):
+    for folder in ("solutions", "starter", "misconceptions"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "solutions" / "a.py").write_text("x = 1\n")
+    kit = Kit(solutions_dir=tmp_path / "solutions", starter_dir=tmp_path / "starter",
+              misconceptions_dir=tmp_path / "misconceptions", root=tmp_path)
+    before = kit_fingerprint(kit)
+    assert str(tmp_path / "solutions" / "a.py") in before
+    (tmp_path / "solutions" / "a.py").write_text("x = 2\n")
+    (tmp_path / "starter" / "__pycache__").mkdir()
+    (tmp_path / "starter" / "__pycache__" / "b.cpython-311.pyc").write_bytes(b"poison")
+    after = kit_fingerprint(kit)
+    changed = {path for path in set(before) | set(after) if before.get(path) != after.get(path)}
+    assert changed == {str(tmp_path / "solutions" / "a.py"),
+                       str(tmp_path / "starter" / "__pycache__" / "b.cpython-311.pyc")}
+
+
+def test_hide_mode_end_to_end_withholds_what_learner_code_produced_on_hidden_checks(tmp_path):
+    stem = "module_9_reference"
+    text = DEFAULT_KIT.solution_path(stem).read_text(encoding="utf-8") + textwrap.dedent('''
+
+        def k3_kl(*args, **kwargs):
+            print("PRINTED-" + repr(args)[:40])
+            raise RuntimeError("RAISED-" + repr(args)[:40])
+    ''')
+    folder = tmp_path / "learner"
+    folder.mkdir()
+    (folder / f"{stem}.py").write_text(text, encoding="utf-8")
+    shown = {}
+    for hide in (False, True):
+        result = grade_paths([folder], tmp_path / f"out{hide}", GradeOptions(modules=("9",), hide_hidden_inputs=hide),
+                             progress=False, log=lambda _m: None)
+        entry = next(e for e in result.reports[0]["exercises"] if e["id"] == f"{stem}.k3_kl")
+        shown[hide] = entry["feedback"]
+    assert "(hidden)" in shown[False] and "RAISED-" in shown[False]
+    hidden_lines = [line for line in shown[True].splitlines() if "(hidden)" in line]
+    assert hidden_lines and all("hidden input" in line for line in hidden_lines)
+    assert "details withheld: hidden check" in shown[True]
+    body = shown[True].split("\n")
+    for index, line in enumerate(body):
+        if "(hidden)" in line:
+            assert "RAISED-" not in body[index + 1] and "PRINTED-" not in body[index + 1]
+    assert "PRINTED-" not in shown[True]
