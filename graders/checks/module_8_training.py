@@ -17,12 +17,14 @@ share it):
 - **Outcome** (``check="toy experiment"``): the PUBLIC starter's given
   ``run_toy_dpo_experiment`` under a reduced grading configuration (about
   0.3 s) with ONLY the exercise under test taken from the learner. The other
-  exercise comes from a small correct helper written inside the harness (it
-  restates given code: the warm-up's masked cross-entropy, summed; the DPO
+  exercise comes from a small correct helper written inside the harness (the
+  masked cross-entropy with the causal shift, summed per sequence; the DPO
   formula of the docstring), never from the learner's file -- so a mistake in
   one exercise never costs points on the other, and the starter's stub of the
-  other exercise is never called. Metrics must land in bands around the
-  reference run, which the grading process computes with the same harness.
+  other exercise is never called. The given supervised warm-up scores tokens
+  with the run's log-probability function, so ``sequence_logprobs`` shapes the
+  reference policy too. Metrics must land in bands around the reference run,
+  which the grading process computes with the same harness.
 
 Tolerances: float64 rtol 1e-5 / atol 1e-6 (a correct float32-internal or
 looped implementation passes); float32 inputs rtol 1e-4 / atol 1e-4.
@@ -69,7 +71,7 @@ def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradi
     - check="value and gradient": ``fn(logits, input_ids, mask)`` and the gradient of
       ``(out * gradient_weights).sum()`` w.r.t. ``logits``;
     - check="toy experiment": the starter's given toy DPO experiment with ``fn`` as the
-      log-probability function and a correct DPO loss written here.
+      log-probability function (of the warm-up and of DPO) and a correct DPO loss written here.
     """
     import torch
     import torch.nn.functional as F
@@ -111,7 +113,7 @@ def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **k
       d loss / d policy_chosen_logps, d loss / d policy_rejected_logps;
     - check="rewards detached": 1.0 per returned reward vector that carries no gradient;
     - check="toy experiment": the starter's given toy DPO experiment with ``fn`` as the loss
-      and a correct sequence log-probability written here (the given warm-up's masked NLL, summed).
+      and a correct sequence log-probability written here (the masked NLL with the causal shift, summed).
     """
     import torch
     import torch.nn.functional as F

@@ -18,6 +18,12 @@ mode is per exercise, so the loss-and-gradient cases and the experiment share it
   loss and ratio range fingerprint the loss; after three updates the train
   accuracy and the teacher-forced KL must land in bands around the reference
   run, which the grading process computes with the same harness and starter.
+  The given loop calls four module_9_reference functions (``formulas``); the
+  harness passes its own: a trusted copy of ``group_relative_advantages`` (the
+  advantages the loss trains on), and constant stand-ins for
+  ``clip_activity``, ``categorical_entropy`` and ``pass_at_k_unbiased``, which
+  only feed logged metrics that the harness does not return (so no copy of
+  those three formulas travels to the worker).
 
 Tolerances: float64 inputs rtol 1e-5 / atol 1e-6 (a correct implementation that
 computes in float32 internally passes); float32 inputs rtol 1e-4 / atol 1e-5.
@@ -46,18 +52,36 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
     - check="loss and gradient": ``fn(*args, **kwargs)``, d loss / d new_logprobs (args[0]) and
       whether that gradient is exactly 0 wherever the mask (args[3]) is 0;
     - check="toy experiment": the starter's given toy GRPO experiment with ``fn`` plugged in
-      (kwargs: loss_type), under a reduced grading configuration.
+      (kwargs: loss_type), under a reduced grading configuration, and with the module_9_reference
+      functions it calls taken from here, never from the learner's files.
     """
     import torch
 
     if check == "toy experiment":
         from dataclasses import replace
+        from types import SimpleNamespace
 
+        import numpy as np
+
+        def group_relative_advantages(rewards, scale=True, *, eps=1e-6):  # the reference's arithmetic
+            r = np.array(rewards, dtype=np.float64)
+            all_equal = r.max(axis=-1, keepdims=True) == r.min(axis=-1, keepdims=True)
+            centred = np.where(all_equal, 0.0, r - r.mean(axis=-1, keepdims=True))
+            if not scale:
+                return centred
+            std = r.std(axis=-1, keepdims=True)
+            return np.divide(centred, std + eps, out=np.zeros_like(centred), where=~all_equal)
+
+        formulas = SimpleNamespace(  # the last three only feed metrics this harness does not return
+            group_relative_advantages=group_relative_advantages,
+            clip_activity=lambda ratios, advantages, **_: np.zeros(np.broadcast(ratios, advantages).shape, bool),
+            categorical_entropy=lambda probabilities: np.zeros(np.shape(probabilities)[:-1]),
+            pass_at_k_unbiased=lambda n, c, k: 0.0)
         training = starter("module_9_training")
         config = replace(training.profile_config("smoke", seed=9, loss_type=kwargs["loss_type"]),
                          updates=3, warmup_steps=60, warmup_batch=32, warmup_learning_rate=3e-2,
                          eval_samples=4, num_heldout_prompts=1)
-        out = training.run_toy_grpo_experiment(config, loss_fn=fn)
+        out = training.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas)
         first = out["history"][0]
         return {"first_update_loss": first["loss"], "first_update_ratio_min": first["ratio_min"],
                 "first_update_ratio_max": first["ratio_max"], "after_train_accuracy": out["after_train"]["accuracy"],

@@ -201,15 +201,19 @@ PROFILES = {
 }
 
 
-def supervised_warmup(model: nn.Module, batch: dict, config: ToyDPOConfig) -> list[float]:
-    """Fit the chosen responses by masked next-token NLL; returns the loss per step."""
+def supervised_warmup(model: nn.Module, batch: dict, config: ToyDPOConfig, logprob_fn=None) -> list[float]:
+    """Fit the chosen responses by masked next-token NLL; returns the loss per step.
+
+    The NLL per token is minus ``logprob_fn``'s sequence log-probability (default: your
+    ``sequence_logprobs``) summed over the batch, divided by the number of masked tokens.
+    """
+    logprob_fn = logprob_fn or sequence_logprobs
     optimiser = torch.optim.Adam(model.parameters(), lr=config.sft_learning_rate)
     ids, mask = batch["chosen_ids"], batch["chosen_mask"]
     losses = []
     for _ in range(config.sft_steps):
         logits, _ = model(ids)
-        nll = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")  # (B, T-1)
-        loss = (nll * mask).sum() / mask.sum()
+        loss = -logprob_fn(logits, ids, mask).sum() / mask.sum()
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
@@ -322,7 +326,7 @@ def run_toy_dpo_experiment(profile="smoke", seed: int = 7, *, loss_fn=None, logp
 def _run(config: ToyDPOConfig, vocab: Vocabulary, examples, batch: dict, loss_fn, logprob_fn, say) -> dict:
     """The experiment proper: warm-up, both DPO regimes, evaluation (seeded by the caller)."""
     reference = TinyPolicy(len(vocab), config.embedding_dim, config.hidden_dim).double()
-    sft_losses = supervised_warmup(reference, batch, config)
+    sft_losses = supervised_warmup(reference, batch, config, logprob_fn)
     say(f"supervised warm-up: loss {sft_losses[0]:.3f} -> {sft_losses[-1]:.3f}")
     reference.requires_grad_(False)
     with torch.no_grad():

@@ -14,15 +14,23 @@ frozen reference policy used only to measure the teacher-forced KL.
 
 Your exercise is ``grpo_loss`` (the "toy GRPO step"). Everything else is
 given: ``run_toy_grpo_experiment(loss_fn=your_grpo_loss)`` trains with yours.
+The given loop also calls four functions of YOUR ``module_9_reference`` (the
+file next to this one, as the course notebook imports it):
+``group_relative_advantages`` (the advantages it trains on), ``clip_activity``
+(the clip fractions it logs), ``categorical_entropy`` (the token entropy) and
+``pass_at_k_unbiased`` (pass@4); see :func:`your_formulas`.
 Axes: N responses, G per group, T response tokens, V vocabulary, P prompt tokens.
 """
 
 from __future__ import annotations
 
 import copy
+import importlib.util
 import math
+import sys
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -366,10 +374,52 @@ def collect_rollouts(policy: GRUPolicy, vocab: Vocab, prompts: list[ArithmeticPr
     return groups, discarded / len(drawn)
 
 
-def group_advantages(rewards: torch.Tensor, scale: bool, eps: float = 1e-6) -> torch.Tensor:
-    """A_i = (r_i - mean(r)) / (std(r) + eps) per group, population std; (num_groups, G)."""
-    centred = rewards - rewards.mean(dim=-1, keepdim=True)
-    return centred / (rewards.std(dim=-1, correction=0, keepdim=True) + eps) if scale else centred
+# ----------------------------------------------------------------------------- your module_9_reference
+FORMULAS = ("group_relative_advantages", "clip_activity", "categorical_entropy", "pass_at_k_unbiased")
+
+
+def your_formulas(formulas=None):
+    """The module_9_reference functions the toy loop calls: ``formulas`` when given, else YOUR module_9_reference.
+
+    ``formulas`` is any object with the attributes named in ``FORMULAS`` (a
+    module, a ``types.SimpleNamespace``). None means your module_9_reference:
+    the one already imported from this file's folder (as the course notebook
+    does), else ``module_9_reference.py`` of this file's folder, loaded afresh
+    (so an edit shows up in the next run), else ``import module_9_reference``.
+    """
+    if formulas is not None:
+        return formulas
+    here = Path(__file__).resolve().parent if "__file__" in globals() else None
+    imported = sys.modules.get("module_9_reference")
+    imported_from = getattr(imported, "__file__", None)
+    if imported is not None and (here is None or (imported_from and Path(imported_from).resolve().parent == here)):
+        return imported
+    if here is not None and (here / "module_9_reference.py").is_file():
+        name = "_module_9_reference_of_the_toy_loop"
+        spec = importlib.util.spec_from_file_location(name, here / "module_9_reference.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # its dataclass resolves its module through sys.modules
+        spec.loader.exec_module(module)
+        return module
+    try:
+        import module_9_reference
+    except ImportError as error:
+        raise ImportError("the toy GRPO loop calls your module_9_reference (" + ", ".join(FORMULAS) + "): put "
+                          "module_9_reference.py next to this file or on sys.path, or pass formulas=...") from error
+    return module_9_reference
+
+
+def _as_float64_tensor(values, shape, what: str) -> torch.Tensor:
+    array = np.array(values, dtype=np.float64)  # a copy: the tensor never shares memory with your result
+    if array.shape != tuple(shape):
+        raise ValueError(f"{what} returned shape {array.shape}, expected {tuple(shape)}")
+    return torch.from_numpy(array)
+
+
+def group_advantages(rewards: torch.Tensor, scale: bool, eps: float = 1e-6, formulas=None) -> torch.Tensor:
+    """Your module_9_reference.group_relative_advantages on (num_groups, G) rewards, as a float64 tensor."""
+    values = your_formulas(formulas).group_relative_advantages(rewards.detach().cpu().numpy(), scale=scale, eps=eps)
+    return _as_float64_tensor(values, rewards.shape, "group_relative_advantages")
 
 
 # ============================================================================= exercise
@@ -426,22 +476,19 @@ def grpo_loss(new_logprobs: torch.Tensor, old_logprobs: torch.Tensor, advantages
 
 
 # ============================================================================= given: the experiment
-def _pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k from n samples with c correct: 1 - C(n - c, k) / C(n, k)."""
-    return 1.0 if n - c < k else 1.0 - math.comb(n - c, k) / math.comb(n, k)
-
-
 @torch.no_grad()
 def evaluate_policy(policy: GRUPolicy, reference: GRUPolicy, vocab: Vocab, prompts: list[ArithmeticPrompt],
-                    config: GRPOConfig, *, seed: int) -> tuple[dict, dict]:
+                    config: GRPOConfig, *, seed: int, formulas=None) -> tuple[dict, dict]:
     """Fresh generation on ``prompts`` (config.eval_samples each, a fresh generator seeded ``seed``).
 
     Returns (metrics, accuracy by prompt id). Metrics: accuracy, mean_reward,
     mean_length (tokens incl. <eos>), entropy (mean per generated token of the
-    behaviour distribution), teacher_forced_kl (mean per token of
-    KL(policy || reference) on the policy's own samples), pass_at_4 (unbiased),
-    intermediate_consistency, truncation_rate.
+    behaviour distribution, by your categorical_entropy), teacher_forced_kl (mean
+    per token of KL(policy || reference) on the policy's own samples), pass_at_4
+    (by your pass_at_k_unbiased), intermediate_consistency, truncation_rate.
+    ``formulas``: see :func:`your_formulas`.
     """
+    formulas = your_formulas(formulas)
     samples = sample_responses(policy, vocab, prompts, config.eval_samples, max_new_tokens=config.max_new_tokens,
                                temperature=config.temperature, generator=torch.Generator().manual_seed(seed))
     verdicts = [verify_arithmetic(tokens, prompt) for prompt, tokens, _, _ in samples]
@@ -450,7 +497,7 @@ def evaluate_policy(policy: GRUPolicy, reference: GRUPolicy, vocab: Vocab, promp
     _, log_q, _ = teacher_forced(reference, vocab, batch_prompts, responses, config.temperature)
     p = log_p.exp()
     finite = torch.isfinite(log_p)  # disallowed tokens have probability 0 and contribute 0
-    entropy = -torch.where(finite, p * log_p, torch.zeros_like(p)).sum(-1)  # (N, T)
+    entropy = _as_float64_tensor(formulas.categorical_entropy(p.numpy()), p.shape[:-1], "categorical_entropy")  # (N, T)
     kl = torch.where(finite, p * (log_p - log_q), torch.zeros_like(p)).sum(-1)
     tokens = mask.sum()
     correct = np.array([v.correctness for v in verdicts]).reshape(len(prompts), config.eval_samples)
@@ -461,7 +508,8 @@ def evaluate_policy(policy: GRUPolicy, reference: GRUPolicy, vocab: Vocab, promp
         "mean_length": float(np.mean([len(r) for r in responses])),
         "entropy": float((entropy * mask).sum() / tokens),
         "teacher_forced_kl": float((kl * mask).sum() / tokens),
-        "pass_at_4": float(np.mean([_pass_at_k(config.eval_samples, int(c), k) for c in correct.sum(1)])),
+        "pass_at_4": float(np.mean([formulas.pass_at_k_unbiased(config.eval_samples, int(c), k)
+                                    for c in correct.sum(1)])),
         "intermediate_consistency": float(np.mean([v.intermediate_consistent for v in verdicts])),
         "truncation_rate": float(np.mean([v.format_status == "truncated" for v in verdicts])),
     }
@@ -483,17 +531,20 @@ def supervised_warmup(policy: GRUPolicy, vocab: Vocab, pool: list[ArithmeticProm
 
 
 def grpo_update(policy: GRUPolicy, optimizer: torch.optim.Optimizer, vocab: Vocab, groups: list,
-                lookup: dict, config: GRPOConfig, loss_fn) -> dict:
+                lookup: dict, config: GRPOConfig, loss_fn, *, formulas=None) -> dict:
     """config.update_epochs gradient steps of ``loss_fn`` on one rollout batch.
 
-    Returns the statistics of the ratios rho the loss saw, over the active tokens of
-    all epochs (rho = 1 in the first, by construction), the clip fractions (share of
-    those tokens where the lower / upper bound is active) and the mean loss over epochs.
+    The advantages come from your group_relative_advantages. Returns the statistics
+    of the ratios rho the loss saw, over the active tokens of all epochs (rho = 1 in
+    the first, by construction), the clip fractions (share of those tokens where your
+    clip_activity says the lower / upper bound is active) and the mean loss over
+    epochs. ``formulas``: see :func:`your_formulas`.
     """
+    formulas = your_formulas(formulas)
     rows = [row for group in groups for row in group]
     rewards = torch.tensor([[row.reward for row in group] for group in groups], dtype=torch.float64)
     scale = config.scale_rewards and config.loss_type != "dr_grpo"  # Dr. GRPO never divides by the std
-    advantages = group_advantages(rewards, scale, config.adv_eps).reshape(-1)  # (num_groups, G) -> (N,)
+    advantages = group_advantages(rewards, scale, config.adv_eps, formulas).reshape(-1)  # (num_groups, G) -> (N,)
     prompts, responses = [lookup[row.prompt_id] for row in rows], [row.response_tokens for row in rows]
     with torch.no_grad():  # the frozen old policy: behaviour log-probs where real, its pad log-probs elsewhere
         old, _, mask = teacher_forced(policy, vocab, prompts, responses, config.temperature)
@@ -511,9 +562,11 @@ def grpo_update(policy: GRUPolicy, optimizer: torch.optim.Optimizer, vocab: Voca
         nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
         optimizer.step()
         ratio = torch.exp(new.detach() - old)[active]
-        adv = advantages[:, None].expand_as(mask)[active]
-        low += int(((adv < 0) & (ratio < 1 - config.eps_low)).sum())
-        high += int(((adv > 0) & (ratio > 1 + config.eps_high)).sum())
+        adv = advantages[:, None].expand_as(mask)[active].numpy()
+        clipped = np.array(formulas.clip_activity(ratio.numpy(), adv, eps_low=config.eps_low, eps_high=config.eps_high),
+                           dtype=bool)  # a negative advantage can only hit the lower bound, a positive one the upper
+        low += int((clipped & (adv < 0)).sum())
+        high += int((clipped & (adv > 0)).sum())
         ratios.append(ratio)
         losses.append(float(loss.detach()))
     ratio = torch.cat(ratios)
@@ -531,13 +584,16 @@ def profile_config(profile: str = "smoke", seed: int = 9, loss_type: str = "dapo
 
 
 def run_toy_grpo_experiment(profile: str = "smoke", seed: int = 9, loss_type: str = "dapo", *,
-                            loss_fn=None, progress: bool = False) -> dict:
+                            loss_fn=None, progress: bool = False, formulas=None) -> dict:
     """Warm up, then train the GRU policy with clipped group-relative updates; evaluate before and after.
 
     ``profile`` is "smoke" (seconds) or "full" (a larger budget), or a ready
     ``GRPOConfig`` (then ``seed`` and ``loss_type`` are taken from it).
     ``loss_fn`` replaces ``grpo_loss`` (same signature): this is how your
     implementation is plugged in. ``progress=True`` shows a progress bar.
+    ``formulas`` (see :func:`your_formulas`; default: your module_9_reference)
+    supplies group_relative_advantages, clip_activity, categorical_entropy and
+    pass_at_k_unbiased.
 
     Returns a dict: ``before_train``, ``after_train``, ``before_heldout``,
     ``after_heldout`` (metrics of ``evaluate_policy``), ``history`` (one dict per
@@ -550,17 +606,18 @@ def run_toy_grpo_experiment(profile: str = "smoke", seed: int = 9, loss_type: st
     the same seed gives the same numbers whatever the caller's thread count.
     """
     config = profile if isinstance(profile, GRPOConfig) else profile_config(profile, seed, loss_type)
+    formulas = your_formulas(formulas)
     threads = torch.get_num_threads()
     # Tiny tensors gain nothing from intra-op threads, and on a busy machine OpenMP threads
     # thrash; one thread also makes the run independent of the caller's thread count.
     torch.set_num_threads(1)
     try:
-        return _run_experiment(config, grpo_loss if loss_fn is None else loss_fn, progress)
+        return _run_experiment(config, grpo_loss if loss_fn is None else loss_fn, progress, formulas)
     finally:
         torch.set_num_threads(threads)
 
 
-def _run_experiment(config: GRPOConfig, loss_fn, progress: bool) -> dict:
+def _run_experiment(config: GRPOConfig, loss_fn, progress: bool, formulas) -> dict:
     vocab = Vocab()
     train, heldout = arithmetic_prompts(config.num_train_prompts, config.num_heldout_prompts, seed=config.seed)
     lookup = {p.prompt_id: p for p in train}
@@ -571,8 +628,12 @@ def _run_experiment(config: GRPOConfig, loss_fn, progress: bool) -> dict:
     supervised_warmup(policy, vocab, pool, config, torch.Generator().manual_seed(config.seed))
     reference = copy.deepcopy(policy).requires_grad_(False)  # frozen reference for the KL
     eval_seed = config.seed + 2
-    before_train, before_by_prompt = evaluate_policy(policy, reference, vocab, train, config, seed=eval_seed)
-    before_heldout, _ = evaluate_policy(policy, reference, vocab, heldout, config, seed=eval_seed)
+
+    def evaluate(prompts):  # the current policy (trained in place) against the frozen reference
+        return evaluate_policy(policy, reference, vocab, prompts, config, seed=eval_seed, formulas=formulas)
+
+    before_train, before_by_prompt = evaluate(train)
+    before_heldout, _ = evaluate(heldout)
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
     rollout_generator = torch.Generator().manual_seed(config.seed + 1)
     history = []
@@ -589,12 +650,12 @@ def _run_experiment(config: GRPOConfig, loss_fn, progress: bool) -> dict:
         stats = {"ratio_min": 1.0, "ratio_mean": 1.0, "ratio_max": 1.0, "clip_fraction_low": 0.0,
                  "clip_fraction_high": 0.0, "loss": 0.0}
         if groups:  # without an informative group there is nothing to learn from this batch
-            stats = grpo_update(policy, optimizer, vocab, groups, lookup, config, loss_fn)
-        metrics, _ = evaluate_policy(policy, reference, vocab, train, config, seed=eval_seed)
+            stats = grpo_update(policy, optimizer, vocab, groups, lookup, config, loss_fn, formulas=formulas)
+        metrics, _ = evaluate(train)
         history.append({"update": update, "eval_accuracy": metrics["accuracy"], "eval_entropy": metrics["entropy"],
                         "eval_kl": metrics["teacher_forced_kl"], "informative_fraction": 1.0 - discarded, **stats})
-    after_train, after_by_prompt = evaluate_policy(policy, reference, vocab, train, config, seed=eval_seed)
-    after_heldout, _ = evaluate_policy(policy, reference, vocab, heldout, config, seed=eval_seed)
+    after_train, after_by_prompt = evaluate(train)
+    after_heldout, _ = evaluate(heldout)
     return {"before_train": before_train, "after_train": after_train, "before_heldout": before_heldout,
             "after_heldout": after_heldout, "config": config, "history": history,
             "before_train_by_prompt": before_by_prompt, "after_train_by_prompt": after_by_prompt,
