@@ -5,9 +5,19 @@ and, created by nbgrader, release/, submitted/, autograded/, feedback/ and grade
 (all ignored by git). Submissions are placed by hand under
 submitted/<student>/<assignment>/ (or collected with `nbgrader zip_collect`); the
 exchange (`nbgrader release_assignment` / `collect`) is not used.
+
+Scoring: `nbgrader autograde` does NOT execute the students' notebooks. Its Execute
+preprocessor is replaced by graders.engine.nbgrader_scoring.EngineScores, which grades
+each notebook's definitions with the kit's engine (sandboxed worker process) and writes
+the engine's verdict into every autograded test cell, so the gradebook records the
+engine's points. See README.md in this folder. If this file cannot be loaded (the kit is
+not importable), nbgrader falls back to executing the notebooks, and the hidden part of
+every test cell raises: every cell scores 0 instead of a score the student could forge.
 """
 
 import os
+
+from graders.engine.nbgrader_scoring import autograde_preprocessors, sanitize_preprocessors
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 
@@ -19,8 +29,11 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
 # nbgrader's exchange is not used: keep it inside the course folder rather than /srv/nbgrader/exchange
 c.Exchange.root = os.path.join(HERE, "exchange")
 
-# Autograding: a hidden test cell runs every check of one exercise (the toy-training
-# exercises run a short training loop); nbgrader's default of 30 s per cell is too tight
-# on a busy machine.
-c.Execute.timeout = 300
-c.Execute.interrupt_on_timeout = True
+# Autograding: the kit's engine scores every test cell; no kernel runs student code.
+c.Autograde.autograde_preprocessors = autograde_preprocessors()
+# A test cell deleted from a submission comes back (and is scored by the engine like the others);
+# RestoreCells is nbgrader's OverwriteCells, made to tolerate duplicated graded cells with this option.
+c.Autograde.sanitize_preprocessors = sanitize_preprocessors()
+c.OverwriteCells.add_missing_cells = True
+# Withhold the inputs of hidden checks from the feedback: RL4LLM_HIDE_HIDDEN_INPUTS=1, or
+# c.EngineScores.hide_hidden_inputs = True

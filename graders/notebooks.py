@@ -12,10 +12,13 @@ given statements become one read-only code cell, each fenced function its own
 solution cell (``nbgrader generate_assignment`` replaces the fenced region with
 ``# YOUR CODE HERE`` / ``raise NotImplementedError()``). Each exercise (a public
 fenced function) gets a markdown cell with its formula and docstring and an
-autograded test cell worth the spec's points (``graders/checks``): hidden tests
-first (``graders.engine.inline.assert_exercise``, stripped from the release),
-then visible checks rendered from the spec's public cases with expected values
-computed here from the reference. Generation is deterministic: fixed cell ids,
+autograded test cell worth the spec's points (``graders/checks``): a hidden part
+(stripped from the release) that names the exercise and refuses to run in a
+kernel -- ``nbgrader autograde`` does not execute notebooks: the kit's engine
+scores each test cell from the notebook's definitions
+(:mod:`graders.engine.nbgrader_scoring`) -- then visible checks, for the
+learner while working, rendered from the spec's public cases with expected
+values computed here from the reference. Generation is deterministic: fixed cell ids,
 sorted keys, nbformat 4.5, no outputs or execution counts, kernel ``python3``.
 """
 
@@ -362,12 +365,19 @@ HOW_TO = {
    with your code. Keep the function's name, signature and docstring; the first line of the docstring is the
    formula and the paper it comes from. Helpers of your own belong inside the solution cell.
 3. **Run the test cell** under each exercise. Its visible checks are public cases (the seminar notebook's tables
-   and small rows you can check on paper): the cell runs without an error when they pass. The autograder runs the
-   same cell with hidden checks as well (edge cases, and inputs drawn with a fixed seed) and compares your function
-   with the reference solution; its feedback names each failed check and, when it recognises it, the typical
-   mistake behind it.
-4. **Points.** A test cell earns all its points when every check passes, and none otherwise.
-5. **Conventions.** float64 and natural logarithms; never modify an input in place; invalid arguments raise
+   and small rows you can check on paper): the cell runs without an error when they pass. They are for you while
+   you work; they do not decide your score.
+4. **How your notebook is graded.** `nbgrader autograde` does not run your notebook. The kit's grading engine reads
+   its definitions — functions, classes, imports and constants (literal values or UPPER_CASE names) from every code
+   cell — and checks each exercise function in an isolated process: the public cases, hidden edge cases and inputs
+   drawn with a fixed seed, compared with the reference solution. Other top-level code (experiments, prints, plots,
+   `x = f(...)`) is not run for grading, so your functions must not depend on it. Your feedback shows the verdict
+   under each test cell: every failed check with what was expected and what came back (the inputs of hidden checks
+   may be withheld) and, when the engine recognises it, the typical mistake behind it.
+5. **Points.** An exercise earns its points times the share of its checks that pass (some checks weigh more); a
+   timeout, a crash, or anything the grader refuses (reading its files, starting processes, ...) scores 0 for the
+   exercise.
+6. **Conventions.** float64 and natural logarithms; never modify an input in place; invalid arguments raise
    `ValueError` naming the argument. The equations are on the module's page, `starter/{folder}/README.md`.
 
 Before you submit: *Kernel → Restart & Run All*, and check that no cell fails.""",
@@ -381,11 +391,19 @@ Before you submit: *Kernel → Restart & Run All*, and check that no cell fails.
    ячейки с решением.
 3. **Запускайте тестовую ячейку** под каждым упражнением. Её видимые проверки — публичные примеры (таблицы из
    ноутбука семинара и небольшие примеры, которые можно проверить на бумаге): если они проходят, ячейка
-   выполняется без ошибки. Автогрейдер выполняет ту же ячейку ещё и со скрытыми проверками (граничные случаи и
-   входы, сгенерированные с фиксированным seed) и сравнивает вашу функцию с эталонным решением; в отзыве он
-   называет каждую непройденную проверку и, если узнаёт её, типичную ошибку, которая к ней привела.
-4. **Баллы.** Тестовая ячейка приносит все свои баллы, когда проходят все проверки, и ноль в противном случае.
-5. **Соглашения.** float64 и натуральные логарифмы; входные данные никогда не изменяются на месте; при
+   выполняется без ошибки. Они нужны вам для самопроверки во время работы и не определяют оценку.
+4. **Как проверяется ноутбук.** `nbgrader autograde` не выполняет ваш ноутбук. Движок проверки кита читает его
+   определения — функции, классы, импорты и константы (литеральные значения или имена В_ВЕРХНЕМ_РЕГИСТРЕ) из всех
+   ячеек с кодом — и проверяет каждую функцию-упражнение в изолированном процессе: публичные примеры, скрытые
+   граничные случаи и входы, сгенерированные с фиксированным seed, сравниваются с эталонным решением. Остальной код
+   верхнего уровня (эксперименты, `print`, графики, `x = f(...)`) при проверке не выполняется, поэтому ваши функции
+   не должны от него зависеть. В отзыве под каждой тестовой ячейкой — вердикт: каждая непройденная проверка с
+   ожидаемым и полученным значением (входные данные скрытых проверок могут не показываться) и, если движок её
+   узнаёт, типичная ошибка, которая к ней привела.
+5. **Баллы.** Упражнение приносит свои баллы, умноженные на долю пройденных проверок (некоторые проверки весят
+   больше); превышение времени, аварийное завершение или действие, которое грейдер запрещает (чтение его файлов,
+   запуск процессов, ...), дают 0 за упражнение.
+6. **Соглашения.** float64 и натуральные логарифмы; входные данные никогда не изменяются на месте; при
    недопустимых аргументах выбрасывается `ValueError` с именем аргумента. Формулы собраны на странице модуля
    `starter/{folder}/README.md`.
 
@@ -628,17 +646,34 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
+HIDDEN_REFUSAL = ("{exercise_id} is scored by the kit's engine, not in a kernel: run nbgrader autograde from "
+                  "assignments/ so that nbgrader_config.py is loaded")
+
+
+def hidden_exercise(source: str) -> str | None:
+    """The exercise id named by a test cell's hidden part (the ``raise`` written by :func:`_test_cell`)."""
+    hidden = source.partition("### BEGIN HIDDEN TESTS")[2].partition("### END HIDDEN TESTS")[0]
+    for node in ast.walk(ast.parse(hidden)):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args \
+                and isinstance(node.exc.args[0], ast.Constant) and isinstance(node.exc.args[0].value, str):
+            return node.exc.args[0].value.split(" ", 1)[0]
+    return None
+
+
 def _test_cell(exercise_id: str, name: str, points: float, checks: list[VisibleCheck], trusted: list[str]) -> str:
-    """Hidden tests first (so the autograder's feedback is the kit's), then the visible checks.
+    """The hidden part first (a refusal naming the exercise: the engine, not a kernel, scores this cell), then
+    the visible checks.
 
     An exercise graded with trusted copies of other exercises (``trusted``) gets
     advisory visible checks: they run on the learner's own copies, so they only
     print a note, lest one mistake cost two cells.
     """
-    lines = [f"# Tests of {name} ({points_text(points, 'en')}): this cell scores when it runs without an error.",
+    lines = [f"# Tests of {name} ({points_text(points, 'en')}): visible checks, for you while you work.",
+             "# The autograder does not run this cell: the kit's engine scores the exercise from your notebook's "
+             "definitions.",
              "### BEGIN HIDDEN TESTS",
-             "from graders.engine.inline import assert_exercise",
-             f"assert_exercise({exercise_id!r}, {name})".replace("'", '"'),
+             f"# Exercise {exercise_id}: its verdict is written here by graders.engine.nbgrader_scoring.",
+             f"raise RuntimeError({HIDDEN_REFUSAL.format(exercise_id=exercise_id)!r})",
              "### END HIDDEN TESTS"]
     if not checks:
         lines.append("# (No visible checks: the public cases of this function do not fit on a line; "

@@ -1,26 +1,50 @@
-"""The nbgrader course in assignments/: the generated notebooks, and the REAL nbgrader run on them.
+"""The nbgrader course in assignments/: the generated notebooks, the engine's scoring, and the REAL nbgrader.
 
 Fast tests check the committed notebooks (current, valid, one graded cell per
-exercise with the spec's points, Russian = English code) and the in-process
-hidden checks. The slow part copies the course to a temporary folder and runs
-``nbgrader generate_assignment``, ``autograde``, ``generate_feedback`` and
-``export`` in subprocesses, with a kernel spec that points at this interpreter
-(no user-level kernel, no network):
+exercise with the spec's points, Russian = English code), the course
+configuration (``Execute`` replaced by the kit's ``EngineScores``), that the
+verdict outputs make nbgrader read exactly the engine's points, and the
+in-process checks of ``graders.engine.inline``.
 
-- English assignments: a complete notebook (the source) gets full marks, the
-  untouched release gets 0 on every graded cell, and a notebook with one
-  catalogued misconception loses exactly that exercise's cell, whose feedback
-  names the misconception;
-- Russian assignments: the complete and the untouched notebooks (their code
-  cells are the English ones, which a fast test proves).
+The slow part copies the course to a temporary folder and runs ``nbgrader
+generate_assignment``, ``autograde``, ``generate_feedback`` and ``export`` in
+subprocesses (a kernel spec pointing at this interpreter, no user-level
+Jupyter config), with these submissions:
+
+- alice: the complete source notebooks (every assignment) -- full marks;
+- bob: the untouched release (every assignment) -- the placebo, 0 everywhere;
+- carol: one catalogued misconception (English) -- loses points on that
+  exercise only, and the feedback names it;
+- dave: ``tolerances_ignored`` in ``verify_numeric_answer`` (module_09, graded
+  in hide mode, and module_09_ru, not) -- hidden inputs reach the feedback
+  only without hide mode;
+
+and module_09 (English) gets the hostile notebooks:
+
+- mallory: complete, but two exercises left as stubs, and cells that
+  monkey-patch the kit (``assert_exercise``, ``grade_exercise``, ``assess``,
+  the scoring module, nbgrader's ``determine_grade``, IPython's traceback
+  display) from the kernel and, at definition time, in whatever process loads
+  the notebook;
+- eve: the release, with forged test cells (a printed "passed" verdict and a
+  numeric last expression, outputs pre-filled, cells unlocked, a decoy copy
+  of a test cell, another test cell deleted);
+- trudy: the release, with code that writes the gradebook, the course folder
+  and another student's results at import, at call time and at top level
+  (graded in a separate ``autograde --student trudy`` run).
+
+Every score in the gradebook, the feedback and the export is compared with
+``grade_paths`` on the same notebooks.
 """
 
 from __future__ import annotations
 
 import ast
 import csv
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,7 +54,7 @@ from pathlib import Path
 import pytest
 
 from graders import notebooks
-from graders.build import exercises_in
+from graders.build import exercises_in, find_fences
 from graders.checks import spec_for
 from graders.engine.kit import DEFAULT_KIT
 from graders.paths import ASSIGNMENTS_DIR, STARTER_DIR
@@ -38,15 +62,25 @@ from graders.paths import ASSIGNMENTS_DIR, STARTER_DIR
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
+from graders.engine import nbgrader_scoring  # noqa: E402 - needs nbgrader
+
 ASSIGNMENTS = {  # assignment -> (folder, language)
     notebooks.assignment_name(folder, language): (folder, language)
     for folder in notebooks.MODULES for language in notebooks.LANGUAGES
 }
-MISCONCEPTIONS = {  # English assignment -> (exercise id, catalogue entry) put into the misconception notebook
+MISCONCEPTIONS = {  # English assignment -> (exercise id, catalogue entry) put into carol's notebook
     "module_08": ("module_8_reference.simpo_loss", "simpo_without_length_normalisation"),
     "module_09": ("module_9_reference.group_relative_advantages", "sample_std"),
 }
-COMPLETE, UNTOUCHED, MISTAKE = "alice", "bob", "carol"
+TOLERANCES = ("module_9_reference.verify_numeric_answer", "tolerances_ignored")  # dave's mistake
+HOSTILE_ASSIGNMENT = "module_09"  # the assignment the hostile notebooks are submitted to
+ATTACKED = {  # exercises mallory leaves as stubs and claims by patching the kit
+    HOSTILE_ASSIGNMENT: ("module_9_reference.group_relative_advantages", "module_9_training.grpo_loss"),
+}
+HIDE_ASSIGNMENT = "module_09"  # autograded with RL4LLM_HIDE_HIDDEN_INPUTS=1
+COMPLETE, UNTOUCHED, MISTAKE, TOLERANCE = "alice", "bob", "carol", "dave"
+PATCHER, FAKER, TAMPERER = "mallory", "eve", "trudy"
+DECOY = "DO_NOT_DELETE.txt"
 
 
 def _committed() -> dict[str, dict]:
@@ -67,6 +101,10 @@ def _points(assignment: str) -> float:
     folder, _ = ASSIGNMENTS[assignment]
     return sum(spec_for(e).points for stem in notebooks.MODULES[folder][1]
                for e in exercises_in(DEFAULT_KIT.solution_path(stem)))
+
+
+def _module(assignment: str) -> str:
+    return notebooks.MODULES[ASSIGNMENTS[assignment][0]][0]
 
 
 # =============================================================================
@@ -102,17 +140,25 @@ def test_every_exercise_is_one_graded_cell_with_the_spec_points():
             graded = [c for c in cells if c["metadata"]["nbgrader"]["grade"]]
             calls = {}
             for cell in graded:
-                tree = ast.parse(_source(cell))
-                ids = [node.args[0].value for node in ast.walk(tree) if isinstance(node, ast.Call)
-                       and getattr(node.func, "id", "") == "assert_exercise"]
-                assert len(ids) == 1, cell["id"]
-                calls[ids[0]] = cell["metadata"]["nbgrader"]["points"]
+                grade_id = cell["metadata"]["nbgrader"]["grade_id"]
+                named = notebooks.hidden_exercise(_source(cell))  # what the hidden part says
+                assert named == nbgrader_scoring.exercise_for(stem, grade_id), (assignment, grade_id)
+                calls[named] = cell["metadata"]["nbgrader"]["points"]
             expected = {e: spec_for(e).points for e in exercises_in(DEFAULT_KIT.solution_path(stem))}
             assert len(calls) == len(graded) == len(expected)
             assert calls == expected, f"{assignment}/{stem}"
             solutions = [c["id"] for c in cells if c["metadata"]["nbgrader"]["solution"]]
             assert all(f"test-{name.split('.')[1]}" in [c["id"] for c in graded] for name in expected)
             assert set(name.split(".")[1] for name in expected) <= set(solutions)
+
+
+def test_the_hidden_part_refuses_to_score_in_a_kernel():
+    """A test cell executed in a kernel (nbgrader without the course config) fails: it never scores there."""
+    committed = _committed()
+    cell = next(c for c in committed["module_09/module_9_reference"]["cells"] if c["id"] == "test-clip_activity")
+    hidden = _source(cell).partition("### BEGIN HIDDEN TESTS")[2].partition("### END HIDDEN TESTS")[0]
+    with pytest.raises(RuntimeError, match="module_9_reference.clip_activity is scored by the kit's engine"):
+        exec(compile(hidden, "<hidden>", "exec"), {})  # noqa: S102 - the kit's own generated code
 
 
 def test_russian_notebooks_have_the_english_code_cells():
@@ -129,7 +175,8 @@ def test_russian_notebooks_have_the_english_code_cells():
                 else:
                     assert en["source"] != ru["source"], en["id"]
             intro = _source(russian[0])
-            assert "Как работать" in intro and "Модуль" in intro
+            assert "Как работать" in intro and "Модуль" in intro and "Как проверяется ноутбук" in intro
+            assert "How your notebook is graded" in _source(english[0])
 
 
 def test_cells_cover_the_solution_file_line_by_line():
@@ -145,7 +192,79 @@ def test_cells_cover_the_solution_file_line_by_line():
 
 
 # =============================================================================
-# Fast: the in-process hidden checks
+# Fast: the course configuration and the verdict outputs
+# =============================================================================
+def test_the_course_config_replaces_execute_with_the_engine():
+    from nbgrader.preprocessors import Execute, OverwriteCells, SaveAutoGrades
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ASSIGNMENTS_DIR)).load_config()
+    chain = config.Autograde.autograde_preprocessors
+    assert nbgrader_scoring.EngineScores in chain and Execute not in chain
+    assert chain.index(nbgrader_scoring.EngineScores) < chain.index(SaveAutoGrades)
+    assert config.OverwriteCells.add_missing_cells is True
+    sanitizing = config.Autograde.sanitize_preprocessors
+    assert nbgrader_scoring.RestoreCells in sanitizing and OverwriteCells not in sanitizing
+
+
+def _grade_cell(points: float, outputs: list[dict]):
+    from nbformat.notebooknode import from_dict
+
+    return from_dict({"cell_type": "code", "execution_count": None, "id": "test-x", "source": "",
+                      "metadata": {"nbgrader": {"grade": True, "solution": False, "locked": True,
+                                                "grade_id": "test-x", "points": points, "schema_version": 3}},
+                      "outputs": outputs})
+
+
+@pytest.mark.parametrize("language", sorted(nbgrader_scoring.TEXT))
+def test_verdict_outputs_make_nbgrader_record_the_engine_points(language):
+    from nbgrader.utils import determine_grade
+
+    def entry(points, status, feedback="1/3 checks passed.", misconceptions=()):
+        return {"id": "m.f", "points": points, "max_points": 3.0, "status": status, "feedback": feedback,
+                "misconceptions": list(misconceptions)}
+
+    for engine, cell_points, expected in ((entry(3.0, "passed"), 3, 3.0), (entry(1.25, "failed"), 3, 1.25),
+                                          (entry(0.0, "error"), 3, 0.0), (entry(0.0, "timeout"), 3, 0.0),
+                                          (entry(1.5, "failed", misconceptions=["x"]), 6, 3.0), (None, 3, 0.0)):
+        score, outputs = nbgrader_scoring.verdict_outputs(engine, "m.f", cell_points, language, hide=True)
+        cell = _grade_cell(cell_points, outputs)
+        nbformat.validate(nbformat.v4.new_notebook(cells=[cell]))
+        assert score == expected and determine_grade(cell) == (expected, cell_points), (engine, outputs)
+        text = json.dumps(outputs, ensure_ascii=False)
+        if engine is not None:
+            assert nbgrader_scoring.TEXT[language]["how"] in text and nbgrader_scoring.TEXT[language]["hidden"] in text
+    english, russian = nbgrader_scoring.TEXT["en"], nbgrader_scoring.TEXT["ru"]
+    assert english.keys() == russian.keys() and english["status"].keys() == russian["status"].keys()
+
+
+def test_the_engine_leaves_nothing_in_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    text = notebooks.notebook_path("module_09", "module_9_reference", "en").read_text(encoding="utf-8")
+    entries = nbgrader_scoring.grade_notebook(text, "module_9_reference", hide_hidden_inputs=False)
+    assert set(entries) == set(exercises_in(DEFAULT_KIT.solution_path("module_9_reference")))
+    assert all(e["status"] == "passed" and e["points"] == e["max_points"] for e in entries.values()), entries
+    assert os.getcwd() == str(tmp_path) and list(tmp_path.iterdir()) == []
+    assert "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ
+
+
+def test_the_guard_restores_the_gradebook_and_refuses(tmp_path):
+    (tmp_path / "gradebook.db").write_bytes(b"the gradebook")
+    (tmp_path / "kept.txt").write_text("x")
+    guard = nbgrader_scoring._Guard(tmp_path, f"sqlite:///{tmp_path / 'gradebook.db'}")
+    guard.check()  # nothing changed
+    (tmp_path / "gradebook.db").write_bytes(b"forged")
+    (tmp_path / "gradebook.db-journal").write_bytes(b"hot journal")
+    (tmp_path / "new.txt").write_text("x")
+    with pytest.raises(nbgrader_scoring.CourseTampered, match="new.txt"):
+        guard.check()
+    assert (tmp_path / "gradebook.db").read_bytes() == b"the gradebook"
+    assert not (tmp_path / "gradebook.db-journal").exists()
+
+
+# =============================================================================
+# Fast: the in-process checks (graders.engine.inline; no longer nbgrader's scoring path)
 # =============================================================================
 def test_assert_exercise_passes_the_reference_and_names_a_misconception(capsys):
     from graders.engine.inline import assert_exercise, grade_exercise
@@ -194,35 +313,19 @@ def _rebind(function, namespace: dict):
 
 
 # =============================================================================
-# Slow: the real nbgrader
+# Slow: the real nbgrader -- the submissions
 # =============================================================================
-def _environment(root: Path) -> dict:
-    """An environment whose only Jupyter kernel is this interpreter, and no user-level Jupyter config."""
-    kernels = root / "jupyter" / "kernels" / "python3"
-    kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (rl4llm)", "language": "python"}), encoding="utf-8")
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("JUPYTER", "IPYTHON"))}
-    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` from PATH
-    env.update({"JUPYTER_PATH": str(root / "jupyter"), "JUPYTER_DATA_DIR": str(root / "data"),
-                "JUPYTER_CONFIG_DIR": str(root / "config"), "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
-                "IPYTHONDIR": str(root / "ipython"), "JUPYTER_PLATFORM_DIRS": "1",
-                "PATH": bin_dir + os.pathsep + env.get("PATH", ""), "MPLBACKEND": "Agg",
-                "PYTHONDONTWRITEBYTECODE": "1"})
-    env.pop("RL4LLM_HIDE_HIDDEN_INPUTS", None)
-    return env
+def _code_cell(cell_id: str, text: str) -> dict:
+    return {"cell_type": "code", "execution_count": None, "id": cell_id, "metadata": {}, "outputs": [],
+            "source": text}
 
 
-def _nbgrader(course: Path, env: dict, *args: str, timings: dict) -> str:
-    started = time.perf_counter()
-    completed = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
-                               capture_output=True, text=True, timeout=600)
-    timings[" ".join(args)] = round(time.perf_counter() - started, 1)
-    output = completed.stdout + completed.stderr
-    assert completed.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{output[-4000:]}"
-    assert "[ERROR]" not in output and "| ERROR]" not in output, output[-4000:]
-    return output
+def _insert_after_helpers(notebook: dict, cells: list[dict]) -> dict:
+    """``cells`` right after the helpers cell (after the file's imports, so ``from __future__`` stays first)."""
+    changed = json.loads(json.dumps(notebook))
+    at = next(i for i, c in enumerate(changed["cells"]) if c["id"] == "helpers") + 1
+    changed["cells"][at:at] = cells
+    return changed
 
 
 def _with_misconception(notebook: dict, exercise_id: str, name: str) -> dict:
@@ -239,6 +342,235 @@ def _with_misconception(notebook: dict, exercise_id: str, name: str) -> dict:
     return changed
 
 
+def _with_stubs(notebook: dict, release: dict, functions: list[str]) -> dict:
+    """The notebook with those functions' solution cells as released (stubs)."""
+    changed = json.loads(json.dumps(notebook))
+    stubs = {c["id"]: c["source"] for c in release["cells"]}
+    for cell in changed["cells"]:
+        if cell["id"] in functions:
+            cell["source"] = stubs[cell["id"]]
+    return changed
+
+
+KERNEL_PATCHES = '''\
+# Patch the kit and nbgrader from the kernel (what defeated the old in-kernel hidden tests).
+try:
+    import graders.engine.inline as _inline
+    _inline.assert_exercise = lambda *args, **kwargs: None
+    _inline.grade_exercise = lambda exercise_id, *args, **kwargs: {
+        "id": exercise_id, "points": 99.0, "max_points": 99.0, "status": "passed", "feedback": "",
+        "misconceptions": []}
+    import graders.engine.feedback as _feedback
+    _feedback.assess = lambda exercise, *args, **kwargs: {
+        "id": exercise.id, "points": exercise.max_points, "max_points": exercise.max_points,
+        "status": "passed", "feedback": "", "misconceptions": []}
+    import graders.engine.nbgrader_scoring as _scoring
+    _scoring.grade_notebook = lambda *args, **kwargs: {}
+    _scoring.verdict_outputs = lambda entry, exercise_id, points, *args, **kwargs: (points, [])
+    import nbgrader.utils as _nbgrader_utils
+    _nbgrader_utils.determine_grade = lambda cell, log=None: (cell.metadata.nbgrader["points"],) * 2
+except Exception:
+    pass
+try:  # no traceback, no error output: a raising test cell would look like a passing one
+    get_ipython().showtraceback = lambda *args, **kwargs: None
+    get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)
+except NameError:
+    pass
+'''
+
+DEFINITION_PATCHES = '''\
+def _patch_the_kit():
+    """Replace the kit's and nbgrader's judging functions in whatever process loads this notebook."""
+    import sys
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(("graders", "nbgrader")):
+            continue
+        for attribute in ("assert_exercise", "grade_exercise", "assess", "determine_grade", "get_partial_grade",
+                          "grade_notebook", "verdict_outputs", "judge_inputs", "compare"):
+            try:
+                if hasattr(module, attribute):
+                    setattr(module, attribute, lambda *args, **kwargs: None)
+            except Exception:
+                pass
+    return None
+
+
+def _at_definition_time(_patched=_patch_the_kit()):
+    return _patched
+'''
+
+
+def _patcher(notebook: dict, release: dict, attacked: list[str]) -> dict:
+    """Mallory: complete except the attacked exercises (stubs), plus the kit-patching cells."""
+    changed = _with_stubs(notebook, release, attacked)
+    return _insert_after_helpers(changed, [_code_cell("hostile-kernel", KERNEL_PATCHES),
+                                           _code_cell("hostile-definitions", DEFINITION_PATCHES)])
+
+
+def _faker(release: dict, stem: str) -> dict:
+    """Eve: the release with forged test cells (fake verdicts, numeric last expressions, outputs, unlocked),
+    a decoy copy of one and another deleted."""
+    changed = json.loads(json.dumps(release))
+    forged = []
+    for cell in changed["cells"]:
+        meta = cell["metadata"].get("nbgrader", {})
+        if not meta.get("grade"):
+            if meta.get("solution"):  # a fake verdict printed from the solution cell too
+                cell["source"] = "print('all checks passed')\n" + _source(cell)
+            continue
+        exercise_id = f"{stem}.{meta['grade_id'][len('test-'):]}"
+        points = meta["points"]
+        cell["source"] = f"print({exercise_id + ': 99/99 checks passed.'!r})\n{float(points)!r}"
+        cell["metadata"]["nbgrader"]["locked"] = False
+        cell["metadata"].pop("editable", None)
+        cell["execution_count"] = 1
+        cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": f"{exercise_id}: 99/99 checks passed.\n"},
+                           {"output_type": "execute_result", "execution_count": 1, "metadata": {},
+                            "data": {"text/plain": repr(float(points))}}]
+        forged.append(cell)
+    decoy = json.loads(json.dumps(forged[0]))  # an earlier copy of the first test cell: nbgrader keeps the last
+    decoy["id"] = "decoy-" + decoy["id"]
+    at = changed["cells"].index(forged[0])
+    changed["cells"].insert(at, decoy)
+    if len(forged) > 1:  # a deleted test cell: nbgrader puts it back (add_missing_cells), the engine scores it
+        changed["cells"].remove(forged[-1])
+    changed["cells"].append(_code_cell("hostile-last", f"{sum(float(c['metadata']['nbgrader']['points']) for c in forged)!r}"))
+    return changed
+
+
+def _tamperer(release: dict, course: Path, stem: str, victim: Path) -> dict:
+    """Trudy: the release plus code that writes the gradebook and the course folder (import, call, top level)."""
+    first = exercises_in(DEFAULT_KIT.solution_path(stem))[0].split(".", 1)[1]
+    code = f'''\
+import os as _os
+COURSE_FOLDER = {str(course)!r}
+VICTIM = {str(victim)!r}
+
+
+def _tamper(marker):
+    """Write the gradebook, the course folder and another student's results; delete a file."""
+    targets = [(_os.path.join(COURSE_FOLDER, "gradebook.db"), "r+b", b"SQLite format 3 tampered"),
+               (_os.path.join(COURSE_FOLDER, marker), "w", "tampered"),
+               (_os.path.join(COURSE_FOLDER, "nbgrader_config.py"), "a", "\\n# tampered\\n"),
+               (VICTIM, "a", "tampered")]
+    for path, mode, data in targets:
+        try:
+            with open(path, mode) as handle:
+                handle.write(data)
+        except Exception:
+            pass
+    try:
+        _os.remove(_os.path.join(COURSE_FOLDER, {DECOY!r}))
+    except Exception:
+        pass
+    return marker
+
+
+def _at_import(_done=_tamper("PWNED-at-import")):
+    return _done
+
+
+def {first}(*args, **kwargs):
+    _tamper("PWNED-at-call")
+    raise NotImplementedError()
+
+
+_tamper("PWNED-in-the-kernel")
+'''
+    changed = json.loads(json.dumps(release))
+    changed["cells"].append(_code_cell("hostile-tamper", code))
+    return changed
+
+
+# =============================================================================
+# Slow: the real nbgrader -- running it
+# =============================================================================
+def _environment(root: Path) -> dict:
+    """An environment whose only Jupyter kernel is this interpreter, and no user-level Jupyter config."""
+    kernels = root / "jupyter" / "kernels" / "python3"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (rl4llm)", "language": "python"}), encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("JUPYTER", "IPYTHON"))}
+    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` from PATH
+    env.update({"JUPYTER_PATH": str(root / "jupyter"), "JUPYTER_DATA_DIR": str(root / "data"),
+                "JUPYTER_CONFIG_DIR": str(root / "config"), "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
+                "IPYTHONDIR": str(root / "ipython"), "JUPYTER_PLATFORM_DIRS": "1",
+                "PATH": bin_dir + os.pathsep + env.get("PATH", ""), "MPLBACKEND": "Agg",
+                "PYTHONDONTWRITEBYTECODE": "1"})
+    env.pop("RL4LLM_HIDE_HIDDEN_INPUTS", None)
+    env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    return env
+
+
+def _run_nbgrader(course: Path, env: dict, *args: str, timings: dict) -> subprocess.CompletedProcess:
+    started = time.perf_counter()
+    completed = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
+                               capture_output=True, text=True, timeout=600)
+    timings[" ".join(args)] = round(time.perf_counter() - started, 1)
+    return completed
+
+
+def _nbgrader(course: Path, env: dict, *args: str, timings: dict) -> str:
+    completed = _run_nbgrader(course, env, *args, timings=timings)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{output[-4000:]}"
+    assert "[ERROR]" not in output and "| ERROR]" not in output, output[-4000:]
+    assert "IPKernelApp" not in output, "a kernel was started: student code ran during autograde"
+    return output
+
+
+def _students(assignment: str) -> list[str]:
+    _, language = ASSIGNMENTS[assignment]
+    found = [COMPLETE, UNTOUCHED]
+    if language == "en":
+        found.append(MISTAKE)
+    if assignment == HOSTILE_ASSIGNMENT:
+        found += [PATCHER, FAKER, TAMPERER]
+    if assignment.startswith("module_09"):
+        found.append(TOLERANCE)
+    return found
+
+
+def _submission(course: Path, student: str, assignment: str, stem: str) -> dict:
+    source = json.loads((course / "source" / assignment / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    release = json.loads((course / "release" / assignment / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    mine = [e.split(".", 1)[1] for e in ATTACKED.get(assignment, ()) if e.startswith(f"{stem}.")]
+    if student == COMPLETE:
+        return source
+    if student == UNTOUCHED:
+        return release
+    if student == MISTAKE:
+        exercise_id, name = MISCONCEPTIONS[assignment]
+        return _with_misconception(source, exercise_id, name) if exercise_id.startswith(f"{stem}.") else source
+    if student == TOLERANCE:
+        exercise_id, name = TOLERANCES
+        return _with_misconception(source, exercise_id, name) if exercise_id.startswith(f"{stem}.") else source
+    if student == PATCHER:
+        return _patcher(source, release, mine)
+    if student == FAKER:
+        return _faker(release, stem)
+    if student == TAMPERER:
+        victim = course / "autograded" / COMPLETE / assignment / f"{stem}.ipynb"
+        return _tamperer(release, course, stem, victim)
+    raise AssertionError(student)
+
+
+def _snapshot(course: Path) -> dict:
+    """What trudy must not change: other students' results and grades, the config, the decoy."""
+    files = {}
+    for folder in ("autograded", "feedback"):
+        for path in sorted((course / folder).rglob("*")) if (course / folder).exists() else []:
+            if path.is_file() and f"/{TAMPERER}/" not in str(path):
+                files[str(path.relative_to(course))] = path.read_bytes()
+    for name in ("nbgrader_config.py", DECOY):
+        path = course / name
+        files[name] = path.read_bytes() if path.exists() else None
+    grades = {key: value for key, value in _cell_grades(course).items() if key[1] != TAMPERER}
+    return {"files": files, "grades": grades}
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """Run the whole nbgrader workflow once; the tests below read its results."""
@@ -248,28 +580,75 @@ def course(tmp_path_factory):
     shutil.copy2(ASSIGNMENTS_DIR / "nbgrader_config.py", course / "nbgrader_config.py")
     shutil.copytree(ASSIGNMENTS_DIR / "source", course / "source",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    (course / DECOY).write_text("the tamperer tries to delete this file\n", encoding="utf-8")
     env = _environment(root)
+    hidden_env = dict(env, RL4LLM_HIDE_HIDDEN_INPUTS="1")
     timings: dict[str, float] = {}
+    tamper: dict[str, dict] = {}
     started = time.perf_counter()
-    for assignment, (folder, language) in ASSIGNMENTS.items():
+    for assignment, (folder, _) in ASSIGNMENTS.items():
+        run_env = hidden_env if assignment == HIDE_ASSIGNMENT else env
         _nbgrader(course, env, "generate_assignment", assignment, timings=timings)
-        students = [COMPLETE, UNTOUCHED] + ([MISTAKE] if language == "en" else [])
+        students = _students(assignment)
         for student in students:
             target = course / "submitted" / student / assignment
             target.mkdir(parents=True)
             for stem in notebooks.MODULES[folder][1]:
-                origin = course / ("release" if student == UNTOUCHED else "source") / assignment / f"{stem}.ipynb"
-                notebook = json.loads(origin.read_text(encoding="utf-8"))
-                exercise_id, name = MISCONCEPTIONS.get(assignment, ("", ""))
-                if student == MISTAKE and exercise_id.startswith(f"{stem}."):
-                    notebook = _with_misconception(notebook, exercise_id, name)
+                notebook = _submission(course, student, assignment, stem)
                 (target / f"{stem}.ipynb").write_text(json.dumps(notebook, indent=1), encoding="utf-8")
-        _nbgrader(course, env, "autograde", assignment, timings=timings)
+        _nbgrader(course, run_env, "autograde", assignment, f"--CourseDirectory.student_id_exclude={TAMPERER}",
+                  timings=timings)
+        if TAMPERER in students:  # on its own, after the others: what it touches is checked below
+            before = _snapshot(course)
+            completed = _run_nbgrader(course, run_env, "autograde", assignment, "--student", TAMPERER,
+                                      timings=timings)
+            tamper[assignment] = {"before": before, "after": _snapshot(course), "returncode": completed.returncode,
+                                  "output": completed.stdout + completed.stderr}
         _nbgrader(course, env, "generate_feedback", assignment, timings=timings)
     _nbgrader(course, env, "export", timings=timings)
     timings["total"] = round(time.perf_counter() - started, 1)
     print(f"\nnbgrader timings (s): {timings}")
-    return course
+    return {"root": course, "tamper": tamper}
+
+
+@pytest.fixture(scope="module")
+def confined() -> bool:
+    """Whether the engine's workers are kept out of every file but their scratch folder on this machine."""
+    from graders.engine import sandbox
+
+    pythonpath = str(Path(nbgrader_scoring.__file__).resolve().parents[2])
+    return bool(sandbox.probe_layers(sys.executable, pythonpath).layers.get("landlock_files"))
+
+
+@pytest.fixture(scope="module")
+def engine(course, confined):
+    """(assignment, student, notebook) -> {exercise id: points} from grade_paths on the submitted notebooks."""
+    from graders.engine.batch import grade_paths
+    from graders.engine.grading import GradeOptions
+
+    root = course["root"]
+    found = {}
+    for module in ("8", "9"):
+        keys, paths = [], []
+        for assignment in ASSIGNMENTS:
+            if _module(assignment) != module:
+                continue
+            for student in _students(assignment):
+                if student == TAMPERER and not confined:
+                    continue  # it would write the course folder from this test's own workers
+                keys.append((assignment, student))
+                paths.append(root / "submitted" / student / assignment)
+        out = root.parent / f"engine-{module}"
+        # jobs=1: CPython 3.11's ast.parse is not thread-safe ("AST constructor recursion depth mismatch"
+        # when two notebooks are read at once)
+        result = grade_paths(paths, out, GradeOptions(modules=(module,)), jobs=1, progress=False,
+                             log=lambda _message: None)
+        assert not result.internal_errors, result.internal_errors
+        for (assignment, student), report in zip(keys, result.reports):
+            for entry in report["exercises"]:
+                stem = entry["id"].split(".", 1)[0]
+                found.setdefault((assignment, student, stem), {})[entry["id"]] = entry["points"]
+    return found
 
 
 def _cell_grades(course: Path) -> dict[tuple[str, str, str], dict[str, tuple[float, float]]]:
@@ -279,27 +658,49 @@ def _cell_grades(course: Path) -> dict[tuple[str, str, str], dict[str, tuple[flo
     grades = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         for assignment in ASSIGNMENTS:
-            for submission in gradebook.assignment_submissions(assignment):
+            try:
+                submissions = gradebook.assignment_submissions(assignment)
+            except Exception:  # noqa: BLE001 - not generated yet
+                continue
+            for submission in submissions:
                 for notebook in submission.notebooks:
                     grades[(assignment, submission.student.id, notebook.name)] = {
                         grade.name: (grade.score, grade.max_score) for grade in notebook.grades}
     return grades
 
 
-def _normalised_function(tree: ast.AST, name: str) -> str:
-    """The AST of a top-level function with every ``raise NotImplementedError(...)`` made argument-free."""
-    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
-    for child in ast.walk(node):
-        if isinstance(child, ast.Raise) and isinstance(child.exc, ast.Call) \
-                and getattr(child.exc.func, "id", "") == "NotImplementedError":
-            child.exc.args = []
-    return ast.dump(node)
+def _feedback_text(course: Path, student: str, assignment: str, stem: str) -> str:
+    """The feedback HTML as text: tags removed, entities decoded."""
+    raw = (course / "feedback" / student / assignment / f"{stem}.html").read_text(encoding="utf-8")
+    return html.unescape(re.sub(r"<[^>]+>", "", raw))
 
 
+def _autograded_text(course: Path, student: str, assignment: str, stem: str) -> str:
+    """Every cell source and every output text of the autograded notebook."""
+    notebook = json.loads((course / "autograded" / student / assignment / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    parts = []
+    for cell in notebook["cells"]:
+        parts.append(_source(cell))
+        for output in cell.get("outputs", []):
+            for value in (output.get("text"), output.get("evalue"), output.get("traceback"),
+                          *(output.get("data") or {}).values()):
+                if value:
+                    parts.append("".join(value) if isinstance(value, list) else str(value))
+    return "\n".join(parts)
+
+
+def _graded_students(course: Path, assignment: str) -> list[str]:
+    return [s for s in _students(assignment) if (course / "autograded" / s / assignment).is_dir()]
+
+
+# =============================================================================
+# Slow: what nbgrader recorded
+# =============================================================================
 def test_release_holds_stubs_and_visible_tests_only(course):
+    root = course["root"]
     for assignment, (folder, _) in ASSIGNMENTS.items():
         for stem in notebooks.MODULES[folder][1]:
-            release = json.loads((course / "release" / assignment / f"{stem}.ipynb").read_text(encoding="utf-8"))
+            release = json.loads((root / "release" / assignment / f"{stem}.ipynb").read_text(encoding="utf-8"))
             text = json.dumps(release)
             for leak in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "assert_exercise", "graders"):
                 assert leak not in text, f"{assignment}/{stem}: the release contains {leak!r}"
@@ -316,8 +717,32 @@ def test_release_holds_stubs_and_visible_tests_only(course):
                     assert meta["locked"] and cell["metadata"].get("editable") is False
 
 
+def _normalised_function(tree: ast.AST, name: str) -> str:
+    """The AST of a top-level function with every ``raise NotImplementedError(...)`` made argument-free."""
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    for child in ast.walk(node):
+        if isinstance(child, ast.Raise) and isinstance(child.exc, ast.Call) \
+                and getattr(child.exc.func, "id", "") == "NotImplementedError":
+            child.exc.args = []
+    return ast.dump(node)
+
+
+def test_the_gradebook_records_the_engine_score_for_every_cell(course, engine):
+    grades = _cell_grades(course["root"])
+    compared = set()
+    for (assignment, student, stem), points in engine.items():
+        cells = grades[(assignment, student, stem)]
+        expected = {f"test-{exercise.split('.', 1)[1]}": value for exercise, value in points.items()}
+        assert set(cells) == set(expected), (assignment, student, stem)
+        for cell, value in expected.items():
+            assert cells[cell][0] == pytest.approx(value, abs=1e-9), (assignment, student, stem, cell, cells[cell])
+            compared.add((assignment, student))
+    graded = {(a, s) for (a, s, _) in grades}
+    assert compared == graded or (compared | {(a, TAMPERER) for a in course["tamper"]}) >= graded, graded - compared
+
+
 def test_complete_notebooks_get_full_marks(course):
-    grades = _cell_grades(course)
+    grades = _cell_grades(course["root"])
     for assignment, (folder, _) in ASSIGNMENTS.items():
         for stem in notebooks.MODULES[folder][1]:
             cells = grades[(assignment, COMPLETE, stem)]
@@ -325,19 +750,20 @@ def test_complete_notebooks_get_full_marks(course):
 
 
 def test_the_untouched_release_scores_zero_on_every_graded_cell(course):
-    grades = _cell_grades(course)
+    root = course["root"]
+    grades = _cell_grades(root)
     for assignment, (folder, _) in ASSIGNMENTS.items():
         for stem in notebooks.MODULES[folder][1]:
             cells = grades[(assignment, UNTOUCHED, stem)]
             graded = {name: value for name, value in cells.items() if name.startswith("test-")}
             assert len(graded) == len(exercises_in(DEFAULT_KIT.solution_path(stem)))
             assert all(score == 0 for score, _ in graded.values()), (assignment, stem, graded)
-            feedback = (course / "feedback" / UNTOUCHED / assignment / f"{stem}.html").read_text(encoding="utf-8")
-            assert "not implemented yet" in feedback
+            assert "not implemented yet" in _feedback_text(root, UNTOUCHED, assignment, stem)
 
 
-def test_a_misconception_loses_exactly_its_cell_and_is_named(course):
-    grades = _cell_grades(course)
+def test_a_misconception_loses_points_on_its_cell_only_and_is_named(course):
+    root = course["root"]
+    grades = _cell_grades(root)
     for assignment, (exercise_id, name) in MISCONCEPTIONS.items():
         folder, _ = ASSIGNMENTS[assignment]
         stem, function = exercise_id.split(".", 1)
@@ -345,27 +771,155 @@ def test_a_misconception_loses_exactly_its_cell_and_is_named(course):
             cells = grades[(assignment, MISTAKE, notebook)]
             lost = {cell: value for cell, value in cells.items() if value[0] != value[1]}
             if notebook == stem:
-                assert lost == {f"test-{function}": (0.0, spec_for(exercise_id).points)}, lost
-                feedback = (course / "feedback" / MISTAKE / assignment / f"{notebook}.html").read_text(
-                    encoding="utf-8")
-                assert name in feedback and "misconception" in feedback
+                assert set(lost) == {f"test-{function}"}, lost
+                assert lost[f"test-{function}"][0] < spec_for(exercise_id).points
+                feedback = _feedback_text(root, MISTAKE, assignment, notebook)
+                assert name in feedback and "isconception" in feedback
             else:
                 assert not lost, (notebook, lost)
 
 
-def test_export_writes_the_expected_scores(course):
-    with open(course / "grades.csv", newline="", encoding="utf-8") as handle:
+def test_hostile_notebooks_score_no_more_than_the_placebo_on_what_they_attack(course, confined):
+    grades = _cell_grades(course["root"])
+    for assignment in ATTACKED:
+        for stem in notebooks.MODULES[ASSIGNMENTS[assignment][0]][1]:
+            placebo = grades[(assignment, UNTOUCHED, stem)]
+            complete = grades[(assignment, COMPLETE, stem)]
+            attacked = {f"test-{e.split('.', 1)[1]}" for e in ATTACKED[assignment] if e.startswith(f"{stem}.")}
+            patched = grades[(assignment, PATCHER, stem)]
+            for cell in attacked:
+                assert patched[cell][0] <= placebo[cell][0], (assignment, stem, cell, patched[cell])
+            faked = grades[(assignment, FAKER, stem)]
+            assert all(faked[cell][0] <= placebo[cell][0] for cell in placebo), (assignment, stem, faked)
+            tampered = grades.get((assignment, TAMPERER, stem), {})
+            assert all((score or 0.0) <= placebo[cell][0] for cell, (score, _) in tampered.items()), tampered
+            # mallory's other exercises are the complete source's: the patches cost them nothing
+            unattacked = {cell for cell in complete if cell not in attacked}
+            assert all(patched[cell] == complete[cell] for cell in unattacked), (assignment, stem, patched)
+
+
+def test_the_tamperer_changes_nothing(course, confined):
+    """With the engine's sandbox: nothing is written. Without it: the guard restores the gradebook and refuses."""
+    root = course["root"]
+    assert course["tamper"], "trudy was never graded"
+    for assignment, run in course["tamper"].items():
+        assert run["before"]["grades"] == run["after"]["grades"], assignment  # nobody else's grade moved
+        assert sorted(root.glob("PWNED*")) == [] or not confined, sorted(root.glob("PWNED*"))
+        if confined:
+            assert run["returncode"] == 0 and "Traceback" not in run["output"], run["output"][-4000:]
+            assert run["before"]["files"] == run["after"]["files"], assignment
+            assert (root / DECOY).exists() and not (root / "PWNED-in-the-kernel").exists()
+        else:
+            assert run["returncode"] != 0 and "CourseTampered" in run["output"], run["output"][-4000:]
+    with open(root / "gradebook.db", "rb") as handle:
+        assert handle.read(16) == b"SQLite format 3\x00"
+
+
+def test_feedback_and_export_show_the_engine_score(course, engine):
+    root = course["root"]
+    totals: dict[tuple[str, str], float] = {}
+    for (assignment, student, stem), points in engine.items():
+        _, language = ASSIGNMENTS[assignment]
+        totals[(assignment, student)] = totals.get((assignment, student), 0.0) + sum(points.values())
+        raw = (root / "feedback" / student / assignment / f"{stem}.html").read_text(encoding="utf-8")
+        text = html.unescape(re.sub(r"<[^>]+>", "", raw))
+        for exercise_id, value in points.items():
+            cell = f"test-{exercise_id.split('.', 1)[1]}"
+            shown = re.search(rf'href="#{re.escape(cell)}">Test cell</a> \(Score: ([0-9.]+) / ([0-9.]+)\)', raw)
+            assert shown and float(shown.group(1)) == pytest.approx(round(value, 2), abs=0.006), (student, cell)
+            top = spec_for(exercise_id).points
+            headline = nbgrader_scoring.TEXT[language]["headline"].format(
+                exercise=exercise_id, score=nbgrader_scoring._number(value), points=nbgrader_scoring._number(top),
+                status="").split(" ()")[0]
+            assert headline in text, (student, exercise_id, headline)
+    with open(root / "grades.csv", newline="", encoding="utf-8") as handle:
         rows = {(row["assignment"], row["student_id"]): row for row in csv.DictReader(handle)}
-    for assignment, (_, language) in ASSIGNMENTS.items():
-        total = _points(assignment)
-        assert float(rows[(assignment, COMPLETE)]["score"]) == total
-        assert float(rows[(assignment, COMPLETE)]["max_score"]) == total
-        assert float(rows[(assignment, UNTOUCHED)]["score"]) == 0.0
-        if language == "en":
-            exercise_id, _ = MISCONCEPTIONS[assignment]
-            assert float(rows[(assignment, MISTAKE)]["score"]) == total - spec_for(exercise_id).points
+    for (assignment, student), total in totals.items():
+        assert float(rows[(assignment, student)]["score"]) == pytest.approx(total, abs=1e-6), (assignment, student)
+        assert float(rows[(assignment, student)]["max_score"]) == _points(assignment)
     for (assignment, student), row in rows.items():
-        submitted = (course / "submitted" / student / assignment).is_dir()
-        assert (course / "feedback" / student / assignment).is_dir() == submitted
+        submitted = (root / "submitted" / student / assignment).is_dir()
         if not submitted:  # a student who did not take this language version
             assert float(row["score"]) == 0.0
+    for assignment in ASSIGNMENTS:
+        assert float(rows[(assignment, COMPLETE)]["score"]) == _points(assignment)
+        assert float(rows[(assignment, UNTOUCHED)]["score"]) == 0.0
+
+
+def test_no_grader_artefact_lands_in_the_course(course):
+    root = course["root"]
+    assert not [p for p in root.rglob(".hypothesis")], "a Hypothesis folder in the course"
+    for folder, suffix in (("autograded", ".ipynb"), ("feedback", ".html")):
+        for student_dir in (root / folder).iterdir():
+            for assignment_dir in student_dir.iterdir():
+                found = sorted(p.name for p in assignment_dir.rglob("*"))
+                stems = notebooks.MODULES[ASSIGNMENTS[assignment_dir.name][0]][1]
+                extra = {"timestamp.txt"} if folder == "autograded" else set()
+                assert set(found) <= {f"{stem}{suffix}" for stem in stems} | extra, (assignment_dir, found)
+    leftovers = {p.name for p in root.iterdir()} - {"source", "release", "submitted", "autograded", "feedback",
+                                                    "gradebook.db", "grades.csv", "nbgrader_config.py", DECOY}
+    assert not {name for name in leftovers if not name.startswith("PWNED")}, leftovers  # PWNED: the tamper test
+
+
+def _hidden_inputs(exercise_id: str) -> list[str]:
+    """How the engine renders the inputs of the exercise's hidden cases (``describe_input`` unhidden)."""
+    import inspect
+
+    from graders.engine.feedback import describe_input
+
+    stem, function = exercise_id.split(".", 1)
+    names = list(inspect.signature(getattr(DEFAULT_KIT.reference_module(stem), function)).parameters)
+    cases = spec_for(exercise_id).cases()
+    public = {describe_input(case, names, False) for case in cases if not case.hidden}
+    return [text for text in (describe_input(case, names, False) for case in cases if case.hidden) if text not in public]
+
+
+def test_hide_mode_keeps_hidden_inputs_out_of_the_feedback(course):
+    root = course["root"]
+    exercise_id, _ = TOLERANCES
+    stem = exercise_id.split(".", 1)[0]
+    hidden = _hidden_inputs(exercise_id)
+    # without hide mode (module_09_ru), dave's feedback shows hidden inputs: the scan below can see them
+    shown = _feedback_text(root, TOLERANCE, "module_09_ru", stem)
+    assert [text for text in hidden if f"(hidden): input {text}" in shown], shown
+    assert re.search(r"\(hidden\): input (?!hidden input)", shown)
+    for student in _graded_students(root, HIDE_ASSIGNMENT):
+        for notebook in notebooks.MODULES[ASSIGNMENTS[HIDE_ASSIGNMENT][0]][1]:
+            for text in (_feedback_text(root, student, HIDE_ASSIGNMENT, notebook),
+                         _autograded_text(root, student, HIDE_ASSIGNMENT, notebook)):
+                assert not re.search(r"\(hidden\): input (?!hidden input)", text), (student, notebook)
+                if notebook == stem:
+                    assert not [t for t in hidden if f"input {t}" in text], (student, notebook)
+    withheld = _feedback_text(root, TOLERANCE, HIDE_ASSIGNMENT, stem)
+    assert "(hidden): input hidden input" in withheld and nbgrader_scoring.TEXT["en"]["hidden"] in withheld
+
+
+def _fenced_lines(stem: str) -> list[str]:
+    """Distinctive lines of the reference solution's fenced bodies (not in the starter)."""
+    source = DEFAULT_KIT.solution_path(stem).read_text(encoding="utf-8")
+    starter = DEFAULT_KIT.starter_path(stem).read_text(encoding="utf-8")
+    lines = source.splitlines()
+    found = []
+    for fence in find_fences(source):
+        for line in lines[fence.begin + 1:fence.end]:
+            text = line.strip()
+            if len(text) >= 30 and not text.startswith("#") and text not in starter:
+                found.append(text)
+    return found
+
+
+def test_feedback_never_holds_the_reference_solution(course):
+    root = course["root"]
+    for assignment, (folder, _) in ASSIGNMENTS.items():
+        for stem in notebooks.MODULES[folder][1]:
+            lines = _fenced_lines(stem)
+            assert len(lines) >= 3, stem
+            # the scan sees solution code when it is there: alice submitted it
+            assert [line for line in lines if line in _feedback_text(root, COMPLETE, assignment, stem)]
+            for student in (UNTOUCHED, FAKER, TAMPERER):
+                if not (root / "feedback" / student / assignment).is_dir():
+                    continue
+                for text in (_feedback_text(root, student, assignment, stem),
+                             _autograded_text(root, student, assignment, stem)):
+                    leaked = [line for line in lines if line in text]
+                    assert not leaked, (assignment, student, stem, leaked[:3])
