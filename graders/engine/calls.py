@@ -82,11 +82,21 @@ def snapshot(value):
     return copy.deepcopy(value)
 
 
+_DTYPE_ALIASES = {"long": "int64", "int": "int32", "short": "int16", "float": "float32", "double": "float64",
+                  "half": "float16", "cfloat": "complex64", "cdouble": "complex128"}
+
+
+def _dtype_name(name: str) -> str:
+    """A torch dtype name in its canonical spelling (``long`` and ``int64`` are one dtype)."""
+    name = str(name).removeprefix("torch.")
+    return _DTYPE_ALIASES.get(name, name)
+
+
 def _same(before, after) -> bool:
     from graders.engine.codec import TensorSpec
 
     if isinstance(before, TensorSpec):
-        if not isinstance(after, TensorSpec) or after.dtype != before.dtype:
+        if not isinstance(after, TensorSpec) or _dtype_name(after.dtype) != _dtype_name(before.dtype):
             return False
         after_data = np.asarray(after.data)
         try:

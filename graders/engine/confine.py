@@ -43,7 +43,9 @@ SECBIT_KEEP_CAPS_LOCKED = 1 << 5
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 SYSTEM_READ_ONLY = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/usr/share/zoneinfo",
                     "/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
-                    "/dev/urandom", "/dev/random", "/dev/zero")
+                    "/dev/urandom", "/dev/random", "/dev/zero",
+                    # the CPU's description: math libraries size their kernels by it (other numbers without it)
+                    "/proc/cpuinfo", "/sys/devices/system/cpu")
 SYSTEM_READ_WRITE = ("/dev/null",)
 
 
