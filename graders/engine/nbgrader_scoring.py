@@ -191,6 +191,8 @@ def grade_notebook(notebook_text: str, stem: str, *, hide_hidden_inputs: bool, r
         with _artefacts_in(root):
             result = grade_paths([submission], root / "reports", options, jobs=1, kit=kit, progress=False,
                                  log=log or (lambda _message: None))
+        if result.internal_errors:  # the grader's fault, not the learner's: never recorded as a score
+            raise RuntimeError("the kit's engine failed on this notebook: " + "; ".join(result.internal_errors))
         (report,) = result.reports
     return {entry["id"]: entry for entry in report["exercises"] if entry["id"].startswith(f"{stem}.")}
 
@@ -351,7 +353,8 @@ class EngineScores(NbGraderPreprocessor):
             if guard is not None:
                 guard.check()
             for message in dict.fromkeys(messages):
-                self.log.warning("kit engine: %s", message)
+                level = self.log.info if message.startswith("note") else self.log.warning
+                level("kit engine: %s", message)
 
         for cell in graded:
             exercise_id = exercises[id(cell)]
