@@ -1,19 +1,18 @@
-"""Grading one exercise in-process: the hidden test cells of the nbgrader notebooks.
+"""Grading one exercise in-process, in the caller's own process: a tool, NOT a way to score.
 
-An nbgrader test cell of ``assignments/source/`` ends with::
+:func:`assert_exercise` runs every case of the exercise's spec
+(``graders/checks``) on a function and on the reference solution, and raises
+``AssertionError`` with the engine's feedback -- failed checks, expected vs
+got, and the catalogued misconceptions that match -- unless every check passes;
+:func:`grade_exercise` returns the ``report.json`` entry. Useful to an
+instructor (or the kit's tests) checking a function in a trusted process.
 
-    ### BEGIN HIDDEN TESTS
-    from graders.engine.inline import assert_exercise
-    assert_exercise("module_9_reference.group_relative_advantages", group_relative_advantages)
-    ### END HIDDEN TESTS
-
-(``nbgrader generate_assignment`` strips that region from the release; at
-``nbgrader autograde`` time it comes back from the gradebook, on the grading
-machine where the kit is installed). :func:`assert_exercise` runs every case of
-the exercise's spec (``graders/checks``) on the notebook's function and on the
-reference solution, and raises ``AssertionError`` with the engine's feedback --
-failed checks, expected vs got, and the catalogued misconceptions that match --
-unless every check passes.
+It must never decide a student's score: whatever runs in the same process (a
+notebook kernel: the student's own cells) can replace these functions or their
+results. nbgrader's scores come from :mod:`graders.engine.nbgrader_scoring`,
+which grades a notebook's definitions with the isolated engine
+(:func:`graders.engine.batch.grade_paths`) and never executes the notebook;
+the course notebooks' hidden test parts no longer call this module.
 
 It is the engine's own path with the worker replaced by direct calls: the
 learner's outcomes are produced exactly as the worker produces them
@@ -22,10 +21,9 @@ with :mod:`graders.engine.codec`, inputs checked for in-place changes, printed
 output captured), and they are judged by :func:`graders.engine.feedback.assess`
 against a :class:`graders.engine.references.ReferenceBook` -- the same
 comparison, statuses, points, feedback text and misconception detection as
-``rl4llm grade``. There is no process isolation here: the notebook's code runs
-in the notebook's kernel anyway. A per-exercise wall-clock limit (the spec's
-``timeout``) applies where a POSIX interval timer is available (the kernel's
-main thread).
+``rl4llm grade``. There is no process isolation here. A per-exercise
+wall-clock limit (the spec's ``timeout``) applies where a POSIX interval timer
+is available (the main thread).
 
 Harness call modes get ``learner`` = the namespace the function lives in (its
 ``__globals__``: in a notebook, the kernel's user namespace, so a harness that
