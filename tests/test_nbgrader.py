@@ -234,6 +234,9 @@ def test_verdict_outputs_make_nbgrader_record_the_engine_points(language):
         text = json.dumps(outputs, ensure_ascii=False)
         if engine is not None:
             assert nbgrader_scoring.TEXT[language]["how"] in text and nbgrader_scoring.TEXT[language]["hidden"] in text
+    stub = entry(0.0, "error", feedback="0/3 checks passed.\nnot implemented yet: m.f")
+    _, outputs = nbgrader_scoring.verdict_outputs(stub, "m.f", 3, language, hide=False)
+    assert nbgrader_scoring.TEXT[language]["status"]["not_implemented"] in outputs[0]["evalue"]
     english, russian = nbgrader_scoring.TEXT["en"], nbgrader_scoring.TEXT["ru"]
     assert english.keys() == russian.keys() and english["status"].keys() == russian["status"].keys()
 
@@ -480,6 +483,47 @@ _tamper("PWNED-in-the-kernel")
     changed = json.loads(json.dumps(release))
     changed["cells"].append(_code_cell("hostile-tamper", code))
     return changed
+
+
+def test_the_kernel_patches_defeat_in_process_checks(monkeypatch):
+    """Positive control for mallory: run in the checking process, her cell turns a stub into a pass."""
+    import graders.engine.feedback as feedback
+    import graders.engine.inline as inline
+    import nbgrader.utils as nbgrader_utils
+
+    for module, name in ((inline, "assert_exercise"), (inline, "grade_exercise"), (feedback, "assess"),
+                         (nbgrader_scoring, "grade_notebook"), (nbgrader_scoring, "verdict_outputs"),
+                         (nbgrader_utils, "determine_grade")):
+        monkeypatch.setattr(module, name, getattr(module, name))  # put back after the test
+
+    def stub(*args, **kwargs):
+        raise NotImplementedError()
+
+    with pytest.raises(AssertionError, match="not implemented yet"):
+        inline.assert_exercise("module_9_reference.clip_activity", stub)
+    exec(compile(KERNEL_PATCHES, "<mallory>", "exec"), {})  # noqa: S102 - the test's own hostile cell
+    assert inline.assert_exercise("module_9_reference.clip_activity", stub) is None
+
+
+def test_the_tamperer_writes_when_nothing_confines_it(tmp_path):
+    """Positive control for trudy: run unconfined, her cell changes every file it aims at."""
+    course = tmp_path / "course"
+    course.mkdir()
+    files = {"gradebook.db": b"SQLite format 3\x00" + bytes(64), "nbgrader_config.py": b"c = 1\n", DECOY: b"x"}
+    for name, data in files.items():
+        (course / name).write_bytes(data)
+    victim = tmp_path / "victim.ipynb"
+    victim.write_text("{}", encoding="utf-8")
+    base = json.loads(notebooks.notebook_path("module_09", "module_9_reference", "en").read_text(encoding="utf-8"))
+    cell = _tamperer(base, course, "module_9_reference", victim)["cells"][-1]
+    namespace: dict = {}
+    exec(compile(_source(cell), "<trudy>", "exec"), namespace)  # noqa: S102 - the test's own hostile cell
+    with pytest.raises(NotImplementedError):
+        namespace[exercises_in(DEFAULT_KIT.solution_path("module_9_reference"))[0].split(".", 1)[1]]()
+    assert {p.name for p in course.glob("PWNED*")} == {"PWNED-at-import", "PWNED-at-call", "PWNED-in-the-kernel"}
+    assert (course / "gradebook.db").read_bytes() != files["gradebook.db"]
+    assert (course / "nbgrader_config.py").read_bytes() != files["nbgrader_config.py"]
+    assert not (course / DECOY).exists() and victim.read_text(encoding="utf-8") != "{}"
 
 
 # =============================================================================

@@ -81,7 +81,7 @@ TEXT = {
         "misconceptions": "Likely misconception(s): {names}",
         "status": {"passed": "every check passed", "failed": "some checks failed",
                    "error": "an error stopped some checks", "timeout": "time limit exceeded",
-                   "missing": "not found"},
+                   "missing": "not found", "not_implemented": "not implemented yet"},
         "no_exercise": "{cell}: the kit has no exercise for this graded cell; it scores 0.",
         "no_report": "{exercise}: the engine returned no result for this exercise; it scores 0.",
     },
@@ -93,7 +93,7 @@ TEXT = {
         "misconceptions": "Вероятная типичная ошибка: {names}",
         "status": {"passed": "все проверки пройдены", "failed": "часть проверок не пройдена",
                    "error": "ошибка прервала часть проверок", "timeout": "превышено время",
-                   "missing": "не найдено"},
+                   "missing": "не найдено", "not_implemented": "ещё не реализовано"},
         "no_exercise": "{cell}: у кита нет упражнения для этой оцениваемой ячейки; она приносит 0 баллов.",
         "no_report": "{exercise}: движок не вернул результат по этому упражнению; оно приносит 0 баллов.",
     },
@@ -215,7 +215,10 @@ def verdict_outputs(entry: dict | None, exercise_id: str, cell_points: float, la
     points, top = float(entry["points"]), float(entry["max_points"])
     score = points if top == cell_points else (points * cell_points / top if top else 0.0)
     score = round(min(max(score, 0.0), cell_points), 4)
-    status = text["status"].get(entry["status"], entry["status"])
+    status = entry["status"]
+    if status == "error" and "not implemented yet" in str(entry.get("feedback", "")) and points == 0:
+        status = "not_implemented"
+    status = text["status"].get(status, status)
     headline = text["headline"].format(exercise=exercise_id, score=_number(score), points=_number(cell_points),
                                        status=status)
     lines = [text["how"]] + ([text["hidden"]] if hide else [])
