@@ -49,7 +49,10 @@ SOLUTION = DEFAULT_KIT.solution_path(STEM)
 OPTIONS = GradeOptions(modules=("9",), timeout=20.0, memory_mb=768, load_timeout=30.0)
 MARKER = "rl4x" + secrets.token_hex(4)  # process names (comm) of everything an attack starts
 SECRET = "canary-" + secrets.token_hex(12)  # held in the grading process's memory only
-SKIP_PARTS = {".venv", ".pytest_cache", ".hypothesis", "rl4llm-out"}
+# .git is left out of the snapshot (a commit made meanwhile by someone else would show); the
+# plant_git_hook attack checks it on its own
+SKIP_PARTS = {".venv", ".pytest_cache", ".hypothesis", "rl4llm-out", ".git"}
+GIT_HOOK = KIT / ".git" / "hooks" / "post-checkout"
 
 PRELUDE = f'''
 import os, sys, gc, time
@@ -183,6 +186,11 @@ ATTACKS: dict[str, str] = {
             "EXERCISE = 'module_9_reference.k3_kl'\\nNAME = 'evil'\\nHINT = 'x'\\nimport os\\nos.system('true')\\n")
     """,
     "plant_in_starter": "_disarm()\nopen(os.path.join(KIT, 'starter/conftest.py'), 'a').write('\\nPWNED = 1\\n')",
+    "plant_git_hook": f"""
+        _disarm()
+        open({str(GIT_HOOK)!r}, "w").write("#!/bin/sh\\necho pwned\\n")
+        os.chmod({str(GIT_HOOK)!r}, 0o755)
+    """,
     "write_outside": """
         _disarm()
         for target in ("/tmp/" + MARKER, os.path.join(os.path.dirname(KIT), MARKER), os.path.expanduser("~/" + MARKER)):
@@ -439,6 +447,7 @@ def test_no_kit_file_changes_or_appears(attacked):
 
 def test_nothing_outside_the_output_folder_changes(attacked):
     assert attacked["outside"] == "untouched"
+    assert not GIT_HOOK.exists()
     assert not attacked["tmp_new"], attacked["tmp_new"]
     assert not (KIT.parent / MARKER).exists()
     assert not Path(os.path.expanduser("~/" + MARKER)).exists()

@@ -16,7 +16,6 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from graders.engine import calls, codec
 from graders.engine.feedback import assess
@@ -66,13 +65,19 @@ class Job:
 
 
 def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings: dict) -> Job:
-    """Write ``job.json`` and ``inputs.npz`` for every gradable exercise of the selected modules."""
+    """Write the job of every gradable exercise of the selected modules.
+
+    ``job.json`` holds what every worker child needs and no case (settings, the
+    given code, which file each exercise belongs to); ``ex_<i>.json`` (+
+    ``ex_<i>.npz``) holds exercise ``i``'s cases and call mode, read only by the
+    child that runs exercise ``i``.
+    """
     from graders.checks import spec_for
 
     exercises: list[Exercise] = []
     entries: list[dict] = []
-    encoder = codec.Encoder("i")
     needs_torch = False
+    job_dir.mkdir(parents=True, exist_ok=True)
     for exercise_id in kit.exercises(options.modules):
         stem, function = exercise_id.split(".", 1)
         spec = spec_for(exercise_id)
@@ -85,26 +90,24 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
         if not cases:
             exercise.problem = "the kit's checks for this exercise have no cases"
             continue
-        call = spec.call.describe()
+        encoder = codec.Encoder("i")
         encoded = [{"args": encoder.encode(tuple(case.args)), "kwargs": encoder.encode(dict(case.kwargs))}
                    for case in cases]
         needs_torch |= uses_torch(exercise)
         exercise.index = len(entries)
-        entries.append({"id": exercise_id, "stem": stem, "function": function, "call": call,
-                        "cases": encoded, "timeout": float(options.timeout or spec.timeout)})
+        entry = {"id": exercise_id, "stem": stem, "function": function, "call": spec.call.describe(),
+                 "cases": encoded, "timeout": float(options.timeout or spec.timeout)}
+        entries.append(entry)
+        codec.write_bundle(job_dir / f"ex_{exercise.index}", entry, encoder.arrays)
     # CPU seconds for one worker: every exercise's wall-clock budget and the loads, twice over
     sandbox_settings.setdefault("cpu_seconds", int(2 * (sum(e["timeout"] for e in entries)
                                                         + 4 * options.load_timeout)) + 30)
-    job_dir.mkdir(parents=True, exist_ok=True)
     # the given code travels inside the job: workers never open the kit's starter/ folder
     starter_sources = {f.stem: kit.starter_path(f.stem).read_text(encoding="utf-8") for f in kit.files(options.modules)
                        if kit.starter_path(f.stem).exists()}
-    payload = {"exercises": entries, "needs_torch": needs_torch, "starter_sources": starter_sources,
-               "sandbox": sandbox_settings}
+    payload = {"stems": {str(i): entry["stem"] for i, entry in enumerate(entries)}, "needs_torch": needs_torch,
+               "starter_sources": starter_sources, "sandbox": sandbox_settings}
     codec.write_bundle(job_dir / "job", payload, {})
-    if encoder.arrays:
-        with open(job_dir / "inputs.npz", "wb") as handle:
-            np.savez(handle, **encoder.arrays)
     for path in (job_dir, *job_dir.iterdir()):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
     return Job(exercises, job_dir, entries, needs_torch)

@@ -251,6 +251,19 @@ def run_worker(config: WorkerConfig, job_dir: Path, sub_dir: Path, exercises: li
                         remaining.remove(index)
                     current = None
                     deadline = time.monotonic() + config.load_timeout
+                elif "crashed" in event:  # a child died; the worker goes on with the next exercise
+                    index, code = event["crashed"], event.get("code")
+                    message = describe_exit(code if isinstance(code, int) else None)
+                    tail = process.log_tail(sub_dir)
+                    if event.get("during") == "load":
+                        for other in [i for i in remaining if exercises[i]["stem"] == event.get("stem")]:
+                            results[other] = ExerciseRun("load_crashed", message=message, output=tail)
+                            remaining.remove(other)
+                    elif index in remaining:
+                        results[index] = ExerciseRun("crashed", message=message, output=tail)
+                        remaining.remove(index)
+                    current = None
+                    deadline = time.monotonic() + config.load_timeout
                 elif event.get("finished"):
                     outcome = "finished"
                     break

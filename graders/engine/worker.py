@@ -1,26 +1,37 @@
-"""The grading worker: a fresh interpreter that runs one submission's learner code, confined by the kernel.
+"""The grading worker: a clean parent per submission, and a fresh confined child per exercise.
 
     [unshare ... --] python -m graders.engine.worker JOB_DIR SUBMISSION_DIR --run 0,3,4 --events-fd N
 
-``JOB_DIR/job.json`` (+ ``inputs.npz``) lists the exercises and their cases
-and the given (starter) code, shared by every submission of a batch.
+The parent (:class:`Parent`) never runs learner code. It imports NumPy, torch
+and the kit once, then, for each exercise, forks a child (:class:`Child`) and
+relays what the child reports to the grader. Each child reads only its own
+exercise (``JOB_DIR/ex_<i>.json`` + ``.npz``: its cases and, for a training
+exercise, its harness), gets its own mount and IPC namespaces with a fresh
+size-capped ``tmpfs`` as its only writable folder, confines itself
+(:func:`graders.engine.confine.confine`), and only then loads the learner's
+file and runs the cases. So no learner code ever shares a process with
+another exercise's cases or harness (a harness may hold a trusted copy of
+another exercise's formula), nor with the grader.
+
+In its own namespaces (``--namespaced``) the parent is PID 1: after every
+child it kills whatever else is left in the namespace, and when the grader
+kills the parent the kernel ends everything at once.
+
+``JOB_DIR/job.json`` holds what every child needs (the sandbox settings, the
+given code, which file each exercise belongs to) and no case.
 ``SUBMISSION_DIR/files/`` holds the learner files (copied there by the
-grader) and ``SUBMISSION_DIR/scratch/`` is the only place the worker may
-write. Both are read *before* the worker confines itself
-(:func:`graders.engine.confine.confine`): from then on the kernel refuses it
-the job folder, the kit, every other submission and the output folder.
+grader); ``SUBMISSION_DIR/scratch/<i>/`` is child ``i``'s mount point.
 
-When the grader starts it in fresh namespaces, the worker is PID 1 there: it
-forks, and that first process only waits (and reaps), so the namespace ends
--- with everything learner code started -- when the grader kills it.
-
-Protocol: one JSON line per event on the events pipe, which the parent reads
-with deadlines and size caps: ``{"sandbox": {...}}`` once confined,
-``{"load": stem}`` then ``{"loaded": stem, "error": ...}`` around importing a
-learner file, ``{"start": i}`` then ``{"done": i, "result": ..., "npz":
-base64}`` around an exercise, and ``{"finished": true}`` at the end. The
-parent kills and restarts the worker when an exercise overruns its timeout or
-the process dies, so a hang or crash costs only that exercise.
+Protocol on the events pipe (JSON lines, read by the grader with deadlines
+and size caps), all written by the parent: ``{"sandbox": {...}, "identity":
+...}`` (from the first child, written before any learner code ran),
+``{"load": stem}`` / ``{"loaded": stem, "error": ...}`` around a child's
+import of the learner file, ``{"start": i}`` / ``{"done": i, "result": ...,
+"npz": base64}`` around its cases, ``{"crashed": i, "stem": ..., "during":
+"load"|"exercise", "code": ...}`` when a child dies, and ``{"finished":
+true}``. A child only ever speaks to the parent, through its own pipe, and
+the parent labels what it relays with the exercise it started: a child cannot
+report for another exercise.
 
 This module never imports ``solutions``, ``graders.checks`` or
 ``graders.misconceptions``; the kernel and the audit hook refuse them to
@@ -31,11 +42,13 @@ from __future__ import annotations
 
 import argparse
 import base64
+import ctypes
 import faulthandler
 import io
 import json
 import os
 import shutil
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -45,6 +58,9 @@ import numpy as np
 from graders.engine import calls, codec, confine, sandbox
 
 OUTPUT_LIMIT = 4000  # characters of printed output kept per case
+MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child (a result with its arrays)
+CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
+MS_REC, MS_PRIVATE = 0x4000, 0x40000
 
 
 class CappedWriter:
@@ -81,71 +97,186 @@ class CappedWriter:
         return out
 
 
-class Worker:
+def _write_line(fd: int, event: dict) -> None:
+    data = (json.dumps(event, sort_keys=True) + "\n").encode("utf-8")
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
+
+
+class Parent:
+    """One submission's worker: imports once, forks a confined child per exercise, relays its reports."""
+
     def __init__(self, job_dir: Path, sub_dir: Path, events_fd: int, namespaced: bool = False) -> None:
         self.job_dir = job_dir
         self.sub_dir = sub_dir
-        self.scratch = sub_dir / "scratch"
-        self.files_dir = self.scratch / "files"
-        self.namespaced = namespaced
         self.events_fd = events_fd
+        self.namespaced = namespaced
         self.job = json.loads((job_dir / "job.json").read_text(encoding="utf-8"))
-        self._inputs = None
-        self.modules: dict[str, object] = {}
-        self.load_errors: dict[str, dict] = {}
-        self.starters: dict[str, object] = {}
-        self.fence: sandbox.Fence | None = None
+        self.failed_stems: set[str] = set()
+        self.sent_sandbox = False
 
-    # -- protocol ---------------------------------------------------------
     def emit(self, **event) -> None:
-        data = (json.dumps(event, sort_keys=True) + "\n").encode("utf-8")
-        while data:
-            written = os.write(self.events_fd, data)
-            data = data[written:]
+        _write_line(self.events_fd, event)
 
-    @property
-    def inputs(self) -> dict[str, np.ndarray]:
-        if self._inputs is None:
-            path = self.job_dir / "inputs.npz"
-            self._inputs = {}
-            if path.exists():
-                with np.load(path, allow_pickle=False) as loaded:
-                    self._inputs = {key: loaded[key] for key in loaded.files}
-        return self._inputs
-
-    # -- set-up -----------------------------------------------------------
     def prepare(self) -> None:
-        """Read everything the run needs, then confine this process (see :mod:`graders.engine.confine`)."""
+        """Everything children share, done once: imports and what the kernel will let them read."""
         sys.dont_write_bytecode = True
-        self.inputs  # noqa: B018 - read the shared inputs before the kernel closes the job folder
         if self.job.get("needs_torch"):
             import torch
 
             torch.set_num_threads(1)
-        import graders.loader  # noqa: F401 - imported before the kernel closes the kit
         import graders.engine.feedback  # noqa: F401 - nothing of the kit is imported lazily later
+        import graders.loader  # noqa: F401
 
         settings = self.job["sandbox"]
-        who = confine.identity()
-        layers = {"namespaces": self.namespaced}
-        layers["scratch_quota"] = self.namespaced and confine.mount_scratch(
-            self.scratch, settings.get("scratch_bytes", 128 << 20))
+        self.forbidden = [*settings["forbidden_paths"], str(self.job_dir.parent), str(self.sub_dir / "files")]
+        self.readable = confine.readable_roots(self.forbidden + list(settings.get("closed_paths", [])))
+        self.identity = confine.identity()
+        if self.namespaced:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)  # PID 1 without handlers: nothing inside can signal it
+
+    def main(self, indices: list[int]) -> None:
+        self.prepare()
+        for index in indices:
+            stem = self.job["stems"][str(index)]
+            if stem not in self.failed_stems:
+                self.run_child(index, stem)
+        self.emit(finished=True)
+
+    def run_child(self, index: int, stem: str) -> None:
+        scratch = self.sub_dir / "scratch" / str(index)
+        scratch.mkdir(mode=0o700, exist_ok=True)
+        read_fd, write_fd = os.pipe()
+        self.emit(load=stem)
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(read_fd)
+            code = 0
+            try:
+                Child(self, index, stem, scratch, write_fd).run()
+            except BaseException:  # noqa: BLE001 - the kit's own failure in the child: say so on stderr
+                traceback.print_exc(file=sys.__stderr__)
+                code = 70
+            sys.__stderr__.flush()
+            os._exit(code)
+        os.close(write_fd)
+        stage = self.relay(index, stem, read_fd)
+        status = self.clean_up(pid)
+        if stage != "done":
+            code = -os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else (
+                os.WEXITSTATUS(status) if status is not None else None)
+            if stage == "load":
+                self.failed_stems.add(stem)
+            self.emit(crashed=index, stem=stem, during="load" if stage == "load" else "exercise", code=code)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    def relay(self, index: int, stem: str, fd: int) -> str:
+        """Forward the child's reports, labelled with ``index``; returns how far it got (load/exercise/done)."""
+        stage = "load"
+        buffer = bytearray()
+        with os.fdopen(fd, "rb", buffering=0) as pipe:
+            while True:
+                chunk = pipe.read(1 << 20)
+                if not chunk:
+                    return stage
+                buffer += chunk
+                if len(buffer) > MAX_CHILD_BYTES:
+                    return stage
+                while (end := buffer.find(b"\n")) >= 0:
+                    line = bytes(buffer[:end])
+                    del buffer[:end + 1]
+                    try:
+                        event = json.loads(line.decode("utf-8"))
+                    except (UnicodeDecodeError, ValueError, RecursionError):
+                        continue
+                    if not isinstance(event, dict):
+                        continue
+                    if "sandbox" in event and stage == "load" and not self.sent_sandbox:
+                        self.sent_sandbox = True
+                        self.emit(sandbox=event["sandbox"], identity=event.get("identity", ""))
+                    elif "loaded" in event and stage == "load":
+                        error = event["loaded"] if isinstance(event["loaded"], dict) else None
+                        self.emit(loaded=stem, error=error)
+                        if error:
+                            self.failed_stems.add(stem)
+                            return "done"
+                        stage = "exercise"
+                        self.emit(start=index)
+                    elif "result" in event and stage == "exercise":
+                        self.emit(done=index, result=event["result"], npz=event.get("npz") or "")
+                        return "done"
+
+    def clean_up(self, pid: int) -> int | None:
+        """Wait for the child; then end everything else it left running. Returns its wait status."""
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            status = None
+        if self.namespaced:  # PID 1: kill(-1) reaches every other process of the namespace
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        else:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        while True:
+            try:
+                os.waitpid(-1, 0)
+            except ChildProcessError:
+                break
+        return status
+
+
+class Child:
+    """One exercise in a forked process: read its own case file, confine, load the learner file, run."""
+
+    def __init__(self, parent: Parent, index: int, stem: str, scratch: Path, write_fd: int) -> None:
+        self.parent = parent
+        self.index = index
+        self.stem = stem
+        self.scratch = scratch
+        self.files_dir = scratch / "files"
+        self.write_fd = write_fd
+        self.starters: dict[str, object] = {}
+        self.fence: sandbox.Fence | None = None
+
+    def report(self, **event) -> None:
+        _write_line(self.write_fd, event)
+
+    def run(self) -> None:
+        os.setpgid(0, 0)  # outside namespaces the parent ends the child's whole group
+        parent = self.parent
+        path = parent.job_dir / f"ex_{self.index}"
+        self.exercise = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        self.inputs = {}
+        if path.with_suffix(".npz").exists():
+            with np.load(path.with_suffix(".npz"), allow_pickle=False) as loaded:
+                self.inputs = {key: loaded[key] for key in loaded.files}
+        settings = parent.job["sandbox"]
+        layers = {"namespaces": parent.namespaced, "scratch_quota": False}
+        if parent.namespaced and private_namespaces():
+            layers["scratch_quota"] = confine.mount_scratch(self.scratch, settings.get("scratch_bytes", 128 << 20))
         for folder in ("files", "given", "work"):
             (self.scratch / folder).mkdir(exist_ok=True)
-        for source in (self.sub_dir / "files").glob("*.py"):
+        for source in (parent.sub_dir / "files").glob("*.py"):
             shutil.copyfile(source, self.files_dir / source.name)
-        for stem, text in self.job.get("starter_sources", {}).items():
+        for stem, text in parent.job.get("starter_sources", {}).items():
             (self.scratch / "given" / f"{stem}.py").write_text(text, encoding="utf-8")
         os.chdir(self.scratch / "work")
-        # the kit's own folder is not on the learner's import path; the learner's own files are
+        layers = confine.confine(self.scratch, settings, layers, readable=parent.readable)
         root = os.path.realpath(settings["kit_root"])
-        forbidden = [*settings["forbidden_paths"], str(self.job_dir.parent), str(self.sub_dir / "files")]
-        closed = forbidden + list(settings.get("closed_paths", []))
-        layers = confine.confine(self.scratch, {**settings, "forbidden_paths": closed}, layers)
+        # the kit's own folder is not on the learner's import path; the learner's own files are
         sys.path[:] = [str(self.files_dir)] + [p for p in sys.path if p and os.path.realpath(p) != root]
-        self.fence = sandbox.Fence(forbidden, settings["forbidden_modules"], allowed_paths=[str(self.scratch)])
+        self.fence = sandbox.Fence(parent.forbidden, settings["forbidden_modules"], allowed_paths=[str(self.scratch)])
         sandbox.install_audit_hook(self.fence)
-        self.emit(sandbox=layers, identity=who)
+        self.report(sandbox=layers, identity=parent.identity)  # before any learner code runs
+        module = self.load()
+        if module is not None:
+            self.run_exercise(module)
 
     # -- learner code -----------------------------------------------------
     def starter(self, stem: str):
@@ -153,22 +284,20 @@ class Worker:
         if stem not in self.starters:
             from graders.loader import load_module
 
-            path = self.scratch / "given" / f"{stem}.py"
-            if stem not in self.job.get("starter_sources", {}):
+            if stem not in self.parent.job.get("starter_sources", {}):
                 raise ValueError(f"no starter file for {stem!r}")
-            self.starters[stem] = load_module(path, f"_rl4llm_starter_{stem}")
+            self.starters[stem] = load_module(self.scratch / "given" / f"{stem}.py", f"_rl4llm_starter_{stem}")
         return self.starters[stem]
 
-    def load(self, stem: str) -> None:
+    def load(self):
         from graders.loader import load_module
 
-        self.emit(load=stem)
         capture = CappedWriter()
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
-        error = None
+        error = module = None
         try:
-            self.modules[stem] = load_module(self.files_dir / f"{stem}.py", f"_rl4llm_learner_{stem}")
+            module = load_module(self.files_dir / f"{self.stem}.py", f"_rl4llm_learner_{self.stem}")
         except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is the learner's error
             error = describe_exception(exc, self.files_dir)
         finally:
@@ -179,21 +308,17 @@ class Worker:
                      "where": "", "sandbox": True}
         if error:
             error["output"] = capture.text()
-            self.load_errors[stem] = error
-        self.emit(loaded=stem, error=error)
+        self.report(loaded=error)
+        return None if error else module
 
-    def run_exercise(self, index: int) -> None:
-        exercise = self.job["exercises"][index]
-        stem, name = exercise["stem"], exercise["function"]
-        self.emit(start=index)
+    def run_exercise(self, module) -> None:
+        exercise = self.exercise
+        name = exercise["function"]
         encoder = codec.Encoder()
         result: dict = {"cases": [], "missing": None, "violations": []}
-        module = self.modules.get(stem)
-        function = getattr(module, name, None) if module is not None else None
-        if module is None:
-            result["missing"] = f"{stem}.py could not be loaded"
-        elif not callable(function):
-            result["missing"] = f"{stem}.py has no function {name}"
+        function = getattr(module, name, None)
+        if not callable(function):
+            result["missing"] = f"{self.stem}.py has no function {name}"
         else:
             for position, case in enumerate(exercise["cases"]):
                 outcome = self.run_case(exercise["call"], function, module, case, encoder)
@@ -204,11 +329,10 @@ class Worker:
                     result["cases"] += [{"outcome": "raised", "exception": outcome["exception"]}] * skipped
                     break
         result["violations"] = self.fence.take_violations()
-        self.emit(done=index, result=json.dumps(result, sort_keys=True, allow_nan=False),
-                  npz=pack_arrays(encoder.arrays))
+        self.report(result=json.dumps(result, sort_keys=True, allow_nan=False), npz=pack_arrays(encoder.arrays))
 
     def run_case(self, call: dict, function, module, case: dict, encoder: codec.Encoder) -> dict:
-        make = codec.make_torch_tensor if self.job.get("needs_torch") else None
+        make = codec.make_torch_tensor if self.parent.job.get("needs_torch") else None
         args = tuple(codec.decode(case["args"], self.inputs, make_tensor=make))
         kwargs = codec.decode(case["kwargs"], self.inputs, make_tensor=make)
         capture = CappedWriter()
@@ -232,14 +356,13 @@ class Worker:
         outcome["output"] = capture.text()
         return outcome
 
-    def main(self, indices: list[int]) -> None:
-        self.prepare()
-        for index in indices:
-            stem = self.job["exercises"][index]["stem"]
-            if stem not in self.modules and stem not in self.load_errors:
-                self.load(stem)
-            self.run_exercise(index)
-        self.emit(finished=True)
+
+def private_namespaces() -> bool:
+    """Give this process its own mount and IPC namespaces (mounts private): True when it worked."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
+        return False
+    return libc.mount(b"none", b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) == 0
 
 
 def pack_arrays(arrays: dict[str, np.ndarray]) -> str:
@@ -276,27 +399,6 @@ def describe_exception(exc: BaseException, files: Path) -> dict:
             "message": message[:2000], "where": where}
 
 
-def supervise() -> None:
-    """As PID 1 of the worker's own PID namespace: fork, wait, reap, and exit with the worker.
-
-    This process runs no learner code and keeps the parent-death signal that
-    ``unshare --kill-child`` gave it, so when the grader kills it (or dies)
-    the kernel ends every process in the namespace.
-    """
-    child = os.fork()
-    if child == 0:
-        return
-    while True:
-        try:
-            pid, status = os.wait()
-        except ChildProcessError:
-            os._exit(1)
-        except KeyboardInterrupt:
-            continue
-        if pid == child:
-            os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graders.engine.worker")
     parser.add_argument("job_dir", type=Path)
@@ -305,14 +407,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events-fd", type=int, required=True)
     parser.add_argument("--namespaced", action="store_true", help="started in fresh namespaces (as PID 1)")
     args = parser.parse_args(argv)
-    if args.namespaced and os.getpid() == 1:
-        supervise()
     faulthandler.enable(file=sys.__stderr__)
-    worker = Worker(args.job_dir.resolve(), args.sub_dir.resolve(), args.events_fd, namespaced=args.namespaced)
-    worker.main([int(i) for i in args.run.split(",") if i])
+    parent = Parent(args.job_dir.resolve(), args.sub_dir.resolve(), args.events_fd,
+                    namespaced=args.namespaced and os.getpid() == 1)
+    parent.main([int(i) for i in args.run.split(",") if i])
     sys.__stdout__.flush()
     sys.__stderr__.flush()
-    os._exit(0)  # skip atexit handlers and threads a learner file may have left behind
+    os._exit(0)
 
 
 if __name__ == "__main__":
