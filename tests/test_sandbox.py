@@ -200,3 +200,22 @@ def test_hide_mode_end_to_end_withholds_what_learner_code_produced_on_hidden_che
         if "(hidden)" in line:
             assert "RAISED-" not in body[index + 1] and "PRINTED-" not in body[index + 1]
     assert "PRINTED-" not in shown[True]
+
+
+def test_a_machine_without_namespaces_or_landlock_still_grades_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("RL4LLM_NO_NAMESPACES", "1")
+    monkeypatch.setenv("RL4LLM_NO_LANDLOCK", "1")
+    monkeypatch.setattr(sandbox, "_namespaces_work", lambda: False)
+    stem = "module_9_reference"
+    folder = tmp_path / "learner"
+    folder.mkdir()
+    (folder / f"{stem}.py").write_text(DEFAULT_KIT.solution_path(stem).read_text(encoding="utf-8"), encoding="utf-8")
+    notes: list[str] = []
+    result = grade_paths([folder], tmp_path / "out", GradeOptions(modules=("9",)), progress=False, log=notes.append)
+    report = result.reports[0]
+    graded = [e for e in report["exercises"] if e["id"].startswith(f"{stem}.")]
+    assert graded and all(e["status"] == "passed" for e in graded), [e["feedback"] for e in graded]
+    for layer in ("namespaces", "scratch_quota", "process_limit", "landlock_files"):
+        assert report["sandbox"][layer] is False
+    assert report["sandbox"]["no_capabilities"] and report["sandbox"]["resource_limits"]
+    assert any("sandbox layers missing" in note for note in notes)

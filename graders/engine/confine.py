@@ -202,7 +202,7 @@ def identity() -> str:
     uid = os.getuid()
     outer = _outer_uid(uid)
     if outer == 0:
-        return "root (uid 0 outside) without any capability; Landlock guards the files"
+        return "root (uid 0 outside) without any capability"
     if outer == 65534:
         return "user nobody (65534)"
     return f"uid {outer}, without any capability"
