@@ -342,3 +342,15 @@ def test_a_notebook_keeps_constants_but_not_its_runs():
     source = notebook_definitions(json.dumps({"cells": [{"cell_type": "code", "source": cell}]}).encode())
     assert "DIGITS = " in source and "BOS, EOS = " in source and "LIMIT = 3" in source
     assert "experiment" not in source and "config.lr" not in source and "lower" not in source
+
+
+def test_notebooks_are_read_safely_from_parallel_batch_threads():
+    """CPython 3.11's AST conversion is not thread-safe (SystemError "AST constructor recursion depth
+    mismatch"): batch threads reading notebooks at once must still all succeed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cell = "\n".join(f"def f{i}(x):\n    return [[[[x + {i}]]]]\n" for i in range(200))
+    data = json.dumps({"cells": [{"cell_type": "code", "source": cell}] * 5}).encode()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: notebook_definitions(data), range(40)))
+    assert len(set(results)) == 1 and "def f199" in results[0]
