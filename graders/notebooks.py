@@ -355,6 +355,16 @@ EXPERIMENT_CALL = {
     "module_8_training": "run_toy_dpo_experiment(loss_fn=dpo_loss, logprob_fn=sequence_logprobs)",
     "module_9_training": "run_toy_grpo_experiment(loss_fn=grpo_loss)",
 }
+EXPERIMENT_NEEDS = {  # what the given experiment needs besides this notebook, per language
+    ("module_9_training", "en"): " The loop calls your `module_9_reference` functions (`group_relative_advantages`, "
+                                 "`clip_activity`, `categorical_entropy`, `pass_at_k_unbiased`): put your "
+                                 "`module_9_reference.py` next to this notebook, or pass `formulas=` an object that "
+                                 "has them.",
+    ("module_9_training", "ru"): " Цикл вызывает ваши функции из `module_9_reference` (`group_relative_advantages`, "
+                                 "`clip_activity`, `categorical_entropy`, `pass_at_k_unbiased`): положите свой "
+                                 "`module_9_reference.py` рядом с этим ноутбуком или передайте в `formulas=` объект, "
+                                 "в котором они есть.",
+}
 
 HOW_TO = {
     "en": """## How to work
@@ -730,7 +740,7 @@ def build_notebook(folder: str, stem: str, language: str) -> str:
              text["notebook"].format(stem=stem, blurb=FILE_TEXT[(stem, language)], count=len(exercises),
                                      points=points_text(total, language))]
     if stem in EXPERIMENT_CALL:
-        intro += ["", text["experiment"].format(call=EXPERIMENT_CALL[stem])]
+        intro += ["", text["experiment"].format(call=EXPERIMENT_CALL[stem]) + EXPERIMENT_NEEDS.get((stem, language), "")]
     intro += ["", HOW_TO[language].format(folder=folder)]
     if docstring:
         intro += ["", text["file_doc"], "", _fenced(docstring)]
