@@ -17,6 +17,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from graders.loader import parse
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
@@ -62,7 +63,7 @@ def _enclosing_functions(tree: ast.AST) -> list[tuple[int, int, str, str]]:
 def find_fences(source: str, filename: str = "<source>") -> list[Fence]:
     """Locate every fenced region of ``source``; raise ``FenceError`` when malformed."""
     lines = source.splitlines()
-    functions = _enclosing_functions(ast.parse(source, filename=filename))
+    functions = _enclosing_functions(parse(source, filename=filename))
     fences: list[Fence] = []
     begin: int | None = None
     for index, line in enumerate(lines):

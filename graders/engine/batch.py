@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -82,15 +83,9 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
     python = options.worker_python or sys.executable
     pythonpath = os.pathsep.join([str(Path(graders.__file__).resolve().parent.parent),
                                   *options.worker_pythonpath])
-    probe = sandbox.probe_layers(python, pythonpath)
     not_dumpable = sandbox.make_grader_not_dumpable()
-    probe.layers["grader_not_dumpable"] = not_dumpable
-    if probe.missing:
-        message = f"sandbox layers missing on this machine: {', '.join(probe.missing)}"
-        if options.require_sandbox:
-            raise GraderError(f"{message}; --require-sandbox refuses to grade (see `rl4llm doctor`)")
-        log(f"warning: {message} (see `rl4llm doctor`)")
-    with tempfile.TemporaryDirectory(prefix="rl4llm-grade-") as temp:
+    with ThreadPoolExecutor(max_workers=1) as side, tempfile.TemporaryDirectory(prefix="rl4llm-grade-") as temp:
+        probing = side.submit(sandbox.probe_layers, python, pythonpath)  # a subprocess: overlaps the job
         temp_root = Path(temp)
         os.chmod(temp_root, 0o711)
         settings = {
@@ -110,15 +105,22 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             "landlock": os.environ.get("RL4LLM_NO_LANDLOCK") != "1",
         }
         job = prepare_job(kit, options, temp_root / "job", settings)
+        probe = probing.result()
+        probe.layers["grader_not_dumpable"] = not_dumpable
+        if probe.missing:
+            message = f"sandbox layers missing on this machine: {', '.join(probe.missing)}"
+            if options.require_sandbox:
+                raise GraderError(f"{message}; --require-sandbox refuses to grade (see `rl4llm doctor`)")
+            log(f"warning: {message} (see `rl4llm doctor`)")
         fingerprint = kit_fingerprint(kit)
         book = ReferenceBook(kit)
-        book.preload(job.exercises)  # everything the grader executes is loaded before any worker starts
         user, note = sandbox.unprivileged_user(python, pythonpath, str(temp_root))
         if user is None and hasattr(os, "geteuid") and os.geteuid() == 0:
             log(f"note: {note}")
         required = sandbox.LAYERS[:-1] if options.require_sandbox else ()
+        ready = threading.Event()
         config = WorkerConfig(python=python, kit_parent=pythonpath, user=user, load_timeout=options.load_timeout,
-                              prefix=sandbox.unshare_prefix(), require=required)
+                              prefix=sandbox.unshare_prefix(), require=required, ready=ready)
         ctx = Context(kit, options, job, book, config, temp_root, user=user, probed=probe.layers,
                       not_dumpable=not_dumpable, identity=probe.identity)
         names = unique_names([submission_name(p) for p in paths])
@@ -134,6 +136,14 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         bar = _progress(len(paths), progress)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {pool.submit(grade, i): i for i in range(len(paths))}
+            # the first workers start up meanwhile, but run no learner code until `ready`
+            try:
+                book.preload(job.exercises)  # everything the grader executes, loaded before any learner code
+            except BaseException:
+                config.abort = True
+                raise
+            finally:
+                ready.set()
             try:
                 for future in as_completed(futures):
                     index = futures[future]

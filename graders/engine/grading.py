@@ -182,7 +182,9 @@ def grade_submission(submission: Submission, ctx: Context) -> dict:
 
         thread = threading.Thread(target=work, name=f"worker-{submission.name}", daemon=True)
         thread.start()
-    # reference values are computed while the worker runs
+    # reference values are computed while the worker runs (once the grader has loaded everything)
+    if getattr(ctx.worker, "ready", None) is not None:
+        ctx.worker.ready.wait()
     for exercise in to_run:
         ctx.book.expected(exercise)
     if thread is not None:

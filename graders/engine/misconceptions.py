@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders.engine.kit import DEFAULT_KIT, Kit
+from graders.loader import parse
 
 REQUIRED = ("EXERCISE", "NAME", "HINT")
 
@@ -48,7 +49,7 @@ class Misconception:
 
 def read_header(path: Path) -> dict[str, str]:
     """The EXERCISE/NAME/HINT constants of a catalogue file, read without running it."""
-    tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+    tree = parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
     found: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):

@@ -54,6 +54,8 @@ class WorkerConfig:
     env: dict = field(default_factory=dict)
     prefix: list = field(default_factory=list)  # e.g. ``unshare ... --`` (graders.engine.sandbox.unshare_prefix)
     require: tuple = ()  # layers every worker must report active (--require-sandbox)
+    ready: object = None  # a threading.Event: set once the grader has loaded all it executes
+    abort: bool = False  # set before ``ready`` when that loading failed: workers run nothing
 
 
 class SandboxMissing(WorkerStartError):
@@ -105,7 +107,7 @@ class _Process:
         if config.user is not None:
             extra = {"user": config.user, "group": config.user, "extra_groups": []}
         try:
-            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_write, stderr=log_write,
+            self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log_write, stderr=log_write,
                                          pass_fds=(write_fd,), cwd=str(sub_dir), env=env,
                                          start_new_session=True, **extra)
         except OSError as error:
@@ -116,6 +118,13 @@ class _Process:
             os.close(write_fd)
             os.close(log_write)
         self.read_fd, self.log_fd = read_fd, log_read
+        if config.ready is not None:
+            config.ready.wait()
+        try:
+            self.proc.stdin.write(b"stop\n" if config.abort else b"go\n")
+            self.proc.stdin.close()
+        except OSError:
+            pass  # the worker is already gone: the event loop reports it
         self.selector = selectors.DefaultSelector()
         for fd in (read_fd, log_read):
             os.set_blocking(fd, False)
@@ -123,7 +132,6 @@ class _Process:
         self.buffer = bytearray()
         self.log = bytearray()
         self.eof = False
-        self.overflow = False
 
     def _pump(self, timeout: float) -> None:
         for key, _ in self.selector.select(timeout=timeout):
@@ -143,7 +151,7 @@ class _Process:
             self.buffer += chunk
             if len(self.buffer) > MAX_EVENT_BYTES and b"\n" not in self.buffer:
                 # an event larger than any result may be: treat as a crash, keep nothing
-                self.buffer, self.eof, self.overflow = bytearray(), True, True
+                self.buffer, self.eof = bytearray(), True
 
     def next_event(self, deadline: float) -> dict | None:
         """The next event, or ``None`` at EOF; raises ``TimeoutError`` past ``deadline``."""

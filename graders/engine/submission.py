@@ -24,10 +24,11 @@ import json
 import os
 import re
 import stat
-import threading
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from graders.loader import parse
 
 MAX_MEMBERS = 2000
 MAX_MEMBER_BYTES = 20 << 20
@@ -37,15 +38,6 @@ SKIP_DIRS = {"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints", "node_modu
 
 
 LEARNER_NAME = re.compile(r"module_\d+_[a-z]+\.py")
-_AST_LOCK = threading.Lock()
-
-
-def _parse(text: str) -> ast.Module:
-    """``ast.parse`` one thread at a time: CPython 3.11's AST conversion keeps its recursion depth in
-    interpreter-wide state, and concurrent parses from batch threads fail with "AST constructor
-    recursion depth mismatch" (a SystemError)."""
-    with _AST_LOCK:
-        return ast.parse(text)
 
 
 class UnsafeSubmission(ValueError):
@@ -178,7 +170,7 @@ def notebook_definitions(data: bytes) -> str:
         lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
         text = "\n".join(lines)
         try:
-            tree = _parse(text)
+            tree = parse(text)
         except SyntaxError:
             continue
         keep = []
@@ -219,7 +211,7 @@ def _is_constant(node: ast.Assign | ast.AnnAssign) -> bool:
 
 def _defined_functions(source: str) -> set[str]:
     try:
-        tree = _parse(source)
+        tree = parse(source)
     except SyntaxError:
         return set()
     return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}

@@ -22,6 +22,11 @@ given code, which file each exercise belongs to) and no case.
 ``SUBMISSION_DIR/files/`` holds the learner files (copied there by the
 grader); ``SUBMISSION_DIR/scratch/<i>/`` is child ``i``'s mount point.
 
+The parent starts its first child only after the grader writes ``go`` on
+its standard input, which the grader does once it has loaded every file it
+will execute itself (so the worker's start-up overlaps that, but no learner
+code runs before it).
+
 Protocol on the events pipe (JSON lines, read by the grader with deadlines
 and size caps), all written by the parent: ``{"sandbox": {...}, "identity":
 ...}`` (from the first child, written before any learner code ran),
@@ -123,9 +128,7 @@ class Parent:
         """Everything children share, done once: imports and what the kernel will let them read."""
         sys.dont_write_bytecode = True
         if self.job.get("needs_torch"):
-            import torch
-
-            torch.set_num_threads(1)
+            warm_up_torch()
         import graders.engine.feedback  # noqa: F401 - nothing of the kit is imported lazily later
         import graders.loader  # noqa: F401
 
@@ -138,6 +141,11 @@ class Parent:
 
     def main(self, indices: list[int]) -> None:
         self.prepare()
+        # the grader says "go" once it has loaded everything it executes: no learner code runs before
+        if sys.stdin.buffer.readline().strip() != b"go":
+            self.emit(finished=True)
+            return
+        sys.stdin.close()
         for index in indices:
             stem = self.job["stems"][str(index)]
             if stem not in self.failed_stems:
@@ -152,6 +160,7 @@ class Parent:
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read_fd)
+            os.close(self.events_fd)  # the child speaks only through its own pipe, never for another exercise
             code = 0
             try:
                 Child(self, index, stem, scratch, write_fd).run()
@@ -355,6 +364,26 @@ class Child:
                 outcome["inputs_after"] = None
         outcome["output"] = capture.text()
         return outcome
+
+
+def warm_up_torch() -> None:
+    """One thread, and torch's first-use set-up (about a second per process: kernels, autograd, optimiser)
+    paid once here, so that every forked child starts warm."""
+    import torch
+
+    torch.set_num_threads(1)
+    generator = torch.Generator().manual_seed(0)
+    embed, gru, head = torch.nn.Embedding(5, 4), torch.nn.GRU(4, 8, batch_first=True), torch.nn.Linear(8, 5)
+    parameters = [*embed.parameters(), *gru.parameters(), *head.parameters()]
+    optimiser = torch.optim.Adam(parameters, lr=1e-3)
+    tokens = torch.randint(0, 5, (2, 3), generator=generator)
+    hidden, _ = gru(embed(tokens))
+    logits = head(hidden)
+    loss = torch.nn.functional.cross_entropy(logits.transpose(1, 2), tokens)
+    loss = loss + torch.log_softmax(logits, -1).mean() + torch.nn.functional.logsigmoid(logits.double()).mean()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+    optimiser.step()
 
 
 def private_namespaces() -> bool:
