@@ -93,10 +93,11 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
         encoder = codec.Encoder("i")
         encoded = [{"args": encoder.encode(tuple(case.args)), "kwargs": encoder.encode(dict(case.kwargs))}
                    for case in cases]
-        needs_torch |= uses_torch(exercise)
+        torch_used = uses_torch(exercise)
+        needs_torch |= torch_used
         exercise.index = len(entries)
         entry = {"id": exercise_id, "stem": stem, "function": function, "call": spec.call.describe(),
-                 "cases": encoded, "timeout": float(options.timeout or spec.timeout)}
+                 "cases": encoded, "timeout": float(options.timeout or spec.timeout), "torch": torch_used}
         entries.append(entry)
         codec.write_bundle(job_dir / f"ex_{exercise.index}", entry, encoder.arrays)
     # CPU seconds for one worker: every exercise's wall-clock budget and the loads, twice over
@@ -105,7 +106,8 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
     # the given code travels inside the job: workers never open the kit's starter/ folder
     starter_sources = {f.stem: kit.starter_path(f.stem).read_text(encoding="utf-8") for f in kit.files(options.modules)
                        if kit.starter_path(f.stem).exists()}
-    payload = {"stems": {str(i): entry["stem"] for i, entry in enumerate(entries)}, "needs_torch": needs_torch,
+    payload = {"stems": {str(i): entry["stem"] for i, entry in enumerate(entries)},
+               "torch": [i for i, entry in enumerate(entries) if entry["torch"]],
                "starter_sources": starter_sources, "sandbox": sandbox_settings}
     codec.write_bundle(job_dir / "job", payload, {})
     for path in (job_dir, *job_dir.iterdir()):

@@ -2,8 +2,8 @@
 
     [unshare ... --] python -m graders.engine.worker JOB_DIR SUBMISSION_DIR --run 0,3,4 --events-fd N
 
-The parent (:class:`Parent`) never runs learner code. It imports NumPy, torch
-and the kit once, then, for each exercise, forks a child (:class:`Child`) and
+The parent (:class:`Parent`) never runs learner code. It imports NumPy and
+the kit once (and torch, warmed up, when an exercise needs it), then, for each exercise, forks a child (:class:`Child`) and
 relays what the child reports to the grader. Each child reads only its own
 exercise (``JOB_DIR/ex_<i>.json`` + ``.npz``: its cases and, for a training
 exercise, its harness), gets its own mount and IPC namespaces with a fresh
@@ -127,8 +127,6 @@ class Parent:
     def prepare(self) -> None:
         """Everything children share, done once: imports and what the kernel will let them read."""
         sys.dont_write_bytecode = True
-        if self.job.get("needs_torch"):
-            warm_up_torch()
         import graders.engine.feedback  # noqa: F401 - nothing of the kit is imported lazily later
         import graders.loader  # noqa: F401
 
@@ -141,6 +139,8 @@ class Parent:
 
     def main(self, indices: list[int]) -> None:
         self.prepare()
+        if set(indices) & set(self.job.get("torch", [])):
+            warm_up_torch()  # once, here, so that every child starts warm (while the grader loads)
         # the grader says "go" once it has loaded everything it executes: no learner code runs before
         if sys.stdin.buffer.readline().strip() != b"go":
             self.emit(finished=True)
@@ -341,7 +341,7 @@ class Child:
         self.report(result=json.dumps(result, sort_keys=True, allow_nan=False), npz=pack_arrays(encoder.arrays))
 
     def run_case(self, call: dict, function, module, case: dict, encoder: codec.Encoder) -> dict:
-        make = codec.make_torch_tensor if self.parent.job.get("needs_torch") else None
+        make = codec.make_torch_tensor if self.exercise.get("torch") else None
         args = tuple(codec.decode(case["args"], self.inputs, make_tensor=make))
         kwargs = codec.decode(case["kwargs"], self.inputs, make_tensor=make)
         capture = CappedWriter()
