@@ -11,8 +11,10 @@ ptrace of a process outside the domain is refused from ABI 1 on.
 
 Written against the kernel's UAPI (``include/uapi/linux/landlock.h``,
 https://docs.kernel.org/userspace-api/landlock.html): the system call numbers
-444-446 are the same on every architecture. No PyPI binding covered ABI 4-6
-when this was written (``landlock`` 1.0.0.dev5 handles file access only).
+444-446 are the same on every architecture. The PyPI bindings on this
+project's package list (``landlock`` 1.0.0.dev5, a pre-release, and
+``landlockpy`` 0.2.0, two months old) were not adopted: this module is small,
+has no dependency, and its behaviour is tested here (``tests/test_sandbox.py``).
 """
 
 from __future__ import annotations
