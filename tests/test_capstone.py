@@ -63,6 +63,7 @@ def _failed(report: dict) -> dict[str, str]:
     return {check["name"]: check["message"] for check in report["checks"] if not check["passed"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["grpo", "dpo"])
 def test_tiny_run_gets_full_score(runs, name):
     report = check_passport(runs[name])
@@ -70,6 +71,7 @@ def test_tiny_run_gets_full_score(runs, name):
     assert report["score"] == report["max_score"] == 12 and report["passed"]
 
 
+@pytest.mark.slow
 def test_passport_records_the_run(runs):
     grpo, dpo = _passport(runs["grpo"]), _passport(runs["dpo"])
     assert set(grpo["versions"]) == {"python", "torch", "transformers", "trl", "peft", "datasets", "accelerate"}
@@ -86,12 +88,14 @@ def test_passport_records_the_run(runs):
     assert (runs["grpo"] / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_same_seed_same_run(runs):
     first, again = _passport(runs["grpo"]), _passport(runs["grpo_again"])
     assert first["reward_curve"] == again["reward_curve"]
     assert first["metrics"] == again["metrics"]
 
 
+@pytest.mark.slow
 def test_learner_verifier_is_the_reward(runs):
     passport = _passport(runs["learner"])
     assert passport["verifier"]["path"] == str(runs["learner_file"].resolve())
@@ -101,6 +105,7 @@ def test_learner_verifier_is_the_reward(runs):
     assert _passport(runs["grpo"])["reward_curve"]["values"] != passport["reward_curve"]["values"]
 
 
+@pytest.mark.slow
 def test_cli_check_prints_and_writes_the_report(runs, tmp_path, capsys):
     run_dir = shutil.copytree(runs["dpo"], tmp_path / "dpo")
     assert main(["capstone", "check", str(run_dir)]) == 0
@@ -137,6 +142,7 @@ TAMPERED = [  # change, the one check that must fail, words its message must con
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, check, words", TAMPERED, ids=[row[0] for row in TAMPERED])
 def test_tampered_passport_loses_exactly_its_check(runs, tmp_path, change, check, words):
     run_dir = shutil.copytree(runs["grpo"], tmp_path / "run")
@@ -149,6 +155,7 @@ def test_tampered_passport_loses_exactly_its_check(runs, tmp_path, change, check
     assert report["score"] == report["max_score"] - 1
 
 
+@pytest.mark.slow
 def test_missing_field_fails_fields_and_skips_the_rest(runs, tmp_path):
     run_dir = shutil.copytree(runs["grpo"], tmp_path / "run")
     passport = _passport(run_dir)
@@ -168,6 +175,7 @@ def test_unreadable_passport_is_a_failed_report(tmp_path, content, words):
     assert words in _failed(report)["passport"] and words in _failed(report)["figure"]
 
 
+@pytest.mark.slow
 def test_malformed_fields_never_crash(runs, tmp_path):
     run_dir = shutil.copytree(runs["grpo"], tmp_path / "run")
     passport = _passport(run_dir)

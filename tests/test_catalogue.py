@@ -34,6 +34,8 @@ from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT, MODULES, Kit
 from graders.engine.misconceptions import all_catalogue_files, load_misconceptions, mutant_source, read_header
 
+pytestmark = pytest.mark.slow  # every misconception graded as a submission: about 2 minutes
+
 MIN_ENTRIES = 3
 REFERENCE = "reference-solution"  # the baseline submission (a hyphen: never an entry file stem)
 JOBS = int(os.environ.get("RL4LLM_TEST_JOBS", "0")) or max(2, os.cpu_count() or 1)

@@ -66,6 +66,7 @@ def test_grade_exits_0_and_writes_every_file(submissions, tmp_path, capsys):
     assert checked and all(e["status"] == "error" and "not implemented yet" in e["feedback"] for e in checked)
 
 
+@pytest.mark.slow
 def test_the_same_submissions_graded_twice_give_identical_bytes(submissions, tmp_path):
     paths = [submissions[name] for name in ("correct", "mutant", "starter")]
     options = GradeOptions(modules=("9",))
@@ -152,6 +153,7 @@ def grpo_loss(new_logprobs, old_logprobs, advantages, mask, *, loss_type, eps_lo
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("call, cases, compare", [
     (LossAndGrads(), _loss_cases, None),
     (Harness(tiny_grpo_run), lambda: [Case(args=(2,), label="two updates")], None),
@@ -173,6 +175,7 @@ def test_torch_call_modes_grade_through_the_worker(tmp_path, monkeypatch, call, 
 
 
 # ---------------------------------------------------------------------------- demo and gradescope
+@pytest.mark.slow
 def test_demo_grades_the_three_examples(tmp_path, capsys):
     assert run_demo(tmp_path, jobs=2) == 0
     printed = capsys.readouterr().out
@@ -188,6 +191,7 @@ def test_demo_grades_the_three_examples(tmp_path, capsys):
     assert "sample_std" in printed
 
 
+@pytest.mark.slow
 def test_gradescope_bundle_grades_a_fake_autograder_layout(tmp_path):
     bundle = build_bundle(tmp_path / "autograder.zip")
     with zipfile.ZipFile(bundle) as archive:
@@ -217,6 +221,7 @@ def test_gradescope_bundle_grades_a_fake_autograder_layout(tmp_path):
     assert tests["module_8_reference.optimal_kl_policy"]["status"] == "failed"  # absent file: missing
 
 
+@pytest.mark.slow
 def test_grade_sources_grades_in_memory_mutants_in_one_batch():
     from graders.engine import grade_sources, load_misconceptions
 
@@ -229,6 +234,7 @@ def test_grade_sources_grades_in_memory_mutants_in_one_batch():
         assert entry["points"] < entry["max_points"] and name in entry["misconceptions"], (name, entry["feedback"])
 
 
+@pytest.mark.slow
 def test_completed_course_notebooks_are_graded_in_full(tmp_path, capsys):
     """The nbgrader source notebooks (complete solutions) as a submission: every exercise passes.
 

@@ -18,6 +18,8 @@ from graders.engine.batch import grade_paths
 from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT
 
+pytestmark = pytest.mark.slow  # one batch of hostile submissions: about 20 s
+
 STEM = "module_9_reference"
 TARGET = f"{STEM}.group_relative_advantages"  # where the hostile code lands
 SIGNATURE = "def group_relative_advantages(rewards, scale=True, *, eps=1e-6, ddof=0):"

@@ -237,6 +237,7 @@ def smoke_runs():
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 2])
 def test_smoke_numbers_match_the_golden(smoke_runs, threads):
     _compare(smoke_runs[threads], load_golden("module08_smoke"))
@@ -261,6 +262,7 @@ def test_bundled_seed_is_a_verbatim_copy():
     assert (SEEDS_DIR / "module_08_seed.txt").read_bytes() == SHARED_SEED.read_bytes()
 
 
+@pytest.mark.slow
 def test_whole_seed_notebook_runs_headless(tmp_path):
     completed = run_seed_subprocess("module08", out_dir=tmp_path, capture=True, timeout=300)
     assert completed.returncode == 0, (completed.stdout[-3000:], completed.stderr[-3000:])

@@ -74,6 +74,7 @@ def smoke():
 
 
 # ----------------------------------------------------------------------------- the seed notebook
+@pytest.mark.slow
 def test_seed_notebook_runs_headless_against_solutions(tmp_path):
     completed = run_seed_subprocess("module09", out_dir=tmp_path, capture=True, timeout=300)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
@@ -95,6 +96,7 @@ def test_golden_comparison_rejects_an_all_zero_run():
     assert len(_golden_mismatches(zeros, golden)) >= 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 2])
 def test_golden_holds_under_torch_thread_count(threads, smoke):
     code = ("import json, torch; torch.set_num_threads(%d); from graders.goldens import module09_summary; "

@@ -59,6 +59,8 @@ from graders.checks import spec_for
 from graders.engine.kit import DEFAULT_KIT
 from graders.paths import ASSIGNMENTS_DIR, STARTER_DIR
 
+pytestmark = pytest.mark.slow  # the real nbgrader workflow: minutes
+
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 

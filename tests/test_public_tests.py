@@ -12,6 +12,8 @@ import pytest
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 from conftest import run_learner_tests
 
+pytestmark = pytest.mark.slow  # pytest runs in subprocesses: about 20 s
+
 PUBLIC_TEST_FILES = sorted(STARTER_DIR.glob("module_*/test_*.py"))
 
 

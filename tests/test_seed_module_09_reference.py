@@ -23,6 +23,7 @@ def test_bundled_seed_is_a_verbatim_copy_of_the_shared_seed():
     assert bundled.read_bytes() == SHARED_SEED.read_bytes()
 
 
+@pytest.mark.slow
 def test_seed_reference_part_runs_against_the_solutions(tmp_path):
     if not (SOLUTIONS_DIR / "module_09" / "module_9_training.py").exists():
         pytest.skip("the seed's imports need solutions/module_09/module_9_training.py")
