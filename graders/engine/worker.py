@@ -65,6 +65,7 @@ from graders.engine import calls, codec, confine, sandbox
 OUTPUT_LIMIT = 4000  # characters of printed output kept per case
 MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child (a result with its arrays)
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
+PR_SET_CHILD_SUBREAPER = 36
 MS_REC, MS_PRIVATE = 0x4000, 0x40000
 
 
@@ -136,6 +137,9 @@ class Parent:
         self.identity = confine.identity()
         if self.namespaced:
             signal.signal(signal.SIGINT, signal.SIG_DFL)  # PID 1 without handlers: nothing inside can signal it
+        elif sys.platform.startswith("linux"):
+            # outside namespaces: orphans of a child (setsid daemons) become this process's, to be ended
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
     def main(self, indices: list[int]) -> None:
         self.prepare()
@@ -228,10 +232,7 @@ class Parent:
             except ProcessLookupError:
                 pass
         else:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            kill_descendants()
         while True:
             try:
                 os.waitpid(-1, 0)
@@ -257,7 +258,6 @@ class Child:
         _write_line(self.write_fd, event)
 
     def run(self) -> None:
-        os.setpgid(0, 0)  # outside namespaces the parent ends the child's whole group
         parent = self.parent
         path = parent.job_dir / f"ex_{self.index}"
         self.exercise = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
@@ -364,6 +364,29 @@ class Child:
                 outcome["inputs_after"] = None
         outcome["output"] = capture.text()
         return outcome
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process below this one (it is a child subreaper: orphans come back to it), until none is left."""
+    for _ in range(1000):
+        children: list[int] = []
+        try:
+            for task in os.listdir("/proc/self/task"):
+                with open(f"/proc/self/task/{task}/children", encoding="ascii") as handle:
+                    children += [int(pid) for pid in handle.read().split()]
+        except OSError:
+            return
+        if not children:
+            return
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
 
 
 def warm_up_torch() -> None:
