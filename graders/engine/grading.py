@@ -61,7 +61,6 @@ class Job:
     exercises: list[Exercise]
     job_dir: Path
     entries: list[dict]  # what the worker sees, indexed by Exercise.index
-    needs_torch: bool
 
 
 def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings: dict) -> Job:
@@ -76,7 +75,6 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
 
     exercises: list[Exercise] = []
     entries: list[dict] = []
-    needs_torch = False
     job_dir.mkdir(parents=True, exist_ok=True)
     for exercise_id in kit.exercises(options.modules):
         stem, function = exercise_id.split(".", 1)
@@ -94,7 +92,6 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
         encoded = [{"args": encoder.encode(tuple(case.args)), "kwargs": encoder.encode(dict(case.kwargs))}
                    for case in cases]
         torch_used = uses_torch(exercise)
-        needs_torch |= torch_used
         exercise.index = len(entries)
         entry = {"id": exercise_id, "stem": stem, "function": function, "call": spec.call.describe(),
                  "cases": encoded, "timeout": float(options.timeout or spec.timeout), "torch": torch_used}
@@ -112,7 +109,7 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
     codec.write_bundle(job_dir / "job", payload, {})
     for path in (job_dir, *job_dir.iterdir()):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    return Job(exercises, job_dir, entries, needs_torch)
+    return Job(exercises, job_dir, entries)
 
 
 # ---------------------------------------------------------------------------
