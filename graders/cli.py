@@ -24,7 +24,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from graders.paths import MODULE_DIRS
+from graders import course
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -36,13 +36,13 @@ def _cmd_build(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from graders.walkthrough import EXPERIMENT_MARKERS, run_seed_subprocess
 
-    out = Path(args.out) if args.out else Path("rl4llm-out") / args.module
-    stop = EXPERIMENT_MARKERS[args.module] if args.reference_only else None
-    print(f"running the {args.module} course notebook against solutions/ "
+    out = Path(args.out) if args.out else Path("rl4llm-out") / args.module.alias
+    stop = EXPERIMENT_MARKERS[args.module.folder] if args.reference_only else None
+    print(f"running the {args.module.alias} course notebook against solutions/ "
           f"(profile={args.profile}); figures go to {out}/", flush=True)
     completed = run_seed_subprocess(args.module, out_dir=out, profile=args.profile, stop_before=stop)
     if completed.returncode != 0:
-        print(f"rl4llm run {args.module}: the notebook failed (exit {completed.returncode}).",
+        print(f"rl4llm run {args.module.alias}: the notebook failed (exit {completed.returncode}).",
               file=sys.stderr)
         return completed.returncode
     figures = sorted(out.glob("figure_*.png"))
@@ -53,7 +53,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _grade_options(args: argparse.Namespace):
     from graders.engine.grading import GradeOptions
 
-    modules = (args.module,) if getattr(args, "module", None) else ("8", "9")
+    modules = (args.module.number,) if getattr(args, "module", None) else course.NUMBERS
     return GradeOptions(modules=modules, hide_hidden_inputs=getattr(args, "hide_hidden_inputs", False),
                         timeout=getattr(args, "timeout", None),
                         require_sandbox=getattr(args, "require_sandbox", False))
@@ -162,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_build.set_defaults(func=_cmd_build)
 
     p_run = sub.add_parser("run", help="run a course notebook headless (tables + PNG figures)")
-    p_run.add_argument("module", choices=sorted(MODULE_DIRS))
+    p_run.add_argument("module", type=course.module, metavar="MODULE",
+                       help="module08 or module09 (also 8, 9, module_08, module_09)")
     p_run.add_argument("--profile", choices=["smoke", "full"], default="smoke")
     p_run.add_argument("--out", default=None, help="output folder (default rl4llm-out/<module>)")
     p_run.add_argument("--reference-only", action="store_true",
@@ -173,7 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_grade.add_argument("submissions", nargs="+", metavar="SUBMISSION")
     p_grade.add_argument("--out", required=True, help="report folder")
     p_grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
-    p_grade.add_argument("--module", choices=["8", "9"], default=None, help="grade one module only")
+    p_grade.add_argument("--module", type=course.module, default=None, metavar="MODULE",
+                         help="grade one module only: 8 or 9 (also module_08, module_09)")
     p_grade.add_argument("--hide-hidden-inputs", action="store_true",
                          help='show "hidden input" instead of the inputs of hidden checks')
     p_grade.add_argument("--timeout", type=float, default=None,

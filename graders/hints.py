@@ -33,7 +33,8 @@ from types import ModuleType
 
 import numpy as np
 
-from graders.engine.kit import DEFAULT_KIT, MODULES
+from graders import course
+from graders.engine.kit import DEFAULT_KIT
 from graders.engine.misconceptions import load_misconceptions
 from graders.loader import load_module
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
@@ -57,7 +58,7 @@ def record_public_calls() -> list[dict]:
         dump = Path(tmp) / "calls.json"
         env = {**os.environ, "RL4LLM_IMPL_ROOT": str(SOLUTIONS_DIR), "RL4LLM_RECORD_CALLS": str(dump),
                "MPLBACKEND": "Agg"}
-        folders = [str(STARTER_DIR / folder) for folder, _ in MODULES.values()]
+        folders = [str(STARTER_DIR / folder) for folder in course.FOLDERS]
         completed = subprocess.run(
             [sys.executable, "-m", "pytest", *folders, "-q", "-p", "no:cacheprovider"],
             cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -114,8 +115,7 @@ def hint_tables(calls: list[dict] | None = None) -> dict[str, dict]:
     conftest = starter_conftest()
     calls = record_public_calls() if calls is None else calls
     exercises = set(DEFAULT_KIT.exercises())
-    folder_of = {stem: folder for folder, stems in MODULES.values() for stem in stems}
-    tables: dict[str, dict] = {folder: {} for folder, _ in MODULES.values()}
+    tables: dict[str, dict] = {folder: {} for folder in course.FOLDERS}
     catalogue: dict[str, list] = {}
     seen: set = set()
     for call in calls:
@@ -142,7 +142,7 @@ def hint_tables(calls: list[dict] | None = None) -> dict[str, dict]:
                     and len(json.dumps(value)) <= MAX_VALUE_CHARS):
                 entries.append({"name": entry.name, "hint": entry.hint, "value": value})
         if entries:
-            table = tables[folder_of[stem]].setdefault(function_id, {})
+            table = tables[course.module_of(stem).folder].setdefault(function_id, {})
             table[key] = sorted(entries, key=lambda e: e["name"])
     return tables
 

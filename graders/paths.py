@@ -9,5 +9,3 @@ SOLUTIONS_DIR = REPO_ROOT / "solutions"
 STARTER_DIR = REPO_ROOT / "starter"
 ASSIGNMENTS_DIR = REPO_ROOT / "assignments"
 SEEDS_DIR = Path(__file__).resolve().parent / "seeds"
-
-MODULE_DIRS = {"module08": "module_08", "module09": "module_09"}

@@ -24,23 +24,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-from graders.paths import MODULE_DIRS, SEEDS_DIR, SOLUTIONS_DIR
+from graders import course
+from graders.paths import SEEDS_DIR, SOLUTIONS_DIR
 
 DISCOVERY_START = "_candidates = "
 DISCOVERY_END = "sys.path.insert(0, str(MODULE_DIR))"
 PROFILE_LINE = 'PROFILE = "smoke"'
 # Where each seed's toy experiment starts: code before it needs only the reference file.
 EXPERIMENT_MARKERS = {
-    "module09": "experiment = run_toy_grpo_experiment(",
-    "module08": "experiment = run_toy_dpo_experiment(",
+    "module_09": "experiment = run_toy_grpo_experiment(",
+    "module_08": "experiment = run_toy_dpo_experiment(",
 }
 
 
 def seed_path(module: str) -> Path:
-    """The bundled seed notebook of ``module`` (``"module08"`` or ``"module09"``)."""
-    if module not in MODULE_DIRS:
-        raise ValueError(f"module must be one of {sorted(MODULE_DIRS)}, got {module!r}")
-    return SEEDS_DIR / f"{MODULE_DIRS[module]}_seed.txt"
+    """The bundled seed notebook of ``module`` (any spelling :func:`graders.course.module` reads)."""
+    return SEEDS_DIR / f"{course.module(module).folder}_seed.txt"
 
 
 def prepare_seed_code(text: str, module_dir: Path, *, profile: str | None = None,
@@ -115,8 +114,8 @@ def run_seed_subprocess(module: str, impl_dir: Path | None = None, out_dir: Path
                         *, profile: str | None = None, stop_before: str | None = None,
                         capture: bool = False, timeout: float | None = None) -> subprocess.CompletedProcess:
     """Run a seed in a fresh interpreter; return the completed process."""
-    impl_dir = Path(impl_dir) if impl_dir is not None else SOLUTIONS_DIR / MODULE_DIRS[module]
-    command = [sys.executable, "-m", "graders.walkthrough", module, "--impl", str(impl_dir),
+    impl_dir = Path(impl_dir) if impl_dir is not None else SOLUTIONS_DIR / course.module(module).folder
+    command = [sys.executable, "-m", "graders.walkthrough", course.module(module).folder, "--impl", str(impl_dir),
                "--out", str(out_dir)]
     if profile is not None:
         command += ["--profile", profile]
@@ -128,13 +127,13 @@ def run_seed_subprocess(module: str, impl_dir: Path | None = None, out_dir: Path
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graders.walkthrough")
-    parser.add_argument("module", choices=sorted(MODULE_DIRS))
+    parser.add_argument("module", type=course.module, help="8, 9, module_08 or module_09")
     parser.add_argument("--impl", type=Path, required=True, help="folder holding module_X_*.py")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--profile", default=None)
     parser.add_argument("--stop-before", default=None)
     args = parser.parse_args(argv)
-    execute_seed(args.module, args.impl, args.out.resolve(), profile=args.profile,
+    execute_seed(args.module.folder, args.impl, args.out.resolve(), profile=args.profile,
                  stop_before=args.stop_before)
     return 0
 

@@ -31,7 +31,8 @@ from graders.build import exercises_in
 from graders.checks import spec_for
 from graders.engine.batch import grade_sources
 from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT, MODULES, Kit
+from graders import course
+from graders.engine.kit import DEFAULT_KIT, Kit
 from graders.engine.misconceptions import all_catalogue_files, load_misconceptions, mutant_source, read_header
 
 pytestmark = pytest.mark.slow  # every misconception graded as a submission: about 2 minutes
@@ -67,7 +68,7 @@ LEARNER_STEMS = [f.stem for f in DEFAULT_KIT.files() if DEFAULT_KIT.solution_pat
 
 
 def _module_of(stem: str) -> str:
-    return next(number for number, (_folder, stems) in MODULES.items() if stem in stems)
+    return course.module_of(stem).number
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class OneFileKit(Kit):
 
     stem: str = ""
 
-    def files(self, modules=("8", "9")):
+    def files(self, modules=None):
         return [f for f in super().files(modules) if f.stem == self.stem]
 
 

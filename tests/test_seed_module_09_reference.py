@@ -27,7 +27,7 @@ def test_bundled_seed_is_a_verbatim_copy_of_the_shared_seed():
 def test_seed_reference_part_runs_against_the_solutions(tmp_path):
     if not (SOLUTIONS_DIR / "module_09" / "module_9_training.py").exists():
         pytest.skip("the seed's imports need solutions/module_09/module_9_training.py")
-    completed = run_seed_subprocess("module09", out_dir=tmp_path, stop_before=EXPERIMENT_MARKERS["module09"],
+    completed = run_seed_subprocess("module09", out_dir=tmp_path, stop_before=EXPERIMENT_MARKERS["module_09"],
                                     capture=True, timeout=300)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     figures = sorted(path.name for path in tmp_path.glob("figure_*.png"))

@@ -25,7 +25,7 @@ from graders.engine.kit import DEFAULT_KIT, EXAMPLES_DIR, Kit
 MISTAKES_DIR = EXAMPLES_DIR / "typical_mistakes"
 
 
-def assemble_examples(target: Path, kit: Kit = DEFAULT_KIT, modules=("8", "9")) -> list[Path]:
+def assemble_examples(target: Path, kit: Kit = DEFAULT_KIT, modules=None) -> list[Path]:
     """Write the three example submissions under ``target``; return their folders."""
     correct, starter, mistakes = (target / "correct", target / "untouched_starter", target / "typical_mistakes")
     for folder in (correct, starter, mistakes):

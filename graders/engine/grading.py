@@ -27,7 +27,7 @@ from graders.engine.submission import Submission, learner_source
 
 @dataclass
 class GradeOptions:
-    modules: tuple[str, ...] = ("8", "9")
+    modules: tuple[str, ...] = course.NUMBERS
     hide_hidden_inputs: bool = False
     timeout: float | None = None  # overrides every exercise's own timeout
     memory_mb: int = 3072  # address space granted to learner code on top of the worker's own

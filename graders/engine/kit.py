@@ -1,8 +1,9 @@
-"""The kit as the grader sees it: modules, learner files, exercises, reference modules.
+"""The kit as the grader sees it: where the course's files live, and its modules loaded once.
 
-Exercises are read from the reference solution files with
-:func:`graders.build.exercises_in` (public fenced functions), in the order
-module 8 then module 9, file by file, function by function.
+What exists (modules, learner files, exercises) is the course registry's
+(:mod:`graders.course`); a :class:`Kit` adds the folders they are read from
+(overridable for tests and bundles) and loads reference and starter modules
+in the grading process.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from graders.build import exercises_in
+from graders import course
+from graders.course import LearnerFile
+from graders.fences import exercises_in
 from graders.loader import load_module
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 
@@ -20,19 +23,6 @@ GRADERS_DIR = Path(__file__).resolve().parent.parent
 CHECKS_DIR = GRADERS_DIR / "checks"
 MISCONCEPTIONS_DIR = GRADERS_DIR / "misconceptions"
 EXAMPLES_DIR = GRADERS_DIR / "examples"
-
-# module number -> (folder, learner file stems in order)
-MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "8": ("module_08", ("module_8_reference", "module_8_training")),
-    "9": ("module_09", ("module_9_reference", "module_9_training")),
-}
-
-
-@dataclass(frozen=True)
-class LearnerFile:
-    module: str  # "8" or "9"
-    folder: str  # "module_08"
-    stem: str  # "module_8_reference"
 
 
 @dataclass(frozen=True)
@@ -45,24 +35,17 @@ class Kit:
     root: Path = REPO_ROOT
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
-    def files(self, modules=("8", "9")) -> list[LearnerFile]:
-        return [LearnerFile(m, MODULES[m][0], stem) for m in sorted(modules) for stem in MODULES[m][1]]
+    def files(self, modules=None) -> list[LearnerFile]:
+        return course.learner_files(modules)
 
     def solution_path(self, stem: str) -> Path:
-        return self.solutions_dir / self._folder(stem) / f"{stem}.py"
+        return self.solutions_dir / course.module_of(stem).folder / f"{stem}.py"
 
     def starter_path(self, stem: str) -> Path:
-        return self.starter_dir / self._folder(stem) / f"{stem}.py"
+        return self.starter_dir / course.module_of(stem).folder / f"{stem}.py"
 
-    @staticmethod
-    def _folder(stem: str) -> str:
-        for folder, stems in MODULES.values():
-            if stem in stems:
-                return folder
-        raise ValueError(f"unknown learner file stem {stem!r}")
-
-    def exercises(self, modules=("8", "9")) -> list[str]:
-        """Every exercise id of the selected modules, in canonical order."""
+    def exercises(self, modules=None) -> list[str]:
+        """Every exercise id of this kit's learner files, in course order (read from its solutions)."""
         ids: list[str] = []
         for learner_file in self.files(modules):
             path = self.solution_path(learner_file.stem)
@@ -70,7 +53,7 @@ class Kit:
                 ids.extend(exercises_in(path))
         return ids
 
-    def functions_by_stem(self, modules=("8", "9")) -> dict[str, list[str]]:
+    def functions_by_stem(self, modules=None) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {f.stem: [] for f in self.files(modules)}
         for exercise_id in self.exercises(modules):
             stem, function = exercise_id.split(".", 1)

@@ -131,9 +131,10 @@ def exercise_for(notebook_id: str, grade_id: str, kit=None) -> str | None:
 
 
 def module_of(stem: str) -> str | None:
-    from graders.engine.kit import MODULES
+    """The module number of a learner file stem, or ``None`` for a notebook that is not a learner file."""
+    from graders import course
 
-    return next((number for number, (_, stems) in MODULES.items() if stem in stems), None)
+    return course.module_of(stem).number if stem in course.STEMS else None
 
 
 # ---------------------------------------------------------------------------
