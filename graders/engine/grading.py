@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+from graders import course
 from graders.engine import calls, codec
 from graders.engine.feedback import assess
 from graders.engine.kit import Kit
