@@ -264,7 +264,7 @@ def test_in_place_changes_are_detected():
     array, tensor = np.array([1.0, np.nan]), torch.tensor([1.0, 2.0])
     before = calls.snapshot(((array, [tensor]), {}))
     array[0] = 5.0
-    assert calls.modified_inputs(before[0], {}, (array, [tensor]), {}) == ["arg0"]
+    assert calls.modified_inputs(before[0], {}, (array, [tensor]), {}) == [0]
     assert calls.modified_inputs(*calls.snapshot(((np.array([np.nan]),), {})), (np.array([np.nan]),), {}) == []
 
 

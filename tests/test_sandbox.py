@@ -22,6 +22,7 @@ from graders.engine import codec, landlock, sandbox
 from graders.engine.batch import GraderError, grade_paths, kit_fingerprint, unique_names
 from graders.engine.feedback import _verdict_only
 from graders.engine.grading import GradeOptions
+from graders.engine.protocol import CaseOutcome, CaseResult
 from graders.engine.kit import DEFAULT_KIT, Kit
 from graders.paths import REPO_ROOT
 
@@ -144,12 +145,16 @@ def test_result_arrays_are_capped_before_they_are_allocated():
 
 
 def test_hide_mode_keeps_only_the_verdict_of_a_hidden_check():
+    def outcome(result):
+        return CaseOutcome(0, None, result)
+
     message = "raised RuntimeError: the hidden input was [0.25, 0.5]\n    misconception 'x': hint"
-    assert _verdict_only("error", message) == ("raised an exception (details withheld: hidden check)\n"
-                                               "    misconception 'x': hint")
-    assert _verdict_only("failed", "expected 1, got 2") == "wrong answer (details withheld: hidden check)"
-    assert _verdict_only("failed", "modified its input(s) in place: rewards; inputs must never change") \
-        .startswith("modified its input(s)")
+    assert _verdict_only(outcome(CaseResult.RAISED), message) == (
+        "raised an exception (details withheld: hidden check)\n    misconception 'x': hint")
+    assert _verdict_only(outcome(CaseResult.WRONG), "expected 1, got 2") == \
+        "wrong answer (details withheld: hidden check)"
+    changed = "modified its input(s) in place: rewards; inputs must never change"
+    assert _verdict_only(outcome(CaseResult.MODIFIED_INPUT), changed) == changed
 
 
 def test_reserved_output_names_are_renamed():

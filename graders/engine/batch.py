@@ -23,6 +23,7 @@ from graders.engine import reports, sandbox
 from graders.engine.grading import Context, GradeOptions, grade_submission, prepare_job
 from graders.engine.references import ReferenceBook
 from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
+from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
 from graders.engine.runner import WorkerConfig, WorkerStartError
 from graders.engine.submission import discover, submission_name
 
@@ -36,7 +37,7 @@ class GraderError(RuntimeError):
 
 @dataclass
 class BatchResult:
-    reports: list[dict]
+    reports: list[dict]  # each submission's report.json (SubmissionReport.to_dict())
     exercise_ids: list[str]
     out_dir: Path
     names: list[str]
@@ -131,7 +132,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         def grade(index: int) -> dict:
             submission = discover(paths[index], functions)
             submission.name = names[index]
-            return grade_submission(submission, ctx)
+            return grade_submission(submission, ctx).to_dict()
 
         bar = _progress(len(paths), progress)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -199,11 +200,9 @@ def kit_fingerprint(kit: Kit) -> dict[str, str]:
 
 
 def _internal_error_report(name: str, job, error: BaseException) -> dict:
-    entries = [{"id": e.id, "points": 0.0, "max_points": round(e.max_points, 4), "status": "error",
-                "feedback": f"internal grader error ({type(error).__name__}); please report it",
-                "misconceptions": []} for e in job.exercises]
-    return {"submission": name, "score": 0.0, "max_score": round(sum(e["max_points"] for e in entries), 4),
-            "exercises": entries}
+    text = f"internal grader error ({type(error).__name__}); please report it"
+    return SubmissionReport(name, tuple(ExerciseReport(e.id, Status.ERROR, 0.0, e.max_points, text)
+                                        for e in job.exercises)).to_dict()
 
 
 def _progress(total: int, enabled: bool):

@@ -128,8 +128,8 @@ def _same(before, after) -> bool:
         return True
 
 
-def changed_inputs(case, after) -> list[str]:
-    """In the grader: names of a case's inputs that the worker reports changed by the call.
+def changed_inputs(case, after) -> list[int | str]:
+    """In the grader: the inputs (positions, keywords) of a case that the worker reports changed by the call.
 
     ``after`` is the worker's ``inputs_after`` decoded (tensors as
     :class:`graders.engine.codec.TensorSpec`), or ``None`` when it could not
@@ -138,12 +138,12 @@ def changed_inputs(case, after) -> list[str]:
     args, kwargs = tuple(case.args), dict(case.kwargs)
     if (not isinstance(after, (list, tuple)) or len(after) != 2 or not isinstance(after[0], (list, tuple))
             or not isinstance(after[1], dict) or len(after[0]) != len(args) or set(after[1]) != set(kwargs)):
-        return [f"arg{i}" for i in range(len(args))] + list(kwargs)
+        return [*range(len(args)), *kwargs]
     return modified_inputs(args, kwargs, tuple(after[0]), after[1])
 
 
-def modified_inputs(before_args, before_kwargs, args, kwargs) -> list[str]:
-    """Names (``arg<i>`` or the keyword) of inputs that differ from their snapshot."""
-    changed = [f"arg{i}" for i, (b, a) in enumerate(zip(before_args, args)) if not _same(b, a)]
+def modified_inputs(before_args, before_kwargs, args, kwargs) -> list[int | str]:
+    """The inputs that differ from their snapshot: positions of arguments, names of keywords."""
+    changed: list[int | str] = [i for i, (b, a) in enumerate(zip(before_args, args)) if not _same(b, a)]
     changed += [key for key in before_kwargs if not _same(before_kwargs[key], kwargs[key])]
     return changed

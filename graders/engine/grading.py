@@ -5,7 +5,8 @@ cases and is written once per batch. Per submission: the learner files are
 checked (encoding, syntax) and copied into a fresh folder, a worker runs
 them (:mod:`graders.engine.runner`) while this process computes the reference
 values (:mod:`graders.engine.references`), and each exercise is judged
-(:mod:`graders.engine.feedback`) into the ``report.json`` dict.
+(:mod:`graders.engine.judge`, rendered by :mod:`graders.engine.feedback`) into a
+:class:`graders.engine.protocol.SubmissionReport`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from graders import course
 from graders.engine import calls, codec
 from graders.engine.feedback import assess
 from graders.engine.kit import Kit
+from graders.engine.protocol import SubmissionReport
 from graders.engine.references import ReferenceBook, uses_torch
 from graders.engine.runner import ExerciseRun, WorkerConfig, run_worker
 from graders.engine.submission import Submission, learner_source
@@ -146,8 +148,8 @@ class Context:
         return path
 
 
-def grade_submission(submission: Submission, ctx: Context) -> dict:
-    """The ``report.json`` dict of one submission. Never raises for a learner's fault."""
+def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
+    """The report of one submission. Never raises for a learner's fault."""
     exercises = ctx.job.exercises
     sources: dict[str, str] = {}
     file_problems: dict[str, str] = {}
@@ -196,13 +198,8 @@ def grade_submission(submission: Submission, ctx: Context) -> dict:
 
     for exercise in to_run:
         judge_inputs(exercise, runs.get(exercise.index))
-    entries = []
-    for exercise in exercises:
-        entries.append(assess(exercise, submission, sources, file_problems, runs, ctx))
-    score = round(sum(e["points"] for e in entries), 4)
-    max_score = round(sum(e["max_points"] for e in entries), 4)
-    return {"submission": submission.name, "score": score, "max_score": max_score, "exercises": entries,
-            "sandbox": sandbox_record(layers, ctx)}
+    judged = tuple(assess(exercise, submission, sources, file_problems, runs, ctx) for exercise in exercises)
+    return SubmissionReport(submission.name, judged, sandbox_record(layers, ctx))
 
 
 def sandbox_record(layers: dict, ctx) -> dict:

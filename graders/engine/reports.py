@@ -1,7 +1,9 @@
 """Report files: ``report.json`` (the kit's schema), Gradescope ``results.json``, JUnit XML, ``grades.csv``.
 
-All of them are deterministic functions of the report dict: same submission,
-same bytes (sorted keys, fixed order, no timestamps, paths or timings).
+All of them are deterministic functions of a report's ``report.json`` dict
+(:meth:`graders.engine.protocol.SubmissionReport.to_dict`, or the file read
+back): same submission, same bytes (sorted keys, fixed order, no timestamps,
+paths or timings).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-STATUSES = ("passed", "failed", "error", "timeout", "missing")
+from graders.engine.protocol import STATUSES
 
 
 def report_json(report: dict) -> str:

@@ -1,0 +1,150 @@
+"""The grading protocol: what a judged case, exercise and submission are.
+
+Typed from the judge to the report files (STYLE rule 13): :mod:`graders.engine.judge`
+decides every status and point, :mod:`graders.engine.feedback` only renders
+text, and :meth:`SubmissionReport.to_dict` is the one place the ``report.json``
+schema is written:
+
+    {"submission": str, "score": float, "max_score": float,
+     "exercises": [{"id", "status", "points", "max_points", "feedback", "misconceptions"}],
+     "sandbox": {layer: bool, ..., "identity": str}}
+
+Statuses: ``passed`` (every check passed), ``failed`` (a wrong answer or a
+changed input), ``error`` (a case raised unexpectedly, the file could not be
+loaded, the worker crashed, the sandbox refused something, the kit could not
+grade), ``timeout``, ``missing`` (no file or no function).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Status(str, Enum):
+    """An exercise's status in a report (its value is the schema's string)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    MISSING = "missing"
+
+
+STATUSES = tuple(status.value for status in Status)
+
+
+class CaseResult(Enum):
+    """How one check of an exercise came out."""
+
+    PASSED = "passed"
+    WRONG = "wrong"  # returned a value that does not match the reference's
+    UNREADABLE = "unreadable"  # returned something the grader cannot decode
+    NOT_RAISED = "not raised"  # returned a value where the check expects an exception
+    WRONG_EXCEPTION = "wrong exception"  # raised, but not the exception the check expects
+    RAISED = "raised"  # raised where the check expects a value
+    MODIFIED_INPUT = "modified input"  # changed an input in place
+    NO_RESULT = "no result"  # nothing came back for this check
+
+    @property
+    def is_error(self) -> bool:
+        """A result that makes the exercise's status ``error`` rather than ``failed``."""
+        return self in (CaseResult.RAISED, CaseResult.NO_RESULT)
+
+
+@dataclass
+class CaseOutcome:
+    """One failing check, with everything feedback needs to describe it."""
+
+    index: int
+    case: object  # graders.checks.Case
+    result: CaseResult
+    expected: object = None  # the reference's normalised value (WRONG)
+    got: object = None  # the learner's normalised value (WRONG, NOT_RAISED)
+    reason: str | None = None  # the comparator's line (WRONG)
+    error: dict | None = None  # {"type", "message", "where", "mro"} (RAISED, WRONG_EXCEPTION)
+    changed: tuple = ()  # positions (int) or keywords (str) of changed inputs (MODIFIED_INPUT)
+    named: list[tuple[str, str]] = field(default_factory=list)  # (misconception, hint) named on this check
+
+    @property
+    def not_implemented(self) -> bool:
+        """The learner's function raised ``NotImplementedError`` (an untouched stub)."""
+        return self.error is not None and "NotImplementedError" in (self.error.get("mro") or [self.error.get("type")])
+
+
+class Reason(Enum):
+    """Why an exercise's checks were not judged one by one (each scores 0; :attr:`status` says which)."""
+
+    SUBMISSION_UNGRADABLE = "submission ungradable"  # the submission as a whole (bad zip, too large...)
+    FILE_UNREADABLE = "file unreadable"  # the learner file (encoding, syntax)
+    FILE_MISSING = "file missing"
+    NOT_GRADABLE = "not gradable"  # the kit has no usable checks for this exercise
+    NO_RESULT = "no result"  # the worker returned nothing
+    LOAD_FAILED = "load failed"
+    LOAD_REFUSED = "load refused"  # loading the file tried something the sandbox refuses
+    LOAD_TIMEOUT = "load timeout"
+    LOAD_CRASHED = "load crashed"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    FUNCTION_MISSING = "function missing"
+    REFUSED = "refused"  # the exercise tried something the sandbox refuses
+    NO_CHECKS = "no checks"  # every check was a kit problem
+
+    @property
+    def status(self) -> Status:
+        if self in (Reason.FILE_MISSING, Reason.FUNCTION_MISSING):
+            return Status.MISSING
+        if self in (Reason.LOAD_TIMEOUT, Reason.TIMEOUT):
+            return Status.TIMEOUT
+        return Status.ERROR
+
+
+@dataclass
+class Judgement:
+    """The judge's decision on one exercise: status and points, and the facts behind them."""
+
+    status: Status
+    points: float = 0.0
+    notes: list[str] = field(default_factory=list)  # remarks about the file (where it was found...)
+    reason: Reason | None = None  # set when the checks were not judged one by one
+    detail: str = ""  # the reason's particulars (a problem text, an error, a message)
+    error: dict | None = None  # the load error (LOAD_FAILED, LOAD_REFUSED)
+    output: str = ""  # the learner code's last output (load errors, crashes)
+    checks: int = 0  # usable checks
+    problems: list[CaseOutcome] = field(default_factory=list)  # the failing checks, in order
+    kit_problems: list[str] = field(default_factory=list)  # checks skipped for the kit's own fault
+    misconceptions: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (hint, check label)
+
+
+@dataclass(frozen=True)
+class ExerciseReport:
+    """One exercise of one submission, as it appears in ``report.json``."""
+
+    id: str
+    status: Status
+    points: float
+    max_points: float
+    feedback: str
+    misconceptions: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "points": round(self.points, 4), "max_points": round(self.max_points, 4),
+                "status": self.status.value, "feedback": self.feedback,
+                "misconceptions": sorted(set(self.misconceptions))}
+
+
+@dataclass(frozen=True)
+class SubmissionReport:
+    """One graded submission: its exercises and the sandbox its worker had."""
+
+    submission: str
+    exercises: tuple[ExerciseReport, ...]
+    sandbox: dict | None = None
+
+    def to_dict(self) -> dict:
+        entries = [exercise.to_dict() for exercise in self.exercises]
+        report = {"submission": self.submission, "score": round(sum(e["points"] for e in entries), 4),
+                  "max_score": round(sum(e["max_points"] for e in entries), 4), "exercises": entries}
+        if self.sandbox is not None:
+            report["sandbox"] = self.sandbox
+        return report
