@@ -196,7 +196,7 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
         count = len(spec.cases())
         return {"id": exercise_id, "points": 0.0, "max_points": round(spec.points, 4), "status": "error",
                 "feedback": f"0/{count} checks passed.\nnot implemented yet: {message}", "misconceptions": []}
-    return assess(exercise, submission, {stem: ""}, {}, {0: run}, ctx)
+    return assess(exercise, submission, {stem: ""}, {}, {0: run}, ctx).to_dict()
 
 
 def _not_implemented(outcome: dict) -> bool:
