@@ -80,6 +80,50 @@ def bench_sandbox_cost(count: int = 6, rounds: int = 2) -> float:
     return per_submission
 
 
+MEGABYTE = 1_000_000
+
+
+def megabyte_responses() -> dict[str, str]:
+    """Adversarial model responses of about a megabyte: what a verifier must read in linear time."""
+    return {
+        "digits": "1" * MEGABYTE,
+        "tiny_decimal": "0." + "0" * MEGABYTE + "1",
+        "long_decimal": "1." + "3" * MEGABYTE,
+        "open_boxes": "\\boxed{" * (MEGABYTE // 7),
+        "box_then_open_braces": "\\boxed{" + "{" * MEGABYTE,
+        "box_then_brace_pairs": "\\boxed{" + "{}" * (MEGABYTE // 2),
+        "deep_box": "\\boxed{" + "{" * (MEGABYTE // 2) + "7" + "}" * (MEGABYTE // 2 + 1),
+        "braces_no_box": "{}" * (MEGABYTE // 2),
+        "comma_ones": "1," * (MEGABYTE // 2),
+        "thousands": "1" + ",234" * (MEGABYTE // 4),
+        "bad_thousands": "1,23" * (MEGABYTE // 4),
+        "dots": "1." * (MEGABYTE // 2),
+        "exponents": "1e" * (MEGABYTE // 2),
+        "slashes": "1/" * (MEGABYTE // 2),
+        "signs": "-+" * (MEGABYTE // 2),
+        "backslashes": "\\" * MEGABYTE,
+        "boxed_without_backslash": "boxed{" * (MEGABYTE // 6),
+        "huge_exponent": "1e" + "9" * MEGABYTE,
+        "control_characters": "\x00\x1b\x07" * (MEGABYTE // 3) + " 7",
+    }
+
+
+def bench_verify_megabyte() -> float:
+    """The slowest of :func:`megabyte_responses` through the reference ``verify_detailed`` (in this process)."""
+    from graders.loader import load_module
+
+    verifier = load_module(SOLUTIONS_DIR / "module_09" / "module_9_reference.py", "_bench_module_9_reference")
+    slowest, worst = 0.0, ""
+    for name, text in megabyte_responses().items():
+        start = time.perf_counter()
+        verifier.verify_detailed(text, 7)
+        elapsed = time.perf_counter() - start
+        if elapsed > slowest:
+            slowest, worst = elapsed, name
+    print(f"  slowest: {worst} ({slowest:.3f} s); the verifier should stay well under 1 s", flush=True)
+    return slowest
+
+
 MEASUREMENTS = {
     "m9-smoke": ("toy GRPO experiment, smoke profile", lambda: _timed(_experiment("m9", "smoke"))),
     "m9-full": ("toy GRPO experiment, full profile", lambda: _timed(_experiment("m9", "full"))),
@@ -90,6 +134,8 @@ MEASUREMENTS = {
                                      env={"RL4LLM_IMPL_ROOT": str(SOLUTIONS_DIR)})),
     "grade-one": ("grade one complete submission (both modules)", lambda: bench_grade(1, 1)),
     "grade-50": ("grade 50 complete submissions, --jobs 2", lambda: bench_grade(50, 2)),
+    "verify-megabyte": ("the slowest megabyte-long adversarial response through verify_detailed",
+                        bench_verify_megabyte),
     "sandbox-cost": ("what the kernel sandbox adds per submission (namespaces, tmpfs, Landlock)",
                      bench_sandbox_cost),
 }

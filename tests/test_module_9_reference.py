@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import math
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -19,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from graders.benchmark import megabyte_responses
 from graders.loader import load_module
 from graders.paths import SOLUTIONS_DIR
 
@@ -181,38 +181,12 @@ def test_verify_numeric_answer_reads_fractions_exactly(value):
                                     abs_tol=0.0) == 1
 
 
-MEGABYTE = 1_000_000
-HUGE_RESPONSES = {
-    "digits": "1" * MEGABYTE,
-    "tiny_decimal": "0." + "0" * MEGABYTE + "1",
-    "long_decimal": "1." + "3" * MEGABYTE,
-    "open_boxes": "\\boxed{" * (MEGABYTE // 7),
-    "box_then_open_braces": "\\boxed{" + "{" * MEGABYTE,
-    "box_then_brace_pairs": "\\boxed{" + "{}" * (MEGABYTE // 2),
-    "deep_box": "\\boxed{" + "{" * (MEGABYTE // 2) + "7" + "}" * (MEGABYTE // 2 + 1),
-    "braces_no_box": "{}" * (MEGABYTE // 2),
-    "comma_ones": "1," * (MEGABYTE // 2),
-    "thousands": "1" + ",234" * (MEGABYTE // 4),
-    "bad_thousands": "1,23" * (MEGABYTE // 4),
-    "dots": "1." * (MEGABYTE // 2),
-    "exponents": "1e" * (MEGABYTE // 2),
-    "slashes": "1/" * (MEGABYTE // 2),
-    "signs": "-+" * (MEGABYTE // 2),
-    "backslashes": "\\" * MEGABYTE,
-    "boxed_without_backslash": "boxed{" * (MEGABYTE // 6),
-    "huge_exponent": "1e" + "9" * MEGABYTE,
-    "control_characters": "\x00\x1b\x07" * (MEGABYTE // 3) + " 7",
-}
+HUGE_RESPONSES = megabyte_responses()  # how long each takes is the benchmark's: verify-megabyte
 
 
 @pytest.mark.parametrize("name", sorted(HUGE_RESPONSES))
-def test_verify_detailed_grades_a_megabyte_in_under_a_second(name):
-    text = HUGE_RESPONSES[name]
-    start = time.perf_counter()
-    result = m9.verify_detailed(text, 7)
-    elapsed = time.perf_counter() - start
-    assert result.status in STATUSES
-    assert elapsed < 1.0, f"{name}: {elapsed:.2f} s for {len(text)} characters"
+def test_verify_detailed_grades_a_megabyte_response(name):
+    assert m9.verify_detailed(HUGE_RESPONSES[name], 7).status in STATUSES
 
 
 def test_verify_detailed_megabyte_verdicts():
