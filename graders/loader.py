@@ -3,11 +3,18 @@
 Learner and reference files share file names (``module_9_reference.py``), so
 each is imported by path under a name of its own and never through
 ``sys.path``, which keeps the two from ever replacing each other.
+
+A learner file may import the given modules of its folder by their plain names
+(``from grpo_toy import ...``). Loaded by path, it gets them through ``given``:
+a module named there, or a fresh copy from the file named there, for this load
+alone (a fresh copy stays in ``sys.modules`` as ``<name>__<given module>``,
+never under the plain name).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.abc
 import importlib.util
 import sys
 import threading
@@ -15,6 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 _AST_LOCK = threading.Lock()
+_GIVEN_LOCK = threading.RLock()  # one load with given modules at a time: they pass through sys.modules
 
 
 def parse(source: str, filename: str = "<unknown>") -> ast.Module:
@@ -30,19 +38,64 @@ def parse(source: str, filename: str = "<unknown>") -> ast.Module:
         return ast.parse(source, filename=filename)
 
 
-def load_module(path: Path, name: str) -> ModuleType:
-    """Import the file at ``path`` as a fresh module called ``name``."""
+def load_module(path: Path, name: str, *, given: dict[str, Path | ModuleType] | None = None) -> ModuleType:
+    """Import the file at ``path`` as a fresh module called ``name``.
+
+    ``given`` maps plain module names (``"grpo_toy"``) to modules or files:
+    while the file runs, an import of one of those names (by the file, or by a
+    given module itself) gets that module, or loads a fresh copy from that file,
+    whatever ``sys.path`` or ``sys.modules`` hold; afterwards the plain names
+    are as they were.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
+    if given:
+        with _GIVEN_LOCK, _GivenImports(given, name):
+            return _execute(spec)
+    return _execute(spec)
+
+
+def _execute(spec) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve their module through sys.modules
+    sys.modules[spec.name] = module  # dataclasses resolve their module through sys.modules
     try:
         spec.loader.exec_module(module)
     except BaseException:
-        sys.modules.pop(name, None)
+        sys.modules.pop(spec.name, None)
         raise
     return module
+
+
+class _GivenImports(importlib.abc.MetaPathFinder):
+    """For one load: the plain names of given modules import those modules, or fresh copies of their files."""
+
+    def __init__(self, given: dict[str, Path | ModuleType], owner: str) -> None:
+        self.modules = {plain: value for plain, value in given.items() if isinstance(value, ModuleType)}
+        self.files = {plain: Path(value) for plain, value in given.items() if plain not in self.modules}
+        self.owner = owner
+
+    def find_spec(self, fullname, path=None, target=None):  # noqa: ARG002 - the finder protocol
+        file = self.files.get(fullname)
+        return None if file is None else importlib.util.spec_from_file_location(fullname, file)
+
+    def __enter__(self):
+        plain_names = [*self.modules, *self.files]
+        self.saved = {plain: sys.modules.pop(plain) for plain in plain_names if plain in sys.modules}
+        sys.modules.update(self.modules)
+        sys.meta_path.insert(0, self)
+        return self
+
+    def __exit__(self, *exc):
+        sys.meta_path.remove(self)
+        for plain in self.modules:
+            sys.modules.pop(plain, None)
+        for plain in self.files:
+            loaded = sys.modules.pop(plain, None)
+            if loaded is not None:
+                sys.modules[f"{self.owner}__{plain}"] = loaded
+        sys.modules.update(self.saved)
+        return False
