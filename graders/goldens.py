@@ -40,7 +40,9 @@ def module09_summary() -> dict:
     history entry: its rollouts do not depend on the loss, so its ratio and clip
     statistics fingerprint the loss function itself.
     """
-    training = load_module(SOLUTIONS_DIR / "module_09" / "module_9_training.py", "_golden_module_9_training")
+    folder = SOLUTIONS_DIR / "module_09"
+    training = load_module(folder / "module_9_training.py", "_golden_module_9_training",
+                           given={name: folder / f"{name}.py" for name in ("arithmetic_toy", "grpo_toy")})
     result = training.run_toy_grpo_experiment(profile="smoke", seed=9, loss_type="dapo")
     keys = ("before_train", "after_train", "before_heldout", "after_heldout")
     return _jsonable({**{key: result[key] for key in keys}, "first_update": result["history"][0]})
@@ -48,7 +50,9 @@ def module09_summary() -> dict:
 
 def module08_summary() -> dict:
     """Smoke-profile metrics of the reference toy DPO experiment (seed 7)."""
-    training = load_module(SOLUTIONS_DIR / "module_08" / "module_8_training.py", "_golden_module_8_training")
+    folder = SOLUTIONS_DIR / "module_08"
+    training = load_module(folder / "module_8_training.py", "_golden_module_8_training",
+                           given={"dpo_toy": folder / "dpo_toy.py"})
     result = training.run_toy_dpo_experiment(profile="smoke", seed=7)
     keys = ("before", "after", "stress", "reference_generation_match", "policy_generation_match",
             "stress_generation_match", "teacher_forced_kl_chosen", "teacher_forced_kl_rejected")

@@ -1,11 +1,14 @@
 """Given code answers no exercise (/work/shared/DESIGN.md, "Trust model").
 
 A learner file ships everything outside its ``### BEGIN SOLUTION`` /
-``### END SOLUTION`` fences verbatim (``starter/``), so nothing there may
-compute an exercise's answer: the toy loops call the learner's own functions
-(``module_9_training.your_formulas``, ``module_8_training.supervised_warmup``'s
-``logprob_fn``) instead of carrying a formula. Two checks, over all four
-learner files at once (a module 8 helper could answer a module 9 exercise):
+``### END SOLUTION`` fences verbatim (``starter/``), and a given module
+(``grpo_toy.py``, ``arithmetic_toy.py``, ``dpo_toy.py``: the toys the training
+files import) ships whole, so nothing there may compute an exercise's answer:
+the toy loops call the learner's own functions (``grpo_toy.your_formulas``,
+``dpo_toy.supervised_warmup``'s ``logprob_fn``, the ``loss_fn`` the training
+file hands its toy) instead of carrying a formula. Two checks, over all four
+learner files and every given module at once (a module 8 helper could answer a
+module 9 exercise):
 
 - **Graded.** Every top-level function of the starter's given code is graded
   in this process (:func:`graders.engine.inline.grade_exercise`, the hidden
@@ -24,9 +27,10 @@ learner files at once (a module 8 helper could answer a module 9 exercise):
   profile) plus the best score of "return argument i unchanged"
   (``_out``/``_real``/``_float_array`` return an input, and pass@1 = p,
   B / P_info = B when P_info = 1, ...).
-- **Textual.** No statement of the given code equals a statement of a fenced
-  body (all four files; comments dropped, whitespace normalised) unless it is
-  shorter than 12 characters (``else :``, ``continue``, ``return {``).
+- **Textual.** No statement of the given code (the learner files' and the
+  given modules') equals a statement of a fenced body (all four files;
+  comments dropped, whitespace normalised) unless it is shorter than 12
+  characters (``else :``, ``continue``, ``return {``).
 
 A detector test grades the reference solutions through the same machinery: it
 must flag them. And the toy loops are checked to compute with the functions
@@ -48,10 +52,12 @@ import pytest
 from graders.build import exercises_in, find_fences, solution_files
 from graders.checks import spec_for
 from graders.engine.inline import grade_exercise
+from graders.engine.kit import DEFAULT_KIT
 from graders.loader import load_module
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 
-TORCH_FILES = ("module_8_training", "module_9_training")
+GIVEN_MODULES = DEFAULT_KIT.given_modules()  # name -> module folder: grpo_toy, arithmetic_toy, dpo_toy
+TORCH_FILES = ("module_8_training", "module_9_training", *GIVEN_MODULES)  # the given toys are PyTorch too
 POINTS_SLACK = 1e-3  # report points are rounded to 4 decimals
 MIN_STATEMENT = 12  # characters of normalised code; shorter statements are syntax (``else :``, ``continue``)
 
@@ -78,17 +84,28 @@ def _starter_path(solution):
     return STARTER_DIR / solution.parent.name / solution.name
 
 
+def given_module_paths(root=STARTER_DIR) -> list:
+    """The given modules' files under ``root`` (starter or solutions)."""
+    return [root / folder / f"{name}.py" for name, folder in GIVEN_MODULES.items()]
+
+
+def load_with_given(path, name: str):
+    """The file at ``path`` loaded with fresh copies of the given modules of its folder."""
+    given = {other.stem: other for other in given_module_paths(path.parent.parent) if other.parent == path.parent}
+    return load_module(path, name, given=given)
+
+
 @functools.lru_cache(maxsize=None)
 def given_functions() -> tuple[tuple[str, str, object], ...]:
-    """(file stem, function name, function) for every top-level given function of the starter files."""
+    """(file stem, function name, function) for every top-level given function of the starter files
+    and of the given modules."""
     exercise_names = {exercise.split(".", 1)[1] for exercise in EXERCISES}
     found = []
-    for solution in solution_files():
-        path = _starter_path(solution)
-        module = load_module(path, f"_given_code_{solution.stem}")
+    for path in [_starter_path(solution) for solution in solution_files()] + given_module_paths():
+        module = load_with_given(path, f"_given_code_{path.stem}")
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.FunctionDef) and not _is_stub(node) and node.name not in exercise_names:
-                found.append((solution.stem, node.name, getattr(module, node.name)))
+                found.append((path.stem, node.name, getattr(module, node.name)))
     return tuple(found)
 
 
@@ -209,8 +226,10 @@ def excess(exercise: str, fn, torch_io: bool = False) -> str | None:
 
 def test_given_functions_are_collected_and_stubs_are_not():
     names = {(stem, name) for stem, name, _ in given_functions()}
-    for expected in [("module_9_training", "group_advantages"), ("module_9_training", "evaluate_policy"),
-                     ("module_9_training", "your_formulas"), ("module_8_training", "supervised_warmup"),
+    for expected in [("grpo_toy", "group_advantages"), ("grpo_toy", "evaluate_policy"),
+                     ("grpo_toy", "your_formulas"), ("dpo_toy", "supervised_warmup"),
+                     ("arithmetic_toy", "teacher_forced"), ("module_9_training", "run_toy_grpo_experiment"),
+                     ("module_9_training", "_check_loss_inputs"), ("module_8_training", "run_toy_dpo_experiment"),
                      ("module_9_reference", "_float_array"), ("module_8_reference", "_out")]:
         assert expected in names
     for not_given in [("module_9_reference", "_last_box"), ("module_9_reference", "group_relative_advantages"),
@@ -264,9 +283,9 @@ def test_the_toy_grpo_loop_computes_with_the_formulas_it_is_handed():
 
     import torch
 
-    training = load_module(SOLUTIONS_DIR / "module_09" / "module_9_training.py", "_given_code_m9_training")
+    training = load_with_given(SOLUTIONS_DIR / "module_09" / "module_9_training.py", "_given_code_m9_training")
     reference = load_module(SOLUTIONS_DIR / "module_09" / "module_9_reference.py", "_given_code_m9_formulas")
-    calls = dict.fromkeys(training.FORMULAS, 0)
+    calls = dict.fromkeys(training.grpo_toy.FORMULAS, 0)
 
     def spy(name):
         def call(*args, **kwargs):
@@ -274,15 +293,15 @@ def test_the_toy_grpo_loop_computes_with_the_formulas_it_is_handed():
             return getattr(reference, name)(*args, **kwargs)
         return call
 
-    config = replace(training.profile_config("smoke"), updates=2, warmup_steps=20, eval_samples=4,
+    config = replace(training.grpo_toy.profile_config("smoke"), updates=2, warmup_steps=20, eval_samples=4,
                      num_heldout_prompts=1)
     spied = training.run_toy_grpo_experiment(config, formulas=SimpleNamespace(**{n: spy(n) for n in calls}))
     assert all(count > 0 for count in calls.values()), calls
-    # by default: module_9_reference.py of the training file's own folder (here: the reference solution)
+    # by default: module_9_reference.py of the given loop's own folder (here: the reference solution)
     default = training.run_toy_grpo_experiment(config)
     assert spied["history"] == default["history"] and spied["after_train"] == default["after_train"]
     # the public starter's loop calls the starter's module_9_reference, whose formulas are stubs
-    starter = load_module(STARTER_DIR / "module_09" / "module_9_training.py", "_given_code_m9_starter")
+    starter = load_with_given(STARTER_DIR / "module_09" / "grpo_toy.py", "_given_code_m9_starter")
     with pytest.raises(NotImplementedError, match="module_9_reference"):
         starter.group_advantages(torch.zeros((1, 2), dtype=torch.float64), scale=True)
 
@@ -290,14 +309,14 @@ def test_the_toy_grpo_loop_computes_with_the_formulas_it_is_handed():
 def test_the_toy_dpo_warmup_scores_tokens_with_the_logprob_function_it_is_handed():
     from dataclasses import replace
 
-    training = load_module(SOLUTIONS_DIR / "module_08" / "module_8_training.py", "_given_code_m8_training")
+    training = load_with_given(SOLUTIONS_DIR / "module_08" / "module_8_training.py", "_given_code_m8_training")
     calls = []
 
     def spy(logits, input_ids, mask):
         calls.append(logits.requires_grad)
         return training.sequence_logprobs(logits, input_ids, mask)
 
-    config = replace(training.PROFILES["smoke"], sft_steps=5, steps=1, stress_steps=1)
+    config = replace(training.dpo_toy.PROFILES["smoke"], sft_steps=5, steps=1, stress_steps=1)
     training.run_toy_dpo_experiment(config, logprob_fn=spy)
     assert calls[:5] == [True] * 5  # the five warm-up steps, with gradient
 
@@ -305,7 +324,7 @@ def test_the_toy_dpo_warmup_scores_tokens_with_the_logprob_function_it_is_handed
 def test_grading_the_toy_grpo_step_never_calls_the_learners_module_9_reference():
     # the harness hands the starter's loop its own formulas: the starter's module_9_reference (stubs) is never
     # consulted, so the reference grpo_loss passes, toy experiment included
-    reference = load_module(SOLUTIONS_DIR / "module_09" / "module_9_training.py", "_given_code_m9_graded")
+    reference = load_with_given(SOLUTIONS_DIR / "module_09" / "module_9_training.py", "_given_code_m9_graded")
     entry = _grade("module_9_training.grpo_loss", reference.grpo_loss)
     assert entry["status"] == "passed", entry["feedback"]
 
@@ -348,8 +367,7 @@ def test_no_given_statement_copies_a_fenced_one():
     fenced = fenced_statements()
     assert len(fenced) > 200  # every fenced body of the four files
     copies = []
-    for solution in solution_files():
-        path = _starter_path(solution)
+    for path in [_starter_path(solution) for solution in solution_files()] + given_module_paths():
         for line, code in statements(path.read_text(encoding="utf-8")):
             if len(code) >= MIN_STATEMENT and code in fenced and not code.startswith("raise NotImplementedError"):
                 copies.append(f"{path.relative_to(STARTER_DIR)}:{line} repeats {fenced[code]}: {code}")

@@ -1,9 +1,11 @@
-"""The kit's own tests of solutions/module_08/module_8_training.py and of the Module 8 notebook.
+"""The kit's own tests of solutions/module_08/module_8_training.py, its given dpo_toy.py and the notebook.
 
 Data and masks, parity of the two exercises with a loop and with the NumPy
 reference, the experiment's contract, pinned smoke numbers (identical at 1 and
 2 torch threads), wrong implementations that measurably change the outcome,
-the whole seed notebook run headless, and the public learner tests.
+the exercise file apart from the toy (short; the seed's names still importable
+from it; your functions by default), the whole seed notebook run headless, and
+the public learner tests.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from graders.build import exercises_in
+from graders.fences import exercises_in
 from graders.goldens import load_golden
 from graders.loader import load_module
 from graders.paths import REPO_ROOT, SEEDS_DIR, SOLUTIONS_DIR
@@ -28,27 +30,60 @@ from graders.walkthrough import run_seed_subprocess
 
 
 SOLUTION_PATH = SOLUTIONS_DIR / "module_08" / "module_8_training.py"
-t8 = load_module(SOLUTION_PATH, "_kit_tests_module_8_training")
+TOY_PATH = SOLUTIONS_DIR / "module_08" / "dpo_toy.py"
+toy = load_module(TOY_PATH, "_kit_tests_dpo_toy")  # the given toy, and the exercise file that imports it
+t8 = load_module(SOLUTION_PATH, "_kit_tests_module_8_training", given={"dpo_toy": toy})
 r8 = load_module(SOLUTIONS_DIR / "module_08" / "module_8_reference.py", "_kit_tests_module_8_reference_parity")
 # A reduced budget (about a quarter of a second) for the tests that run the experiment several times.
-REDUCED = t8.ToyDPOConfig(sft_steps=80, steps=20, stress_steps=5)
+REDUCED = toy.ToyDPOConfig(sft_steps=80, steps=20, stress_steps=5)
 SPEC_KEYS = {"before", "after", "stress", "reference_generation_match", "policy_generation_match",
              "stress_generation_match", "history", "stress_history", "teacher_forced_kl_chosen",
              "teacher_forced_kl_rejected", "stress_generations"}
 METRICS = {"loss", "pair_accuracy", "mean_margin", "mean_chosen_logp", "mean_rejected_logp"}
 
 
-def test_training_file_is_standalone():
-    tree = ast.parse(SOLUTION_PATH.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("path", [SOLUTION_PATH, TOY_PATH], ids=lambda path: path.stem)
+def test_training_files_are_standalone(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported <= {"__future__", "copy", "dataclasses", "torch"}, imported
+    assert imported <= {"__future__", "copy", "dataclasses", "torch", "dpo_toy"}, imported
 
 
 def test_exercises_and_the_given_code_banner():
     assert exercises_in(SOLUTION_PATH) == ["module_8_training.sequence_logprobs", "module_8_training.dpo_loss"]
-    assert "Given code below" in SOLUTION_PATH.read_text(encoding="utf-8")
+    assert "Given (you need not change it)" in SOLUTION_PATH.read_text(encoding="utf-8")
+    given = TOY_PATH.read_text(encoding="utf-8")
+    assert "### BEGIN SOLUTION" not in given and "You need not change anything in this file." in given
+
+
+def test_the_exercise_file_is_short_and_the_seed_still_finds_its_names():
+    # STYLE 5 and 15: the exercises apart from the toy; the course notebook imports these from the exercise file
+    source = SOLUTION_PATH.read_text(encoding="utf-8")
+    assert len(source.splitlines()) <= 120
+    assert [node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)] == [
+        "sequence_logprobs", "dpo_loss", "run_toy_dpo_experiment"]
+    seed = (SEEDS_DIR / "module_08_seed.txt").read_text(encoding="utf-8")
+    block = seed[seed.index("from module_8_training import ("):]
+    names = [name.strip() for name in block[block.index("(") + 1:block.index(")")].split(",") if name.strip()]
+    assert names and all(hasattr(t8, name) for name in names), names
+
+
+def test_the_experiment_defaults_to_the_files_own_functions():
+    with pytest.raises(TypeError, match="loss_fn"):  # the given toy has no DPO of its own
+        toy.run_toy_dpo_experiment(REDUCED, seed=7)
+    spied = []
+
+    def logps(*args):
+        spied.append("logps")
+        return t8.sequence_logprobs(*args)
+
+    config = toy.ToyDPOConfig(sft_steps=2, steps=1, stress_steps=1)
+    assert t8.run_toy_dpo_experiment(config) == toy.run_toy_dpo_experiment(
+        config, loss_fn=t8.dpo_loss, logprob_fn=t8.sequence_logprobs)
+    t8.run_toy_dpo_experiment(config, logprob_fn=logps)
+    assert spied
 
 
 # --- data -------------------------------------------------------------------------------------
@@ -66,7 +101,7 @@ def test_templates_and_vocabulary():
     with pytest.raises(KeyError, match="purple"):
         vocab.encode(["the", "purple"])
     with pytest.raises(ValueError, match="reserved"):
-        t8.build_vocabulary([t8.PreferenceExample(("a",), ("<eos>",), ("b",))])
+        t8.build_vocabulary([toy.PreferenceExample(("a",), ("<eos>",), ("b",))])
 
 
 def test_pair_batch_masks_select_exactly_the_response_and_eos():

@@ -1,4 +1,4 @@
-"""Module 9's toy GRPO loop (solutions/module_09/module_9_training.py).
+"""Module 9's toy GRPO step and loop (solutions/module_09: module_9_training.py, grpo_toy.py, arithmetic_toy.py).
 
 - the whole seed notebook runs headless against solutions/module_09;
 - a golden file pins the smoke run (seed 9, DAPO) and holds under 1 and 2 torch threads;
@@ -6,7 +6,10 @@
 - grpo_loss: gradient = minus module_9_reference's token weights, clipping, masking, errors;
 - a grpo_loss with the sign flipped, without the mask, or with DAPO normalised per
   response gives a measurably worse or different run in the same seed;
-- rollouts, verifier, grammar, prompts and config keep their contracts.
+- rollouts, verifier, grammar, prompts and config keep their contracts;
+- the exercise file holds grpo_loss, its validation and a thin run_toy_grpo_experiment
+  (your loss by default); the task and the loop are given modules; every name the
+  seed imports from the exercise file is still there.
 """
 
 from __future__ import annotations
@@ -28,9 +31,13 @@ from graders.loader import load_module
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
 from graders.walkthrough import run_seed_subprocess
 
-TRAINING_PATH = SOLUTIONS_DIR / "module_09" / "module_9_training.py"
-m9t = load_module(TRAINING_PATH, "_kit_m9_training")
-m9r = load_module(SOLUTIONS_DIR / "module_09" / "module_9_reference.py", "_kit_m9_reference_for_training")
+MODULE_DIR = SOLUTIONS_DIR / "module_09"
+TRAINING_PATH = MODULE_DIR / "module_9_training.py"
+# the given modules first, then the exercise file that imports them (one copy of each, shared)
+task = load_module(MODULE_DIR / "arithmetic_toy.py", "_kit_m9_arithmetic_toy")
+toy = load_module(MODULE_DIR / "grpo_toy.py", "_kit_m9_grpo_toy", given={"arithmetic_toy": task})
+m9t = load_module(TRAINING_PATH, "_kit_m9_training", given={"arithmetic_toy": task, "grpo_toy": toy})
+m9r = load_module(MODULE_DIR / "module_9_reference.py", "_kit_m9_reference_for_training")
 
 METRIC_KEYS = ("accuracy", "mean_reward", "mean_length", "entropy", "teacher_forced_kl", "pass_at_4")
 HISTORY_KEYS = ("update", "eval_accuracy", "eval_entropy", "informative_fraction", "ratio_min", "ratio_mean",
@@ -135,21 +142,21 @@ def test_experiment_returns_the_contracted_keys(smoke):
         assert set(METRIC_KEYS) <= set(smoke[split]), split
         assert all(isinstance(v, float) and math.isfinite(v) for v in smoke[split].values())
     config = smoke["config"]
-    assert isinstance(config, m9t.GRPOConfig) and config.loss_type == "dapo" and config.seed == 9
+    assert isinstance(config, toy.GRPOConfig) and config.loss_type == "dapo" and config.seed == 9
     assert len(smoke["history"]) == config.updates
     assert [h["update"] for h in smoke["history"]] == list(range(1, config.updates + 1))
     assert all(set(HISTORY_KEYS) <= set(h) for h in smoke["history"])
     ids = [p.prompt_id for p in smoke["prompts"]]
     assert len(ids) <= 24 and set(smoke["before_train_by_prompt"]) == set(smoke["after_train_by_prompt"]) == set(ids)
-    assert isinstance(smoke["policy"], torch.nn.Module) and isinstance(smoke["vocab"], m9t.Vocab)
+    assert isinstance(smoke["policy"], torch.nn.Module) and isinstance(smoke["vocab"], task.Vocab)
     assert smoke["history"][-1]["eval_accuracy"] == smoke["after_train"]["accuracy"]
 
 
 def test_full_profile_is_larger_than_smoke():
-    smoke_config, full_config = m9t.profile_config("smoke"), m9t.profile_config("full")
+    smoke_config, full_config = toy.profile_config("smoke"), toy.profile_config("full")
     assert full_config.updates > smoke_config.updates and full_config.eval_samples >= smoke_config.eval_samples
     with pytest.raises(ValueError, match="profile"):
-        m9t.profile_config("huge")
+        toy.profile_config("huge")
 
 
 # ----------------------------------------------------------------------------- misconceptions: outcomes
@@ -191,14 +198,14 @@ def test_loss_fn_is_plugged_in_with_the_config_keywords():
         assert new.requires_grad and not old.requires_grad and new.shape == old.shape == mask.shape
         return m9t.grpo_loss(new, old, advantages, mask, **kwargs)
 
-    config = replace(m9t.profile_config("smoke"), updates=2, update_epochs=3, warmup_steps=30, eval_samples=4)
+    config = replace(toy.profile_config("smoke"), updates=2, update_epochs=3, warmup_steps=30, eval_samples=4)
     run = m9t.run_toy_grpo_experiment(profile=config, loss_fn=spy)
     assert len(calls) == 3 * sum(h["informative_fraction"] > 0 for h in run["history"]) > 0
     assert calls[0] == {"loss_type": "dapo", "eps_low": 0.2, "eps_high": 0.28, "max_length": config.max_new_tokens}
 
 
 def test_progress_bar(capsys):
-    config = replace(m9t.profile_config("smoke"), updates=2, warmup_steps=5, eval_samples=4)
+    config = replace(toy.profile_config("smoke"), updates=2, warmup_steps=5, eval_samples=4)
     m9t.run_toy_grpo_experiment(profile=config, progress=True)
     assert "toy GRPO" in capsys.readouterr().err
 
@@ -278,7 +285,7 @@ def test_seed_reduction_table_through_grpo_loss():
     expected = {"grpo": [0.2357, -0.4714, 0.2357], "dr_grpo": [0.0278, -0.1389, 0.1111],
                 "dapo": [0.0943, -0.4714, 0.3771]}
     for loss_type, contributions in expected.items():
-        advantages = m9t.group_advantages(torch.tensor(rewards), scale=loss_type != "dr_grpo")
+        advantages = toy.group_advantages(torch.tensor(rewards), scale=loss_type != "dr_grpo")
         _, grad = _grad(logprobs, logprobs, advantages, mask, loss_type=loss_type, eps_low=0.2, eps_high=0.2,
                         max_length=8)
         np.testing.assert_allclose(-grad.sum(dim=1).numpy(), contributions, atol=5e-5)
@@ -287,7 +294,7 @@ def test_seed_reduction_table_through_grpo_loss():
 def test_group_advantages_match_the_reference():
     rewards = np.array([[1.0, 0.0, 0.0, 1.0], [0.3, 0.3, 0.3, 0.3], [2.0, -1.0, 0.5, 0.0]])
     for scale in (True, False):
-        ours = m9t.group_advantages(torch.tensor(rewards), scale=scale).numpy()
+        ours = toy.group_advantages(torch.tensor(rewards), scale=scale).numpy()
         np.testing.assert_allclose(ours, m9r.group_relative_advantages(rewards, scale=scale), rtol=1e-12, atol=1e-15)
 
 
@@ -352,16 +359,17 @@ def test_grpo_loss_invalid_arguments_are_named(change, match):
 # ----------------------------------------------------------------------------- rollouts
 @pytest.fixture(scope="module")
 def policy_and_prompts():
-    config = replace(m9t.profile_config("smoke"), warmup_steps=60)
-    vocab = m9t.Vocab()
-    train, heldout = m9t.arithmetic_prompts(config.num_train_prompts, config.num_heldout_prompts, seed=config.seed)
+    config = replace(toy.profile_config("smoke"), warmup_steps=60)
+    vocab = task.Vocab()
+    train, heldout = task.arithmetic_prompts(config.num_train_prompts, config.num_heldout_prompts, seed=config.seed)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny tensors: one thread is fastest on a shared machine
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)
-            policy = m9t.GRUPolicy(len(vocab), config.embed_dim, config.hidden_dim)
-        m9t.supervised_warmup(policy, vocab, m9t._warmup_pool(heldout, m9t.MAX_OPERAND), config, torch.Generator().manual_seed(0))
+            policy = task.GRUPolicy(len(vocab), config.embed_dim, config.hidden_dim)
+        pool = task.warmup_pool(heldout, task.MAX_OPERAND)
+        toy.supervised_warmup(policy, vocab, pool, config, torch.Generator().manual_seed(0))
     finally:
         torch.set_num_threads(threads)
     return policy, vocab, train
@@ -369,25 +377,25 @@ def policy_and_prompts():
 
 def test_collect_rollouts_stores_behaviour_logprobs_with_mask_and_temperature(policy_and_prompts):
     policy, vocab, train = policy_and_prompts
-    config = m9t.GRPOConfig(group_size=4, prompt_batch=6, temperature=0.7)
-    groups, discarded = m9t.collect_rollouts(policy, vocab, train, config, generator=torch.Generator().manual_seed(1),
+    config = toy.GRPOConfig(group_size=4, prompt_batch=6, temperature=0.7)
+    groups, discarded = task.collect_rollouts(policy, vocab, train, config, generator=torch.Generator().manual_seed(1),
                                              generator_version="v7")
     assert discarded == 0.0 and len(groups) == 6 and all(len(g) == 4 for g in groups)
     rows = [row for g in groups for row in g]
     lookup = {p.prompt_id: p for p in train}
     prompts = [lookup[r.prompt_id] for r in rows]
-    behaviour, _, mask = m9t.teacher_forced(policy, vocab, prompts, [r.response_tokens for r in rows], 0.7)
-    plain, _, _ = m9t.teacher_forced(policy, vocab, prompts, [r.response_tokens for r in rows], 1.0)
+    behaviour, _, mask = task.teacher_forced(policy, vocab, prompts, [r.response_tokens for r in rows], 0.7)
+    plain, _, _ = task.teacher_forced(policy, vocab, prompts, [r.response_tokens for r in rows], 1.0)
     for i, row in enumerate(rows):
         n = len(row.response_tokens)
-        assert row.generator_version == "v7" and row.verifier_version == m9t.VERIFIER_VERSION
+        assert row.generator_version == "v7" and row.verifier_version == task.VERIFIER_VERSION
         assert len(row.old_logprobs) == n and int(mask[i].sum()) == n
         np.testing.assert_allclose(row.old_logprobs, behaviour[i, :n].tolist(), rtol=0, atol=1e-12)
-        assert row.terminated == (row.response_tokens[-1] == m9t.EOS)
-        verdict = m9t.verify_arithmetic(row.response_tokens, lookup[row.prompt_id])
+        assert row.terminated == (row.response_tokens[-1] == task.EOS)
+        verdict = task.verify_arithmetic(row.response_tokens, lookup[row.prompt_id])
         assert (row.reward, row.accuracy, row.verifier_status) == (verdict.reward, verdict.correctness, verdict.status)
         for t, token in enumerate(row.response_tokens):
-            assert token in m9t.allowed_next_tokens(tuple(row.response_tokens[:t]))
+            assert token in task.allowed_next_tokens(tuple(row.response_tokens[:t]))
     assert not torch.allclose(behaviour * mask, plain * mask), "temperature must be part of the behaviour distribution"
     with pytest.raises(dataclasses.FrozenInstanceError):
         rows[0].reward = 2.0
@@ -395,14 +403,14 @@ def test_collect_rollouts_stores_behaviour_logprobs_with_mask_and_temperature(po
 
 def test_collect_rollouts_is_deterministic_and_dynamic_sampling_drops_all_equal_groups(policy_and_prompts):
     policy, vocab, train = policy_and_prompts
-    plain = m9t.GRPOConfig(group_size=4, prompt_batch=16, dynamic_sampling=False)
+    plain = toy.GRPOConfig(group_size=4, prompt_batch=16, dynamic_sampling=False)
     dynamic = replace(plain, dynamic_sampling=True)
-    first, _ = m9t.collect_rollouts(policy, vocab, train, plain, generator=torch.Generator().manual_seed(5),
+    first, _ = task.collect_rollouts(policy, vocab, train, plain, generator=torch.Generator().manual_seed(5),
                                     generator_version="a")
-    again, _ = m9t.collect_rollouts(policy, vocab, train, plain, generator=torch.Generator().manual_seed(5),
+    again, _ = task.collect_rollouts(policy, vocab, train, plain, generator=torch.Generator().manual_seed(5),
                                     generator_version="a")
     assert first == again
-    kept, discarded = m9t.collect_rollouts(policy, vocab, train, dynamic, generator=torch.Generator().manual_seed(5),
+    kept, discarded = task.collect_rollouts(policy, vocab, train, dynamic, generator=torch.Generator().manual_seed(5),
                                            generator_version="a")
     informative = [g for g in first if len({r.reward for r in g}) > 1]
     assert kept == informative and 0 < len(informative) < 16
@@ -421,41 +429,41 @@ def test_collect_rollouts_is_deterministic_and_dynamic_sampling_drops_all_equal_
     ("", (0, 0, "truncated", 0.0, "truncated")),
 ])
 def test_verify_arithmetic_components(response, expected):
-    prompt = m9t.ArithmeticPrompt("3+4+5", (3, 4, 5))
-    verdict = m9t.verify_arithmetic(response.split(), prompt)
+    prompt = task.ArithmeticPrompt("3+4+5", (3, 4, 5))
+    verdict = task.verify_arithmetic(response.split(), prompt)
     assert (verdict.correctness, verdict.intermediate_consistent, verdict.format_status, verdict.reward,
             verdict.status) == expected
-    assert verdict.version == m9t.VERIFIER_VERSION
+    assert verdict.version == task.VERIFIER_VERSION
 
 
 def test_grammar_number_separator_number_eos():
-    digits = set(m9t.DIGITS)
-    assert set(m9t.allowed_next_tokens(())) == digits
-    assert set(m9t.allowed_next_tokens(("1",))) == digits | {";"}
-    assert m9t.allowed_next_tokens(("0",)) == (";",)  # no leading zeros
-    assert m9t.allowed_next_tokens(("1", "2", "3")) == (";",)  # at most three digits
-    assert set(m9t.allowed_next_tokens(("7", ";", "1"))) == digits | {"<eos>"}
-    assert m9t.allowed_next_tokens(("7", ";", "1", "<eos>")) == ()
-    prompt = m9t.ArithmeticPrompt("9+9+9", (9, 9, 9))
+    digits = set(task.DIGITS)
+    assert set(task.allowed_next_tokens(())) == digits
+    assert set(task.allowed_next_tokens(("1",))) == digits | {";"}
+    assert task.allowed_next_tokens(("0",)) == (";",)  # no leading zeros
+    assert task.allowed_next_tokens(("1", "2", "3")) == (";",)  # at most three digits
+    assert set(task.allowed_next_tokens(("7", ";", "1"))) == digits | {"<eos>"}
+    assert task.allowed_next_tokens(("7", ";", "1", "<eos>")) == ()
+    prompt = task.ArithmeticPrompt("9+9+9", (9, 9, 9))
     assert prompt.target_tokens == ("1", "8", ";", "2", "7", "<eos>") and prompt.text == "9 + 9 + 9 ="
 
 
 def test_arithmetic_prompts_are_stable_and_held_out_is_never_trained_on():
-    train, heldout = m9t.arithmetic_prompts(16, 32, seed=9)
-    again, _ = m9t.arithmetic_prompts(16, 32, seed=9)
+    train, heldout = task.arithmetic_prompts(16, 32, seed=9)
+    again, _ = task.arithmetic_prompts(16, 32, seed=9)
     assert train == again and len(train) == 16 and len(heldout) == 32
     assert all(p.prompt_id == "+".join(map(str, p.operands)) for p in train + heldout)
     assert not {p.operands for p in train} & {p.operands for p in heldout}
-    pool = {p.operands for p in m9t._warmup_pool(heldout, m9t.MAX_OPERAND)}
+    pool = {p.operands for p in task.warmup_pool(heldout, task.MAX_OPERAND)}
     assert not pool & {p.operands for p in heldout} and {p.operands for p in train} <= pool
     with pytest.raises(ValueError, match="num_train"):
-        m9t.arithmetic_prompts(0, 5)
+        task.arithmetic_prompts(0, 5)
     with pytest.raises(ValueError, match="max_operand"):
-        m9t.arithmetic_prompts(4, 4, max_operand=12)
+        task.arithmetic_prompts(4, 4, max_operand=12)
 
 
 def test_grpo_config_is_frozen_json_serialisable_and_validated():
-    config = m9t.GRPOConfig(group_size=4, prompt_batch=2, updates=1, update_epochs=1, loss_type="dapo")
+    config = toy.GRPOConfig(group_size=4, prompt_batch=2, updates=1, update_epochs=1, loss_type="dapo")
     assert json.loads(json.dumps(asdict(config))) == asdict(config)
     assert config.rollouts_per_batch == 8
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -463,15 +471,66 @@ def test_grpo_config_is_frozen_json_serialisable_and_validated():
     for bad, match in [(dict(loss_type="ppo"), "loss_type"), (dict(group_size=1), "group_size"),
                        (dict(updates=0), "updates"), (dict(eps_low=1.0), "eps_low")]:
         with pytest.raises(ValueError, match=match):
-            m9t.GRPOConfig(**bad)
-    assert m9t.profile_config("smoke", loss_type="dr_grpo").scale_rewards is False
+            toy.GRPOConfig(**bad)
+    assert toy.profile_config("smoke", loss_type="dr_grpo").scale_rewards is False
 
 
-def test_training_file_is_standalone():
-    # the standard library, numpy, torch, tqdm, and the learner's own module_9_reference (the loop computes
-    # with its functions, see your_formulas); never the kit
-    tree = ast.parse(TRAINING_PATH.read_text(encoding="utf-8"))
-    roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    roots |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-    assert roots <= {"__future__", "copy", "math", "dataclasses", "functools", "importlib", "pathlib", "sys",
-                     "numpy", "torch", "tqdm", "module_9_reference"}, roots
+GIVEN_MODULES = ("arithmetic_toy", "grpo_toy")
+
+
+def _imported_roots(path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+             for alias in node.names}
+    return roots | {node.module.split(".")[0] for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module}
+
+
+@pytest.mark.parametrize("path", [TRAINING_PATH] + [MODULE_DIR / f"{name}.py" for name in GIVEN_MODULES],
+                         ids=lambda path: path.stem)
+def test_training_files_are_standalone(path):
+    # the standard library, numpy, torch, tqdm, the given modules next to them, and the learner's own
+    # module_9_reference (the loop computes with its functions, see your_formulas); never the kit
+    assert _imported_roots(path) <= {"__future__", "copy", "math", "dataclasses", "functools", "importlib", "pathlib",
+                                     "sys", "typing", "numpy", "torch", "tqdm", "module_9_reference",
+                                     *GIVEN_MODULES}, path.name
+
+
+def test_the_exercise_file_holds_the_exercise_and_the_toy_lives_in_given_modules():
+    # STYLE 5 and 15: the file a learner edits is short; the task, the policy and the loop are given modules
+    source = TRAINING_PATH.read_text(encoding="utf-8")
+    assert len(source.splitlines()) <= 150
+    tree = ast.parse(source)
+    defined = [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+    assert defined == ["_check_loss_inputs", "grpo_loss", "run_toy_grpo_experiment"]
+    for name in GIVEN_MODULES:
+        given = (MODULE_DIR / f"{name}.py").read_text(encoding="utf-8")
+        assert "### BEGIN SOLUTION" not in given and "GIVEN CODE -- you need not change anything in this file." in given
+        assert len(given.splitlines()) <= 340, name
+
+
+def test_every_name_the_seed_imports_from_the_training_file_is_there():
+    # the course notebook runs unchanged: `from module_9_training import (...)` still finds every name
+    seed = (REPO_ROOT / "graders" / "seeds" / "module_09_seed.txt").read_text(encoding="utf-8")
+    block = seed[seed.index("from module_9_training import ("):]
+    names = [name.strip() for name in block[block.index("(") + 1:block.index(")")].split(",") if name.strip()]
+    assert names and all(hasattr(m9t, name) for name in names), names
+
+
+def test_the_experiment_defaults_to_the_files_own_grpo_loss_and_forwards_everything():
+    calls = []
+
+    def fake(profile, seed, loss_type, *, loss_fn, progress, formulas):
+        calls.append((profile, seed, loss_type, loss_fn, progress, formulas))
+        return {}
+
+    original = toy.run_toy_grpo_experiment
+    toy.run_toy_grpo_experiment = fake
+    try:
+        m9t.run_toy_grpo_experiment("full", 3, "grpo", progress=True, formulas="f")
+        m9t.run_toy_grpo_experiment(loss_fn=_flipped)
+    finally:
+        toy.run_toy_grpo_experiment = original
+    assert calls == [("full", 3, "grpo", m9t.grpo_loss, True, "f"), ("smoke", 9, "dapo", _flipped, False, None)]
+    with pytest.raises(TypeError, match="loss_fn"):  # the given loop has no loss of its own
+        toy.run_toy_grpo_experiment(toy.profile_config("smoke"))

@@ -70,19 +70,21 @@ Call modes (``call=``)
   TOP-LEVEL function of the checks module, self-contained (imports inside its
   body), with signature ``function(fn, learner, starter, *args, **kwargs)``:
   ``fn`` is the function under test, ``learner`` its module (to reach the
-  learner's other exercise functions), ``starter(stem)`` returns the PUBLIC
-  starter module of a file stem (its given code is the solution's). It runs
+  learner's other exercise functions), ``starter(name)`` returns the PUBLIC
+  starter's given module ``name`` (``"dpo_toy"``; declare it in
+  ``Harness(given=...)``), loaded for the harness before any learner code
+  runs -- never the copy the learner's file imported. It runs
   in the worker with the learner's ``fn`` and in the grader with the
   reference's -- the engine ships its source text to the worker, which never
   imports this package. Return a dict of metrics; use ``compare`` for bands::
 
       def run_dpo(fn, learner, starter, profile):
-          training = starter("module_8_training")
-          out = training.run_toy_dpo_experiment(profile, loss_fn=fn,
-                                                logprob_fn=learner.sequence_logprobs)
+          toy = starter("dpo_toy")
+          out = toy.run_toy_dpo_experiment(profile, loss_fn=fn,
+                                           logprob_fn=learner.sequence_logprobs)
           return {"after_accuracy": out["after"]["pair_accuracy"]}
 
-      @exercise("module_8_training.dpo_loss", points=3, call=Harness(run_dpo), timeout=60,
+      @exercise("module_8_training.dpo_loss", points=3, call=Harness(run_dpo, given=("dpo_toy",)), timeout=60,
                 compare=band(lambda exp, got: abs(got["after_accuracy"] - 1.0) < 1e-9,
                              "pair accuracy should reach 1.0"))
 
@@ -174,14 +176,18 @@ class Harness:
 
     ``torch=False`` declares that the harness never touches torch, so a worker
     grading only NumPy exercises need not import it (about 0.8 s per worker).
+    ``given`` names the given modules the harness asks ``starter`` for
+    (``("grpo_toy",)``): both sides load them before any learner code runs.
     """
 
     function: Callable
     torch: bool = True
+    given: tuple[str, ...] = ()
 
     def describe(self) -> dict:
         source = inspect.getsource(self.function)
-        return {"kind": "harness", "name": self.function.__name__, "source": source, "torch": self.torch}
+        return {"kind": "harness", "name": self.function.__name__, "source": source, "torch": self.torch,
+                "given": list(self.given)}
 
 
 RETURNS = Returns()

@@ -15,8 +15,10 @@ share it):
   whether the returned rewards are detached; ValueError cases for beta <= 0 and
   label_smoothing outside [0, 0.5) (the validation is inside the fence).
 - **Outcome** (``check="toy experiment"``): the PUBLIC starter's given
-  ``run_toy_dpo_experiment`` under a reduced grading configuration (about
-  0.3 s) with ONLY the exercise under test taken from the learner. The other
+  ``dpo_toy.run_toy_dpo_experiment`` (the harness's own copy of the given
+  module, loaded before any learner code) under a reduced grading
+  configuration (about 0.3 s) with ONLY the exercise under test taken from
+  the learner. The other
   exercise comes from a small correct helper written inside the harness (the
   masked cross-entropy with the causal shift, summed per sequence; the DPO
   formula of the docstring), never from the learner's file -- so a mistake in
@@ -85,9 +87,9 @@ def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradi
             return (losses.mean(), (beta * (policy_chosen - reference_chosen)).detach(),
                     (beta * (policy_rejected - reference_rejected)).detach())
 
-        training = starter("module_8_training")
-        config = replace(training.PROFILES["smoke"], sft_steps=60, steps=15, stress_steps=20)
-        out = training.run_toy_dpo_experiment(config, seed=7, loss_fn=dpo, logprob_fn=fn)
+        toy = starter("dpo_toy")
+        config = replace(toy.PROFILES["smoke"], sft_steps=60, steps=15, stress_steps=20)
+        out = toy.run_toy_dpo_experiment(config, seed=7, loss_fn=dpo, logprob_fn=fn)
         metrics = {"policy_generation_match": out["policy_generation_match"],
                    "stress_generation_match": out["stress_generation_match"]}
         for part in ("before", "after", "stress"):
@@ -125,9 +127,9 @@ def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **k
             nll = F.cross_entropy(logits[:, :-1].transpose(1, 2), input_ids[:, 1:], reduction="none")
             return -(nll * mask).sum(dim=-1)
 
-        training = starter("module_8_training")
-        config = replace(training.PROFILES["smoke"], sft_steps=60, steps=15, stress_steps=20)
-        out = training.run_toy_dpo_experiment(config, seed=7, loss_fn=fn, logprob_fn=logps)
+        toy = starter("dpo_toy")
+        config = replace(toy.PROFILES["smoke"], sft_steps=60, steps=15, stress_steps=20)
+        out = toy.run_toy_dpo_experiment(config, seed=7, loss_fn=fn, logprob_fn=logps)
         metrics = {"policy_generation_match": out["policy_generation_match"],
                    "stress_generation_match": out["stress_generation_match"]}
         for part in ("before", "after", "stress"):
@@ -182,7 +184,7 @@ def _drawn_sequence_case(seed: int) -> Case:
     return _seq_case(logits, ids, mask, rng.normal(0.0, 1.0, size=batch), dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.sequence_logprobs", points=3, call=Harness(sequence_logprobs_checks), timeout=60,
+@exercise(f"{M}.sequence_logprobs", points=3, call=Harness(sequence_logprobs_checks, given=("dpo_toy",)), timeout=60,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _sequence_logprobs():
     # --- public: the rows of starter/module_08/test_module_8_training.py
@@ -244,7 +246,7 @@ def _drawn_pair_case(seed: int) -> Case:
                      label_smoothing=smoothing, dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.dpo_loss", points=4, call=Harness(dpo_loss_checks), timeout=60,
+@exercise(f"{M}.dpo_loss", points=4, call=Harness(dpo_loss_checks, given=("dpo_toy",)), timeout=60,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _dpo_loss():
     # --- public: the rows of starter/module_08/test_module_8_training.py

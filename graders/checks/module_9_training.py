@@ -12,7 +12,11 @@ mode is per exercise, so the loss-and-gradient cases and the experiment share it
   be exactly 0), several groups, a response without active tokens, float64 and
   float32 inputs, and Hypothesis-drawn batches with a fixed seed.
 - **Outcome** (``check="toy experiment"``): the PUBLIC starter's given
-  ``run_toy_grpo_experiment`` with ONLY the learner's ``grpo_loss`` plugged in,
+  ``grpo_toy.run_toy_grpo_experiment`` (the harness's own copy of the given
+  module, loaded before any learner code, so a learner file that patches the
+  ``grpo_toy`` it imported changes nothing here; a learner file from before the
+  toy moved out, with the loop inline, is graded the same way) with ONLY the
+  learner's ``grpo_loss`` plugged in,
   under a reduced grading configuration (short warm-up, three updates, about
   0.5 s). The first update sees exactly the reference's rollouts, so its mean
   loss and ratio range fingerprint the loss; after three updates the train
@@ -51,9 +55,9 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
 
     - check="loss and gradient": ``fn(*args, **kwargs)``, d loss / d new_logprobs (args[0]) and
       whether that gradient is exactly 0 wherever the mask (args[3]) is 0;
-    - check="toy experiment": the starter's given toy GRPO experiment with ``fn`` plugged in
-      (kwargs: loss_type), under a reduced grading configuration, and with the module_9_reference
-      functions it calls taken from here, never from the learner's files.
+    - check="toy experiment": the starter's given toy GRPO experiment (``grpo_toy``) with ``fn``
+      plugged in (kwargs: loss_type), under a reduced grading configuration, and with the
+      module_9_reference functions it calls taken from here, never from the learner's files.
     """
     import torch
 
@@ -77,11 +81,11 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
             clip_activity=lambda ratios, advantages, **_: np.zeros(np.broadcast(ratios, advantages).shape, bool),
             categorical_entropy=lambda probabilities: np.zeros(np.shape(probabilities)[:-1]),
             pass_at_k_unbiased=lambda n, c, k: 0.0)
-        training = starter("module_9_training")
-        config = replace(training.profile_config("smoke", seed=9, loss_type=kwargs["loss_type"]),
+        toy = starter("grpo_toy")
+        config = replace(toy.profile_config("smoke", seed=9, loss_type=kwargs["loss_type"]),
                          updates=3, warmup_steps=60, warmup_batch=32, warmup_learning_rate=3e-2,
                          eval_samples=4, num_heldout_prompts=1)
-        out = training.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas)
+        out = toy.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas)
         first = out["history"][0]
         return {"first_update_loss": first["loss"], "first_update_ratio_min": first["ratio_min"],
                 "first_update_ratio_max": first["ratio_max"], "after_train_accuracy": out["after_train"]["accuracy"],
@@ -194,7 +198,7 @@ def _drawn_case(seed: int) -> Case:
                       max_length=None if extra < 0 else width + extra, dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.grpo_loss", points=6, call=Harness(grpo_checks), timeout=90,
+@exercise(f"{M}.grpo_loss", points=6, call=Harness(grpo_checks, given=("grpo_toy",)), timeout=90,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _grpo_loss():
     # --- public: the hand-checkable rows of starter/module_09/test_module_9_training.py

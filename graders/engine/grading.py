@@ -103,12 +103,13 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
     # CPU seconds for one worker: every exercise's wall-clock budget and the loads, twice over
     sandbox_settings.setdefault("cpu_seconds", int(2 * (sum(e["timeout"] for e in entries)
                                                         + 4 * options.load_timeout)) + 30)
-    # the given code travels inside the job: workers never open the kit's starter/ folder
-    starter_sources = {f.stem: kit.starter_path(f.stem).read_text(encoding="utf-8") for f in kit.files(options.modules)
-                       if kit.starter_path(f.stem).exists()}
+    # the given code travels inside the job (the starter's given modules, which learner files import and
+    # harnesses run): workers never open the kit's starter/ folder, nor take a given module from a submission
+    given_sources = {name: kit.starter_path(name).read_text(encoding="utf-8")
+                     for name in kit.given_modules(options.modules)}
     payload = {"stems": {str(i): entry["stem"] for i, entry in enumerate(entries)},
                "torch": [i for i, entry in enumerate(entries) if entry["torch"]],
-               "starter_sources": starter_sources, "sandbox": sandbox_settings}
+               "given_sources": given_sources, "sandbox": sandbox_settings}
     codec.write_bundle(job_dir / "job", payload, {})
     for path in (job_dir, *job_dir.iterdir()):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)

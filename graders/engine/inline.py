@@ -28,7 +28,10 @@ is available (the main thread).
 Harness call modes get ``learner`` = the namespace the function lives in (its
 ``__globals__``: in a notebook, the kernel's user namespace, so a harness that
 swaps in a trusted copy of another exercise reaches the function's real
-globals) and ``starter(stem)`` = the public starter module of that stem.
+globals) and ``starter(name)`` = the public starter's given module ``name``
+(``grpo_toy``) as the kit loads it in this process
+(:meth:`graders.engine.kit.Kit.starter_module`): never the copy the learner's
+own file imported, which its code may have changed.
 """
 
 from __future__ import annotations

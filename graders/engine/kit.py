@@ -4,6 +4,12 @@ What exists (modules, learner files, exercises) is the course registry's
 (:mod:`graders.course`); a :class:`Kit` adds the folders they are read from
 (overridable for tests and bundles) and loads reference and starter modules
 in the grading process.
+
+A **given module** is any other ``.py`` of a module folder (``grpo_toy.py``,
+no fence): given code a learner file imports by its plain name. A reference
+or starter file is loaded with fresh copies of its folder's given modules
+(:func:`graders.loader.load_module`'s ``given``), and a harness asks for a
+given module by name (``starter("grpo_toy")``).
 """
 
 from __future__ import annotations
@@ -42,7 +48,26 @@ class Kit:
         return self.solutions_dir / course.module_of(stem).folder / f"{stem}.py"
 
     def starter_path(self, stem: str) -> Path:
-        return self.starter_dir / course.module_of(stem).folder / f"{stem}.py"
+        """The starter copy of a learner file or of a given module."""
+        return self.starter_dir / self._folder(stem) / f"{stem}.py"
+
+    def given_modules(self, modules=None) -> dict[str, str]:
+        """Every given module of the selected modules: its name -> its module folder (``"module_09"``)."""
+        found: dict[str, str] = {}
+        for module in course.selected(modules):
+            for path in sorted((self.solutions_dir / module.folder).glob("*.py")):
+                if path.stem not in module.files and path.name != "__init__.py":
+                    found[path.stem] = module.folder
+        return found
+
+    def _folder(self, stem: str) -> str:
+        given = self.given_modules()
+        return given[stem] if stem in given else course.module_of(stem).folder
+
+    def _given_files(self, root: Path, stem: str) -> dict[str, Path]:
+        """The given modules next to ``stem`` under ``root`` (solutions or starter): name -> file."""
+        folder = self._folder(stem)
+        return {name: root / folder / f"{name}.py" for name, where in self.given_modules().items() if where == folder}
 
     def exercises(self, modules=None) -> list[str]:
         """Every exercise id of this kit's learner files, in course order (read from its solutions)."""
@@ -62,18 +87,20 @@ class Kit:
 
     # -- modules loaded in the grading process ---------------------------------
     def reference_module(self, stem: str) -> ModuleType:
-        """The reference solution of ``stem``, loaded once under a private name."""
-        return self._load(("reference", stem), self.solution_path(stem), f"_rl4llm_reference_{stem}")
+        """The reference solution of ``stem``, loaded once under a private name (with the solutions' given modules)."""
+        return self._load(("reference", stem), self.solution_path(stem), f"_rl4llm_reference_{stem}",
+                          self._given_files(self.solutions_dir, stem))
 
     def starter_module(self, stem: str) -> ModuleType:
-        """The public starter of ``stem`` loaded in the grader (harness given code)."""
-        return self._load(("starter", stem), self.starter_path(stem), f"_rl4llm_grader_starter_{stem}")
+        """The public starter of a learner file or a given module, loaded in the grader (a harness's given code)."""
+        return self._load(("starter", stem), self.starter_path(stem), f"_rl4llm_grader_starter_{stem}",
+                          self._given_files(self.starter_dir, stem))
 
-    def _load(self, key, path: Path, name: str) -> ModuleType:
+    def _load(self, key, path: Path, name: str, given: dict[str, Path]) -> ModuleType:
         lock = self._cache.setdefault("lock", threading.RLock())
         with lock:
             if key not in self._cache:
-                self._cache[key] = load_module(path, name)
+                self._cache[key] = load_module(path, name, given=given)
             return self._cache[key]
 
 

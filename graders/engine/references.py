@@ -74,9 +74,9 @@ class ReferenceBook:
         for exercise in exercises:
             if exercise.spec is None:
                 continue
-            self.kit.reference_module(exercise.stem)
-            if self.kit.starter_path(exercise.stem).exists():
-                self.kit.starter_module(exercise.stem)
+            self.kit.reference_module(exercise.stem)  # with the solutions' given modules
+            for name in exercise.spec.call.describe().get("given", ()):  # a harness's given code (the starter's)
+                self.kit.starter_module(name)
             self.misconceptions(exercise)
 
     def expected(self, exercise) -> list[Outcome]:

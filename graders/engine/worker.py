@@ -22,6 +22,16 @@ given code, which file each exercise belongs to) and no case.
 ``SUBMISSION_DIR/files/`` holds the learner files (copied there by the
 grader); ``SUBMISSION_DIR/scratch/<i>/`` is child ``i``'s mount point.
 
+Given modules (``grpo_toy.py``: the kit's given code that learner files
+import by their plain names) come from the job, never from the submission: a
+child writes them to ``given/`` in its scratch and puts that folder first on
+``sys.path``, so the learner's ``from grpo_toy import ...`` gets the kit's
+copy (a submitted ``grpo_toy.py`` is never even copied: only learner files
+are). A harness gets copies of its own (``starter(name)``), loaded before any
+learner code runs and then dropped from ``sys.modules``: whatever the
+learner's code does to the modules it imported, or to any module it can name,
+never reaches what the harness runs.
+
 The parent starts its first child only after the grader writes ``go`` on
 its standard input, which the grader does once it has loaded every file it
 will execute itself (so the worker's start-up overlaps that, but no learner
@@ -67,6 +77,7 @@ MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child (a result wit
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 PR_SET_CHILD_SUBREAPER = 36
 MS_REC, MS_PRIVATE = 0x4000, 0x40000
+HARNESS_PREFIX = "_rl4llm_given_"  # the harness's own copies of given modules (never in sys.modules)
 
 
 class CappedWriter:
@@ -250,6 +261,7 @@ class Child:
         self.stem = stem
         self.scratch = scratch
         self.files_dir = scratch / "files"
+        self.given_dir = scratch / "given"
         self.write_fd = write_fd
         self.starters: dict[str, object] = {}
         self.fence: sandbox.Fence | None = None
@@ -273,30 +285,43 @@ class Child:
             (self.scratch / folder).mkdir(exist_ok=True)
         for source in (parent.sub_dir / "files").glob("*.py"):
             shutil.copyfile(source, self.files_dir / source.name)
-        for stem, text in parent.job.get("starter_sources", {}).items():
-            (self.scratch / "given" / f"{stem}.py").write_text(text, encoding="utf-8")
+        for name, text in parent.job.get("given_sources", {}).items():
+            (self.given_dir / f"{name}.py").write_text(text, encoding="utf-8")
         os.chdir(self.scratch / "work")
         layers = confine.confine(self.scratch, settings, layers, readable=parent.readable)
         root = os.path.realpath(settings["kit_root"])
-        # the kit's own folder is not on the learner's import path; the learner's own files are
-        sys.path[:] = [str(self.files_dir)] + [p for p in sys.path if p and os.path.realpath(p) != root]
+        # the kit's own folder is not on the learner's import path; the kit's given modules and the learner's
+        # own files are (given first: a learner file can never stand in for a given module)
+        sys.path[:] = [str(self.given_dir), str(self.files_dir)] + [
+            p for p in sys.path if p and os.path.realpath(p) != root]
         self.fence = sandbox.Fence(parent.forbidden, settings["forbidden_modules"], allowed_paths=[str(self.scratch)])
         sandbox.install_audit_hook(self.fence)
         self.report(sandbox=layers, identity=parent.identity)  # before any learner code runs
+        self.load_given()
         module = self.load()
         if module is not None:
             self.run_exercise(module)
 
-    # -- learner code -----------------------------------------------------
-    def starter(self, stem: str):
-        """The public starter module of ``stem`` (given code; used by harnesses)."""
-        if stem not in self.starters:
-            from graders.loader import load_module
+    def load_given(self) -> None:
+        """The harness's own copies of the given modules it declares, loaded before any learner code runs.
 
-            if stem not in self.parent.job.get("starter_sources", {}):
-                raise ValueError(f"no starter file for {stem!r}")
-            self.starters[stem] = load_module(self.scratch / "given" / f"{stem}.py", f"_rl4llm_starter_{stem}")
-        return self.starters[stem]
+        They are then taken out of ``sys.modules``: learner code finds them under no name (its own
+        ``import grpo_toy`` loads another copy, from ``given/``).
+        """
+        from graders.loader import load_module
+
+        files = {name: self.given_dir / f"{name}.py" for name in self.parent.job.get("given_sources", {})}
+        for name in self.exercise["call"].get("given", ()):
+            self.starters[name] = load_module(files[name], f"{HARNESS_PREFIX}{name}", given=files)
+        for key in [key for key in sys.modules if key.startswith(HARNESS_PREFIX)]:
+            del sys.modules[key]
+
+    # -- learner code -----------------------------------------------------
+    def starter(self, name: str):
+        """The starter's given module ``name`` as the harness loaded it (see :meth:`load_given`)."""
+        if name not in self.starters:
+            raise ValueError(f"the harness declares no given module {name!r} (Harness(given=...))")
+        return self.starters[name]
 
     def load(self):
         from graders.loader import load_module
