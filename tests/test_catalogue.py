@@ -1,8 +1,8 @@
 """The misconception catalogue, entry by entry: well formed, caught, named, and nowhere else.
 
-Every file ``graders/misconceptions/<stem>/<name>.py`` (all modules) becomes a
-mutant submission: the reference ``<stem>.py`` with the entry appended
-(:func:`graders.engine.misconceptions.mutant_source`). The mutants of one
+Every entry of every file ``graders/misconceptions/<stem>/<function>.py`` (all
+modules) becomes a mutant submission: the reference ``<stem>.py`` with the entry
+applied after it (:func:`graders.engine.misconceptions.mutant_source`). The mutants of one
 learner file are graded together in one batch (:func:`graders.engine.batch.grade_sources`,
 workers in parallel), restricted to that learner file. Each mutant must lose
 points on its own exercise and be named in that exercise's ``misconceptions``,
@@ -33,34 +33,31 @@ from graders.engine.batch import grade_sources
 from graders.engine.grading import GradeOptions
 from graders import course
 from graders.engine.kit import DEFAULT_KIT, Kit
-from graders.engine.misconceptions import all_catalogue_files, load_misconceptions, mutant_source, read_header
+from graders.engine.misconceptions import all_catalogue_files, load_misconceptions, mutant_source, read_entries
 
 pytestmark = pytest.mark.slow  # every misconception graded as a submission: about 2 minutes
 
 MIN_ENTRIES = 3
-REFERENCE = "reference-solution"  # the baseline submission (a hyphen: never an entry file stem)
+REFERENCE = "reference-solution"  # the baseline submission (a hyphen: never an entry id)
 JOBS = int(os.environ.get("RL4LLM_TEST_JOBS", "0")) or max(2, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
 class Entry:
     stem: str  # the catalogue folder = the learner file's stem
-    path: Path
+    path: Path  # the exercise's catalogue file
     exercise: str
     name: str
     hint: str
 
     @property
     def id(self) -> str:
-        return f"{self.stem}/{self.name}"
+        return f"{self.exercise}.{self.name}"  # also the entry's submission name in its batch
 
 
 def _entries() -> list[Entry]:
-    found = []
-    for path in all_catalogue_files():
-        header = read_header(path)
-        found.append(Entry(path.parent.name, path, header["EXERCISE"], header["NAME"], header["HINT"]))
-    return found
+    return [Entry(path.parent.name, path, entry.exercise, entry.name, entry.hint)
+            for path in all_catalogue_files() for entry in read_entries(path)]
 
 
 ENTRIES = _entries()
@@ -95,7 +92,7 @@ class Batches:
             submissions = {REFERENCE: {file_name: kit.solution_path(stem).read_text(encoding="utf-8")}}
             for entry in ENTRIES:
                 if entry.stem == stem and entry.exercise.split(".", 1)[0] == stem:
-                    submissions[entry.path.stem] = {file_name: mutant_source(entry.exercise, entry.name)}
+                    submissions[entry.id] = {file_name: mutant_source(entry.exercise, entry.name)}
             started = time.perf_counter()
             self.reports[stem] = grade_sources(submissions, GradeOptions(modules=(_module_of(stem),)),
                                                jobs=JOBS, kit=kit)
@@ -125,7 +122,6 @@ def _show(entry: dict) -> str:
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
 def test_entry_is_well_formed(entry: Entry):
     stem, _, function = entry.exercise.partition(".")
-    assert stem == entry.stem, f"{entry.path}: EXERCISE {entry.exercise!r} belongs in graders/misconceptions/{stem}/"
     assert stem in LEARNER_STEMS, f"{entry.path}: no learner file {stem}.py"
     assert entry.exercise in exercises_in(DEFAULT_KIT.solution_path(stem)), f"{entry.path}: no exercise {function}"
     assert re.fullmatch(r"[a-z][a-z0-9_]*", entry.name), f"{entry.path}: NAME must be snake_case, got {entry.name!r}"
@@ -156,9 +152,9 @@ def test_the_reference_keeps_full_marks(graded, stem: str):
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
 def test_mutant_loses_points_on_its_exercise_only_and_is_named(graded, entry: Entry):
-    if entry.stem not in LEARNER_STEMS or entry.exercise.split(".", 1)[0] != entry.stem:
+    if entry.stem not in LEARNER_STEMS or entry.exercise not in exercises_in(DEFAULT_KIT.solution_path(entry.stem)):
         pytest.fail(f"{entry.path} is misplaced (see test_entry_is_well_formed)")
-    exercises = _exercises(graded(entry.stem)[entry.path.stem], entry.stem)
+    exercises = _exercises(graded(entry.stem)[entry.id], entry.stem)
     target = exercises[entry.exercise]
     assert target["points"] < target["max_points"], f"the mutant keeps full marks:\n{_show(target)}"
     assert entry.name in target["misconceptions"], f"{entry.name!r} is not named:\n{_show(target)}"

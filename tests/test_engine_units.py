@@ -21,7 +21,8 @@ from graders.engine import calls, codec, reports, sandbox
 from graders.engine.compare import describe, mismatch
 from graders.engine.kit import DEFAULT_KIT
 from graders.loader import load_module
-from graders.engine.misconceptions import load_misconceptions, mutant_source, read_header
+from graders.engine.misconceptions import (CatalogueError, catalogue_file, load_misconceptions, mutant_source,
+                                            read_entries)
 from graders.engine.submission import (
     MAX_MEMBERS,
     Submission,
@@ -271,31 +272,82 @@ def test_in_place_changes_are_detected():
 # ---------------------------------------------------------------------------- the catalogue
 def test_misconceptions_load_in_the_reference_namespace_and_differ_from_it():
     entries = {e.name: e for e in load_misconceptions(GRA)}
-    assert {"sample_std", "batch_statistics"} <= set(entries)
-    reference = getattr(DEFAULT_KIT.reference_module("module_9_reference"), "group_relative_advantages")
+    assert {"sample_std", "batch_statistics"} <= set(entries) and list(entries) == sorted(entries)
+    reference_module = DEFAULT_KIT.reference_module("module_9_reference")
+    reference = reference_module.group_relative_advantages
     rewards = np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]])
     for entry in (entries["sample_std"], entries["batch_statistics"]):
         assert entry.hint and not np.allclose(entry.function(rewards), reference(rewards))
+        assert entry.module.group_relative_advantages is entry.function  # only this function is wrong
+        assert entry.module.leave_one_out_baseline is reference_module.leave_one_out_baseline
     assert np.allclose(reference(rewards)[0], [np.sqrt(3), -1 / np.sqrt(3), -1 / np.sqrt(3), -1 / np.sqrt(3)], atol=1e-5)
+    swapped = next(e for e in load_misconceptions("module_9_reference.clipped_surrogate_terms") if e.name == "eps_swapped")
+    ratios, advantages = np.array([0.5, 1.5, 0.5, 1.5]), np.array([1.0, 1.0, -1.0, -1.0])
+    assert np.array_equal(swapped.function(ratios, advantages, 0.1, 0.3),  # _right: the reference, eps swapped
+                          reference_module.clipped_surrogate_terms(ratios, advantages, 0.3, 0.1))
 
 
-def test_mutant_source_is_the_reference_with_the_entry_appended(tmp_path):
+def test_mutant_source_is_the_reference_with_the_entry_applied(tmp_path):
     text = mutant_source(GRA, "sample_std")
     reference = DEFAULT_KIT.solution_path("module_9_reference").read_text(encoding="utf-8")
-    assert text.startswith(reference.rstrip("\n")) and text.rstrip().endswith("keepdims=True) + eps)")
+    assert text.startswith(reference.rstrip("\n")) and "\ndef _right(rewards, scale: bool = True" in text
+    assert text.rstrip().endswith('def group_relative_advantages(rewards, scale=True, *, eps=1e-6, ddof=0):\n'
+                                  '    """looks like sample std (ddof=1); the lecture uses population std (ddof=0)"""\n'
+                                  '    return _advantages(rewards, scale, eps, 1)')
     (tmp_path / "module_9_reference.py").write_text(text, encoding="utf-8")
     mutant = load_module(tmp_path / "module_9_reference.py", "_test_mutant_module_9_reference")
     assert np.allclose(mutant.group_relative_advantages(np.array([1.0, 0.0])), [1 / np.sqrt(2), -1 / np.sqrt(2)],
                        atol=1e-5)
+    assert np.allclose(mutant._right(np.array([1.0, 0.0])), [1.0, -1.0], atol=1e-5)
     with pytest.raises(KeyError):
         mutant_source(GRA, "no_such_name")
 
 
-def test_catalogue_headers_are_required(tmp_path):
-    bad = tmp_path / "bad.py"
-    bad.write_text('EXERCISE = "a.b"\nNAME = "x"\n')
-    with pytest.raises(ValueError, match="HINT"):
-        read_header(bad)
+CATALOGUE_ENTRY = '''"""A catalogue file for k3_kl."""
+
+
+def k1(logprobs, ref_logprobs):
+    """looks like k1,
+    not k3"""
+    return -_right(logprobs, ref_logprobs)
+'''
+MALFORMED = {  # what is wrong -> (the file, the error it must give)
+    "no docstring": ("def k1(logprobs, ref_logprobs):\n    return 0\n", ":1: entry k1 has no docstring"),
+    "a constant": ('NAME = "k1"\n' + CATALOGUE_ENTRY, ":1: only entries and helpers (def) may stand"),
+    "twice": (CATALOGUE_ENTRY + "\n\n" + CATALOGUE_ENTRY.split("\n", 3)[3], ":10: k1 is defined twice"),
+    "signature": (CATALOGUE_ENTRY.replace("k1(logprobs, ref_logprobs)", "k1(logprobs)"), ":4: entry k1(logprobs) does"),
+    "shadowing helper": (CATALOGUE_ENTRY + "\n\ndef _float_array(values):\n    return values\n",
+                         ":10: helper _float_array would replace module_9_reference's own _float_array"),
+    "reserved name": (CATALOGUE_ENTRY.replace("def k1(", "def _right("), ":4: _right is reserved"),
+    "calls itself": (CATALOGUE_ENTRY.replace("-_right(", "-k3_kl("), ":7: k1 uses k3_kl, which the entry replaces"),
+    "syntax": ("def k1(:\n", ":1: syntax error"),
+    "not snake_case": (CATALOGUE_ENTRY.replace("def k1(", "def K1("), ":4: entry K1: a NAME is snake_case"),
+}
+
+
+def test_catalogue_format(tmp_path):
+    kit = dataclasses.replace(DEFAULT_KIT, misconceptions_dir=tmp_path)
+    path = catalogue_file("module_9_reference.k3_kl", kit)
+    path.parent.mkdir()
+    path.write_text(CATALOGUE_ENTRY, encoding="utf-8")
+    (entry,) = read_entries(path)
+    assert (entry.exercise, entry.name, entry.hint) == ("module_9_reference.k3_kl", "k1", "looks like k1, not k3")
+    (loaded,) = load_misconceptions("module_9_reference.k3_kl", kit)
+    logprobs, ref_logprobs = np.array([0.0, -1.0]), np.array([-1.0, 0.0])
+    right = DEFAULT_KIT.reference_module("module_9_reference").k3_kl
+    assert np.array_equal(loaded.function(logprobs, ref_logprobs), -right(logprobs, ref_logprobs))
+
+
+@pytest.mark.parametrize("problem", MALFORMED)
+def test_a_malformed_catalogue_file_is_refused_naming_the_file_and_the_problem(tmp_path, problem):
+    kit = dataclasses.replace(DEFAULT_KIT, misconceptions_dir=tmp_path)
+    path = catalogue_file("module_9_reference.k3_kl", kit)
+    path.parent.mkdir()
+    text, message = MALFORMED[problem]
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CatalogueError) as raised:
+        load_misconceptions("module_9_reference.k3_kl", kit)
+    assert str(raised.value).startswith(str(path) + message), str(raised.value)
 
 
 # ---------------------------------------------------------------------------- report formats

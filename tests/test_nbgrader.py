@@ -273,16 +273,14 @@ def test_the_guard_restores_the_gradebook_and_refuses(tmp_path):
 # =============================================================================
 def test_assert_exercise_passes_the_reference_and_names_a_misconception(capsys):
     from graders.engine.inline import assert_exercise, grade_exercise
-    from graders.engine.misconceptions import catalogue_files, read_header
+    from graders.engine.misconceptions import entry_source
 
     reference = DEFAULT_KIT.reference_module("module_9_reference")
     assert_exercise("module_9_reference.group_relative_advantages", reference.group_relative_advantages)
     assert "group_relative_advantages: 51/51 checks passed." in capsys.readouterr().out
 
     namespace = dict(vars(reference))
-    entry = next(p for p in catalogue_files("module_9_reference.group_relative_advantages")
-                 if read_header(p)["NAME"] == "sample_std")
-    exec(compile(entry.read_text(encoding="utf-8"), str(entry), "exec"), namespace)  # noqa: S102
+    exec(entry_source("module_9_reference.group_relative_advantages", "sample_std"), namespace)  # noqa: S102
     with pytest.raises(AssertionError, match="sample_std"):
         assert_exercise("module_9_reference.group_relative_advantages", namespace["group_relative_advantages"])
     # a dependent exercise is graded with trusted copies of its dependency: the wrong std costs nothing here
@@ -334,16 +332,13 @@ def _insert_after_helpers(notebook: dict, cells: list[dict]) -> dict:
 
 
 def _with_misconception(notebook: dict, exercise_id: str, name: str) -> dict:
-    """The notebook with that exercise's solution cell replaced by the catalogue entry's function."""
-    from graders.engine.misconceptions import catalogue_files, read_header
+    """The notebook with that exercise's solution cell replaced by the catalogue entry's definitions."""
+    from graders.engine.misconceptions import entry_source
 
-    path = next(p for p in catalogue_files(exercise_id) if read_header(p)["NAME"] == name)
-    text = path.read_text(encoding="utf-8")
     function = exercise_id.split(".", 1)[1]
-    node = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == function)
     changed = json.loads(json.dumps(notebook))
     (cell,) = [c for c in changed["cells"] if c["id"] == function]
-    cell["source"] = ast.get_source_segment(text, node)
+    cell["source"] = entry_source(exercise_id, name)  # _right (the reference, renamed), then the wrong definition
     return changed
 
 

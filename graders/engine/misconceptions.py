@@ -1,31 +1,53 @@
-"""The misconception catalogue: known wrong implementations, used to name a learner's mistake.
+'''The misconception catalogue: known wrong implementations, used to name a learner's mistake.
 
-A catalogue entry is a real Python file
-``graders/misconceptions/<file stem>/<name>.py`` with three module-level
-constants and one function definition::
+One file per exercise, ``graders/misconceptions/<file stem>/<function>.py``,
+holds that exercise's entries. An entry is a function::
 
-    EXERCISE = "module_9_reference.group_relative_advantages"
-    NAME = "sample_std"
-    HINT = "looks like sample std (ddof=1); the lecture uses population std"
+    def sample_std(rewards, scale=True, *, eps=1e-6, ddof=0):
+        """looks like sample std (ddof=1); the lecture uses population std (ddof=0)"""
+        return _right(rewards, scale, eps=eps, ddof=1)
 
-    def group_relative_advantages(rewards, scale=True, *, eps=1e-6, ddof=0):
-        ...  # the WRONG formula
+- its name is the entry's NAME, the name reports and hint tables show;
+- its docstring is the HINT shown to the learner (one sentence; a long one
+  may wrap over several lines, which are joined by single spaces);
+- its signature is the exercise's, parameter for parameter (names, kinds,
+  defaults), because the checks call it exactly as they call the learner's;
+- its body is the WRONG formula. It runs in the namespace of the learner
+  module, so it uses that file's imports and helpers (``np``, ``torch``,
+  ``_float_array``, the other exercises) without importing them, and
+  ``_right``, the exercise's right (reference) definition. A mistake one step
+  away from the lecture is one line: ``_right(rewards, scale, eps=eps, ddof=1)``
+  is the sample std, ``0.0 - _right(...)`` a flipped sign; a genuinely
+  different algorithm keeps its own body. An entry need not check its
+  arguments: where the reference raises, the graders never consult the
+  catalogue (only wrong VALUES are matched, and hint tables skip such inputs).
 
-The file is written to run *in the namespace of the learner module*: it may
-use that file's imports and helpers (``np``, ``math``, ``torch``, private
-``_helpers``) without importing them. Two ways to run it:
+Besides entries the file holds only its docstring and private helpers
+(``def _name``) shared by its entries; a helper may not reuse a name of the
+learner module. Entries are listed by NAME, whatever their order in the file.
 
-- :func:`load_misconceptions` (the grader): exec the entry into a *copy* of
-  the reference module's namespace and return its function. Only that one
-  function is wrong; the reference's other functions are untouched.
-- :func:`mutant_source` (the kit's tests): the reference file's text with the
-  entry appended -- a complete learner file whose later ``def`` overrides the
-  right one -- to grade as a submission.
-"""
+Applying an entry means running its definitions after the learner module's
+own: the exercise's reference definition renamed ``_right``, the file's
+helpers, then the entry renamed to the exercise's function, so that only that
+one function is wrong. :func:`entry_source` is that text:
+
+- :func:`load_misconceptions` (the grader) runs it in a *copy* of the
+  reference module's namespace and returns the wrong function;
+- :func:`mutant_source` (the kit's tests) appends it to the reference file:
+  a complete learner file to grade as a submission (and, as definitions only,
+  it also fits a notebook cell).
+
+A malformed file raises :class:`CatalogueError` naming the file, the line and
+the problem.
+'''
 
 from __future__ import annotations
 
+import __future__
 import ast
+import copy
+import inspect
+import re
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,7 +56,22 @@ from pathlib import Path
 from graders.engine.kit import DEFAULT_KIT, Kit
 from graders.loader import parse
 
-REQUIRED = ("EXERCISE", "NAME", "HINT")
+RIGHT = "_right"  # the name under which an entry reaches the exercise's reference definition
+
+
+class CatalogueError(ValueError):
+    """A malformed catalogue file: the message names the file, the line and the problem."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One catalogue entry as written, read without running anything."""
+
+    exercise: str
+    name: str
+    hint: str
+    path: Path
+    line: int
 
 
 @dataclass(frozen=True)
@@ -47,74 +84,162 @@ class Misconception:
     module: types.ModuleType  # the reference namespace with this entry applied
 
 
-def read_header(path: Path) -> dict[str, str]:
-    """The EXERCISE/NAME/HINT constants of a catalogue file, read without running it."""
-    tree = parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
-    found: dict[str, str] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            key = node.targets[0].id
-            if key in REQUIRED:
-                value = ast.literal_eval(node.value)
-                if not isinstance(value, str):
-                    raise ValueError(f"{path}: {key} must be a string")
-                found[key] = value
-    missing = [key for key in REQUIRED if key not in found]
-    if missing:
-        raise ValueError(f"{path}: missing {', '.join(missing)}")
-    return found
-
-
-def catalogue_files(exercise_id: str, kit: Kit = DEFAULT_KIT) -> list[Path]:
-    """The catalogue files of ``exercise_id``, sorted by file name."""
-    stem = exercise_id.split(".", 1)[0]
-    folder = kit.misconceptions_dir / stem
-    if not folder.is_dir():
-        return []
-    return [path for path in sorted(folder.glob("*.py"))
-            if not path.name.startswith("_") and read_header(path)["EXERCISE"] == exercise_id]
+# ---------------------------------------------------------------------------
+# The files
+# ---------------------------------------------------------------------------
+def catalogue_file(exercise_id: str, kit: Kit = DEFAULT_KIT) -> Path:
+    """Where the entries of ``exercise_id`` live (the file may not exist: no entry yet)."""
+    stem, function = exercise_id.split(".", 1)
+    return kit.misconceptions_dir / stem / f"{function}.py"
 
 
 def all_catalogue_files(kit: Kit = DEFAULT_KIT) -> list[Path]:
-    """Every catalogue entry of every exercise."""
+    """Every catalogue file, one per exercise that has entries."""
     if not kit.misconceptions_dir.is_dir():
         return []
     return sorted(p for p in kit.misconceptions_dir.glob("*/*.py") if not p.name.startswith("_"))
 
 
-def apply_entry(reference: types.ModuleType, path: Path) -> types.ModuleType:
-    """A module whose namespace is a copy of ``reference``'s with the entry at ``path`` exec'd into it."""
-    module = types.ModuleType(f"{reference.__name__}__misconception_{Path(path).stem}")
-    module.__dict__.update({k: v for k, v in vars(reference).items() if k not in ("__name__", "__spec__")})
-    module.__dict__["__name__"] = reference.__name__  # dataclasses and pickling-free helpers resolve through it
-    source = Path(path).read_text(encoding="utf-8")
-    exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - kit code, grader side only
-    return module
+def exercise_of(path: Path) -> str:
+    """The exercise id a catalogue file belongs to: ``<folder>.<file stem>``."""
+    path = Path(path)
+    return f"{path.parent.name}.{path.stem}"
 
 
-def load_misconceptions(exercise_id: str, kit: Kit = DEFAULT_KIT) -> list[Misconception]:
-    """Every catalogued misconception of ``exercise_id`` as a callable, in the grading process."""
+def _fail(path: Path, line: int | None, problem: str):
+    raise CatalogueError(f"{path}{f':{line}' if line else ''}: {problem}")
+
+
+def _parse(path: Path) -> tuple[str, list[ast.FunctionDef], list[ast.FunctionDef]]:
+    """(text, helpers, entries) of a catalogue file, its layout checked."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        tree = parse(text, filename=str(path))
+    except SyntaxError as error:
+        _fail(path, error.lineno, f"syntax error: {error.msg}")
+    function = Path(path).stem
+    helpers, entries, seen = [], [], {}
+    for index, node in enumerate(tree.body):
+        if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            continue  # the module docstring
+        if not isinstance(node, ast.FunctionDef):
+            _fail(path, node.lineno, f"only entries and helpers (def) may stand at the top level, "
+                                     f"found {type(node).__name__}")
+        if node.decorator_list:
+            _fail(path, node.lineno, f"{node.name}: decorators are not supported")
+        if node.name in seen:
+            _fail(path, node.lineno, f"{node.name} is defined twice (first at line {seen[node.name]})")
+        seen[node.name] = node.lineno
+        if node.name == RIGHT:
+            _fail(path, node.lineno, f"{RIGHT} is reserved: it is the exercise's reference definition")
+        if not node.name.startswith("_") and not re.fullmatch(r"[a-z][a-z0-9_]*", node.name):
+            _fail(path, node.lineno, f"entry {node.name}: a NAME is snake_case")
+        calls_itself = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == function]
+        if calls_itself:
+            _fail(path, calls_itself[0].lineno, f"{node.name} uses {function}, which the entry replaces: "
+                                                f"call {RIGHT} (the reference) instead")
+        (helpers if node.name.startswith("_") else entries).append(node)
+    return text, helpers, entries
+
+
+def _hint(path: Path, node: ast.FunctionDef) -> str:
+    first = node.body[0]
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str) and first.value.value.strip()):
+        _fail(path, node.lineno, f"entry {node.name} has no docstring (its HINT)")
+    return " ".join(first.value.value.split())
+
+
+def read_entries(path: Path) -> list[Entry]:
+    """The entries of a catalogue file, sorted by name, read without running it."""
+    _text, _helpers, entries = _parse(path)
+    exercise = exercise_of(path)
+    return sorted((Entry(exercise, node.name, _hint(path, node), Path(path), node.lineno) for node in entries),
+                  key=lambda entry: entry.name)
+
+
+# ---------------------------------------------------------------------------
+# Applying an entry
+# ---------------------------------------------------------------------------
+def _renamed(text: str, node: ast.FunctionDef, name: str) -> str:
+    """The source of the top-level ``def`` ``node`` of ``text``, defining ``name`` instead."""
+    segment = ast.get_source_segment(text, node)
+    head = f"def {node.name}("
+    assert segment.startswith(head), segment[:80]
+    return f"def {name}(" + segment[len(head):]
+
+
+def _reference_definition(exercise_id: str, kit: Kit) -> tuple[Path, str, ast.FunctionDef]:
     stem, function = exercise_id.split(".", 1)
-    entries = []
-    for path in catalogue_files(exercise_id, kit):
-        header = read_header(path)
-        module = apply_entry(kit.reference_module(stem), path)
-        wrong = module.__dict__.get(function)
-        if not callable(wrong):
-            raise ValueError(f"{path}: defines no function {function}")
-        entries.append(Misconception(exercise_id, header["NAME"], header["HINT"], path, wrong, module))
-    names = [entry.name for entry in entries]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ValueError(f"{exercise_id}: duplicate misconception names {duplicates}")
-    return entries
+    path = kit.solution_path(stem)
+    text = path.read_text(encoding="utf-8")
+    for node in parse(text, filename=str(path)).body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            return path, text, node
+    raise CatalogueError(f"{catalogue_file(exercise_id, kit)}: {path} defines no function {function}")
+
+
+def entry_source(exercise_id: str, name: str, kit: Kit = DEFAULT_KIT) -> str:
+    """The definitions that make ``exercise_id`` entry ``name``: ``_right``, the helpers, the entry renamed."""
+    path = catalogue_file(exercise_id, kit)
+    if not path.exists():
+        raise KeyError(f"no misconception {name!r} for {exercise_id} ({path} does not exist)")
+    text, helpers, entries = _parse(path)
+    node = next((n for n in entries if n.name == name), None)
+    if node is None:
+        raise KeyError(f"no misconception {name!r} for {exercise_id}")
+    function = exercise_id.split(".", 1)[1]
+    _, reference_text, reference_node = _reference_definition(exercise_id, kit)
+    pieces = [f"# misconception {name!r} ({path.parent.name}/{path.name}); {RIGHT} is the right {function}",
+              _renamed(reference_text, reference_node, RIGHT),
+              *(ast.get_source_segment(text, helper) for helper in helpers),
+              _renamed(text, node, function)]
+    return "\n\n\n".join(pieces) + "\n"
 
 
 def mutant_source(exercise_id: str, name: str, kit: Kit = DEFAULT_KIT) -> str:
-    """A complete learner file: the reference solution with catalogue entry ``name`` appended."""
+    """A complete learner file: the reference solution with catalogue entry ``name`` applied after it."""
     stem = exercise_id.split(".", 1)[0]
-    for path in catalogue_files(exercise_id, kit):
-        if read_header(path)["NAME"] == name:
-            reference_text = kit.solution_path(stem).read_text(encoding="utf-8")
-            return reference_text.rstrip("\n") + "\n\n" + path.read_text(encoding="utf-8")
-    raise KeyError(f"no misconception {name!r} for {exercise_id}")
+    applied = entry_source(exercise_id, name, kit)
+    return kit.solution_path(stem).read_text(encoding="utf-8").rstrip("\n") + "\n\n\n" + applied
+
+
+def _signature(function: Callable) -> list[tuple]:
+    return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
+
+
+def load_misconceptions(exercise_id: str, kit: Kit = DEFAULT_KIT) -> list[Misconception]:
+    """Every catalogued misconception of ``exercise_id`` as a callable, in the grading process (sorted by name)."""
+    path = catalogue_file(exercise_id, kit)
+    if not path.exists():
+        return []
+    stem, function = exercise_id.split(".", 1)
+    text, helpers, nodes = _parse(path)
+    reference = kit.reference_module(stem)
+    right = getattr(reference, function, None)
+    if not callable(right):
+        _fail(path, None, f"{exercise_id} is no exercise: {stem} defines no function {function}")
+    for helper in helpers:
+        if helper.name in vars(reference):
+            _fail(path, helper.lineno, f"helper {helper.name} would replace {stem}'s own {helper.name}")
+    reference_path, _reference_text, reference_node = _reference_definition(exercise_id, kit)
+    found = []
+    for entry in read_entries(path):
+        module = types.ModuleType(f"{reference.__name__}__misconception_{entry.name}")
+        module.__dict__.update({k: v for k, v in vars(reference).items() if k not in ("__name__", "__spec__")})
+        module.__dict__["__name__"] = reference.__name__  # dataclasses and pickling-free helpers resolve through it
+        node = next(n for n in nodes if n.name == entry.name)
+        for where, definition, name in ((reference_path, reference_node, RIGHT),
+                                        *((path, helper, helper.name) for helper in helpers), (path, node, function)):
+            renamed = copy.deepcopy(definition)
+            renamed.name = name
+            code = compile(ast.Module(body=[renamed], type_ignores=[]), str(where), "exec",
+                           flags=__future__.annotations.compiler_flag, dont_inherit=True)
+            exec(code, module.__dict__)  # noqa: S102 - kit code, grader side only
+        wrong = module.__dict__[function]
+        if _signature(wrong) != _signature(right):
+            _fail(path, entry.line, f"entry {entry.name}{inspect.signature(wrong)} does not have the signature "
+                                    f"of {function}{inspect.signature(right)}")
+        found.append(Misconception(exercise_id, entry.name, entry.hint, path, wrong, module))
+    return found

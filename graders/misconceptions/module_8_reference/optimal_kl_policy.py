@@ -1,0 +1,36 @@
+"""Wrong versions of pi*(y) = pi_ref(y) exp(r(y)/beta) / Z (optimal_kl_policy).
+
+Format: graders/engine/misconceptions.py (``_right`` is the reference).
+"""
+
+
+def optimum_beta_times_reward(reference, rewards, beta):
+    """looks like exp(beta * r); the KL-regularised optimum tilts pi_ref by exp(r / beta)"""
+    pi_ref, r = np.asarray(reference, dtype=np.float64), np.asarray(rewards, dtype=np.float64)
+    support = pi_ref > 0
+    logits = np.full(pi_ref.shape, -np.inf)
+    logits[support] = np.log(pi_ref[support]) + float(beta) * r[support]
+    weights = np.exp(logits - logits[support].max())
+    return weights / weights.sum()
+
+
+def optimum_exp_overflow(reference, rewards, beta):
+    """NaN for large r / beta: exp overflows; subtract the largest logit first (log-sum-exp),
+    pi* is shift invariant"""
+    pi_ref, r = np.asarray(reference, dtype=np.float64), np.asarray(rewards, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        weights = pi_ref * np.exp(r / float(beta))
+        return weights / weights.sum()
+
+
+def optimum_not_normalised(reference, rewards, beta):
+    """the result does not sum to 1: divide pi_ref * exp(r / beta) by Z = sum_y pi_ref(y) exp(r(y) / beta)"""
+    pi_ref, r = np.asarray(reference, dtype=np.float64), np.asarray(rewards, dtype=np.float64)
+    return pi_ref * np.exp(r / float(beta))
+
+
+def optimum_without_reference(reference, rewards, beta):
+    """looks like softmax(r / beta) alone; the optimum is pi_ref(y) exp(r(y) / beta) / Z (weighted by pi_ref)"""
+    logits = np.asarray(rewards, dtype=np.float64) / float(beta)
+    weights = np.exp(logits - logits.max())
+    return weights / weights.sum()

@@ -1,0 +1,86 @@
+"""Wrong versions of L = mean[(1-eps) softplus(-beta h) + eps softplus(beta h)], h = (pi_w - ref_w) - (pi_l - ref_l),
+and of the rewards beta (log pi - log pi_ref) (dpo_loss).
+
+Format: graders/engine/misconceptions.py (``_right`` is the reference).
+"""
+
+
+def _logratios(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps):
+    """(h, log pi_w - log pi_ref_w, log pi_l - log pi_ref_l), as _right computes them."""
+    chosen_logratios = policy_chosen_logps - reference_chosen_logps
+    rejected_logratios = policy_rejected_logps - reference_rejected_logps
+    return chosen_logratios - rejected_logratios, chosen_logratios, rejected_logratios
+
+
+def beta_missing(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps,
+                 *, beta, label_smoothing=0.0):
+    """looks like beta is missing from the loss: it is softplus(-beta h),
+    and beta sets how far the policy may move from the reference"""
+    logps = (policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps)
+    loss, _, _ = _right(*logps, beta=1.0, label_smoothing=label_smoothing)  # softplus(-h)
+    _, chosen_rewards, rejected_rewards = _right(*logps, beta=beta, label_smoothing=label_smoothing)
+    return loss, chosen_rewards, rejected_rewards
+
+
+def label_smoothing_ignored(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps,
+                            *, beta, label_smoothing=0.0):
+    """looks like label_smoothing is ignored; with eps > 0 the loss is (1 - eps) softplus(-beta h) + eps
+    softplus(beta h) (conservative DPO), which reduces to plain DPO only at eps = 0"""
+    logps = (policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps)
+    return _right(*logps, beta=beta)  # eps = 0
+
+
+def label_smoothing_swapped(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps,
+                            *, beta, label_smoothing=0.0):
+    """looks like the two cDPO terms are swapped (equivalently, the margin h has the wrong sign);
+    the loss is (1 - eps) softplus(-beta h) + eps softplus(beta h): the label is right with probability 1 - eps"""
+    swapped = (policy_rejected_logps, policy_chosen_logps, reference_rejected_logps, reference_chosen_logps)  # h -> -h
+    loss, rejected_rewards, chosen_rewards = _right(*swapped, beta=beta, label_smoothing=label_smoothing)
+    return loss, chosen_rewards, rejected_rewards
+
+
+def no_reference(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps,
+                 *, beta, label_smoothing=0.0):
+    """looks like the reference log-probabilities are left out;
+    h = (log pi_w - log pi_ref_w) - (log pi_l - log pi_ref_l), and the rewards are beta * (log pi - log pi_ref)"""
+    zeros = torch.zeros_like(reference_chosen_logps), torch.zeros_like(reference_rejected_logps)
+    return _right(policy_chosen_logps, policy_rejected_logps, *zeros, beta=beta, label_smoothing=label_smoothing)
+
+
+def rewards_missing_beta(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps,
+                         *, beta, label_smoothing=0.0):
+    """looks like the rewards lack beta; DPO's implicit reward is beta * (log pi(y|x) - log pi_ref(y|x))"""
+    logps = (policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps)
+    loss, _, _ = _right(*logps, beta=beta, label_smoothing=label_smoothing)
+    return (loss, *_right(*logps, beta=1.0, label_smoothing=label_smoothing)[1:])  # log pi - log pi_ref
+
+
+def rewards_not_detached(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps,
+                         *, beta, label_smoothing=0.0):
+    """looks like the returned rewards still carry gradient; they are for logging:
+    return (beta * (log pi - log pi_ref)).detach()"""
+    logps = (policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps)
+    loss, _, _ = _right(*logps, beta=beta, label_smoothing=label_smoothing)
+    _margin, chosen_logratios, rejected_logratios = _logratios(*logps)
+    return loss, beta * chosen_logratios, beta * rejected_logratios
+
+
+def sign_flipped(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps,
+                 *, beta, label_smoothing=0.0):
+    """looks like the sign is flipped (log sigmoid(beta h) without the minus);
+    the loss to minimise is -log sigmoid(beta h) = softplus(-beta h), which falls as the chosen response gains
+    on the rejected one"""
+    margin, chosen_logratios, rejected_logratios = _logratios(policy_chosen_logps, policy_rejected_logps,
+                                                              reference_chosen_logps, reference_rejected_logps)
+    objective = (1.0 - label_smoothing) * F.logsigmoid(beta * margin) + label_smoothing * F.logsigmoid(-beta * margin)
+    return objective.mean(), (beta * chosen_logratios).detach(), (beta * rejected_logratios).detach()
+
+
+def sum_instead_of_mean(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps,
+                        *, beta, label_smoothing=0.0):
+    """looks like the per-pair losses were summed;
+    the DPO loss is their MEAN over the batch (a sum makes the step size grow with the batch size)"""
+    margin, chosen_logratios, rejected_logratios = _logratios(policy_chosen_logps, policy_rejected_logps,
+                                                              reference_chosen_logps, reference_rejected_logps)
+    losses = (1.0 - label_smoothing) * F.softplus(-beta * margin) + label_smoothing * F.softplus(beta * margin)
+    return losses.sum(), (beta * chosen_logratios).detach(), (beta * rejected_logratios).detach()

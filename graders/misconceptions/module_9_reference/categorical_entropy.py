@@ -1,0 +1,32 @@
+"""Wrong versions of H(p) = -sum_k p_k log p_k along the last axis, 0 log 0 = 0 (categorical_entropy).
+
+Format: graders/engine/misconceptions.py (``_right`` is the reference).
+"""
+
+
+def log2_bits(probabilities):
+    """looks like log2 (bits); the course uses natural logarithms (nats)"""
+    p = np.asarray(probabilities, dtype=np.float64)
+    terms = np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
+    entropy = -terms.sum(axis=-1)
+    return float(entropy) if p.ndim == 1 else entropy
+
+
+def missing_minus_sign(probabilities):
+    """looks like sum p log p without the minus; H = -sum_k p_k log p_k >= 0"""
+    return 0.0 - _right(probabilities)  # 0.0 - x: no -0.0
+
+
+def nan_on_zero_probability(probabilities):
+    """looks like NaN from 0 * log(0); by convention 0 log 0 = 0, so skip zero probabilities"""
+    p = np.asarray(probabilities, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -(p * np.log(p)).sum(axis=-1)
+    return float(entropy) if p.ndim == 1 else entropy
+
+
+def sums_over_batch(probabilities):
+    """looks like one entropy for the whole batch; H is taken along the LAST axis, one value per distribution"""
+    p = np.asarray(probabilities, dtype=np.float64)
+    terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    return float(-terms.sum())

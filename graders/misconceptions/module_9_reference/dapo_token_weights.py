@@ -1,0 +1,27 @@
+"""Wrong versions of w_it = A_i / sum_j |o_j|, A standardised (dapo_token_weights).
+
+Format: graders/engine/misconceptions.py (``_right`` is the reference).
+"""
+
+
+def dapo_centred_not_standardised(rewards, lengths, *, eps=1e-6):
+    """looks like r_i - mean(r) without the std; DAPO keeps the standardised advantage: A_i / sum_j |o_j|"""
+    centred = group_relative_advantages(rewards, scale=False)  # r_i - mean(r)
+    return [np.full(size, c / sum(lengths)) for c, size in zip(centred, lengths)]
+
+
+def extra_group_factor(rewards, lengths, *, eps=1e-6):
+    """looks like A_i / (G * sum_j |o_j|); every token of the group counts once: A_i / sum_j |o_j|"""
+    advantages = group_relative_advantages(rewards, eps=eps)
+    return [np.full(size, a / (advantages.size * sum(lengths))) for a, size in zip(advantages, lengths)]
+
+
+def mean_length_denominator(rewards, lengths, *, eps=1e-6):
+    """looks like A_i / mean(|o|); the token-level loss divides by the total token count sum_j |o_j|"""
+    advantages = group_relative_advantages(rewards, eps=eps)
+    return [np.full(size, a / (sum(lengths) / advantages.size)) for a, size in zip(advantages, lengths)]
+
+
+def per_response_normalisation(rewards, lengths, *, eps=1e-6):
+    """looks like a normalisation per response (A_i / (G |o_i|)); DAPO divides by the group's TOTAL token count"""
+    return original_grpo_token_weights(rewards, lengths, eps=eps)

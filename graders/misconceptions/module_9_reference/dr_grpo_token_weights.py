@@ -1,0 +1,27 @@
+"""Wrong versions of w_it = (r_i - mean(r)) / (G * L), L = fixed_length (dr_grpo_token_weights).
+
+Format: graders/engine/misconceptions.py (``_right`` is the reference).
+"""
+
+
+def dr_grpo_no_group_factor(rewards, lengths, fixed_length, *, eps=1e-6):
+    """looks like (r_i - mean(r)) / L; the mean over the G responses gives w = (r_i - mean(r)) / (G * L)"""
+    centred = group_relative_advantages(rewards, scale=False)  # r_i - mean(r)
+    return [np.full(size, c / fixed_length) for c, size in zip(centred, lengths)]
+
+
+def longest_response_as_budget(rewards, lengths, fixed_length, *, eps=1e-6):
+    """looks like L = max(lengths); Dr. GRPO's L is the fixed generation budget (fixed_length)"""
+    return _right(rewards, lengths, max(lengths), eps=eps)
+
+
+def standardised(rewards, lengths, fixed_length, *, eps=1e-6):
+    """looks like standardised advantages; Dr. GRPO drops the std: w = (r_i - mean(r)) / (G * L)"""
+    advantages = group_relative_advantages(rewards, eps=eps)
+    return [np.full(size, a / (advantages.size * fixed_length)) for a, size in zip(advantages, lengths)]
+
+
+def true_length(rewards, lengths, fixed_length, *, eps=1e-6):
+    """looks like a division by the true length |o_i|; Dr. GRPO divides every response by the same budget L"""
+    centred = group_relative_advantages(rewards, scale=False)  # r_i - mean(r)
+    return [np.full(size, c / (centred.size * size)) for c, size in zip(centred, lengths)]

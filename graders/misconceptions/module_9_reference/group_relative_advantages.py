@@ -1,0 +1,47 @@
+"""Wrong versions of A_i = (r_i - mean(r)) / (std(r) + eps) within each group (group_relative_advantages).
+
+Format: graders/engine/misconceptions.py (``_right`` is the reference).
+"""
+
+
+def _advantages(rewards, scale, eps, ddof, *, axis=-1, spread=np.std):
+    """(r - mean) / (spread + eps) as first written: no exact zeros for an all-equal group, unlike _right."""
+    r = np.asarray(rewards, dtype=np.float64)
+    centred = r - r.mean(axis=axis, keepdims=True)
+    return centred / (spread(r, axis=axis, ddof=ddof, keepdims=True) + eps) if scale else centred
+
+
+def batch_statistics(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like the mean/std of the whole batch; GRPO standardises within each group (last axis)"""
+    return _advantages(rewards, scale, eps, ddof, axis=None)
+
+
+def ddof_ignored(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like the ddof argument is ignored; ddof=1 (TRL's convention) must give the sample std"""
+    return _advantages(rewards, scale, eps, 0)
+
+
+def divides_by_variance(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like a division by the variance; GRPO divides by the standard deviation (its square root) + eps"""
+    return _advantages(rewards, scale, eps, ddof, spread=np.var)
+
+
+def no_eps(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like eps is not added to the std: an all-equal group gives NaN (0/0); its advantages are zeros"""
+    return _advantages(rewards, scale, 0.0, ddof)
+
+
+def sample_std(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like sample std (ddof=1); the lecture uses population std (ddof=0)"""
+    return _advantages(rewards, scale, eps, 1)
+
+
+def statistics_along_axis_0(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like mean/std along axis 0 (across groups); groups run along the LAST axis of (num_groups, G)"""
+    return _advantages(rewards, scale, eps, ddof, axis=0)
+
+
+def unscaled_not_centred(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like scale=False returns the raw rewards; without scaling the advantages are still centred:
+    r_i - mean(r)"""
+    return _advantages(rewards, scale, eps, ddof) if scale else np.array(rewards, dtype=np.float64)

@@ -1,0 +1,39 @@
+"""Wrong versions of pass@k = 1 - C(n - c, k) / C(n, k) (pass_at_k_unbiased).
+
+Format: graders/engine/misconceptions.py (``_right`` is the reference).
+"""
+
+
+def _counts(n, c, k):
+    """n, c, k as ints, checked: n >= 1, 0 <= c <= n, 1 <= k <= n."""
+    n, c, k = _integer(n, "n", 1), _integer(c, "c", 0), _integer(k, "k", 1)
+    if c > n or k > n:
+        raise ValueError(f"c and k must be <= n = {n}, got c = {c}, k = {k}")
+    return n, c, k
+
+
+def plug_in_estimate(n, c, k):
+    """looks like 1 - (1 - c/n)^k (biased: it treats samples as drawn with replacement);
+    the unbiased estimator is 1 - C(n - c, k) / C(n, k)"""
+    n, c, k = _counts(n, c, k)
+    return 1.0 - (1.0 - c / n) ** k
+
+
+def product_off_by_one(n, c, k):
+    """looks like the product over i = n-c .. n-1; 1 - C(n-c, k)/C(n, k) = 1 - prod_{i=n-c+1}^{n} (1 - k/i)"""
+    n, c, k = _counts(n, c, k)
+    if n - c < k:
+        return 1.0
+    return float(1.0 - np.prod(1.0 - k / np.arange(n - c, n, dtype=np.float64)))
+
+
+def unbiased_all_correct(n, c, k):
+    """looks like C(c, k) / C(n, k), all k drawn samples correct; pass@k is 1 - C(n - c, k) / C(n, k)"""
+    n, c, k = _counts(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def unbiased_all_wrong(n, c, k):
+    """looks like C(n - c, k) / C(n, k), the chance that all k drawn samples fail; pass@k is one minus that"""
+    n, c, k = _counts(n, c, k)
+    return math.comb(n - c, k) / math.comb(n, k)
