@@ -3,9 +3,9 @@
 One file per exercise, ``graders/misconceptions/<file stem>/<function>.py``,
 holds that exercise's entries. An entry is a function::
 
-    def sample_std(rewards, scale=True, *, eps=1e-6, ddof=0):
-        """looks like sample std (ddof=1); the lecture uses population std (ddof=0)"""
-        return _right(rewards, scale, eps=eps, ddof=1)
+    def eps_swapped(ratios, advantages, eps_low=0.2, eps_high=0.2):
+        """looks like eps_low and eps_high swapped; the range is [1 - eps_low, 1 + eps_high]"""
+        return _right(ratios, advantages, eps_high, eps_low)
 
 - its name is the entry's NAME, the name reports and hint tables show;
 - its docstring is the HINT shown to the learner (one sentence; a long one
@@ -16,14 +16,17 @@ holds that exercise's entries. An entry is a function::
   module, so it uses that file's imports and helpers (``np``, ``torch``,
   ``_float_array``, the other exercises) without importing them, and
   ``_right``, the exercise's right (reference) definition. A mistake one step
-  away from the lecture is one line: ``_right(rewards, scale, eps=eps, ddof=1)``
-  is the sample std, ``0.0 - _right(...)`` a flipped sign; a genuinely
-  different algorithm keeps its own body. An entry need not check its
-  arguments: where the reference raises, the graders never consult the
-  catalogue (only wrong VALUES are matched, and hint tables skip such inputs).
+  away from the lecture is one line: the reference with other arguments
+  (eps swapped, beta = 1, the pair the other way round) or a flipped sign,
+  ``-_right(...)``; a genuinely different formula keeps its own body. An
+  entry need not check its arguments: where the reference raises, the graders
+  never consult the catalogue (only wrong VALUES are matched, and the hint
+  tables skip such inputs).
 
 Besides entries the file holds only its docstring and private helpers
-(``def _name``) shared by its entries; a helper may not reuse a name of the
+(``def _name``) shared by its entries, e.g. the standardisation as first
+written (no exact zeros for an all-equal group, unlike the reference) that
+``sample_std`` and its neighbours vary; a helper may not reuse a name of the
 learner module. Entries are listed by NAME, whatever their order in the file.
 
 Applying an entry means running its definitions after the learner module's
