@@ -33,7 +33,7 @@ from graders.checks import spec_for
 from graders.engine.batch import grade_sources
 from graders.engine.grading import GradeOptions, prepare_job
 from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import mutant_source
+from graders.engine.misconceptions import entry_source
 from graders.loader import load_module
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 
@@ -56,9 +56,8 @@ def _given_source(name: str) -> str:
 def _flipped(stem: str, patch: str = "") -> str:
     """The reference file with its loss's sign flipped (the catalogue's entry), the correct loss kept as
     ``_correct_loss``, and ``patch`` appended."""
-    reference = _solution(stem)
-    entry = mutant_source(f"{stem}.{LOSS[stem]}", "sign_flipped")[len(reference.rstrip("\n")) + 2:]
-    return f"{reference.rstrip()}\n\n_correct_loss = {LOSS[stem]}\n\n{entry.rstrip()}\n\n{patch}"
+    entry = entry_source(f"{stem}.{LOSS[stem]}", "sign_flipped")
+    return f"{_solution(stem).rstrip()}\n\n_correct_loss = {LOSS[stem]}\n\n{entry.rstrip()}\n\n{patch}"
 
 
 def _inline(stem: str) -> str:
