@@ -4,9 +4,13 @@ misconception catalogue, call modes and report formats. No worker process is sta
 from __future__ import annotations
 
 import dataclasses
-import types
 import json
+import os
 import stat
+import subprocess
+import sys
+import textwrap
+import types
 import xml.etree.ElementTree as ET
 import zipfile
 from fractions import Fraction
@@ -21,6 +25,7 @@ from graders.engine import calls, codec, reports, sandbox
 from graders.engine.compare import describe, mismatch
 from graders.engine.kit import DEFAULT_KIT
 from graders.loader import load_module
+from graders.paths import REPO_ROOT
 from graders.engine.misconceptions import (CatalogueError, catalogue_file, load_misconceptions, mutant_source,
                                             read_entries)
 from graders.engine.submission import (
@@ -406,3 +411,23 @@ def test_notebooks_are_read_safely_from_parallel_batch_threads():
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda _: notebook_definitions(data), range(16)))
     assert len(set(results)) == 1 and "def f99" in results[0]
+
+
+def test_property_cases_depend_on_the_seed_alone(tmp_path):
+    """Hypothesis harvests constants from every loaded local module; the kit's cases must not see them."""
+    values = ", ".join(str(i / 7) for i in range(1, 400))
+    (tmp_path / "many_constants.py").write_text(f"VALUES = [{values}]\n", encoding="utf-8")
+    script = textwrap.dedent("""
+        import hashlib, sys
+        if sys.argv[1] == "with":
+            import many_constants  # noqa: F401 - a local module full of float constants
+        from graders.checks import Case, hypothesis_cases, st
+        cases = hypothesis_cases(st.lists(st.floats(-10, 10), min_size=1, max_size=4), count=40, seed=5,
+                                 to_case=lambda x: Case(args=(x,)))
+        print(hashlib.sha256(repr([c.args for c in cases]).encode()).hexdigest())
+    """)
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO_ROOT}"}
+    digests = {mode: subprocess.run([sys.executable, "-c", script, mode], cwd=tmp_path, env=env, text=True,
+                                    capture_output=True, check=True, timeout=120).stdout.strip()
+               for mode in ("with", "without")}
+    assert digests["with"] == digests["without"]

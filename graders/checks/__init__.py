@@ -115,7 +115,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -280,11 +282,48 @@ def spec_for(exercise_id: str) -> ExerciseSpec | None:
     return REGISTRY.get(exercise_id)
 
 
+@contextmanager
+def _seed_alone():
+    """Hypothesis draws as if no module of the kit were loaded.
+
+    Hypothesis (since 6.131) biases generation towards constants it harvests
+    from every *local* module in ``sys.modules`` -- here the kit's own code --
+    so one seed drew different examples depending on which of the kit's
+    modules a process had imported (the grader, the build, a test run, the
+    layout of the files). With that harvest empty, the examples depend on the
+    seed alone. Internal API: when a Hypothesis release renames it, this
+    changes nothing and ``tests/test_engine_units.py`` says so.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis without the harvest
+        yield
+        return
+    harvest = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if harvest is None or cache is None:  # pragma: no cover
+        yield
+        return
+    empty = providers.Constants()
+    with _SEED_ALONE_LOCK:
+        providers._get_local_constants = lambda: empty
+        cache.cache.clear()
+        try:
+            yield
+        finally:
+            providers._get_local_constants = harvest
+            cache.cache.clear()
+
+
+_SEED_ALONE_LOCK = threading.RLock()
+
+
 def hypothesis_cases(strategy, *, count: int, seed: int, to_case: Callable[[object], Case]) -> list[Case]:
     """``count`` (or fewer, if the space is small) examples of ``strategy``, identical on every run.
 
-    Hypothesis draws with a fixed ``seed`` and no example database, so every
-    submission meets the same inputs. Each example becomes a case via
+    Hypothesis draws with a fixed ``seed``, no example database and none of
+    the constants it would harvest from the modules a process has imported
+    (:func:`_seed_alone`), so every submission meets the same inputs. Each example becomes a case via
     ``to_case``; cases without a label get ``"property case #<i>"``.
     """
     from hypothesis import HealthCheck, Phase, given, settings
@@ -292,6 +331,7 @@ def hypothesis_cases(strategy, *, count: int, seed: int, to_case: Callable[[obje
 
     drawn: list = []
 
+    @_seed_alone()
     @fixed_seed(seed)
     @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
               suppress_health_check=list(HealthCheck), derandomize=False)
