@@ -125,10 +125,10 @@ def tiny_grpo_run(fn, learner, starter, updates):
                                clip_activity=lambda ratios, advantages, **_: np.zeros(np.shape(ratios), bool),
                                categorical_entropy=lambda p: np.zeros(np.shape(p)[:-1]),
                                pass_at_k_unbiased=lambda n, c, k: 0.0)
-    training = starter("module_9_training")
-    config = replace(training.profile_config("smoke"), updates=updates, warmup_steps=20, eval_samples=4,
+    toy = starter("grpo_toy")
+    config = replace(toy.profile_config("smoke"), updates=updates, warmup_steps=20, eval_samples=4,
                      num_train_prompts=4, num_heldout_prompts=4, prompt_batch=4, group_size=4)
-    out = training.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas)
+    out = toy.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas)
     return {"loss": [row["loss"] for row in out["history"]], "after": out["after_train"]["accuracy"]}
 
 
@@ -156,8 +156,8 @@ def grpo_loss(new_logprobs, old_logprobs, advantages, mask, *, loss_type, eps_lo
 @pytest.mark.slow
 @pytest.mark.parametrize("call, cases, compare", [
     (LossAndGrads(), _loss_cases, None),
-    (Harness(tiny_grpo_run), lambda: [Case(args=(2,), label="two updates")], None),
-    (Harness(tiny_grpo_run), lambda: [Case(args=(1,), label="band")],
+    (Harness(tiny_grpo_run, given=("grpo_toy",)), lambda: [Case(args=(2,), label="two updates")], None),
+    (Harness(tiny_grpo_run, given=("grpo_toy",)), lambda: [Case(args=(1,), label="band")],
      band(lambda expected, got: got["loss"][0] == pytest.approx(expected["loss"][0]), "first loss differs")),
 ])
 def test_torch_call_modes_grade_through_the_worker(tmp_path, monkeypatch, call, cases, compare):
