@@ -1,7 +1,8 @@
 """rl4llm: build, run and autograde the Module 8 (DPO) and Module 9 (GRPO) exercises.
 
 Subcommands:
-  build [--check]                     regenerate starter/ from solutions/ (or verify it is current)
+  build [--check]                     regenerate starter/ and assignments/source/ from solutions/
+                                      (or verify that they are current)
   run module08|module09 [--profile smoke|full] [--out DIR] [--reference-only]
                                       run a course notebook headless against solutions/,
                                       printing its tables and saving its figures as PNG

@@ -1,5 +1,6 @@
-"""The one-source build: stubs are generated correctly, committed copies are current,
-and every starter signature, default and docstring equals the solution's."""
+"""The one-source build: stubs are generated correctly, given modules are copied, committed copies
+are current, every starter signature, default and docstring equals the solution's, and the learner
+side compares with the engine's own comparator."""
 
 from __future__ import annotations
 
@@ -7,17 +8,17 @@ import ast
 import inspect
 import textwrap
 
+import numpy as np
 import pytest
 
-from graders.build import (
-    FenceError,
-    exercises_in,
-    find_fences,
-    make_stub_source,
-    solution_files,
-    stale_outputs,
-)
-from graders.loader import load_module
+from graders.build import GENERATED_MARK, orphans, stale_outputs, starter_outputs
+from graders.build.comparator import PARTS, _undefined_names, comparator_program
+from graders.build.notebooks import given_outputs
+from graders.build.notebooks.helper import helper_source
+from graders.build.stubs import GIVEN_HEADER, given_files, make_stub_source, solution_files
+from graders.engine import codec, compare
+from graders.engine.kit import DEFAULT_KIT
+from graders.fences import FenceError, exercises_in, find_fences
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 
 SAMPLE = textwrap.dedent('''\
@@ -94,9 +95,8 @@ def _public_members(module):
 
 @pytest.mark.parametrize("path", solution_files(), ids=lambda p: p.stem)
 def test_starter_signatures_and_docstrings_equal_the_solution(path):
-    relpath = path.relative_to(SOLUTIONS_DIR)
-    solution = load_module(path, f"_kit_solution_{path.stem}")
-    starter = load_module(STARTER_DIR / relpath, f"_kit_starter_{path.stem}")
+    solution = DEFAULT_KIT.reference_module(path.stem)  # with its folder's given modules
+    starter = DEFAULT_KIT.starter_module(path.stem)
     solution_members = dict(_public_members(solution))
     starter_members = dict(_public_members(starter))
     assert sorted(solution_members) == sorted(starter_members)
@@ -110,3 +110,132 @@ def test_starter_signatures_and_docstrings_equal_the_solution(path):
                 if inspect.isfunction(member):
                     other = getattr(twin, attr)
                     assert str(inspect.signature(member)) == str(inspect.signature(other)), f"{name}.{attr}"
+
+
+# ----------------------------------------------------------------------------- given modules
+GIVEN_TOY = '''"""A toy environment (given)."""
+
+TARGET = 3
+
+
+def reward(answer: int) -> float:
+    return float(answer == TARGET)
+'''
+
+
+def _course_copy(tmp_path, *, imported: bool):
+    """solutions/ (module folders: learner files and given modules) plus a new given module ``toy_maze.py``,
+    imported by module_9_training.py or by nothing."""
+    solutions = tmp_path / "solutions"
+    for path in SOLUTIONS_DIR.glob("module_*/*.py"):
+        target = solutions / path.relative_to(SOLUTIONS_DIR)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    (solutions / "module_09" / "toy_maze.py").write_text(GIVEN_TOY, encoding="utf-8")
+    if imported:
+        with open(solutions / "module_09" / "module_9_training.py", "a", encoding="utf-8") as handle:
+            handle.write("\n\nimport toy_maze  # noqa: E402\n")
+    return solutions
+
+
+def test_a_given_module_is_copied_to_the_starter_verbatim_under_its_header(tmp_path):
+    solutions = _course_copy(tmp_path, imported=False)
+    given = given_files(solutions)
+    assert solutions / "module_09" / "toy_maze.py" in given
+    assert not {path.name for path in given} & {"__init__.py", *(f"{path.name}" for path in solution_files())}
+    outputs = starter_outputs(solutions, tmp_path / "starter")
+    copy = outputs[tmp_path / "starter" / "module_09" / "toy_maze.py"]
+    assert copy == GIVEN_HEADER.format(relpath="module_09/toy_maze.py") + GIVEN_TOY
+    assert copy.startswith(GENERATED_MARK) and "NotImplementedError" not in copy
+    namespace: dict = {}
+    exec(copy, namespace)
+    assert namespace["reward"](3) == 1.0
+    namespace = {}
+    exec(outputs[tmp_path / "starter" / "_kit_course.py"], namespace)
+    assert "toy_maze" in namespace["GIVEN_MODULES"]["module_09"]
+    assert namespace["LEARNER_FILES"]["module_09"] == ("module_9_reference", "module_9_training")
+    assert {path.name for path in outputs if path.parent.name == "module_09"} == \
+           {path.name for path in (solutions / "module_09").glob("*.py")} - {"__init__.py"}
+
+
+def test_a_given_module_ships_beside_the_notebooks_that_import_it(tmp_path):
+    source_dir = tmp_path / "source"
+    alone = given_outputs(_course_copy(tmp_path / "no", imported=False), source_dir)
+    assert not [path for path in alone if path.name == "toy_maze.py"]
+    outputs = given_outputs(_course_copy(tmp_path / "yes", imported=True), source_dir)
+    shipped = sorted(path.relative_to(source_dir).as_posix() for path in outputs if path.name == "toy_maze.py")
+    assert shipped == ["module_09/toy_maze.py", "module_09_ru/toy_maze.py"]
+    assert outputs[source_dir / "module_09" / "toy_maze.py"] == \
+           GIVEN_HEADER.format(relpath="module_09/toy_maze.py") + GIVEN_TOY
+
+
+def test_a_fenced_file_that_is_no_learner_file_is_refused(tmp_path):
+    solutions = _course_copy(tmp_path, imported=False)
+    (solutions / "module_09" / "extra.py").write_text(SAMPLE, encoding="utf-8")
+    with pytest.raises(FenceError, match="not a learner file"):
+        given_files(solutions)
+
+
+def test_a_generated_module_without_a_source_is_an_orphan(tmp_path):
+    (tmp_path / "module_09").mkdir()
+    left = tmp_path / "module_09" / "old_toy.py"
+    left.write_text(GIVEN_HEADER.format(relpath="module_09/old_toy.py") + GIVEN_TOY, encoding="utf-8")
+    (tmp_path / "module_09" / "mine.py").write_text(GIVEN_TOY, encoding="utf-8")  # not generated: not ours
+    assert orphans({}, (tmp_path,)) == [left]
+    assert orphans({left: ""}, (tmp_path,)) == []
+
+
+# ----------------------------------------------------------------------------- one comparator
+VALUES = [  # (expected, got) pairs, raw: both sides are normalised first, as the engine does
+    (1.0, 1.0), (1.0, 1.0 + 1e-3), (0.5, np.float32(0.5)), (0.0, float("nan")), (float("nan"), float("nan")),
+    ([1.0, 2.0], np.array([1.0, 2.5])), (np.zeros((2, 3)), np.zeros((3, 2))), ([1, 2], (1, 2)),
+    ({"a": 1.0, "b": [1, 2]}, {"a": 1.0, "b": [1, 3]}), ({"a": 1.0}, {"b": 1.0}), ("3/7", "3/7"), ("3", "41"),
+    (None, 0.0), ([1.0, "x"], [1.0, "y"]), (float("inf"), float("inf")), (np.arange(40.0), np.arange(40.0) * 1.1),
+    (1.0, object()), ("x" * 300, "y"),
+]
+
+
+def test_the_comparator_program_is_the_engines_code_verbatim():
+    program = comparator_program()
+    defined = {getattr(node, "name", None) or node.targets[0].id for node in ast.parse(program).body
+               if not isinstance(node, (ast.Import, ast.ImportFrom))}
+    for module in (codec, compare):
+        names = dict(PARTS)[module.__name__.rsplit(".", 1)[1] + ".py"]
+        assert set(names) <= defined
+        for name in names:
+            member = getattr(module, name)
+            if inspect.isfunction(member) or inspect.isclass(member):
+                assert inspect.getsource(member).strip() in program, name
+    assert not _undefined_names(program)
+    assert _undefined_names("def f():\n    return g(np)\n") == {"g", "np"}
+
+
+def test_the_learner_side_judges_like_the_engine():
+    namespace: dict = {}
+    exec(comparator_program(), namespace)  # what starter/_kit_compare.py holds
+    helpers: dict = {}
+    exec(helper_source(), helpers)  # the notebooks' helper cell
+    for expected, got in VALUES:
+        engine = compare.mismatch(codec.normalise(expected), codec.normalise(got), rtol=1e-5, atol=1e-6)
+        copied = namespace["mismatch"](namespace["normalise"](expected), namespace["normalise"](got),
+                                       rtol=1e-5, atol=1e-6)
+        assert copied == engine, (expected, got)
+        if engine is None:
+            helpers["check_close"](got, expected)
+        else:
+            with pytest.raises(AssertionError) as error:
+                helpers["check_close"](got, expected)
+            assert str(error.value) == engine
+    assert (STARTER_DIR / "_kit_compare.py").read_text(encoding="utf-8").endswith(comparator_program())
+
+
+def test_the_helper_checks_a_long_array_at_its_sampled_indices():
+    helpers: dict = {}
+    exec(helper_source(), helpers)
+    check_close, sampled = helpers["check_close"], helpers["sampled"]
+    curve = np.linspace(0.0, 1.0, 301)
+    check_close({"curve": curve, "n": 3}, {"curve": sampled(301, [0, 150, 300], [0.0, 0.5, 1.0]), "n": 3.0})
+    with pytest.raises(AssertionError, match=r"at \['curve'\]: 1 of 301 entries differ; first at index \[150\]"):
+        check_close({"curve": curve}, {"curve": sampled(301, [0, 150, 300], [0.0, 0.6, 1.0])})
+    with pytest.raises(AssertionError, match=r"expected an array of shape \(301,\), got shape \(300,\)"):
+        check_close(curve[:300], sampled(301, [0], [0.0]))

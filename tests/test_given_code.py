@@ -49,10 +49,11 @@ import warnings
 import numpy as np
 import pytest
 
-from graders.build import exercises_in, find_fences, solution_files
+from graders.build import solution_files
 from graders.checks import spec_for
 from graders.engine.inline import grade_exercise
 from graders.engine.kit import DEFAULT_KIT
+from graders.fences import exercises_in, find_fences
 from graders.loader import load_module
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 

@@ -8,6 +8,7 @@ file's public tests there, as a learner would (``pytest module_09`` in their fol
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -15,8 +16,11 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
+from graders.build.hints import starter_conftest
+from graders.engine import codec, compare
 from graders.engine.misconceptions import load_misconceptions, mutant_source
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 
@@ -85,3 +89,23 @@ def test_recording_keeps_the_solutions_fast():
     elapsed = time.perf_counter() - start
     assert run.returncode == 0, run.stdout[-3000:]
     assert elapsed <= 10.0, elapsed  # about 3 s on the kit's machine; 10 s leaves room for a loaded box
+
+
+def test_the_conftest_compares_with_the_engines_comparator():
+    conftest = starter_conftest()
+    assert not hasattr(conftest, "normalise") and not hasattr(conftest, "same_value")  # one comparator, one name
+    for name in ("normalise", "mismatch", "describe", "kind", "_close"):
+        copied = getattr(conftest.kit_compare, name)
+        assert inspect.getsource(copied) == inspect.getsource(getattr(codec if name == "normalise" else compare, name))
+    result = conftest.kit_compare.normalise(np.array([0.5, 1.0], dtype=np.float32))
+    assert conftest.matches_wrong_value(result, conftest.tagged([0.5, 1.0 + 1e-9]))
+    assert not conftest.matches_wrong_value(result, conftest.tagged([0.5, 1.1]))
+
+
+def test_the_tagged_form_round_trips():
+    conftest = starter_conftest()
+    value = {"a": np.arange(3, dtype=np.int32), "b": (1.5, "x", None, True), "c": [2 ** 60, float("inf")]}
+    back = conftest.untagged(conftest.tagged(value, None))
+    assert back["a"].dtype == np.int32 and back["a"].tolist() == [0, 1, 2]
+    assert back["b"] == (1.5, "x", None, True) and back["c"] == [2 ** 60, float("inf")]
+    assert conftest.key_of(conftest.tagged([value], None), {}) == conftest.key_of(conftest.tagged([back], None), {})

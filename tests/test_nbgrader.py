@@ -53,10 +53,13 @@ from pathlib import Path
 
 import pytest
 
-from graders import notebooks
-from graders.build import exercises_in, find_fences
+from graders import course as registry  # `course` is the fixture of the course folder
+from graders.build import notebooks
+from graders.build.notebooks.cells import split_source
+from graders.build.notebooks.checks import hidden_exercise
 from graders.checks import spec_for
 from graders.engine.kit import DEFAULT_KIT
+from graders.fences import exercises_in, find_fences
 from graders.paths import ASSIGNMENTS_DIR, STARTER_DIR
 
 pytestmark = pytest.mark.slow  # the real nbgrader workflow: minutes
@@ -68,7 +71,7 @@ from graders.engine import nbgrader_scoring  # noqa: E402 - needs nbgrader
 
 ASSIGNMENTS = {  # assignment -> (folder, language)
     notebooks.assignment_name(folder, language): (folder, language)
-    for folder in notebooks.MODULES for language in notebooks.LANGUAGES
+    for folder in registry.FOLDERS for language in registry.LANGUAGES
 }
 MISCONCEPTIONS = {  # English assignment -> (exercise id, catalogue entry) put into carol's notebook
     "module_08": ("module_8_reference.simpo_loss", "simpo_without_length_normalisation"),
@@ -89,7 +92,7 @@ def _committed() -> dict[str, dict]:
     """assignment/notebook stem -> the committed notebook JSON."""
     found = {}
     for assignment, (folder, language) in ASSIGNMENTS.items():
-        for stem in notebooks.MODULES[folder][1]:
+        for stem in registry.module(folder).files:
             path = notebooks.notebook_path(folder, stem, language)
             found[f"{assignment}/{stem}"] = json.loads(path.read_text(encoding="utf-8"))
     return found
@@ -101,12 +104,12 @@ def _source(cell) -> str:
 
 def _points(assignment: str) -> float:
     folder, _ = ASSIGNMENTS[assignment]
-    return sum(spec_for(e).points for stem in notebooks.MODULES[folder][1]
+    return sum(spec_for(e).points for stem in registry.module(folder).files
                for e in exercises_in(DEFAULT_KIT.solution_path(stem)))
 
 
 def _module(assignment: str) -> str:
-    return notebooks.MODULES[ASSIGNMENTS[assignment][0]][0]
+    return registry.module(ASSIGNMENTS[assignment][0]).number
 
 
 # =============================================================================
@@ -123,6 +126,8 @@ def test_notebooks_are_valid_nbformat_45_with_valid_nbgrader_metadata():
 
     validator = MetadataValidator()
     for path in notebooks.build_outputs():
+        if path.suffix != ".ipynb":  # a given module beside the notebooks
+            continue
         text = path.read_text(encoding="utf-8")
         notebook = nbformat.reads(text, as_version=4)
         nbformat.validate(notebook)
@@ -137,13 +142,13 @@ def test_notebooks_are_valid_nbformat_45_with_valid_nbgrader_metadata():
 def test_every_exercise_is_one_graded_cell_with_the_spec_points():
     committed = _committed()
     for assignment, (folder, _) in ASSIGNMENTS.items():
-        for stem in notebooks.MODULES[folder][1]:
+        for stem in registry.module(folder).files:
             cells = committed[f"{assignment}/{stem}"]["cells"]
             graded = [c for c in cells if c["metadata"]["nbgrader"]["grade"]]
             calls = {}
             for cell in graded:
                 grade_id = cell["metadata"]["nbgrader"]["grade_id"]
-                named = notebooks.hidden_exercise(_source(cell))  # what the hidden part says
+                named = hidden_exercise(_source(cell))  # what the hidden part says
                 assert named == nbgrader_scoring.exercise_for(stem, grade_id), (assignment, grade_id)
                 calls[named] = cell["metadata"]["nbgrader"]["points"]
             expected = {e: spec_for(e).points for e in exercises_in(DEFAULT_KIT.solution_path(stem))}
@@ -165,8 +170,8 @@ def test_the_hidden_part_refuses_to_score_in_a_kernel():
 
 def test_russian_notebooks_have_the_english_code_cells():
     committed = _committed()
-    for folder in notebooks.MODULES:
-        for stem in notebooks.MODULES[folder][1]:
+    for folder in registry.FOLDERS:
+        for stem in registry.module(folder).files:
             english = committed[f"{notebooks.assignment_name(folder, 'en')}/{stem}"]["cells"]
             russian = committed[f"{notebooks.assignment_name(folder, 'ru')}/{stem}"]["cells"]
             assert [(c["id"], c["cell_type"], c["metadata"]) for c in english] == \
@@ -182,15 +187,59 @@ def test_russian_notebooks_have_the_english_code_cells():
 
 
 def test_cells_cover_the_solution_file_line_by_line():
-    for folder, (_, stems) in notebooks.MODULES.items():
-        for stem in stems:
-            source = DEFAULT_KIT.solution_path(stem).read_text(encoding="utf-8")
-            docstring, segments = notebooks.split_source(source)
-            cells_text = "\n".join(segment.text for segment in segments)
-            body = source.split('"""', 2)[2]  # the file after its module docstring
-            assert [line for line in cells_text.splitlines() if line.strip()] == \
-                   [line for line in body.splitlines() if line.strip()]
-            assert docstring and all(s.text.strip() for s in segments)
+    for stem in registry.STEMS:
+        source = DEFAULT_KIT.solution_path(stem).read_text(encoding="utf-8")
+        docstring, segments = split_source(source)
+        cells_text = "\n".join(segment.text for segment in segments)
+        body = source.split('"""', 2)[2]  # the file after its module docstring
+        assert [line for line in cells_text.splitlines() if line.strip()] == \
+               [line for line in body.splitlines() if line.strip()]
+        assert docstring and all(s.text.strip() for s in segments)
+
+
+RUN_CELLS = r"""
+import json, sys
+notebook = json.load(open(sys.argv[1], encoding="utf-8"))
+namespace = {"__name__": "__main__"}
+errors = {}
+for cell in notebook["cells"]:
+    if cell["cell_type"] != "code":
+        continue
+    source = "".join(cell["source"])
+    head, _, rest = source.partition("### BEGIN HIDDEN TESTS")
+    source = head + rest.partition("### END HIDDEN TESTS")[2]
+    try:
+        exec(compile(source, cell["id"], "exec"), namespace)
+    except Exception as error:
+        errors[cell["id"]] = f"{type(error).__name__}: {error}"
+print("CELL ERRORS " + json.dumps(errors))
+"""
+
+
+def _run_cells(notebook_path: Path) -> dict[str, str]:
+    """Every code cell of a notebook run in order in a fresh interpreter (hidden parts left out, as in the
+    release), in the notebook's folder: cell id -> the error it raised."""
+    completed = subprocess.run([sys.executable, "-c", RUN_CELLS, str(notebook_path)], cwd=notebook_path.parent,
+                               env={**os.environ, "MPLBACKEND": "Agg"}, capture_output=True, text=True, timeout=300)
+    lines = [line for line in completed.stdout.splitlines() if line.startswith("CELL ERRORS ")]
+    assert completed.returncode == 0 and lines, completed.stderr[-3000:]
+    return json.loads(lines[-1].removeprefix("CELL ERRORS "))
+
+
+def test_the_visible_checks_pass_on_the_reference_and_name_a_wrong_answer_as_the_engine_does(tmp_path):
+    for stem in registry.STEMS:  # the English notebooks: the other languages have the same code cells
+        assert _run_cells(notebooks.notebook_path(registry.module_of(stem).folder, stem, "en")) == {}, stem
+    source = notebooks.notebook_path("module_09", "module_9_reference", "en")
+    notebook = json.loads(source.read_text(encoding="utf-8"))
+    cell = next(c for c in notebook["cells"] if c["id"] == "group_relative_advantages")
+    cell["source"] += ["\n\n_right = group_relative_advantages\n\n\n",
+                       "def group_relative_advantages(*args, **kwargs):\n",
+                       "    return 2.0 * np.asarray(_right(*args, **kwargs))\n"]
+    (tmp_path / source.name).write_text(json.dumps(notebook), encoding="utf-8")
+    errors = _run_cells(tmp_path / source.name)
+    assert list(errors) == ["test-group_relative_advantages"], errors
+    assert re.fullmatch(r"AssertionError: \d+ of \d+ entries differ; first at index \[[\d, ]+\]: expected .*, got .* "
+                        r"\(rtol .*, atol .*\)", errors["test-group_relative_advantages"]), errors
 
 
 # =============================================================================
@@ -634,7 +683,7 @@ def course(tmp_path_factory):
         for student in students:
             target = course / "submitted" / student / assignment
             target.mkdir(parents=True)
-            for stem in notebooks.MODULES[folder][1]:
+            for stem in registry.module(folder).files:
                 notebook = _submission(course, student, assignment, stem)
                 (target / f"{stem}.ipynb").write_text(json.dumps(notebook, indent=1), encoding="utf-8")
         _nbgrader(course, run_env, "autograde", assignment, f"--CourseDirectory.student_id_exclude={TAMPERER}",
@@ -740,7 +789,7 @@ def _graded_students(course: Path, assignment: str) -> list[str]:
 def test_release_holds_stubs_and_visible_tests_only(course):
     root = course["root"]
     for assignment, (folder, _) in ASSIGNMENTS.items():
-        for stem in notebooks.MODULES[folder][1]:
+        for stem in registry.module(folder).files:
             release = json.loads((root / "release" / assignment / f"{stem}.ipynb").read_text(encoding="utf-8"))
             text = json.dumps(release)
             for leak in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "assert_exercise", "graders"):
@@ -756,6 +805,8 @@ def test_release_holds_stubs_and_visible_tests_only(course):
                 if meta["grade"]:
                     assert "check_close(" in source or "check_raises(" in source, cell["id"]
                     assert meta["locked"] and cell["metadata"].get("editable") is False
+        for given in sorted((root / "source" / assignment).glob("*.py")):  # given modules the notebooks import
+            assert (root / "release" / assignment / given.name).read_bytes() == given.read_bytes(), given
 
 
 def _normalised_function(tree: ast.AST, name: str) -> str:
@@ -785,7 +836,7 @@ def test_the_gradebook_records_the_engine_score_for_every_cell(course, engine):
 def test_complete_notebooks_get_full_marks(course):
     grades = _cell_grades(course["root"])
     for assignment, (folder, _) in ASSIGNMENTS.items():
-        for stem in notebooks.MODULES[folder][1]:
+        for stem in registry.module(folder).files:
             cells = grades[(assignment, COMPLETE, stem)]
             assert cells and all(score == top for score, top in cells.values()), (assignment, stem, cells)
 
@@ -794,7 +845,7 @@ def test_the_untouched_release_scores_zero_on_every_graded_cell(course):
     root = course["root"]
     grades = _cell_grades(root)
     for assignment, (folder, _) in ASSIGNMENTS.items():
-        for stem in notebooks.MODULES[folder][1]:
+        for stem in registry.module(folder).files:
             cells = grades[(assignment, UNTOUCHED, stem)]
             graded = {name: value for name, value in cells.items() if name.startswith("test-")}
             assert len(graded) == len(exercises_in(DEFAULT_KIT.solution_path(stem)))
@@ -808,7 +859,7 @@ def test_a_misconception_loses_points_on_its_cell_only_and_is_named(course):
     for assignment, (exercise_id, name) in MISCONCEPTIONS.items():
         folder, _ = ASSIGNMENTS[assignment]
         stem, function = exercise_id.split(".", 1)
-        for notebook in notebooks.MODULES[folder][1]:
+        for notebook in registry.module(folder).files:
             cells = grades[(assignment, MISTAKE, notebook)]
             lost = {cell: value for cell, value in cells.items() if value[0] != value[1]}
             if notebook == stem:
@@ -823,7 +874,7 @@ def test_a_misconception_loses_points_on_its_cell_only_and_is_named(course):
 def test_hostile_notebooks_score_no_more_than_the_placebo_on_what_they_attack(course, confined):
     grades = _cell_grades(course["root"])
     for assignment in ATTACKED:
-        for stem in notebooks.MODULES[ASSIGNMENTS[assignment][0]][1]:
+        for stem in registry.module(ASSIGNMENTS[assignment][0]).files:
             placebo = grades[(assignment, UNTOUCHED, stem)]
             complete = grades[(assignment, COMPLETE, stem)]
             attacked = {f"test-{e.split('.', 1)[1]}" for e in ATTACKED[assignment] if e.startswith(f"{stem}.")}
@@ -894,8 +945,9 @@ def test_no_grader_artefact_lands_in_the_course(course):
         for student_dir in (root / folder).iterdir():
             for assignment_dir in student_dir.iterdir():
                 found = sorted(p.name for p in assignment_dir.rglob("*"))
-                stems = notebooks.MODULES[ASSIGNMENTS[assignment_dir.name][0]][1]
-                extra = {"timestamp.txt"} if folder == "autograded" else set()
+                stems = registry.module(ASSIGNMENTS[assignment_dir.name][0]).files
+                extra = {p.name for p in (root / "source" / assignment_dir.name).glob("*.py")}  # given modules
+                extra |= {"timestamp.txt"} if folder == "autograded" else set()
                 assert set(found) <= {f"{stem}{suffix}" for stem in stems} | extra, (assignment_dir, found)
     leftovers = {p.name for p in root.iterdir()} - {"source", "release", "submitted", "autograded", "feedback",
                                                     "gradebook.db", "grades.csv", "nbgrader_config.py", DECOY}
@@ -925,7 +977,7 @@ def test_hide_mode_keeps_hidden_inputs_out_of_the_feedback(course):
     assert [text for text in hidden if f"(hidden): input {text}" in shown], shown
     assert re.search(r"\(hidden\): input (?!hidden input)", shown)
     for student in _graded_students(root, HIDE_ASSIGNMENT):
-        for notebook in notebooks.MODULES[ASSIGNMENTS[HIDE_ASSIGNMENT][0]][1]:
+        for notebook in registry.module(ASSIGNMENTS[HIDE_ASSIGNMENT][0]).files:
             for text in (_feedback_text(root, student, HIDE_ASSIGNMENT, notebook),
                          _autograded_text(root, student, HIDE_ASSIGNMENT, notebook)):
                 assert not re.search(r"\(hidden\): input (?!hidden input)", text), (student, notebook)
@@ -952,7 +1004,7 @@ def _fenced_lines(stem: str) -> list[str]:
 def test_feedback_never_holds_the_reference_solution(course):
     root = course["root"]
     for assignment, (folder, _) in ASSIGNMENTS.items():
-        for stem in notebooks.MODULES[folder][1]:
+        for stem in registry.module(folder).files:
             lines = _fenced_lines(stem)
             assert len(lines) >= 3, stem
             # the scan sees solution code when it is there: alice submitted it

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from graders import course
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 from conftest import run_learner_tests
 
@@ -19,7 +20,7 @@ PUBLIC_TEST_FILES = sorted(STARTER_DIR.glob("module_*/test_*.py"))
 
 def test_every_learner_file_has_public_tests():
     covered = {path.name.removeprefix("test_") for path in PUBLIC_TEST_FILES}
-    learner_files = {path.name for path in SOLUTIONS_DIR.glob("module_*/module_*.py")}
+    learner_files = {f"{stem}.py" for stem in course.STEMS}
     assert learner_files and learner_files <= covered, learner_files - covered
 
 

@@ -24,7 +24,7 @@ autograde pass (``assignments/nbgrader_config.py`` sets
 2. Every autograded test cell gets outputs written from the engine's report
    for its exercise (grade id ``test-<function>`` in notebook ``<stem>``:
    exercise ``<stem>.<function>``, the generator's convention in
-   :mod:`graders.notebooks`): full points -- a ``stdout`` stream with the
+   :mod:`graders.build.notebooks`): full points -- a ``stdout`` stream with the
    verdict; partial -- the verdict and feedback on ``stdout`` and the points
    as a numeric ``execute_result``; zero -- an ``error`` output with the
    verdict and feedback. nbgrader's ``SaveAutoGrades`` then records exactly
@@ -109,7 +109,7 @@ def _hide_default() -> bool:
 
 
 def language_of(assignment_id: str) -> str:
-    """``ru`` for the Russian assignments (``module_09_ru``), else ``en`` (see ``graders.notebooks.assignment_name``)."""
+    """``ru`` for the Russian assignments (``module_09_ru``), else ``en`` (``graders.build.notebooks.assignment_name``)."""
     for language in TEXT:
         if language != "en" and assignment_id.endswith(f"_{language}"):
             return language

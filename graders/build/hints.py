@@ -1,7 +1,7 @@
 """The shipped "likely mistake" tables: ``starter/module_0X/_hints.json``.
 
 A learner's failing public test names the likely mistake when one of their
-functions returned, on a public test's fixed input, exactly what a catalogued
+functions returned, on a public test's fixed input, what a catalogued
 misconception (``graders/misconceptions``) returns there. Only those wrong
 OUTPUT VALUES and the HINT text ship -- never the catalogue's code.
 
@@ -9,15 +9,17 @@ Generation (part of ``rl4llm build``):
 
 1. run the public tests against ``solutions/`` in a subprocess with
    ``RL4LLM_RECORD_CALLS`` set, so ``starter/conftest.py``'s recorder dumps
-   every call made by a non-Hypothesis test (function, exact normalised inputs);
+   every call made by a non-Hypothesis test (function, exact tagged inputs);
 2. per distinct (function, input key), rebuild the inputs and run the reference
    and every catalogue entry of that exercise on a fresh copy;
-3. keep each entry whose output differs from the reference's (rtol 1e-6,
-   atol 1e-9) and that does not raise;
+3. keep each entry whose output the engine's comparator
+   (:func:`graders.engine.compare.mismatch`, rtol 1e-6, atol 1e-9) tells from
+   the reference's and that does not raise;
 4. write sorted-key JSON: function id -> input key -> [{"name", "hint", "value"}].
 
-The normalisation, key and comparison are the conftest's own functions, so the
-table and the learner-side lookup cannot drift apart.
+The tagged form, the input key and the tolerances are the conftest's own, and
+the learner side compares with the same comparator (``starter/_kit_compare.py``,
+generated from the engine), so the table and the lookup cannot drift apart.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from types import ModuleType
 import numpy as np
 
 from graders import course
+from graders.engine.codec import normalise
+from graders.engine.compare import mismatch
 from graders.engine.kit import DEFAULT_KIT
 from graders.engine.misconceptions import load_misconceptions
 from graders.loader import load_module
@@ -67,47 +71,36 @@ def record_public_calls() -> list[dict]:
         return json.loads(dump.read_text(encoding="utf-8"))
 
 
-def rebuild(norm, module: ModuleType):
-    """A fresh Python value from an exact normalised one (``normalise(value, None)``)."""
-    if norm is None or isinstance(norm, (bool, int)):
-        return norm
-    if isinstance(norm, dict):
-        if "float" in norm:
-            return float(norm["float"])
-        if "bigint" in norm:
-            return int(norm["bigint"])
-        if "str" in norm:
-            return norm["str"]
-        if "ndarray" in norm:
-            dtype = np.dtype(norm["ndarray"])
-            data = [float(x) if isinstance(x, str) else x for x in norm["data"]]
-            return np.asarray(data, dtype=dtype).reshape(norm["shape"])
-        if "tensor" in norm:
-            import torch
-
-            data = [float(x) if isinstance(x, str) else x for x in norm["data"]]
-            tensor = torch.tensor(data, dtype=getattr(torch, norm["tensor"])).reshape(norm["shape"])
-            return tensor.requires_grad_(True) if norm.get("requires_grad") else tensor
-        if "list" in norm:
-            return [rebuild(x, module) for x in norm["list"]]
-        if "tuple" in norm:
-            return tuple(rebuild(x, module) for x in norm["tuple"])
-        if "dict" in norm:
-            return {k: rebuild(v, module) for k, v in norm["dict"].items()}
-        if "dataclass" in norm:
-            fields = {k: rebuild(v, module) for k, v in norm["fields"].items()}
-            return getattr(module, norm["dataclass"])(**fields)
-    raise ValueError(f"cannot rebuild {norm!r}")
-
-
-def _run(function, args, kwargs, module, conftest):
-    """The normalised output of ``function`` on fresh inputs, or None when it raises."""
+def _run(function, call: dict, module: ModuleType, conftest: ModuleType):
+    """``function``'s output on fresh inputs rebuilt from the call, or None when it raises."""
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            return conftest.normalise(function(*rebuild(args, module), **rebuild(kwargs, module)))
+            return function(*conftest.untagged(call["args"], module), **conftest.untagged(call["kwargs"], module))
     except Exception:
         return None
+
+
+def _wrong_values(function_id: str, call: dict, catalogue: list, conftest: ModuleType) -> list[dict]:
+    """The catalogue entries whose output on this call differs from the reference's, as table entries."""
+    stem, name = function_id.split(".", 1)
+    reference = DEFAULT_KIT.reference_module(stem)
+    expected = _run(getattr(reference, name), call, reference, conftest)
+    if expected is None:
+        return []
+    expected = normalise(expected)
+    entries = []
+    for entry in catalogue:
+        output = _run(entry.function, call, entry.module, conftest)
+        if output is None or mismatch(expected, normalise(output), rtol=conftest.RTOL, atol=conftest.ATOL) is None:
+            continue
+        try:
+            value = conftest.tagged(output)
+        except conftest.Unsupported:
+            continue
+        if len(json.dumps(value)) <= MAX_VALUE_CHARS:
+            entries.append({"name": entry.name, "hint": entry.hint, "value": value})
+    return sorted(entries, key=lambda e: e["name"])
 
 
 def hint_tables(calls: list[dict] | None = None) -> dict[str, dict]:
@@ -128,22 +121,10 @@ def hint_tables(calls: list[dict] | None = None) -> dict[str, dict]:
         seen.add((function_id, key))
         if function_id not in catalogue:
             catalogue[function_id] = load_misconceptions(function_id)
-        if not catalogue[function_id]:
-            continue
-        stem, name = function_id.split(".", 1)
-        reference = DEFAULT_KIT.reference_module(stem)
-        expected = _run(getattr(reference, name), call["args"], call["kwargs"], reference, conftest)
-        if expected is None:
-            continue
-        entries = []
-        for entry in catalogue[function_id]:
-            value = _run(entry.function, call["args"], call["kwargs"], entry.module, conftest)
-            if (value is not None and not conftest.same_value(value, expected)
-                    and len(json.dumps(value)) <= MAX_VALUE_CHARS):
-                entries.append({"name": entry.name, "hint": entry.hint, "value": value})
+        entries = _wrong_values(function_id, call, catalogue[function_id], conftest) if catalogue[function_id] else []
         if entries:
-            table = tables[course.module_of(stem).folder].setdefault(function_id, {})
-            table[key] = sorted(entries, key=lambda e: e["name"])
+            stem = function_id.split(".", 1)[0]
+            tables[course.module_of(stem).folder].setdefault(function_id, {})[key] = entries
     return tables
 
 

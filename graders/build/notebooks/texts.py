@@ -1,0 +1,186 @@
+"""The notebooks' texts, in every language of the course (``graders.course.LANGUAGES``).
+
+Module titles and coverage, one line per learner file, the "How to work"
+section and the short phrases around cells. Code cells are the same in every
+language; formulas and docstrings stay in English. A language of the registry
+missing here fails the build with a ``KeyError``.
+"""
+
+from __future__ import annotations
+
+MODULE_TEXT = {
+    ("8", "en"): ("Module 8 — RLHF and direct preference optimisation",
+                  "The KL-regularised optimum and the reward–KL frontier, per-token reward shaping, constraints "
+                  "and dual ascent (safe RLHF), DPO and its relatives (cDPO, IPO, SimPO, ORPO) and likelihood "
+                  "displacement; then a toy DPO run on a tiny autoregressive policy."),
+    ("8", "ru"): ("Модуль 8 — RLHF и прямая оптимизация предпочтений",
+                  "Оптимум с KL-регуляризацией и граница «награда–KL», потокенное формирование награды (reward "
+                  "shaping), ограничения и двойственный подъём (safe RLHF), DPO и его родственники (cDPO, IPO, "
+                  "SimPO, ORPO) и смещение правдоподобия (likelihood displacement); затем игрушечный запуск DPO "
+                  "на маленькой авторегрессионной политике."),
+    ("9", "en"): ("Module 9 — RLVR and GRPO",
+                  "A verifiable reward (a numeric verifier), informative groups, group-relative advantages and the "
+                  "leave-one-out baseline, clipping (PPO, DAPO's clip-higher, GSPO), the loss reductions of GRPO, "
+                  "Dr. GRPO and DAPO, the overlong penalty, the k3 KL estimator, entropy and pass@k; then a toy "
+                  "GRPO loop in which a tiny policy learns arithmetic from a verifier."),
+    ("9", "ru"): ("Модуль 9 — RLVR и GRPO",
+                  "Проверяемая награда (числовой верификатор), информативные группы, групповые относительные "
+                  "преимущества (advantages) и базовая линия leave-one-out, клиппинг (PPO, clip-higher из DAPO, "
+                  "GSPO), редукции функции потерь GRPO, Dr. GRPO и DAPO, штраф за чрезмерную длину, оценка KL k3, "
+                  "энтропия и pass@k; затем игрушечный цикл GRPO, в котором маленькая политика учится арифметике "
+                  "по сигналу верификатора."),
+}
+FILE_TEXT = {
+    ("module_8_reference", "en"): "pure NumPy, one formula per function",
+    ("module_8_reference", "ru"): "чистый NumPy, одна формула на функцию",
+    ("module_8_training", "en"): "PyTorch: sequence log-probabilities and the DPO loss, plugged into a toy DPO run",
+    ("module_8_training", "ru"): "PyTorch: логарифмы вероятностей последовательностей и функция потерь DPO, "
+                                 "которые подключаются к игрушечному запуску DPO",
+    ("module_9_reference", "en"): "pure NumPy: the verifier and the formulas of GRPO",
+    ("module_9_reference", "ru"): "чистый NumPy: верификатор и формулы GRPO",
+    ("module_9_training", "en"): "PyTorch: the clipped GRPO loss, plugged into a toy GRPO loop",
+    ("module_9_training", "ru"): "PyTorch: клиппированная функция потерь GRPO, которая подключается к "
+                                 "игрушечному циклу GRPO",
+}
+EXPERIMENT_CALL = {
+    "module_8_training": "run_toy_dpo_experiment(loss_fn=dpo_loss, logprob_fn=sequence_logprobs)",
+    "module_9_training": "run_toy_grpo_experiment(loss_fn=grpo_loss)",
+}
+EXPERIMENT_NEEDS = {  # what the given experiment needs besides this notebook, per language
+    ("module_9_training", "en"): " The loop calls your `module_9_reference` functions (`group_relative_advantages`, "
+                                 "`clip_activity`, `categorical_entropy`, `pass_at_k_unbiased`): put your "
+                                 "`module_9_reference.py` next to this notebook, or pass `formulas=` an object that "
+                                 "has them.",
+    ("module_9_training", "ru"): " Цикл вызывает ваши функции из `module_9_reference` (`group_relative_advantages`, "
+                                 "`clip_activity`, `categorical_entropy`, `pass_at_k_unbiased`): положите свой "
+                                 "`module_9_reference.py` рядом с этим ноутбуком или передайте в `formulas=` объект, "
+                                 "в котором они есть.",
+}
+
+HOW_TO = {
+    "en": """## How to work
+
+1. **Run the cells from the top** (*Kernel → Restart & Run All*). Read-only cells hold the given code and the
+   helpers of the visible tests; you need not change them.
+2. **Implement each exercise** in its solution cell: replace `# YOUR CODE HERE` and `raise NotImplementedError()`
+   with your code. Keep the function's name, signature and docstring; the first line of the docstring is the
+   formula and the paper it comes from. Helpers of your own belong inside the solution cell.
+3. **Run the test cell** under each exercise. Its visible checks are public cases (the seminar notebook's tables
+   and small rows you can check on paper): the cell runs without an error when they pass. They are for you while
+   you work; they do not decide your score.
+4. **How your notebook is graded.** `nbgrader autograde` does not run your notebook. The kit's grading engine reads
+   its definitions — functions, classes, imports and constants (literal values or UPPER_CASE names) from every code
+   cell — and checks each exercise function in an isolated process: the public cases, hidden edge cases and inputs
+   drawn with a fixed seed, compared with the reference solution. Other top-level code (experiments, prints, plots,
+   `x = f(...)`) is not run for grading, so your functions must not depend on it. Your feedback shows the verdict
+   under each test cell: every failed check with what was expected and what came back (the inputs of hidden checks
+   may be withheld) and, when the engine recognises it, the typical mistake behind it.
+5. **Points.** An exercise earns its points times the share of its checks that pass (some checks weigh more); a
+   timeout, a crash, or anything the grader refuses (reading its files, starting processes, ...) scores 0 for the
+   exercise.
+6. **Conventions.** float64 and natural logarithms; never modify an input in place; invalid arguments raise
+   `ValueError` naming the argument. The equations are on the module's page, `starter/{folder}/README.md`.
+
+Before you submit: *Kernel → Restart & Run All*, and check that no cell fails.""",
+    "ru": """## Как работать
+
+1. **Выполняйте ячейки сверху вниз** (*Kernel → Restart & Run All*). В ячейках только для чтения — готовый код и
+   вспомогательные функции видимых тестов; менять их не нужно.
+2. **Реализуйте каждое упражнение** в его ячейке с решением: замените `# YOUR CODE HERE` и
+   `raise NotImplementedError()` своим кодом. Не меняйте имя функции, её сигнатуру и docstring; первая строка
+   docstring — формула и статья, из которой она взята. Собственные вспомогательные функции определяйте внутри
+   ячейки с решением.
+3. **Запускайте тестовую ячейку** под каждым упражнением. Её видимые проверки — публичные примеры (таблицы из
+   ноутбука семинара и небольшие примеры, которые можно проверить на бумаге): если они проходят, ячейка
+   выполняется без ошибки. Они нужны вам для самопроверки во время работы и не определяют оценку.
+4. **Как проверяется ноутбук.** `nbgrader autograde` не выполняет ваш ноутбук. Движок проверки кита читает его
+   определения — функции, классы, импорты и константы (литеральные значения или имена В_ВЕРХНЕМ_РЕГИСТРЕ) из всех
+   ячеек с кодом — и проверяет каждую функцию-упражнение в изолированном процессе: публичные примеры, скрытые
+   граничные случаи и входы, сгенерированные с фиксированным seed, сравниваются с эталонным решением. Остальной код
+   верхнего уровня (эксперименты, `print`, графики, `x = f(...)`) при проверке не выполняется, поэтому ваши функции
+   не должны от него зависеть. В отзыве под каждой тестовой ячейкой — вердикт: каждая непройденная проверка с
+   ожидаемым и полученным значением (входные данные скрытых проверок могут не показываться) и, если движок её
+   узнаёт, типичная ошибка, которая к ней привела.
+5. **Баллы.** Упражнение приносит свои баллы, умноженные на долю пройденных проверок (некоторые проверки весят
+   больше); превышение времени, аварийное завершение или действие, которое грейдер запрещает (чтение его файлов,
+   запуск процессов, ...), дают 0 за упражнение.
+6. **Соглашения.** float64 и натуральные логарифмы; входные данные никогда не изменяются на месте; при
+   недопустимых аргументах выбрасывается `ValueError` с именем аргумента. Формулы собраны на странице модуля
+   `starter/{folder}/README.md`.
+
+Перед сдачей: *Kernel → Restart & Run All* и убедитесь, что ни одна ячейка не падает.""",
+}
+
+TEXT = {
+    "en": {
+        "notebook": "This notebook is the nbgrader form of the learner file `{stem}.py` ({blurb}): {count} exercises, "
+                    "{points} points.",
+        "experiment": "The tests do not run the toy experiment itself (the autograder runs a short version of it "
+                      "with your function plugged in). To run it yourself, call `{call}` in a new cell.",
+        "file_doc": "### The file's own description",
+        "helpers": "**Helpers of the visible tests** (read-only): `check_close` compares a result with the expected "
+                   "value at a tolerance, with the autograder's own comparator (`sampled` stands for a long array "
+                   "checked at a few indices), `check_raises` expects an exception, `visible_checks` groups the "
+                   "checks of one exercise.",
+        "given": "**Given code** (read-only): run it; you need not change it.",
+        "helper_fn": "### Helper `{name}` — yours to write; graded through the exercises that call it",
+        "exercise": "## Exercise {index} of {count}: `{name}` — {points}",
+        "formula": "**Formula** (the first line of the docstring):",
+        "docstring": "**The rest of the docstring:**",
+        "dependent": "`{name}` calls {deps}. The autograder checks it with trusted copies of {them}, so a mistake "
+                     "there costs points only once; the visible checks below use your own {deps} and only print "
+                     "a note when they disagree.",
+        "builds_on": "`{name}` calls your {deps}: a mistake there shows up here too.",
+        "it": "it", "them": "them",
+    },
+    "ru": {
+        "notebook": "Этот ноутбук — версия учебного файла `{stem}.py` для nbgrader ({blurb}): упражнений — "
+                    "{count}, всего {points}.",
+        "experiment": "Тесты не запускают сам игрушечный эксперимент (автогрейдер запускает его короткую версию с "
+                      "вашей функцией). Чтобы запустить его самостоятельно, вызовите `{call}` в новой ячейке.",
+        "file_doc": "### Описание файла (из исходного кода, на английском)",
+        "helpers": "**Вспомогательные функции видимых тестов** (только для чтения): `check_close` сравнивает "
+                   "результат с ожидаемым значением с допуском тем же кодом, что и автогрейдер (`sampled` — "
+                   "длинный массив, который проверяется в нескольких индексах), `check_raises` ожидает "
+                   "исключение, `visible_checks` объединяет проверки одного упражнения.",
+        "given": "**Готовый код** (только для чтения): выполните ячейку, менять её не нужно.",
+        "helper_fn": "### Вспомогательная функция `{name}` — её пишете вы; она оценивается через упражнения, "
+                     "которые её вызывают",
+        "exercise": "## Упражнение {index} из {count}: `{name}` — {points}",
+        "formula": "**Формула** (первая строка docstring):",
+        "docstring": "**Остальная часть docstring** (на английском):",
+        "dependent": "`{name}` вызывает {deps}. Автогрейдер проверяет её с доверенными копиями {them}, поэтому "
+                     "ошибка там не отнимает баллы дважды; видимые проверки ниже используют ваши собственные "
+                     "{deps} и при расхождении только выводят сообщение.",
+        "builds_on": "`{name}` вызывает вашу реализацию {deps}: ошибка там проявится и здесь.",
+        "it": "этой функции", "them": "этих функций",
+    },
+}
+
+
+def points_text(points: float, language: str) -> str:
+    """'3 points' / '3 балла' (Russian plural rules)."""
+    number = f"{points:g}"
+    if language == "en":
+        return f"{number} point" + ("" if points == 1 else "s")
+    if points != int(points):
+        return f"{number} балла"
+    n = int(points)
+    if n % 10 == 1 and n % 100 != 11:
+        return f"{number} балл"
+    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
+        return f"{number} балла"
+    return f"{number} баллов"
+
+
+def code_list(names: list[str], language: str) -> str:
+    """`a`, `b` and `c` (``и`` in Russian)."""
+    quoted = [f"`{n}`" for n in names]
+    joiner = " and " if language == "en" else " и "
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + joiner + quoted[-1]
+
+
+def fenced(text: str) -> str:
+    """``text`` as a Markdown code block (four backticks when it holds three)."""
+    fence = "````" if "```" in text else "```"
+    return f"{fence}text\n{text}\n{fence}"
