@@ -1,0 +1,136 @@
+"""The kit's import structure: no cycles under graders/, and grading never imports the build tool.
+
+The graph is static: every ``import`` / ``from ... import`` of every module
+under ``graders/`` (function-local ones included, and
+``importlib.import_module("<literal>")``), resolved to the modules under
+``graders/`` it names -- ``from graders.engine import codec`` is an edge to
+``graders.engine.codec`` when that is a module, else to ``graders.engine``.
+Importing a module also runs its packages' ``__init__``, but a package that
+imports its own submodules (``graders.build`` its stages) is the ordinary
+layout, not a cycle, so those implicit edges are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+
+from graders.paths import REPO_ROOT
+
+GRADERS_DIR = REPO_ROOT / "graders"
+GRADING_MODULES = ("graders.engine.batch", "graders.engine.grading", "graders.engine.nbgrader_scoring", "graders.cli")
+
+
+def _module_name(path) -> str:
+    parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, object]:
+    """Every module under graders/ (catalogue entries, examples and seeds are files too) -> its path."""
+    return {_module_name(path): path for path in sorted(GRADERS_DIR.rglob("*.py")) if "__pycache__" not in path.parts}
+
+
+def _imported_names(path, name: str) -> set[str]:
+    """Dotted names a module imports, as written (relative imports resolved)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            found.add(node.args[0].value)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the modules under graders/ it imports."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for imported in _imported_names(path, name):
+            if imported in modules:
+                targets.add(imported)
+            elif imported.rpartition(".")[0] in modules:  # ``from package import attribute``
+                targets.add(imported.rpartition(".")[0])
+        graph[name] = targets - {name}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the graph as [a, b, ..., a], or None."""
+    state: dict[str, str] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = "open"
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == "open":
+                return stack[stack.index(target):] + [target]
+            if target not in state:
+                cycle = visit(target)
+                if cycle:
+                    return cycle
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph.get(node, ()))
+    return seen
+
+
+def test_the_graph_sees_function_local_and_relative_imports():
+    graph = import_graph()
+    assert "graders.build" in graph["graders.cli"]  # a function-local import
+    assert "graders.checks" in graph["graders.checks.module_9_reference"]  # ``from graders.checks import Case``
+    assert "graders.engine.codec" in graph["graders.engine.compare"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycles_under_graders():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_engine_and_the_checks_never_reach_the_build_statically():
+    graph = import_graph()
+    for name in graph:
+        if name.startswith(("graders.engine", "graders.checks", "graders.course", "graders.fences")):
+            reached = sorted(m for m in _reachable(graph, name) if m.startswith("graders.build"))
+            assert not reached, f"{name} reaches {reached}"
+
+
+def test_grading_never_imports_the_build_tool():
+    code = ("import importlib, json, sys\n"
+            f"for name in {GRADING_MODULES!r}:\n"
+            "    importlib.import_module(name)\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m == 'graders.build' or m.startswith('graders.build.'))))\n")
+    completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert json.loads(completed.stdout.strip().splitlines()[-1]) == []
