@@ -1,0 +1,85 @@
+"""Every learner-facing text table exists in every language of the course, with the same keys and placeholders.
+
+A text table is a module-level dict keyed by a language (``{"en": ..., "ru": ...}``)
+or by ``(key, language)`` tuples. The tables are found, not listed, in the
+modules that hold the kit's texts, so a new table is checked the day it is added.
+"""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+
+from graders import course
+from graders.build.notebooks import texts
+from graders.engine import nbgrader_scoring
+
+TEXT_MODULES = (texts, nbgrader_scoring)
+
+
+def _is_language_key(key) -> bool:
+    return key in course.LANGUAGES or (isinstance(key, tuple) and key and key[-1] in course.LANGUAGES)
+
+
+def _tables():
+    found = []
+    for module in TEXT_MODULES:
+        for name, value in vars(module).items():
+            if isinstance(value, dict) and value and all(_is_language_key(key) for key in value):
+                found.append(pytest.param(value, id=f"{module.__name__.rsplit('.', 1)[-1]}.{name}"))
+    return found
+
+
+def _by_language(table: dict) -> dict[str, dict]:
+    """``{language: {key: text}}`` for both table shapes."""
+    out: dict[str, dict] = {language: {} for language in course.LANGUAGES}
+    for key, text in table.items():
+        if isinstance(key, tuple):
+            out.setdefault(key[-1], {})[key[:-1]] = text
+        else:
+            out.setdefault(key, {}).update(text if isinstance(text, dict) else {(): text})
+    return out
+
+
+def _placeholders(text) -> set[str]:
+    if not isinstance(text, str):
+        return {f"<{type(text).__name__}>"}
+    return {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
+
+
+def test_text_tables_are_found():
+    names = {param.id for param in _tables()}
+    assert {"texts.MODULE_TEXT", "texts.FILE_TEXT", "texts.HOW_TO", "texts.TEXT", "nbgrader_scoring.TEXT"} <= names
+
+
+@pytest.mark.parametrize("table", _tables())
+def test_every_text_exists_in_every_language(table):
+    by_language = _by_language(table)
+    assert set(by_language) == set(course.LANGUAGES), "a language the course does not have, or one missing"
+    keys = {language: set(entries) for language, entries in by_language.items()}
+    first = course.LANGUAGES[0]
+    for language in course.LANGUAGES[1:]:
+        assert keys[language] == keys[first], (
+            f"{language} lacks {sorted(map(str, keys[first] - keys[language]))}, "
+            f"has extra {sorted(map(str, keys[language] - keys[first]))}")
+    for language, entries in by_language.items():
+        for key, text in entries.items():
+            assert text, f"{language} {key}: empty text"
+            items = text.items() if isinstance(text, dict) else [((), text)]
+            for sub, value in items:
+                assert value, f"{language} {key} {sub}: empty text"
+
+
+@pytest.mark.parametrize("table", _tables())
+def test_translations_keep_the_placeholders(table):
+    by_language = _by_language(table)
+    first = course.LANGUAGES[0]
+    for key, text in by_language[first].items():
+        for language in course.LANGUAGES[1:]:
+            other = by_language[language][key]
+            if isinstance(text, dict):
+                for sub in text:
+                    assert _placeholders(other[sub]) == _placeholders(text[sub]), (language, key, sub)
+            else:
+                assert _placeholders(other) == _placeholders(text), (language, key)
