@@ -12,6 +12,7 @@ and learner files exist; nothing else lists them.
   ``"<file stem>.<function>"``, e.g. ``"module_9_reference.grpo_loss"``.
   Exercises are read from ``solutions/``, so adding a fenced function adds the
   exercise; its points come from its checks (``graders/checks/``).
+- **Given modules**: every other ``.py`` in a module's folder (:func:`given_modules`).
 - **Languages**: every learner-facing text exists in each of ``LANGUAGES``.
 
 A user may name a module as ``8``, ``module_08`` or ``module08``;
@@ -106,6 +107,22 @@ def exercises(modules=None, solutions_dir: Path = SOLUTIONS_DIR) -> list[str]:
         if path.exists():
             ids.extend(exercises_in(path))
     return ids
+
+
+def given_modules(solutions_dir: Path = SOLUTIONS_DIR, modules=None) -> dict[str, str]:
+    """The given modules of the selected modules: name -> module folder.
+
+    A given module is any other ``.py`` file in a module's folder (a toy
+    environment, a training loop): the learner uses it and never edits it; the
+    build copies it to ``starter/`` and the engine ships the kit's copy to
+    every worker.
+    """
+    found: dict[str, str] = {}
+    for candidate in selected(modules):
+        for path in sorted((Path(solutions_dir) / candidate.folder).glob("*.py")):
+            if path.stem not in candidate.files and path.name != "__init__.py":
+                found[path.stem] = candidate.folder
+    return found
 
 
 def points(exercise_id: str) -> float | None:

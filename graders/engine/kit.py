@@ -53,12 +53,7 @@ class Kit:
 
     def given_modules(self, modules=None) -> dict[str, str]:
         """Every given module of the selected modules: its name -> its module folder (``"module_09"``)."""
-        found: dict[str, str] = {}
-        for module in course.selected(modules):
-            for path in sorted((self.solutions_dir / module.folder).glob("*.py")):
-                if path.stem not in module.files and path.name != "__init__.py":
-                    found[path.stem] = module.folder
-        return found
+        return course.given_modules(self.solutions_dir, modules)
 
     def _folder(self, stem: str) -> str:
         given = self.given_modules()
