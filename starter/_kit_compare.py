@@ -169,7 +169,8 @@ def _describe(value, limit: int) -> str:
 
 def _close(expected: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):
-        ok = np.abs(got - expected) <= atol + rtol * np.abs(expected)
+        # an infinite expected value matches only itself: |got - inf| <= rtol * inf would accept any number
+        ok = np.isfinite(expected) & (np.abs(got - expected) <= atol + rtol * np.abs(expected))
     both_nan = np.isnan(expected) & np.isnan(got)
     same_inf = np.isinf(expected) & (expected == got)
     return ok | both_nan | same_inf

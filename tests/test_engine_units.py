@@ -431,3 +431,10 @@ def test_property_cases_depend_on_the_seed_alone(tmp_path):
                                     capture_output=True, check=True, timeout=120).stdout.strip()
                for mode in ("with", "without")}
     assert digests["with"] == digests["without"]
+
+
+@pytest.mark.parametrize("got", [0.0, 1e308, -np.inf, np.nan])
+def test_an_infinite_expected_value_matches_only_itself(got):
+    assert mismatch(np.inf, float(got), rtol=1e-5, atol=1e-6) is not None
+    assert mismatch(np.array([1.0, np.inf]), np.array([1.0, got]), rtol=1e-5, atol=1e-6) is not None
+    assert mismatch(np.array([1.0, np.inf]), np.array([1.0, np.inf]), rtol=1e-5, atol=1e-6) is None

@@ -4,7 +4,7 @@ Both sides are already normalised (:func:`graders.engine.codec.normalise`):
 numbers are ``float``, arrays float64, sequences that do not stack are lists,
 mappings are dicts. Numbers and arrays match when, elementwise,
 ``|got - expected| <= atol + rtol * |expected|`` (NumPy's ``allclose`` rule;
-NaN matches NaN, an infinity matches the same infinity). Shapes must match
+NaN matches NaN, an infinity matches the same infinity and nothing else). Shapes must match
 exactly. A dict matches when every expected key is present and matches (extra
 keys are ignored). An :class:`Opaque` expected value matches anything.
 """
@@ -99,7 +99,8 @@ def _describe(value, limit: int) -> str:
 
 def _close(expected: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):
-        ok = np.abs(got - expected) <= atol + rtol * np.abs(expected)
+        # an infinite expected value matches only itself: |got - inf| <= rtol * inf would accept any number
+        ok = np.isfinite(expected) & (np.abs(got - expected) <= atol + rtol * np.abs(expected))
     both_nan = np.isnan(expected) & np.isnan(got)
     same_inf = np.isinf(expected) & (expected == got)
     return ok | both_nan | same_inf
