@@ -13,6 +13,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+# The kit's tests never write into the kit: no bytecode caches in graders/, solutions/ or starter/, from this
+# process or any it starts. (A cache written by one test while another grades trips the grader's check
+# that the kit's files did not change during a batch, e.g. when pytest-xdist runs tests side by side.)
+sys.dont_write_bytecode = True
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+
 from graders.paths import REPO_ROOT  # noqa: E402
 
 

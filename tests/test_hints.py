@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -78,17 +77,6 @@ def test_the_hint_tables_ship_values_and_hints_only():
                 for entry in entries:
                     assert set(entry) == {"name", "hint", "value"}
                     assert "def " not in json.dumps(entry["value"])
-
-
-def test_recording_keeps_the_solutions_fast():
-    env = {**os.environ, "RL4LLM_IMPL_ROOT": str(SOLUTIONS_DIR), "MPLBACKEND": "Agg"}
-    start = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "pytest", str(STARTER_DIR / "module_09"), "-q",
-                          "-p", "no:cacheprovider"], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                         timeout=300)
-    elapsed = time.perf_counter() - start
-    assert run.returncode == 0, run.stdout[-3000:]
-    assert elapsed <= 10.0, elapsed  # about 3 s on the kit's machine; 10 s leaves room for a loaded box
 
 
 def test_the_conftest_compares_with_the_engines_comparator():
