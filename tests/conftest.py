@@ -19,6 +19,16 @@ matplotlib.use("Agg")
 sys.dont_write_bytecode = True
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 
+
+def pytest_configure(config) -> None:
+    """Compile the kit's bytecode once, before any test (and before pytest-xdist starts its workers)."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller has done it
+        return
+    import compileall
+
+    for folder in ("graders", "solutions", "starter"):
+        compileall.compile_dir(str(REPO_ROOT / folder), quiet=2, workers=1)
+
 from graders.paths import REPO_ROOT  # noqa: E402
 
 

@@ -158,7 +158,10 @@ class Case:
 class Returns:
     """Call mode: compare the return value."""
 
+    uses_torch = False  # by itself: tensor inputs still need torch
+
     def describe(self) -> dict:
+        """The call mode as the worker reads it (JSON; :func:`graders.engine.calls.call_case` dispatches on it)."""
         return {"kind": "returns"}
 
 
@@ -167,6 +170,7 @@ class LossAndGrads:
     """Call mode: the loss value and its gradients w.r.t. the ``requires_grad`` tensor inputs."""
 
     output: int | None = None
+    uses_torch = True
 
     def describe(self) -> dict:
         return {"kind": "loss_and_grads", "output": self.output}
@@ -185,6 +189,10 @@ class Harness:
     function: Callable
     torch: bool = True
     given: tuple[str, ...] = ()
+
+    @property
+    def uses_torch(self) -> bool:
+        return self.torch
 
     def describe(self) -> dict:
         source = inspect.getsource(self.function)

@@ -116,9 +116,7 @@ def fresh_inputs(case) -> tuple[tuple, dict]:
 
 def uses_torch(exercise) -> bool:
     """Whether an exercise's calls involve torch (training files, torch call modes, tensor inputs)."""
-    call = exercise.spec.call.describe()
-    torch_call = call["kind"] == "loss_and_grads" or (call["kind"] == "harness" and call.get("torch", True))
-    return (exercise.stem.endswith("_training") or torch_call
+    return (exercise.stem.endswith("_training") or exercise.spec.call.uses_torch
             or any(isinstance(v, codec.TensorSpec) for case in exercise.spec.cases() for v in leaves(case)))
 
 

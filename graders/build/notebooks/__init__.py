@@ -33,7 +33,7 @@ from graders.build.notebooks.texts import (
     EXPERIMENT_CALL, EXPERIMENT_NEEDS, FILE_TEXT, HOW_TO, MODULE_TEXT, TEXT, code_list, fenced, points_text,
 )
 from graders.build.stubs import given_files, make_given_source
-from graders.checks import spec_for
+from graders.checks import Harness, spec_for
 from graders.engine.kit import DEFAULT_KIT
 from graders.loader import parse
 from graders.paths import ASSIGNMENTS_DIR, SOLUTIONS_DIR
@@ -129,8 +129,8 @@ def build_notebook(folder: str, stem: str, language: str) -> str:
         else:
             spec = specs[segment.name]
             deps = dependencies(segment.node, set(specs))
-            call = spec.call.describe()
-            trusted = [d for d in deps if call["kind"] == "harness" and d in call["source"]]  # swapped in by the harness
+            harness = spec.call.describe()["source"] if isinstance(spec.call, Harness) else ""
+            trusted = [d for d in deps if d in harness]  # swapped in by the harness
             nb.markdown(f"about-{segment.name}", _about(segment, exercises.index(segment) + 1, len(exercises),
                                                         spec.points, deps, trusted, language))
             nb.code(segment.name, segment.text, solution=True, locked=False)

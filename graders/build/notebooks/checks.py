@@ -22,7 +22,7 @@ import numpy as np
 
 from graders.build.notebooks.render import render_expected, render_input
 from graders.build.notebooks.texts import points_text
-from graders.checks import spec_for
+from graders.checks import Harness, spec_for
 from graders.engine.codec import normalise
 
 MAX_VISIBLE = 4  # visible checks per exercise
@@ -59,7 +59,7 @@ def visible_checks(exercise_id: str, reference_function) -> list[VisibleCheck]:
 
     spec = spec_for(exercise_id)
     name = exercise_id.split(".", 1)[1]
-    harness = spec.call.describe()["kind"] == "harness"
+    harness = isinstance(spec.call, Harness)
     namespace = {"np": np, "torch": torch, name: reference_function}
     checks: list[VisibleCheck] = []
     seen: set[str] = set()
