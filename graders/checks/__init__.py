@@ -7,7 +7,7 @@ How to write the checks of an exercise
 ======================================
 Each learner file ``<stem>.py`` has a checks module ``graders/checks/<stem>.py``
 with one decorated *case generator* per exercise. The exercise id is
-``"<file stem>.<function>"`` (``graders.build.exercises_in`` lists them)::
+``"<file stem>.<function>"`` (``graders.course.exercises`` lists them)::
 
     import numpy as np
     from graders.checks import Case, exercise, hypothesis_cases, st
@@ -98,8 +98,8 @@ fast (call it on a small input before any expensive set-up such as a warm-up).
 
 The misconception catalogue and mutation tests
 ----------------------------------------------
-Catalogue entries live in ``graders/misconceptions/<file stem>/<name>.py``
-(format: ``graders/engine/misconceptions.py``). On a wrong answer the grader
+Catalogue entries live in ``graders/misconceptions/<file stem>/<function>.py``,
+one function per entry (format: ``graders/engine/misconceptions.py``). On a wrong answer the grader
 runs every entry of the exercise on that input (the first few wrong answers
 only) and names the entries that reproduce the most of them. A mutation test
 grades each entry as a submission in one batch::
