@@ -1,4 +1,5 @@
-"""rl4llm-kit's engine: the one-source build, walkthroughs, and (later) grading.
+"""rl4llm-kit's tooling: the course registry, the one-source build, the grading engine, the checks and
+the misconception catalogue, walkthroughs and the CLI (``CONTRIBUTING.md`` draws how they fit).
 
 Import names are the folder names: ``graders`` (this package) and
 ``solutions`` (the hidden reference). Learner files such as
