@@ -438,3 +438,12 @@ def test_an_infinite_expected_value_matches_only_itself(got):
     assert mismatch(np.inf, float(got), rtol=1e-5, atol=1e-6) is not None
     assert mismatch(np.array([1.0, np.inf]), np.array([1.0, got]), rtol=1e-5, atol=1e-6) is not None
     assert mismatch(np.array([1.0, np.inf]), np.array([1.0, np.inf]), rtol=1e-5, atol=1e-6) is None
+
+
+def test_the_batches_of_one_kit_share_its_reference_book():
+    from graders.engine.kit import Kit
+    from graders.engine.references import ReferenceBook
+
+    kit = Kit()
+    assert ReferenceBook.of(kit) is ReferenceBook.of(kit)
+    assert ReferenceBook.of(Kit()) is not ReferenceBook.of(kit)  # another kit object: its own modules, its own book

@@ -114,7 +114,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                 raise GraderError(f"{message}; --require-sandbox refuses to grade (see `rl4llm doctor`)")
             log(f"warning: {message} (see `rl4llm doctor`)")
         fingerprint = kit_fingerprint(kit)
-        book = ReferenceBook(kit)
+        book = ReferenceBook.of(kit)
         user, note = sandbox.unprivileged_user(python, pythonpath, str(temp_root))
         if user is None and hasattr(os, "geteuid") and os.geteuid() == 0:
             log(f"note: {note}")

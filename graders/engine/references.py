@@ -46,15 +46,31 @@ class Outcome:
 
 
 class ReferenceBook:
-    """Reference outcomes per exercise and case, computed once per process (thread-safe)."""
+    """Reference outcomes per exercise and case, and the loaded catalogue, computed once (thread-safe).
+
+    :meth:`of` gives the one book of a :class:`Kit` object, kept with the modules
+    the kit has loaded, so every batch of a process (nbgrader grades notebook
+    after notebook) shares the reference work. Outcomes are kept per spec
+    object (a spec's cases depend on its seed alone), so a spec replaced in
+    ``graders.checks.REGISTRY`` gets outcomes of its own.
+    """
 
     _lock = threading.RLock()  # one lock for every reference computation: torch's RNG is global
 
     def __init__(self, kit: Kit) -> None:
         self.kit = kit
-        self._expected: dict[str, list[Outcome]] = {}
+        self._expected: dict[tuple[str, int], tuple[object, list[Outcome]]] = {}  # (id, id(spec)) -> (spec, ...)
         self._misconceptions: dict[str, list[Misconception]] = {}
-        self._wrong: dict[tuple[str, str, int], Outcome] = {}
+        self._wrong: dict[tuple[str, int, str, int], tuple[object, Outcome]] = {}
+
+    @classmethod
+    def of(cls, kit: Kit) -> "ReferenceBook":
+        """The book of ``kit`` (one per Kit object, like its loaded modules)."""
+        with cls._lock:
+            book = kit._cache.get("reference_book")
+            if book is None:
+                book = kit._cache["reference_book"] = cls(kit)
+            return book
 
     def _call(self, exercise, function, module, case) -> Outcome:
         args, kwargs = fresh_inputs(case)
@@ -80,14 +96,15 @@ class ReferenceBook:
             self.misconceptions(exercise)
 
     def expected(self, exercise) -> list[Outcome]:
+        key = (exercise.id, id(exercise.spec))  # the spec is kept in the value: its id is never reused
         with self._lock:
-            if exercise.id not in self._expected:
+            if key not in self._expected:
                 with _single_thread_torch(uses_torch(exercise)):
                     module = self.kit.reference_module(exercise.stem)
                     function = getattr(module, exercise.function)
-                    self._expected[exercise.id] = [self._call(exercise, function, module, case)
-                                                   for case in exercise.spec.cases()]
-            return self._expected[exercise.id]
+                    self._expected[key] = (exercise.spec, [self._call(exercise, function, module, case)
+                                                           for case in exercise.spec.cases()])
+            return self._expected[key][1]
 
     def misconceptions(self, exercise) -> list[Misconception]:
         with self._lock:
@@ -96,13 +113,13 @@ class ReferenceBook:
             return self._misconceptions[exercise.id]
 
     def wrong_outcome(self, exercise, entry: Misconception, case_index: int) -> Outcome:
-        key = (exercise.id, entry.name, case_index)
+        key = (exercise.id, id(exercise.spec), entry.name, case_index)
         with self._lock:
             if key not in self._wrong:
                 with _single_thread_torch(uses_torch(exercise)):
                     case = exercise.spec.cases()[case_index]
-                    self._wrong[key] = self._call(exercise, entry.function, entry.module, case)
-            return self._wrong[key]
+                    self._wrong[key] = (exercise.spec, self._call(exercise, entry.function, entry.module, case))
+            return self._wrong[key][1]
 
 
 def fresh_inputs(case) -> tuple[tuple, dict]:
