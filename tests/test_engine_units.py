@@ -23,7 +23,8 @@ import torch
 from graders.checks import Case, Harness, LossAndGrads, Tensor, exercise, hypothesis_cases, spec_for, st
 from graders.engine import calls, codec, reports, sandbox
 from graders.engine.compare import describe, mismatch
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.kit import DEFAULT_KIT, Kit
+from graders.engine.references import ReferenceBook
 from graders.loader import load_module
 from graders.paths import REPO_ROOT
 from graders.engine.misconceptions import (CatalogueError, catalogue_file, load_misconceptions, mutant_source,
@@ -441,9 +442,6 @@ def test_an_infinite_expected_value_matches_only_itself(got):
 
 
 def test_the_batches_of_one_kit_share_its_reference_book():
-    from graders.engine.kit import Kit
-    from graders.engine.references import ReferenceBook
-
     kit = Kit()
     assert ReferenceBook.of(kit) is ReferenceBook.of(kit)
     assert ReferenceBook.of(Kit()) is not ReferenceBook.of(kit)  # another kit object: its own modules, its own book

@@ -45,7 +45,6 @@ import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
-_BOOKS: dict = {}  # Kit -> ReferenceBook: reference values computed once per process
 HIDE_ENV = "RL4LLM_HIDE_HIDDEN_INPUTS"
 
 
@@ -87,9 +86,7 @@ class _Deadline:
 def _book(kit):
     from graders.engine.references import ReferenceBook
 
-    if kit not in _BOOKS:
-        _BOOKS[kit] = ReferenceBook(kit)
-    return _BOOKS[kit]
+    return ReferenceBook.of(kit)
 
 
 def _where(error: BaseException, function) -> str:

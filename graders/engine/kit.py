@@ -84,18 +84,19 @@ class Kit:
     def reference_module(self, stem: str) -> ModuleType:
         """The reference solution of ``stem``, loaded once under a private name (with the solutions' given modules)."""
         return self._load(("reference", stem), self.solution_path(stem), f"_rl4llm_reference_{stem}",
-                          self._given_files(self.solutions_dir, stem))
+                          self.solutions_dir)
 
     def starter_module(self, stem: str) -> ModuleType:
         """The public starter of a learner file or a given module, loaded in the grader (a harness's given code)."""
         return self._load(("starter", stem), self.starter_path(stem), f"_rl4llm_grader_starter_{stem}",
-                          self._given_files(self.starter_dir, stem))
+                          self.starter_dir)
 
-    def _load(self, key, path: Path, name: str, given: dict[str, Path]) -> ModuleType:
+    def _load(self, key, path: Path, name: str, root: Path) -> ModuleType:
+        """Load once; the given modules next to it (under ``root``) are looked up on the first load only."""
         lock = self._cache.setdefault("lock", threading.RLock())
         with lock:
             if key not in self._cache:
-                self._cache[key] = load_module(path, name, given=given)
+                self._cache[key] = load_module(path, name, given=self._given_files(root, key[1]))
             return self._cache[key]
 
 

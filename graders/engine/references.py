@@ -9,6 +9,7 @@ used, like the workers, so both sides compute the same numbers.
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 from dataclasses import dataclass
@@ -77,7 +78,7 @@ class ReferenceBook:
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")  # the kit's own edge cases (inf, nan) are deliberate
-                raw = calls.call_case(exercise.spec.call.describe(), function, module,
+                raw = calls.call_case(_wire(exercise.spec.call), function, module,
                                       self.kit.starter_module, args, kwargs)
             return Outcome(value=codec.normalise(raw))
         except Exception as error:  # noqa: BLE001 - recorded and compared
@@ -91,7 +92,7 @@ class ReferenceBook:
             if exercise.spec is None:
                 continue
             self.kit.reference_module(exercise.stem)  # with the solutions' given modules
-            for name in exercise.spec.call.describe().get("given", ()):  # a harness's given code (the starter's)
+            for name in getattr(exercise.spec.call, "given", ()):  # a harness's given code (the starter's)
                 self.kit.starter_module(name)
             self.misconceptions(exercise)
 
@@ -120,6 +121,13 @@ class ReferenceBook:
                     case = exercise.spec.cases()[case_index]
                     self._wrong[key] = (exercise.spec, self._call(exercise, entry.function, entry.module, case))
             return self._wrong[key][1]
+
+
+@functools.cache
+def _wire(call_mode) -> dict:
+    """A call mode as :func:`graders.engine.calls.call_case` reads it, described once (a harness's
+    description holds its source, read with ``inspect``): call modes are frozen, so it never changes."""
+    return call_mode.describe()
 
 
 def fresh_inputs(case) -> tuple[tuple, dict]:
