@@ -9,6 +9,7 @@ reference solutions are missing) raises :class:`GraderError`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -24,7 +25,7 @@ from graders.engine.grading import Context, GradeOptions, grade_submission, prep
 from graders.engine.references import ReferenceBook
 from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
 from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
-from graders.engine.runner import WorkerConfig, WorkerStartError
+from graders.engine.runner import ForkServer, WorkerConfig, WorkerStartError
 from graders.engine.submission import discover, submission_name
 
 FORBIDDEN_MODULES = ("solutions", "graders.checks", "graders.misconceptions")
@@ -59,17 +60,24 @@ def unique_names(names: list[str]) -> list[str]:
 
 
 def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None = None, *, jobs: int = 1,
-                kit: Kit = DEFAULT_KIT, progress: bool = True, log=None) -> BatchResult:
-    """Grade every submission in ``paths``; write reports under ``out_dir``; return them."""
+                kit: Kit = DEFAULT_KIT, progress: bool = True, log=None,
+                names: list[str] | None = None) -> BatchResult:
+    """Grade every submission in ``paths``; write reports under ``out_dir``; return them.
+
+    ``names`` (one per path) replaces the folder names computed from the paths: a shard of a batch
+    keeps the names the whole batch would give (:mod:`graders.engine.shards`).
+    """
     saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # the grader writes nothing into the kit
     try:
-        return _grade_paths(paths, out_dir, options, jobs=jobs, kit=kit, progress=progress, log=log)
+        return _grade_paths(paths, out_dir, options, jobs=jobs, kit=kit, progress=progress, log=log, names=names)
     finally:
         sys.dont_write_bytecode = saved
 
 
 def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None, *, jobs: int, kit: Kit,
-                 progress: bool, log) -> BatchResult:
+                 progress: bool, log, names: list[str] | None = None) -> BatchResult:
+    if names is not None and len(names) != len(paths):
+        raise GraderError(f"{len(names)} names given for {len(paths)} submissions; give one name per submission")
     options = options or GradeOptions()
     log = log or (lambda message: print(message, file=sys.stderr, flush=True))
     out_dir = Path(out_dir)
@@ -85,10 +93,24 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
     pythonpath = os.pathsep.join([str(Path(graders.__file__).resolve().parent.parent),
                                   *options.worker_pythonpath])
     not_dumpable = sandbox.make_grader_not_dumpable()
-    with ThreadPoolExecutor(max_workers=1) as side, tempfile.TemporaryDirectory(prefix="rl4llm-grade-") as temp:
+    with ThreadPoolExecutor(max_workers=1) as side, tempfile.TemporaryDirectory(prefix="rl4llm-grade-") as temp, \
+            contextlib.ExitStack() as servers_stop:
         probing = side.submit(sandbox.probe_layers, python, pythonpath)  # a subprocess: overlaps the job
         temp_root = Path(temp)
         os.chmod(temp_root, 0o711)
+        user, note = sandbox.unprivileged_user(python, pythonpath, str(temp_root))
+        if user is None and hasattr(os, "geteuid") and os.geteuid() == 0:
+            log(f"note: {note}")
+        required = sandbox.LAYERS[:-1] if options.require_sandbox else ()
+        ready = threading.Event()
+        config = WorkerConfig(python=python, kit_parent=pythonpath, user=user, load_timeout=options.load_timeout,
+                              namespaces=sandbox.namespaces_wanted(), require=required, ready=ready)
+        # the fork servers import NumPy (and torch) while this process writes the job and loads the references
+        servers = {with_torch: ForkServer(config, torch=with_torch, cwd=temp_root,
+                                          log_path=temp_root / f"server-{'torch' if with_torch else 'numpy'}.log")
+                   for with_torch in (False, True)}
+        for server in servers.values():
+            servers_stop.callback(server.close)
         settings = {
             "kit_root": str(kit.root),
             # the answers: refused by the kernel, and any attempt is recorded by the audit hook (0 points)
@@ -106,6 +128,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             "landlock": os.environ.get("RL4LLM_NO_LANDLOCK") != "1",
         }
         job = prepare_job(kit, options, temp_root / "job", settings)
+        if not job.torch:
+            servers[True].close(kill=True)  # nothing to run there: stop its imports
         probe = probing.result()
         probe.layers["grader_not_dumpable"] = not_dumpable
         if probe.missing:
@@ -115,16 +139,9 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             log(f"warning: {message} (see `rl4llm doctor`)")
         fingerprint = kit_fingerprint(kit)
         book = ReferenceBook.of(kit)
-        user, note = sandbox.unprivileged_user(python, pythonpath, str(temp_root))
-        if user is None and hasattr(os, "geteuid") and os.geteuid() == 0:
-            log(f"note: {note}")
-        required = sandbox.LAYERS[:-1] if options.require_sandbox else ()
-        ready = threading.Event()
-        config = WorkerConfig(python=python, kit_parent=pythonpath, user=user, load_timeout=options.load_timeout,
-                              prefix=sandbox.unshare_prefix(), require=required, ready=ready)
-        ctx = Context(kit, options, job, book, config, temp_root, user=user, probed=probe.layers,
+        ctx = Context(kit, options, job, book, config, servers, temp_root, user=user, probed=probe.layers,
                       not_dumpable=not_dumpable, identity=probe.identity)
-        names = unique_names([submission_name(p) for p in paths])
+        names = list(names) if names is not None else unique_names([submission_name(p) for p in paths])
         functions = kit.functions_by_stem(options.modules)
         results: dict[int, dict] = {}
         internal: list[str] = []

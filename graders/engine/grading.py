@@ -24,7 +24,7 @@ from graders.engine.feedback import assess
 from graders.engine.kit import Kit
 from graders.engine.protocol import SubmissionReport
 from graders.engine.references import ReferenceBook, uses_torch
-from graders.engine.runner import ExerciseRun, WorkerConfig, run_worker
+from graders.engine.runner import ExerciseRun, ForkServer, WorkerConfig, run_worker
 from graders.engine.submission import Submission, learner_source
 
 
@@ -64,6 +64,11 @@ class Job:
     exercises: list[Exercise]
     job_dir: Path
     entries: list[dict]  # what the worker sees, indexed by Exercise.index
+
+    @property
+    def torch(self) -> list[int]:
+        """The exercises run on the fork server with torch."""
+        return [index for index, entry in enumerate(self.entries) if entry["torch"]]
 
 
 def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings: dict) -> Job:
@@ -109,6 +114,8 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
                      for name in kit.given_modules(options.modules)}
     payload = {"stems": {str(i): entry["stem"] for i, entry in enumerate(entries)},
                "torch": [i for i, entry in enumerate(entries) if entry["torch"]],
+               # a harness holds trusted copies of other exercises' formulas: its child runs nothing else
+               "alone": [i for i, entry in enumerate(entries) if entry["call"]["kind"] == "harness"],
                "given_sources": given_sources, "sandbox": sandbox_settings}
     codec.write_bundle(job_dir / "job", payload, {})
     for path in (job_dir, *job_dir.iterdir()):
@@ -128,6 +135,7 @@ class Context:
     job: Job
     book: ReferenceBook
     worker: WorkerConfig
+    servers: dict[bool, ForkServer]  # the fork servers without (False) and with (True) torch
     temp_root: Path
     user: int | None = None
     probed: dict = field(default_factory=dict)  # the layers the batch's probe found
@@ -167,7 +175,7 @@ def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
     runs: dict[int, ExerciseRun] = {}
     layers: dict[str, bool] = {}
     sub_dir = None
-    thread = None
+    threads: list[threading.Thread] = []
     failure: list[BaseException] = []
     if to_run:
         sub_dir = ctx.new_dir()
@@ -175,22 +183,33 @@ def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
             target = sub_dir / "files" / f"{stem}.py"
             target.write_text(text, encoding="utf-8")
             os.chmod(target, 0o644)
+        # two workers side by side: the exercises without torch start at once, those with torch on the server
+        # that imported it
+        torch_used = set(ctx.job.torch)
+        for with_torch in (False, True):
+            indices = [e.index for e in to_run if (e.index in torch_used) == with_torch]
+            if not indices:
+                continue
 
-        def work() -> None:
-            try:
-                runs.update(run_worker(ctx.worker, ctx.job.job_dir, sub_dir, ctx.job.entries,
-                                       [e.index for e in to_run], layers))
-            except BaseException as error:  # noqa: BLE001 - re-raised in the calling thread
-                failure.append(error)
+            def work(server=ctx.servers[with_torch], indices=indices) -> None:
+                found: dict = {}  # the sandbox layers this worker reported
+                try:
+                    runs.update(run_worker(ctx.worker, server, ctx.job.job_dir, sub_dir, ctx.job.entries,
+                                           indices, found))
+                    with ctx._counter_lock:
+                        if not layers:
+                            layers.update(found)
+                except BaseException as error:  # noqa: BLE001 - re-raised in the calling thread
+                    failure.append(error)
 
-        thread = threading.Thread(target=work, name=f"worker-{submission.name}", daemon=True)
-        thread.start()
+            threads.append(threading.Thread(target=work, name=f"worker-{submission.name}", daemon=True))
+            threads[-1].start()
     # reference values are computed while the worker runs (once the grader has loaded everything)
     if getattr(ctx.worker, "ready", None) is not None:
         ctx.worker.ready.wait()
     for exercise in to_run:
         ctx.book.expected(exercise)
-    if thread is not None:
+    for thread in threads:
         thread.join()
     if sub_dir is not None:
         shutil.rmtree(sub_dir, ignore_errors=True)

@@ -1,7 +1,8 @@
 """The grader's side of the worker protocol: start, watch, kill, restart.
 
-:func:`run_worker` runs a list of exercises of one submission in worker
-processes. It reads the worker's events with a deadline: an exercise that
+:class:`ForkServer` is the grader's handle on a preloaded process that forks
+workers (:mod:`graders.engine.forkserver`). :func:`run_worker` runs a list of
+exercises of one submission in worker processes forked by it. It reads the worker's events with a deadline: an exercise that
 overruns its timeout, or a worker that dies (segfault, ``os._exit``, the
 memory limit, a signal), costs that exercise only -- a fresh worker picks up
 the remaining exercises. A learner file whose import hangs or kills the
@@ -16,8 +17,10 @@ import os
 import re
 import selectors
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,7 +55,7 @@ class WorkerConfig:
     user: int | None = None
     load_timeout: float = 60.0
     env: dict = field(default_factory=dict)
-    prefix: list = field(default_factory=list)  # e.g. ``unshare ... --`` (graders.engine.sandbox.unshare_prefix)
+    namespaces: bool = True  # workers enter fresh namespaces (graders.engine.forkserver.enter_namespaces)
     require: tuple = ()  # layers every worker must report active (--require-sandbox)
     ready: object = None  # a threading.Event: set once the grader has loaded all it executes
     abort: bool = False  # set before ``ready`` when that loading failed: workers run nothing
@@ -89,42 +92,181 @@ def _sanitise(text: str, sub_dir: Path) -> str:
     return re.sub(r"0x[0-9a-fA-F]{6,}", "0x...", text)
 
 
-class _Process:
-    def __init__(self, config: WorkerConfig, job_dir: Path, sub_dir: Path, indices: list[int], attempt: int):
-        read_fd, write_fd = os.pipe()
-        log_read, log_write = os.pipe()
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(sub_dir / "scratch" / "work"),
-               "PYTHONPATH": config.kit_parent, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-               "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-               "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(sub_dir / "scratch" / "work"), "LC_ALL": "C.UTF-8",
-               "PYTHONIOENCODING": "utf-8", "HYPOTHESIS_STORAGE_DIRECTORY": str(sub_dir / "scratch" / "work"),
-               **config.env}
-        command = [*config.prefix, config.python, "-m", "graders.engine.worker", str(job_dir), str(sub_dir),
-                   "--run", ",".join(map(str, indices)), "--events-fd", str(write_fd)]
-        if config.prefix:
-            command.append("--namespaced")
+def _server_env(config: WorkerConfig) -> dict[str, str]:
+    """The environment of a fork server, so of every worker (each submission adds its own folders)."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": config.kit_parent,
+            "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8",
+            **config.env}
+
+
+class ForkServer:
+    """One fork server (:mod:`graders.engine.forkserver`): started once per batch, forks a worker per request.
+
+    Thread-safe: the submissions of a batch ask for workers from several threads. A reader thread
+    collects the server's replies (which request got which pid, which worker ended with which status).
+    """
+
+    def __init__(self, config: WorkerConfig, *, torch: bool, cwd: Path, log_path: Path) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        command = [config.python, "-m", "graders.engine.forkserver", "--control-fd", str(theirs.fileno())]
+        if torch:
+            command.append("--torch")
         extra = {}
         if config.user is not None:
             extra = {"user": config.user, "group": config.user, "extra_groups": []}
+        self.log_path = log_path
         try:
-            self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log_write, stderr=log_write,
-                                         pass_fds=(write_fd,), cwd=str(sub_dir), env=env,
-                                         start_new_session=True, **extra)
+            with open(log_path, "wb") as log:
+                self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                             pass_fds=(theirs.fileno(),), cwd=str(cwd), env=_server_env(config),
+                                             start_new_session=True, **extra)
         except OSError as error:
-            os.close(read_fd)
-            os.close(log_read)
+            ours.close()
             raise WorkerStartError(f"cannot start the grading worker ({config.python}): {error}") from error
         finally:
-            os.close(write_fd)
-            os.close(log_write)
+            theirs.close()
+        self.socket = ours
+        self.changed = threading.Condition()
+        self.forked: dict[int, int | str] = {}  # request -> pid, or why it failed
+        self.exited: dict[int, int] = {}  # pid -> wait status
+        self.dead = False
+        self.requests = 0
+        threading.Thread(target=self._read, name="fork-server", daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self.socket.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            message = json.loads(data.decode("utf-8"))
+            with self.changed:
+                if "forked" in message:
+                    self.forked[message["forked"]] = int(message["pid"])
+                elif "failed" in message:
+                    self.forked[message["failed"]] = str(message.get("error", "?"))
+                elif "exited" in message:
+                    self.exited[int(message["exited"])] = int(message["status"])
+                self.changed.notify_all()
+        with self.changed:
+            self.dead = True
+            self.changed.notify_all()
+
+    def log_tail(self) -> str:
+        try:
+            return self.log_path.read_bytes()[-LOG_TAIL:].decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def spawn(self, request: dict, fds: list[int]) -> "ServedProcess":
+        """Ask for a worker (``fds``: its events, log and ``go`` pipes); returns it once forked."""
+        with self.changed:
+            self.requests += 1
+            number = self.requests
+            try:
+                socket.send_fds(self.socket, [json.dumps({**request, "id": number}).encode("utf-8")], fds)
+            except OSError as error:
+                raise WorkerStartError(f"the grading worker's server is gone ({error}):\n{self.log_tail()}") from error
+            while number not in self.forked and not self.dead:
+                self.changed.wait()
+            answer = self.forked.pop(number, None)
+        if not isinstance(answer, int):
+            raise WorkerStartError(f"the grading worker could not start ({answer or 'its server stopped'}):\n"
+                                   f"{self.log_tail()}")
+        return ServedProcess(self, answer)
+
+    def wait_exit(self, pid: int, timeout: float | None) -> int | None:
+        """The wait status of worker ``pid`` (``None`` if the server died first); raises ``TimeoutError``."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self.changed:
+            while pid not in self.exited and not self.dead:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise TimeoutError
+                self.changed.wait(remaining)
+            return self.exited.pop(pid, None)
+
+    def close(self, *, kill: bool = False) -> None:
+        """Stop the server (it kills whatever it started) and wait for it; ``kill``: at once (its imports
+        are not waited for). Closing twice does nothing."""
+        if self.socket.fileno() < 0:
+            return
+        if kill:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            self.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.socket.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+class ServedProcess:
+    """A worker forked by a :class:`ForkServer`, with the part of ``subprocess.Popen`` that the runner uses."""
+
+    def __init__(self, server: ForkServer, pid: int) -> None:
+        self.server = server
+        self.pid = pid
+        self.returncode: int | None = None
+        self.gone = False
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if not self.gone:
+            try:
+                status = self.server.wait_exit(self.pid, timeout)
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout) from None
+            self.gone = True
+            if status is not None:
+                self.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        """SIGKILL the worker's process group (it leads its own session): W0, and W1 with its namespace."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+class _Process:
+    def __init__(self, config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir: Path,
+                 indices: list[int]):
+        read_fd, write_fd = os.pipe()
+        log_read, log_write = os.pipe()
+        go_read, go_write = os.pipe()
+        work = str(sub_dir / "scratch" / "work")
+        request = {"job_dir": str(job_dir), "sub_dir": str(sub_dir), "run": list(indices),
+                   "namespaces": config.namespaces,
+                   "env": {"HOME": work, "MPLCONFIGDIR": work, "HYPOTHESIS_STORAGE_DIRECTORY": work}}
+        try:
+            self.proc = server.spawn(request, [write_fd, log_write, go_read])
+        except BaseException:
+            for fd in (read_fd, log_read, go_write):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (write_fd, log_write, go_read):
+                os.close(fd)
         self.read_fd, self.log_fd = read_fd, log_read
         if config.ready is not None:
             config.ready.wait()
         try:
-            self.proc.stdin.write(b"stop\n" if config.abort else b"go\n")
-            self.proc.stdin.close()
+            os.write(go_write, b"stop\n" if config.abort else b"go\n")
         except OSError:
             pass  # the worker is already gone: the event loop reports it
+        finally:
+            os.close(go_write)
         self.selector = selectors.DefaultSelector()
         for fd in (read_fd, log_read):
             os.set_blocking(fd, False)
@@ -175,15 +317,8 @@ class _Process:
             self._pump(min(remaining, 1.0))
 
     def kill(self) -> None:
-        """SIGKILL the worker's process group: ``unshare`` and the namespace's PID 1 (so the namespace ends)."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.kill()
-        except ProcessLookupError:
-            pass
+        """SIGKILL the worker's process group: W0 and the namespace's PID 1 (so the namespace ends)."""
+        self.proc.kill()
 
     def finish(self) -> int | None:
         try:
@@ -205,7 +340,7 @@ class _Process:
         return _sanitise(data.decode("utf-8", "replace"), sub_dir).strip()
 
 
-def run_worker(config: WorkerConfig, job_dir: Path, sub_dir: Path, exercises: list[dict],
+def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir: Path, exercises: list[dict],
                indices: list[int], layers: dict | None = None) -> dict[int, ExerciseRun]:
     """Run exercises ``indices`` (positions in ``exercises``) of one submission; never raises for learner faults.
 
@@ -217,7 +352,7 @@ def run_worker(config: WorkerConfig, job_dir: Path, sub_dir: Path, exercises: li
     attempt = 0
     while remaining:
         attempt += 1
-        process = _Process(config, job_dir, sub_dir, remaining, attempt)
+        process = _Process(config, server, job_dir, sub_dir, remaining)
         current: tuple[str, object] | None = None
         deadline = time.monotonic() + config.load_timeout
         started_anything = False
@@ -279,7 +414,7 @@ def run_worker(config: WorkerConfig, job_dir: Path, sub_dir: Path, exercises: li
             outcome = "timeout"
             process.kill()
         code = process.finish()
-        if config.prefix and code is not None and code > 128:
+        if config.namespaces and code is not None and code > 128:
             code = -(code - 128)  # the namespace's PID 1 exits with 128 + the signal that killed the worker
         if outcome == "finished":
             break

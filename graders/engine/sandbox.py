@@ -151,6 +151,11 @@ def unprivileged_user(python: str, pythonpath: str, cwd: str) -> tuple[int | Non
 # ---------------------------------------------------------------------------
 # Kernel layers (grader side)
 # ---------------------------------------------------------------------------
+def namespaces_wanted() -> bool:
+    """Whether workers should enter fresh namespaces (they say in their reports whether they could)."""
+    return os.environ.get("RL4LLM_NO_NAMESPACES") != "1" and sys.platform.startswith("linux")
+
+
 def unshare_prefix() -> list[str]:
     """The command prefix that starts a process in fresh namespaces (``[]`` when unavailable here)."""
     return [_unshare_path(), *UNSHARE_ARGS, "--"] if _namespaces_work() else []

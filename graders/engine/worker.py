@@ -1,26 +1,31 @@
-"""The grading worker: a clean parent per submission, and a fresh confined child per exercise.
+"""The grading worker: a clean parent per submission, and fresh confined children for its exercises.
 
-    [unshare ... --] python -m graders.engine.worker JOB_DIR SUBMISSION_DIR --run 0,3,4 --events-fd N
-
-The parent (:class:`Parent`) never runs learner code. It imports NumPy and
-the kit once (and torch, warmed up, when an exercise needs it), then, for each exercise, forks a child (:class:`Child`) and
-relays what the child reports to the grader. Each child reads only its own
-exercise (``JOB_DIR/ex_<i>.json`` + ``.npz``: its cases and, for a training
-exercise, its harness), gets its own mount and IPC namespaces with a fresh
-size-capped ``tmpfs`` as its only writable folder, confines itself
+A fork server (:mod:`graders.engine.forkserver`) forks the parent
+(:class:`Parent`) for each submission, in fresh namespaces, with NumPy, the
+kit and (on the torch server) torch already imported. The parent never runs
+learner code. It forks a child (:class:`Child`) per group of exercises and
+relays what the child reports to the grader. A group is the consecutive
+exercises of one learner file, except that a harness's exercise (a training
+exercise: its harness may hold a trusted copy of another exercise's formula)
+always has a child of its own. Each child reads only its own exercises'
+files (``JOB_DIR/ex_<i>.json`` + ``.npz``: the cases and the call mode),
+gets its own mount and IPC namespaces with a fresh size-capped ``tmpfs`` as
+its only writable folder, confines itself
 (:func:`graders.engine.confine.confine`), and only then loads the learner's
-file and runs the cases. So no learner code ever shares a process with
-another exercise's cases or harness (a harness may hold a trusted copy of
-another exercise's formula), nor with the grader.
+file and runs the cases. So no learner code ever shares a process with a
+harness's trusted code (other than its own exercise's), nor with the grader;
+a child that dies costs the exercise it was running, and a fresh child runs
+the rest of its group.
 
-In its own namespaces (``--namespaced``) the parent is PID 1: after every
-child it kills whatever else is left in the namespace, and when the grader
-kills the parent the kernel ends everything at once.
+In its own namespaces the parent is PID 1: after every child it kills
+whatever else is left in the namespace, and when the grader kills the parent
+the kernel ends everything at once.
 
 ``JOB_DIR/job.json`` holds what every child needs (the sandbox settings, the
 given code, which file each exercise belongs to) and no case.
 ``SUBMISSION_DIR/files/`` holds the learner files (copied there by the
-grader); ``SUBMISSION_DIR/scratch/<i>/`` is child ``i``'s mount point.
+grader); ``SUBMISSION_DIR/scratch/<i>/`` is the mount point of the child whose
+first exercise is ``i``.
 
 Given modules (``grpo_toy.py``: the kit's given code that learner files
 import by their plain names) come from the job, never from the submission: a
@@ -42,11 +47,11 @@ and size caps), all written by the parent: ``{"sandbox": {...}, "identity":
 ...}`` (from the first child, written before any learner code ran),
 ``{"load": stem}`` / ``{"loaded": stem, "error": ...}`` around a child's
 import of the learner file, ``{"start": i}`` / ``{"done": i, "result": ...,
-"npz": base64}`` around its cases, ``{"crashed": i, "stem": ..., "during":
+"npz": base64}`` around each exercise's cases, ``{"crashed": i, "stem": ..., "during":
 "load"|"exercise", "code": ...}`` when a child dies, and ``{"finished":
 true}``. A child only ever speaks to the parent, through its own pipe, and
-the parent labels what it relays with the exercise it started: a child cannot
-report for another exercise.
+the parent labels what it relays with the exercises it started the child
+for, in order: a child cannot report for another exercise.
 
 This module never imports ``solutions``, ``graders.checks`` or
 ``graders.misconceptions``; the kernel and the audit hook refuse them to
@@ -55,10 +60,8 @@ learner code.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import ctypes
-import faulthandler
 import io
 import json
 import os
@@ -152,23 +155,35 @@ class Parent:
             # outside namespaces: orphans of a child (setsid daemons) become this process's, to be ended
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
-    def main(self, indices: list[int]) -> None:
-        self.prepare()
-        if set(indices) & set(self.job.get("torch", [])):
-            warm_up_torch()  # once, here, so that every child starts warm (while the grader loads)
+    def run(self, indices: list[int]) -> None:
+        """Wait for the grader's ``go``, then run ``indices`` child by child (see :meth:`groups`)."""
         # the grader says "go" once it has loaded everything it executes: no learner code runs before
         if sys.stdin.buffer.readline().strip() != b"go":
             self.emit(finished=True)
             return
         sys.stdin.close()
-        for index in indices:
-            stem = self.job["stems"][str(index)]
-            if stem not in self.failed_stems:
-                self.run_child(index, stem)
+        for group in self.groups(indices):
+            while group and group[0][1] not in self.failed_stems:
+                group = self.run_child([index for index, _ in group], group[0][1])
         self.emit(finished=True)
 
-    def run_child(self, index: int, stem: str) -> None:
-        scratch = self.sub_dir / "scratch" / str(index)
+    def groups(self, indices: list[int]) -> list[list[tuple[int, str]]]:
+        """Consecutive exercises of one learner file share a child, except a harness's (it holds trusted
+        copies of other exercises' formulas, so no other exercise's learner code may share its process)."""
+        alone = set(self.job.get("alone", []))
+        groups: list[list[tuple[int, str]]] = []
+        for index in indices:
+            stem = self.job["stems"][str(index)]
+            joins = groups and index not in alone and groups[-1][0][1] == stem and groups[-1][0][0] not in alone
+            if joins:
+                groups[-1].append((index, stem))
+            else:
+                groups.append([(index, stem)])
+        return groups
+
+    def run_child(self, indices: list[int], stem: str) -> list[tuple[int, str]]:
+        """One child for ``indices`` (one learner file); returns the exercises still to run after a crash."""
+        scratch = self.sub_dir / "scratch" / str(indices[0])
         scratch.mkdir(mode=0o700, exist_ok=True)
         read_fd, write_fd = os.pipe()
         self.emit(load=stem)
@@ -178,35 +193,42 @@ class Parent:
             os.close(self.events_fd)  # the child speaks only through its own pipe, never for another exercise
             code = 0
             try:
-                Child(self, index, stem, scratch, write_fd).run()
+                Child(self, indices, stem, scratch, write_fd).run()
             except BaseException:  # noqa: BLE001 - the kit's own failure in the child: say so on stderr
                 traceback.print_exc(file=sys.__stderr__)
                 code = 70
             sys.__stderr__.flush()
             os._exit(code)
         os.close(write_fd)
-        stage = self.relay(index, stem, read_fd)
+        stage, finished = self.relay(indices, stem, read_fd)
         status = self.clean_up(pid)
+        left: list[tuple[int, str]] = []
         if stage != "done":
             code = -os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else (
                 os.WEXITSTATUS(status) if status is not None else None)
             if stage == "load":
                 self.failed_stems.add(stem)
-            self.emit(crashed=index, stem=stem, during="load" if stage == "load" else "exercise", code=code)
+            self.emit(crashed=indices[finished], stem=stem, during="load" if stage == "load" else "exercise",
+                      code=code)
+            left = [(index, stem) for index in indices[finished + 1:]]
         shutil.rmtree(scratch, ignore_errors=True)
+        return left
 
-    def relay(self, index: int, stem: str, fd: int) -> str:
-        """Forward the child's reports, labelled with ``index``; returns how far it got (load/exercise/done)."""
-        stage = "load"
+    def relay(self, indices: list[int], stem: str, fd: int) -> tuple[str, int]:
+        """Forward the child's reports, labelled with the exercises it was started for, in order.
+
+        Returns how far it got (``load``, ``exercise`` or ``done``) and how many exercises it finished.
+        """
+        stage, finished = "load", 0
         buffer = bytearray()
         with os.fdopen(fd, "rb", buffering=0) as pipe:
             while True:
                 chunk = pipe.read(1 << 20)
                 if not chunk:
-                    return stage
+                    return stage, finished
                 buffer += chunk
                 if len(buffer) > MAX_CHILD_BYTES:
-                    return stage
+                    return stage, finished
                 while (end := buffer.find(b"\n")) >= 0:
                     line = bytes(buffer[:end])
                     del buffer[:end + 1]
@@ -224,12 +246,15 @@ class Parent:
                         self.emit(loaded=stem, error=error)
                         if error:
                             self.failed_stems.add(stem)
-                            return "done"
+                            return "done", finished
                         stage = "exercise"
-                        self.emit(start=index)
+                        self.emit(start=indices[0])
                     elif "result" in event and stage == "exercise":
-                        self.emit(done=index, result=event["result"], npz=event.get("npz") or "")
-                        return "done"
+                        self.emit(done=indices[finished], result=event["result"], npz=event.get("npz") or "")
+                        finished += 1
+                        if finished == len(indices):
+                            return "done", finished
+                        self.emit(start=indices[finished])
 
     def clean_up(self, pid: int) -> int | None:
         """Wait for the child; then end everything else it left running. Returns its wait status."""
@@ -253,11 +278,14 @@ class Parent:
 
 
 class Child:
-    """One exercise in a forked process: read its own case file, confine, load the learner file, run."""
+    """Exercises of one learner file in a forked process: read their case files, confine, load the file, run.
 
-    def __init__(self, parent: Parent, index: int, stem: str, scratch: Path, write_fd: int) -> None:
+    A harness's exercise always has a child of its own (:meth:`Parent.groups`).
+    """
+
+    def __init__(self, parent: Parent, indices: list[int], stem: str, scratch: Path, write_fd: int) -> None:
         self.parent = parent
-        self.index = index
+        self.indices = indices
         self.stem = stem
         self.scratch = scratch
         self.files_dir = scratch / "files"
@@ -269,14 +297,19 @@ class Child:
     def report(self, **event) -> None:
         _write_line(self.write_fd, event)
 
-    def run(self) -> None:
-        parent = self.parent
-        path = parent.job_dir / f"ex_{self.index}"
-        self.exercise = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-        self.inputs = {}
+    def read_exercise(self, index: int) -> tuple[dict, dict]:
+        """Exercise ``index``'s entry (cases, call mode) and its input arrays."""
+        path = self.parent.job_dir / f"ex_{index}"
+        exercise = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        inputs = {}
         if path.with_suffix(".npz").exists():
             with np.load(path.with_suffix(".npz"), allow_pickle=False) as loaded:
-                self.inputs = {key: loaded[key] for key in loaded.files}
+                inputs = {key: loaded[key] for key in loaded.files}
+        return exercise, inputs
+
+    def run(self) -> None:
+        parent = self.parent
+        exercises = [self.read_exercise(index) for index in self.indices]
         settings = parent.job["sandbox"]
         layers = {"namespaces": parent.namespaced, "scratch_quota": False}
         if parent.namespaced and private_namespaces():
@@ -297,12 +330,14 @@ class Child:
         self.fence = sandbox.Fence(parent.forbidden, settings["forbidden_modules"], allowed_paths=[str(self.scratch)])
         sandbox.install_audit_hook(self.fence)
         self.report(sandbox=layers, identity=parent.identity)  # before any learner code runs
-        self.load_given()
+        for exercise, _ in exercises:
+            self.load_given(exercise)
         module = self.load()
         if module is not None:
-            self.run_exercise(module)
+            for exercise, inputs in exercises:
+                self.run_exercise(module, exercise, inputs)
 
-    def load_given(self) -> None:
+    def load_given(self, exercise: dict) -> None:
         """The harness's own copies of the given modules it declares, loaded before any learner code runs.
 
         They are then taken out of ``sys.modules``: learner code finds them under no name (its own
@@ -311,7 +346,7 @@ class Child:
         from graders.loader import load_module
 
         files = {name: self.given_dir / f"{name}.py" for name in self.parent.job.get("given_sources", {})}
-        for name in self.exercise["call"].get("given", ()):
+        for name in exercise["call"].get("given", ()):
             self.starters[name] = load_module(files[name], f"{HARNESS_PREFIX}{name}", given=files)
         for key in [key for key in sys.modules if key.startswith(HARNESS_PREFIX)]:
             del sys.modules[key]
@@ -345,8 +380,7 @@ class Child:
         self.report(loaded=error)
         return None if error else module
 
-    def run_exercise(self, module) -> None:
-        exercise = self.exercise
+    def run_exercise(self, module, exercise: dict, inputs: dict) -> None:
         name = exercise["function"]
         encoder = codec.Encoder()
         result: dict = {"cases": [], "missing": None, "violations": []}
@@ -355,7 +389,7 @@ class Child:
             result["missing"] = f"{self.stem}.py has no function {name}"
         else:
             for position, case in enumerate(exercise["cases"]):
-                outcome = self.run_case(exercise["call"], function, module, case, encoder)
+                outcome = self.run_case(exercise, function, module, case, inputs, encoder)
                 result["cases"].append(outcome)
                 if outcome.get("exception", {}).get("type") == "MemoryError":
                     # the process is near its memory limit: the remaining cases are not run
@@ -365,16 +399,16 @@ class Child:
         result["violations"] = self.fence.take_violations()
         self.report(result=json.dumps(result, sort_keys=True, allow_nan=False), npz=pack_arrays(encoder.arrays))
 
-    def run_case(self, call: dict, function, module, case: dict, encoder: codec.Encoder) -> dict:
-        make = codec.make_torch_tensor if self.exercise.get("torch") else None
-        args = tuple(codec.decode(case["args"], self.inputs, make_tensor=make))
-        kwargs = codec.decode(case["kwargs"], self.inputs, make_tensor=make)
+    def run_case(self, exercise: dict, function, module, case: dict, inputs: dict, encoder: codec.Encoder) -> dict:
+        make = codec.make_torch_tensor if exercise.get("torch") else None
+        args = tuple(codec.decode(case["args"], inputs, make_tensor=make))
+        kwargs = codec.decode(case["kwargs"], inputs, make_tensor=make)
         capture = CappedWriter()
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
         outcome: dict
         try:
-            raw = calls.call_case(call, function, module, self.starter, args, kwargs)
+            raw = calls.call_case(exercise["call"], function, module, self.starter, args, kwargs)
             value = codec.normalise(raw)
             outcome = {"outcome": "ok", "value": encoder.encode(value)}
         except BaseException as exc:  # noqa: BLE001 - sys.exit inside an exercise is its error
@@ -474,24 +508,3 @@ def describe_exception(exc: BaseException, files: Path) -> dict:
         where = f"{Path(exc.filename).name}, line {exc.lineno}"
     return {"type": type(exc).__name__, "mro": [c.__name__ for c in type(exc).__mro__],
             "message": message[:2000], "where": where}
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graders.engine.worker")
-    parser.add_argument("job_dir", type=Path)
-    parser.add_argument("sub_dir", type=Path)
-    parser.add_argument("--run", required=True, help="comma-separated exercise indices")
-    parser.add_argument("--events-fd", type=int, required=True)
-    parser.add_argument("--namespaced", action="store_true", help="started in fresh namespaces (as PID 1)")
-    args = parser.parse_args(argv)
-    faulthandler.enable(file=sys.__stderr__)
-    parent = Parent(args.job_dir.resolve(), args.sub_dir.resolve(), args.events_fd,
-                    namespaced=args.namespaced and os.getpid() == 1)
-    parent.main([int(i) for i in args.run.split(",") if i])
-    sys.__stdout__.flush()
-    sys.__stderr__.flush()
-    os._exit(0)
-
-
-if __name__ == "__main__":
-    main()
