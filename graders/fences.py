@@ -83,3 +83,12 @@ def exercises_in(path: Path) -> list[str]:
     fences = find_fences(path.read_text(encoding="utf-8"), str(path))
     names = dict.fromkeys(f.function.split(".")[0] for f in fences)
     return [f"{path.stem}.{name}" for name in names if not name.startswith("_")]
+
+
+def positional_parameters(path: Path, function: str) -> list[str]:
+    """The positional parameter names of the top-level ``def function`` in ``path``, read without running it."""
+    tree = parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
+            return [argument.arg for argument in (*node.args.posonlyargs, *node.args.args)]
+    raise AttributeError(f"{path} defines no function {function}")

@@ -31,7 +31,7 @@ import pytest
 
 from graders.checks import spec_for
 from graders.engine.batch import grade_sources
-from graders.engine.grading import GradeOptions, prepare_job
+from graders.engine.grading import GradeOptions, prepare_job, write_settings
 from graders.engine.kit import DEFAULT_KIT
 from graders.engine.misconceptions import entry_source
 from graders.loader import load_module
@@ -288,7 +288,8 @@ def test_the_kit_knows_its_given_modules_and_loads_them_with_their_files():
 
 def test_the_job_ships_the_starters_given_modules_and_harnesses_declare_theirs(tmp_path):
     options = GradeOptions(modules=("8", "9"))
-    job = prepare_job(DEFAULT_KIT, options, tmp_path / "job", {})
+    job = prepare_job(DEFAULT_KIT, options, tmp_path / "job")
+    write_settings(job, {})
     payload = json.loads((tmp_path / "job" / "job.json").read_text(encoding="utf-8"))
     assert set(payload["given_sources"]) == {"arithmetic_toy", "grpo_toy", "dpo_toy"}
     for name, text in payload["given_sources"].items():

@@ -236,6 +236,7 @@ class ExerciseSpec:
     timeout: float = DEFAULT_TIMEOUT
     detect_misconceptions: bool = True
     _cases: list[Case] | None = field(default=None, repr=False)
+    registered: bool = False  # made by @exercise in a checks file (its cases may be kept on disk)
 
     @property
     def function(self) -> str:
@@ -246,7 +247,8 @@ class ExerciseSpec:
         return self.exercise_id.split(".", 1)[0]
 
     def cases(self) -> list[Case]:
-        """The fixed, ordered case list (generated once per process)."""
+        """The fixed, ordered case list (generated once per process, or set from disk by the grader:
+        :func:`graders.engine.refcache.kept_cases`)."""
         if self._cases is None:
             cases = list(self.make_cases())
             for case in cases:
@@ -273,7 +275,7 @@ def exercise(exercise_id: str, *, points: float, call=RETURNS, rtol: float = DEF
 
     def register(make_cases: Callable[[], Iterable[Case]]):
         REGISTRY[exercise_id] = ExerciseSpec(exercise_id, float(points), make_cases, call, rtol, atol,
-                                             compare, float(timeout), detect_misconceptions)
+                                             compare, float(timeout), detect_misconceptions, registered=True)
         return make_cases
     return register
 

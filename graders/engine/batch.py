@@ -21,7 +21,7 @@ from pathlib import Path
 
 import graders
 from graders.engine import reports, sandbox
-from graders.engine.grading import Context, GradeOptions, grade_submission, prepare_job
+from graders.engine.grading import Context, GradeOptions, grade_submission, prepare_job, write_settings
 from graders.engine.references import ReferenceBook
 from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
 from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
@@ -111,12 +111,14 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                    for with_torch in (False, True)}
         for server in servers.values():
             servers_stop.callback(server.close)
+        book = ReferenceBook.of(kit)
         settings = {
             "kit_root": str(kit.root),
             # the answers: refused by the kernel, and any attempt is recorded by the audit hook (0 points)
             "forbidden_paths": sorted({str(kit.solutions_dir), str(kit.misconceptions_dir), str(CHECKS_DIR),
                                        *(str(kit.root / name) for name in ("tests", ".git", "assignments")),
-                                       str(out_dir.resolve()), str(temp_root), *(str(p.resolve()) for p in paths)}),
+                                       str(out_dir.resolve()), str(temp_root), *(str(p.resolve()) for p in paths),
+                                       *([str(book.store.folder)] if book.store is not None else [])}),
             # also closed to workers (deny by default), but not secret: the engine's own code, the starter
             "closed_paths": sorted({str(Path(graders.__file__).resolve().parent), str(kit.starter_dir)}),
             "forbidden_modules": list(FORBIDDEN_MODULES),
@@ -127,10 +129,17 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             "open_files": 256,
             "landlock": os.environ.get("RL4LLM_NO_LANDLOCK") != "1",
         }
-        job = prepare_job(kit, options, temp_root / "job", settings)
+        job = prepare_job(kit, options, temp_root / "job", book.store)
         if not job.torch:
             servers[True].close(kill=True)  # nothing to run there: stop its imports
         probe = probing.result()
+        # Where Landlock keeps learner code away from every file of the kit, learner code may start at once
+        # and the grader loads what it needs when it needs it (most of it is in the reference store); every
+        # child then refuses to run learner code without Landlock. Elsewhere the grader first loads
+        # everything it could execute (ReferenceBook.preload), and only then do workers start.
+        early = bool(settings["landlock"] and probe.layers.get("landlock_files"))
+        settings["landlock_required"] = early
+        write_settings(job, settings)
         probe.layers["grader_not_dumpable"] = not_dumpable
         if probe.missing:
             message = f"sandbox layers missing on this machine: {', '.join(probe.missing)}"
@@ -138,7 +147,6 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                 raise GraderError(f"{message}; --require-sandbox refuses to grade (see `rl4llm doctor`)")
             log(f"warning: {message} (see `rl4llm doctor`)")
         fingerprint = kit_fingerprint(kit)
-        book = ReferenceBook.of(kit)
         ctx = Context(kit, options, job, book, config, servers, temp_root, user=user, probed=probe.layers,
                       not_dumpable=not_dumpable, identity=probe.identity)
         names = list(names) if names is not None else unique_names([submission_name(p) for p in paths])
@@ -156,7 +164,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             futures = {pool.submit(grade, i): i for i in range(len(paths))}
             # the first workers start up meanwhile, but run no learner code until `ready`
             try:
-                book.preload(job.exercises)  # everything the grader executes, loaded before any learner code
+                if not early:
+                    book.preload(job.exercises)  # everything the grader executes, loaded before any learner code
             except BaseException:
                 config.abort = True
                 raise
@@ -191,6 +200,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
     if changed:  # a tripwire behind the sandbox: this batch's scores cannot be trusted
         internal.append(f"kit files changed while grading: {', '.join(changed[:5])}; regrade from a clean checkout")
         log(f"error: {internal[-1]}")
+    else:
+        book.save()  # what this batch computed, for the next one (never from a batch whose kit changed)
     ordered = [results[i] for i in range(len(paths))]
     exercise_ids = [e.id for e in job.exercises]
     (out_dir / "grades.csv").write_text(reports.grades_csv(ordered, exercise_ids), encoding="utf-8")

@@ -10,7 +10,6 @@ not judged (no file, load error, timeout, crash, sandbox refusal).
 
 from __future__ import annotations
 
-import inspect
 import re
 
 from graders.engine.compare import describe
@@ -18,6 +17,7 @@ from graders.engine.judge import judge
 from graders.engine.protocol import CaseOutcome, CaseResult, ExerciseReport, Judgement, Reason
 from graders.engine.runner import ExerciseRun
 from graders.engine.submission import Submission
+from graders.fences import positional_parameters
 
 MAX_DETAILED = 3  # distinct failing results described in full per exercise
 INPUT_LIMIT = 240
@@ -105,11 +105,10 @@ def _output_lines(output: str, hide: bool) -> list[str]:
 
 
 def _argument_names(exercise, ctx) -> list[str]:
+    """The reference's positional parameter names, read from its source (nothing is run for a name)."""
     try:
-        function = getattr(ctx.kit.reference_module(exercise.stem), exercise.function)
-        return [p.name for p in inspect.signature(function).parameters.values()
-                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (AttributeError, TypeError, ValueError, FileNotFoundError):
+        return positional_parameters(ctx.kit.solution_path(exercise.stem), exercise.function)
+    except (AttributeError, OSError, SyntaxError, ValueError):
         return []
 
 

@@ -23,6 +23,7 @@ from graders.engine import calls, codec
 from graders.engine.feedback import assess
 from graders.engine.kit import Kit
 from graders.engine.protocol import SubmissionReport
+from graders.engine.refcache import ReferenceStore, cases_digest, kept_cases
 from graders.engine.references import ReferenceBook, uses_torch
 from graders.engine.runner import ExerciseRun, ForkServer, WorkerConfig, run_worker
 from graders.engine.submission import Submission, learner_source
@@ -53,6 +54,7 @@ class Exercise:
     spec: object | None  # graders.checks.ExerciseSpec
     index: int | None = None  # position in the job (None: not run)
     problem: str | None = None  # why it cannot be graded (a kit problem)
+    digest: str | None = None  # of its cases and call mode as the worker gets them (refcache.cases_digest)
 
     @property
     def max_points(self) -> float:
@@ -64,6 +66,8 @@ class Job:
     exercises: list[Exercise]
     job_dir: Path
     entries: list[dict]  # what the worker sees, indexed by Exercise.index
+    given_sources: dict[str, str] = field(default_factory=dict)  # the starter's given modules, by name
+    load_timeout: float = 60.0
 
     @property
     def torch(self) -> list[int]:
@@ -71,13 +75,15 @@ class Job:
         return [index for index, entry in enumerate(self.entries) if entry["torch"]]
 
 
-def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings: dict) -> Job:
-    """Write the job of every gradable exercise of the selected modules.
+def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: ReferenceStore | None = None) -> Job:
+    """Write the cases of every gradable exercise of the selected modules (``write_settings`` adds the rest).
 
-    ``job.json`` holds what every worker child needs and no case (settings, the
-    given code, which file each exercise belongs to); ``ex_<i>.json`` (+
-    ``ex_<i>.npz``) holds exercise ``i``'s cases and call mode, read only by the
-    child that runs exercise ``i``.
+    ``ex_<i>.json`` (+ ``ex_<i>.npz``) holds exercise ``i``'s cases and call
+    mode, read only by the child that runs exercise ``i``. Each exercise gets
+    the digest of exactly that (:func:`graders.engine.refcache.cases_digest`),
+    part of its reference outcomes' key on disk. With a ``store``, the cases
+    themselves come from there when the checks have not changed
+    (:func:`graders.engine.refcache.kept_cases`).
     """
     from graders.checks import spec_for
 
@@ -92,6 +98,7 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
         if spec is None:
             exercise.problem = "the kit has no checks for this exercise yet (graders/checks/); it cannot be graded"
             continue
+        kept_cases(store, spec)
         cases = spec.cases()
         if not cases:
             exercise.problem = "the kit's checks for this exercise have no cases"
@@ -104,23 +111,30 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, sandbox_settings
         entry = {"id": exercise_id, "stem": stem, "function": function, "call": spec.call.describe(),
                  "cases": encoded, "timeout": float(options.timeout or spec.timeout), "torch": torch_used}
         entries.append(entry)
+        exercise.digest = cases_digest(entry, encoder.arrays)
         codec.write_bundle(job_dir / f"ex_{exercise.index}", entry, encoder.arrays)
-    # CPU seconds for one worker: every exercise's wall-clock budget and the loads, twice over
-    sandbox_settings.setdefault("cpu_seconds", int(2 * (sum(e["timeout"] for e in entries)
-                                                        + 4 * options.load_timeout)) + 30)
     # the given code travels inside the job (the starter's given modules, which learner files import and
     # harnesses run): workers never open the kit's starter/ folder, nor take a given module from a submission
     given_sources = {name: kit.starter_path(name).read_text(encoding="utf-8")
                      for name in kit.given_modules(options.modules)}
+    return Job(exercises, job_dir, entries, given_sources, options.load_timeout)
+
+
+def write_settings(job: Job, sandbox_settings: dict) -> None:
+    """Write ``job.json``: what every worker child needs (the sandbox settings, the given code, which file
+    each exercise belongs to) and no case; then make the job readable to the workers' user."""
+    entries = job.entries
+    # CPU seconds for one worker: every exercise's wall-clock budget and the loads, twice over
+    sandbox_settings.setdefault("cpu_seconds", int(2 * (sum(e["timeout"] for e in entries)
+                                                        + 4 * job.load_timeout)) + 30)
     payload = {"stems": {str(i): entry["stem"] for i, entry in enumerate(entries)},
-               "torch": [i for i, entry in enumerate(entries) if entry["torch"]],
+               "torch": job.torch,
                # a harness holds trusted copies of other exercises' formulas: its child runs nothing else
                "alone": [i for i, entry in enumerate(entries) if entry["call"]["kind"] == "harness"],
-               "given_sources": given_sources, "sandbox": sandbox_settings}
-    codec.write_bundle(job_dir / "job", payload, {})
-    for path in (job_dir, *job_dir.iterdir()):
+               "given_sources": job.given_sources, "sandbox": sandbox_settings}
+    codec.write_bundle(job.job_dir / "job", payload, {})
+    for path in (job.job_dir, *job.job_dir.iterdir()):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    return Job(exercises, job_dir, entries)
 
 
 # ---------------------------------------------------------------------------

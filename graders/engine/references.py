@@ -1,10 +1,18 @@
-"""Reference values (and misconception outputs), computed in the grading process.
+"""Reference values (and misconception outputs), computed in the grading process or read from disk.
 
 The reference solution of every exercise runs here, never in a worker, on
 fresh copies of each case's inputs built exactly as the worker builds them,
 through the same :func:`graders.engine.calls.call_case`. One lock serialises
 every computation (torch's random state is global) and one torch thread is
 used, like the workers, so both sides compute the same numbers.
+
+What is computed is kept, per exercise, in a
+:class:`graders.engine.refcache.ReferenceStore` under a key made of
+everything it depends on: the next batch on an unchanged kit reads the
+reference outcomes, the catalogue's names and hints and every wrong outcome
+computed so far, and executes no reference code until it meets something
+new (e.g. a learner's answer that only an uncomputed catalogue entry could
+explain).
 """
 
 from __future__ import annotations
@@ -12,13 +20,14 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from graders.engine import calls, codec
+from graders import course
+from graders.engine import calls, codec, refcache
 from graders.engine.kit import Kit
-from graders.engine.misconceptions import Misconception, load_misconceptions
+from graders.engine.misconceptions import Misconception, catalogue_file, load_misconceptions
 
 
 def leaves(case):
@@ -46,6 +55,44 @@ class Outcome:
     message: str = ""
 
 
+@dataclass(frozen=True)
+class Listed:
+    """A catalogue entry as a record on disk knows it: its name and hint (its formula is not loaded)."""
+
+    name: str
+    hint: str
+
+
+@dataclass
+class _Record:
+    """One exercise's reference record (see :mod:`graders.engine.refcache`)."""
+
+    key: str
+    expected: list[Outcome] | None = None
+    catalogue: list[Listed] | None = None
+    wrong: dict[str, Outcome] = field(default_factory=dict)  # "<entry name>#<case index>" -> outcome
+    dirty: bool = False
+
+    def payload(self) -> tuple[dict, dict]:
+        encoder = codec.Encoder("r")
+        data = {"expected": None if self.expected is None else [refcache.encode_outcome(o, encoder)
+                                                                  for o in self.expected],
+                "catalogue": None if self.catalogue is None else [[e.name, e.hint] for e in self.catalogue],
+                "wrong": {name: refcache.encode_outcome(o, encoder) for name, o in sorted(self.wrong.items())}}
+        return data, encoder.arrays
+
+    @classmethod
+    def read(cls, key: str, data: dict, arrays: dict) -> "_Record":
+        record = cls(key)
+        if data.get("expected") is not None:
+            record.expected = [refcache.decode_outcome(o, arrays, Outcome) for o in data["expected"]]
+        if data.get("catalogue") is not None:
+            record.catalogue = [Listed(str(name), str(hint)) for name, hint in data["catalogue"]]
+        record.wrong = {str(name): refcache.decode_outcome(o, arrays, Outcome)
+                        for name, o in (data.get("wrong") or {}).items()}
+        return record
+
+
 class ReferenceBook:
     """Reference outcomes per exercise and case, and the loaded catalogue, computed once (thread-safe).
 
@@ -58,20 +105,50 @@ class ReferenceBook:
 
     _lock = threading.RLock()  # one lock for every reference computation: torch's RNG is global
 
-    def __init__(self, kit: Kit) -> None:
+    def __init__(self, kit: Kit, store: refcache.ReferenceStore | None = None) -> None:
         self.kit = kit
+        self.store = store
         self._expected: dict[tuple[str, int], tuple[object, list[Outcome]]] = {}  # (id, id(spec)) -> (spec, ...)
         self._misconceptions: dict[str, list[Misconception]] = {}
         self._wrong: dict[tuple[str, int, str, int], tuple[object, Outcome]] = {}
+        self._records: dict[tuple[str, int], tuple[object, _Record | None]] = {}  # (id, id(spec)) -> record
 
     @classmethod
     def of(cls, kit: Kit) -> "ReferenceBook":
-        """The book of ``kit`` (one per Kit object, like its loaded modules)."""
+        """The book of ``kit`` (one per Kit object, like its loaded modules), with the default store."""
         with cls._lock:
             book = kit._cache.get("reference_book")
             if book is None:
-                book = kit._cache["reference_book"] = cls(kit)
+                book = kit._cache["reference_book"] = cls(kit, refcache.ReferenceStore.default())
             return book
+
+    # -- the store ----------------------------------------------------------
+    def _record(self, exercise) -> _Record | None:
+        """The exercise's record (read from the store once), or ``None`` without a store or a digest."""
+        key = (exercise.id, id(exercise.spec))
+        if key not in self._records:
+            record = None
+            digest = getattr(exercise, "digest", None)
+            if self.store is not None and digest:
+                folder = course.module_of(exercise.stem).folder
+                sources = [*(self.kit.solutions_dir / folder).glob("*.py"), *(self.kit.starter_dir / folder).glob("*.py")]
+                disk_key = self.store.key(exercise.id, digest, refcache.files_digest(sources),
+                                          refcache.files_digest([catalogue_file(exercise.id, self.kit)]))
+                found = self.store.read(disk_key)
+                record = _Record.read(disk_key, *found) if found else _Record(disk_key)
+            self._records[key] = (exercise.spec, record)
+        return self._records[key][1]
+
+    def save(self) -> int:
+        """Write every record that learned something to the store; returns how many were written."""
+        with self._lock:
+            written = 0
+            for _, record in self._records.values():
+                if record is not None and record.dirty and self.store is not None:
+                    if self.store.write(record.key, *record.payload()):
+                        written += 1
+                    record.dirty = False
+            return written
 
     def _call(self, exercise, function, module, case) -> Outcome:
         args, kwargs = fresh_inputs(case)
@@ -85,41 +162,69 @@ class ReferenceBook:
             return Outcome(raised=[c.__name__ for c in type(error).__mro__], message=f"{type(error).__name__}: {error}")
 
     def preload(self, exercises) -> None:
-        """Load (execute) every file the grader will run for ``exercises`` -- reference solutions, given code,
-        the misconception catalogue -- now, before any worker starts, so nothing a worker could have
-        touched is executed by the grader later."""
+        """Load (execute) every file the grader may run for ``exercises`` -- reference solutions, given code,
+        the misconception catalogue -- now, before any learner code runs, so that nothing a worker could
+        have touched is executed by the grader later. (Needed where Landlock does not keep learner code
+        away from the kit's files; see :func:`graders.engine.batch.grade_paths`.)"""
         for exercise in exercises:
             if exercise.spec is None:
                 continue
             self.kit.reference_module(exercise.stem)  # with the solutions' given modules
             for name in getattr(exercise.spec.call, "given", ()):  # a harness's given code (the starter's)
                 self.kit.starter_module(name)
-            self.misconceptions(exercise)
+            with self._lock:
+                self._loaded_misconceptions(exercise)
 
     def expected(self, exercise) -> list[Outcome]:
         key = (exercise.id, id(exercise.spec))  # the spec is kept in the value: its id is never reused
         with self._lock:
             if key not in self._expected:
-                with _single_thread_torch(uses_torch(exercise)):
-                    module = self.kit.reference_module(exercise.stem)
-                    function = getattr(module, exercise.function)
-                    self._expected[key] = (exercise.spec, [self._call(exercise, function, module, case)
-                                                           for case in exercise.spec.cases()])
+                record = self._record(exercise)
+                if record is not None and record.expected is not None:
+                    outcomes = record.expected
+                else:
+                    with _single_thread_torch(uses_torch(exercise)):
+                        module = self.kit.reference_module(exercise.stem)
+                        function = getattr(module, exercise.function)
+                        outcomes = [self._call(exercise, function, module, case) for case in exercise.spec.cases()]
+                    if record is not None:
+                        record.expected, record.dirty = outcomes, True
+                self._expected[key] = (exercise.spec, outcomes)
             return self._expected[key][1]
 
-    def misconceptions(self, exercise) -> list[Misconception]:
+    def misconceptions(self, exercise) -> list[Misconception | Listed]:
+        """The exercise's catalogue entries: loaded, or as the store lists them (name and hint)."""
         with self._lock:
-            if exercise.id not in self._misconceptions:
-                self._misconceptions[exercise.id] = load_misconceptions(exercise.id, self.kit)
-            return self._misconceptions[exercise.id]
+            if exercise.id in self._misconceptions:
+                return self._misconceptions[exercise.id]
+            record = self._record(exercise)
+            if record is not None and record.catalogue is not None:
+                return record.catalogue
+            return self._loaded_misconceptions(exercise)
 
-    def wrong_outcome(self, exercise, entry: Misconception, case_index: int) -> Outcome:
+    def _loaded_misconceptions(self, exercise) -> list[Misconception]:
+        if exercise.id not in self._misconceptions:
+            self._misconceptions[exercise.id] = load_misconceptions(exercise.id, self.kit)
+            record = self._record(exercise)
+            if record is not None and record.catalogue is None:
+                record.catalogue = [Listed(e.name, e.hint) for e in self._misconceptions[exercise.id]]
+                record.dirty = True
+        return self._misconceptions[exercise.id]
+
+    def wrong_outcome(self, exercise, entry: Misconception | Listed, case_index: int) -> Outcome:
         key = (exercise.id, id(exercise.spec), entry.name, case_index)
         with self._lock:
             if key not in self._wrong:
-                with _single_thread_torch(uses_torch(exercise)):
-                    case = exercise.spec.cases()[case_index]
-                    self._wrong[key] = (exercise.spec, self._call(exercise, entry.function, entry.module, case))
+                record = self._record(exercise)
+                stored = None if record is None else record.wrong.get(f"{entry.name}#{case_index}")
+                if stored is None:
+                    loaded = {e.name: e for e in self._loaded_misconceptions(exercise)}[entry.name]
+                    with _single_thread_torch(uses_torch(exercise)):
+                        case = exercise.spec.cases()[case_index]
+                        stored = self._call(exercise, loaded.function, loaded.module, case)
+                    if record is not None:
+                        record.wrong[f"{entry.name}#{case_index}"], record.dirty = stored, True
+                self._wrong[key] = (exercise.spec, stored)
             return self._wrong[key][1]
 
 

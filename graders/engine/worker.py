@@ -322,6 +322,9 @@ class Child:
             (self.given_dir / f"{name}.py").write_text(text, encoding="utf-8")
         os.chdir(self.scratch / "work")
         layers = confine.confine(self.scratch, settings, layers, readable=parent.readable)
+        if settings.get("landlock_required") and not layers.get("landlock_files"):
+            # the grader let learner code start before loading the kit's files, counting on Landlock
+            raise RuntimeError("Landlock could not be applied, and this batch relies on it: no learner code runs")
         root = os.path.realpath(settings["kit_root"])
         # the kit's own folder is not on the learner's import path; the kit's given modules and the learner's
         # own files are (given first: a learner file can never stand in for a given module)
