@@ -7,9 +7,12 @@ Subcommands:
                                       run a course notebook headless against solutions/,
                                       printing its tables and saving its figures as PNG
   grade SUBMISSION [SUBMISSION ...] --out DIR [--jobs N] [--module 8|9] [--hide-hidden-inputs]
-        [--require-sandbox]
+        [--require-sandbox] [--shard I/N]
                                       autograde submissions (folders or .zip files): writes
-                                      DIR/<name>/report.json, results.json, junit.xml, DIR/grades.csv
+                                      DIR/<name>/report.json, results.json, junit.xml, DIR/grades.csv;
+                                      with --shard, only shard I of N (round robin) plus DIR/_shard.json
+  merge OUT SHARD_DIR [SHARD_DIR ...] check that the folders are every shard of one batch; write
+                                      OUT/grades.csv (as an unsharded grade would) and OUT/<name>/
   doctor [--require-sandbox]          list the sandbox layers this machine gives grading workers
   demo [--out DIR]                    grade the bundled example submissions, print scoreboard + feedback
   gradescope --out autograder.zip     build a Gradescope autograder bundle
@@ -64,16 +67,56 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     from graders.engine.batch import GraderError, grade_paths
     from graders.engine.reports import scoreboard
 
+    paths = [Path(p) for p in args.submissions]
     try:
-        result = grade_paths([Path(p) for p in args.submissions], Path(args.out), _grade_options(args),
-                             jobs=args.jobs, progress=not args.quiet)
+        if args.shard is None:
+            result = grade_paths(paths, Path(args.out), _grade_options(args), jobs=args.jobs,
+                                 progress=not args.quiet)
+        else:
+            from graders.engine.shards import grade_shard
+
+            result = grade_shard(paths, Path(args.out), args.shard, _grade_options(args), jobs=args.jobs,
+                                 progress=not args.quiet)
     except GraderError as error:
         print(f"rl4llm grade: the grader could not work: {error}", file=sys.stderr)
         return 2
     print(scoreboard(result.reports, feedback=args.feedback), end="")
     print(f"reports in {result.out_dir}/ (grades.csv, <submission>/report.json, results.json, junit.xml)")
+    if args.shard is not None:
+        print(f"shard {args.shard}: graded {len(result.names)} of {len(paths)} submissions; when every shard "
+              f"is done: rl4llm merge OUT SHARD_DIR...")
     if result.internal_errors:
         print("rl4llm grade: internal grader errors (the reports mark them):\n  "
+              + "\n  ".join(result.internal_errors), file=sys.stderr)
+        return 1
+    return 0
+
+
+def _shard_arg(text: str):
+    """``--shard I/N`` for argparse: a bad value exits 2 with the reason."""
+    from graders.engine.shards import ShardError, parse_shard
+
+    try:
+        return parse_shard(text)
+    except ShardError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from graders.engine.reports import scoreboard
+    from graders.engine.shards import ShardError, merge_shards
+
+    try:
+        result = merge_shards(Path(args.out), [Path(folder) for folder in args.shards])
+    except ShardError as error:
+        print(f"rl4llm merge: {error}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        print(scoreboard(result.reports), end="")
+    print(f"merged {len(args.shards)} shard(s), {len(result.names)} submissions: {result.out_dir}/grades.csv "
+          f"and {result.out_dir}/<submission>/")
+    if result.internal_errors:
+        print("rl4llm merge: the shards recorded internal grader errors (the reports mark them):\n  "
               + "\n  ".join(result.internal_errors), file=sys.stderr)
         return 1
     return 0
@@ -185,7 +228,17 @@ def build_parser() -> argparse.ArgumentParser:
     p_grade.add_argument("--quiet", action="store_true", help="no progress bar")
     p_grade.add_argument("--require-sandbox", action="store_true",
                          help="refuse to grade unless every sandbox layer is in force (see `rl4llm doctor`)")
+    p_grade.add_argument("--shard", type=_shard_arg, default=None, metavar="I/N",
+                         help="grade only shard I of N (1-based; the k-th SUBMISSION, from 0, goes to shard "
+                              "k %% N + 1) and write DIR/_shard.json; give every shard the same SUBMISSION "
+                              "list, then `rl4llm merge`")
     p_grade.set_defaults(func=_cmd_grade)
+
+    p_merge = sub.add_parser("merge", help="merge the shard folders of `grade --shard` into one report folder")
+    p_merge.add_argument("out", metavar="OUT", help="the merged report folder (not one of the shards)")
+    p_merge.add_argument("shards", nargs="+", metavar="SHARD_DIR", help="every shard's --out folder")
+    p_merge.add_argument("--quiet", action="store_true", help="no scoreboard")
+    p_merge.set_defaults(func=_cmd_merge)
 
     p_doctor = sub.add_parser("doctor", help="list the sandbox layers grading workers get on this machine")
     p_doctor.add_argument("--require-sandbox", action="store_true", help="exit 1 when a layer is missing")

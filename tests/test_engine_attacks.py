@@ -39,7 +39,7 @@ import pytest
 from graders.engine import sandbox
 from graders.engine.batch import grade_paths
 from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.kit import DEFAULT_KIT, Kit
 
 pytestmark = pytest.mark.slow
 
@@ -123,6 +123,22 @@ ATTACKS: dict[str, str] = {
         _disarm()
         os.link(SOLUTION, "linked.py")
         _adopt(open("linked.py").read())
+    """,
+    # -- the reference store (graders.engine.refcache): the answers, and what the next batch reads
+    "read_reference_store": """
+        _disarm()
+        found = b""
+        for name in sorted(os.listdir(STORE)):
+            found += open(os.path.join(STORE, name), "rb").read()[:300]
+        if found:
+            _leak(found)
+    """,
+    "poison_reference_store": """
+        _disarm()
+        for name in os.listdir(STORE):
+            with open(os.path.join(STORE, name), "wb") as handle:
+                handle.write(b"poisoned")
+        open(os.path.join(STORE, "planted.npz"), "wb").write(b"poisoned")
     """,
     "git_objects": """
         _disarm()
@@ -357,6 +373,10 @@ def attacked(tmp_path_factory):
     if left_out:
         print(f"\nsandbox layers missing here: {probe.missing}; attacks left out: {left_out}")
     root = tmp_path_factory.mktemp("attacks")
+    store = root / "reference-store"  # the batch's reference store, which two attacks go after
+    saved_store = os.environ.get("RL4LLM_CACHE")
+    os.environ["RL4LLM_CACHE"] = str(store)
+    kit = Kit()  # a kit object of its own: its reference book opens the store above
     listener = _Listener()
     secret_holder = [SECRET.encode()]  # noqa: F841 - kept alive in this process's memory
     paths = []
@@ -372,7 +392,8 @@ def attacked(tmp_path_factory):
     add("placebo", _placebo())
     for name, body in ATTACKS.items():
         if name not in left_out:
-            add(name, _attack(body.replace("PORT", str(listener.port)).replace("OUTDIR", str(root / "out"))))
+            add(name, _attack(body.replace("PORT", str(listener.port)).replace("OUTDIR", str(root / "out"))
+                              .replace("STORE", repr(str(store)))))
     add("notebook_class_body", _notebook_attack(), "module_9_reference.ipynb")
     add("grades.csv", _placebo())
     add("correct_last", reference)
@@ -380,20 +401,26 @@ def attacked(tmp_path_factory):
     outside.write_text("untouched", encoding="utf-8")
 
     # warm the grader (imports, caches) so that the snapshot sees only what the attacks do
-    grade_paths([paths[0]], root / "warm", OPTIONS, jobs=1, progress=False, log=lambda _m: None)
+    grade_paths([paths[0]], root / "warm", OPTIONS, jobs=1, kit=kit, progress=False, log=lambda _m: None)
     saved_bytecode = sys.dont_write_bytecode
     sys.dont_write_bytecode = True
     before = _snapshot(KIT)
+    store_before = _snapshot(store)
     tmp_before = set(os.listdir("/tmp"))
     out = root / "out"
     try:
-        result = grade_paths(paths, out, OPTIONS, jobs=2, progress=False, log=lambda _m: None)
+        result = grade_paths(paths, out, OPTIONS, jobs=2, kit=kit, progress=False, log=lambda _m: None)
         time.sleep(1.0)  # a surviving daemon would act now
         after = _snapshot(KIT)
+        store_after = _snapshot(store)
         survivors = _survivors()
         grades = (out / "grades.csv").read_text(encoding="utf-8")
     finally:
         sys.dont_write_bytecode = saved_bytecode
+        if saved_store is None:
+            os.environ.pop("RL4LLM_CACHE", None)
+        else:
+            os.environ["RL4LLM_CACHE"] = saved_store
         listener.close()
         for pid in _survivors():
             os.kill(pid, signal.SIGKILL)
@@ -401,7 +428,7 @@ def attacked(tmp_path_factory):
             "after": after, "survivors": survivors, "grades": grades, "received": listener.received,
             "tmp_new": {n for n in set(os.listdir("/tmp")) - tmp_before if MARKER in n},
             "outside": outside.read_text(encoding="utf-8"), "root": root, "left_out": left_out,
-            "paths": paths}
+            "paths": paths, "store_before": store_before, "store_after": store_after}
 
 
 def _hostile(reports: dict) -> dict:
@@ -433,6 +460,7 @@ def test_no_report_carries_a_secret(attacked):
         assert SECRET not in text, name
         assert job_marker not in text, name
         assert "LIMIT-RAISED" not in text, name
+        assert "__json__" not in text, name  # a record of the reference store (graders.engine.refcache)
         leaked = [line for line in reference_lines if line in text]
         assert not leaked, (name, leaked[:3])
 
@@ -443,6 +471,20 @@ def test_no_kit_file_changes_or_appears(attacked):
                                        "gone": sorted(set(before) - set(after))[:10]}
     changed = [path for path in before if before[path] != after[path]]
     assert not changed, changed
+
+
+def test_the_reference_store_is_out_of_reach(attacked):
+    """The store the batch reads reference outcomes from: neither read (the secret test) nor written to
+    by learner code (the batch itself adds the wrong outcomes it computed, to records it rewrites whole)."""
+    from graders.engine.refcache import ReferenceStore
+
+    before, after = attacked["store_before"], attacked["store_after"]
+    assert before, "the warm-up batch wrote no reference record"
+    assert set(before) <= set(after)
+    store = ReferenceStore(attacked["root"] / "reference-store")
+    for path in after:
+        assert not path.endswith("planted.npz"), path
+        assert store.read(Path(path).stem) is not None, f"{path} is no longer a readable record"
 
 
 def test_nothing_outside_the_output_folder_changes(attacked):

@@ -5,7 +5,11 @@ then this kit installed from the bundled source), ``run_autograder`` and the
 kit's source under ``kit/``. Gradescope unpacks it into
 ``/autograder/source``; ``run_autograder`` grades ``/autograder/submission``
 with the same engine as ``rl4llm grade`` (hidden inputs withheld) and writes
-``/autograder/results/results.json``.
+``/autograder/results/results.json``: always, even when grading fails (a
+zero score whose ``output`` says why), since Gradescope shows an opaque error
+when the file is missing. ``results.json`` holds only the keys Gradescope
+documents (its "Autograder Specifications"); anything else the kit's report
+carries moves into ``extra_data``.
 
 For tests, ``RL4LLM_AUTOGRADER_ROOT`` replaces ``/autograder`` and
 ``RL4LLM_PYTHON`` the bundle's interpreter. Choose a Gradescope base image
@@ -20,9 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
+import traceback
 import zipfile
 from pathlib import Path
 
@@ -50,10 +54,24 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 set -uo pipefail
 ROOT="${RL4LLM_AUTOGRADER_ROOT:-/autograder}"
 PY="${RL4LLM_PYTHON:-$ROOT/venv/bin/python}"
-cd "$ROOT/source/kit"
-"$PY" -m graders.cli doctor || true   # the sandbox layers of this container, in the autograder log
-exec "$PY" -m graders.engine.gradescope run --root "$ROOT"
+RESULTS="$ROOT/results/results.json"
+rm -f "$RESULTS"
+cd "$ROOT/source/kit" && "$PY" -m graders.cli doctor   # the sandbox layers of this container, in the log
+"$PY" -m graders.engine.gradescope run --root "$ROOT"
+status=$?
+if [ ! -s "$RESULTS" ]; then   # Python could not even start (a failed setup.sh?); Gradescope still needs it
+  mkdir -p "$ROOT/results"
+  MESSAGE="The autograder could not start, so this submission was not graded; please tell the course staff."
+  printf '{"score": 0.0, "output": "%s", "visibility": "visible", "stdout_visibility": "hidden", "tests": []}\\n' \\
+    "$MESSAGE" > "$RESULTS"
+fi
+exit "$status"
 """
+# the keys of results.json that Gradescope documents (top level, and per test)
+RESULTS_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
+                "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
+TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags",
+             "visibility", "extra_data"}
 
 
 def _bundled_files(kit: Kit) -> list[tuple[Path, str]]:
@@ -72,6 +90,7 @@ def _bundled_files(kit: Kit) -> list[tuple[Path, str]]:
 
 def _write(archive: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
     info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+    info.create_system = 3  # Unix: unzip honours the mode bits only then (a bundle built on Windows too)
     info.external_attr = (0o100000 | mode) << 16
     info.compress_type = zipfile.ZIP_DEFLATED
     archive.writestr(info, data)
@@ -95,11 +114,34 @@ def _failure_results(message: str) -> dict:
             "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
 
 
+def _documented_only(entry: dict, keys: set[str]) -> dict:
+    """``entry`` with every key Gradescope does not document moved into its ``extra_data``."""
+    kept = {key: value for key, value in entry.items() if key in keys}
+    extra = {key: value for key, value in entry.items() if key not in keys}
+    if extra:
+        kept["extra_data"] = {**entry.get("extra_data", {}), **extra}
+    return kept
+
+
+def gradescope_contract(results: dict) -> dict:
+    """The kit's ``results.json`` (:func:`graders.engine.reports.gradescope_results`) in Gradescope's
+    documented keys only: e.g. the top-level ``max_score``, which Gradescope does not define, goes to
+    ``extra_data``."""
+    conformed = _documented_only(results, RESULTS_KEYS)
+    if "tests" in conformed:
+        conformed["tests"] = [_documented_only(test, TEST_KEYS) for test in conformed["tests"]]
+    return conformed
+
+
+def _write_results(target: Path, results: dict) -> None:
+    target.write_text(json.dumps(results, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def run(root: Path) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json``."""
     from graders.engine.batch import GraderError, grade_paths
     from graders.engine.grading import GradeOptions
-    from graders.engine.reports import scoreboard
+    from graders.engine.reports import gradescope_results, scoreboard
 
     root = Path(root)
     results_dir = root / "results"
@@ -110,11 +152,16 @@ def run(root: Path) -> int:
             result = grade_paths([root / "submission"], Path(temp) / "out",
                                  GradeOptions(hide_hidden_inputs=True), jobs=1, progress=False)
         except GraderError as error:
-            target.write_text(json.dumps(_failure_results(str(error)), indent=2), encoding="utf-8")
+            _write_results(target, _failure_results(str(error)))
             print(f"run_autograder: {error}", file=sys.stderr)
             return 2
+        except Exception as error:  # noqa: BLE001 - a crash still owes Gradescope a results.json
+            _write_results(target, _failure_results(f"internal grader error ({type(error).__name__}); "
+                                                    "please tell the course staff"))
+            print(f"run_autograder: internal error:\n{traceback.format_exc()}", file=sys.stderr)
+            return 2
         print(scoreboard(result.reports, feedback=True), end="")
-        shutil.copyfile(Path(temp) / "out" / result.names[0] / "results.json", target)
+        _write_results(target, gradescope_contract(gradescope_results(result.reports[0])))
     return 0
 
 

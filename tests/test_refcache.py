@@ -1,0 +1,156 @@
+"""The reference store (graders.engine.refcache): what a batch computed, read back by the next one.
+
+A second batch on an unchanged kit must give byte-identical reports without
+running any reference code; anything the outcomes depend on must change the
+key; a damaged record is recomputed, never trusted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graders import checks
+from graders.engine import codec, refcache
+from graders.engine.batch import grade_paths
+from graders.engine.grading import GradeOptions, prepare_job
+from graders.engine.kit import DEFAULT_KIT, Kit
+from graders.engine.misconceptions import mutant_source
+from graders.engine.references import ReferenceBook
+
+STEM = "module_9_reference"
+OPTIONS = GradeOptions(modules=("9",), timeout=20.0)
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    folder = tmp_path / "store"
+    monkeypatch.setenv("RL4LLM_CACHE", str(folder))
+    return folder
+
+
+def _submissions(root: Path) -> list[Path]:
+    """A correct submission and one with a catalogued mistake (its misconception needs wrong outcomes)."""
+    reference = DEFAULT_KIT.solution_path(STEM).read_text(encoding="utf-8")
+    texts = {"correct": reference,
+             "sample_std": mutant_source(f"{STEM}.group_relative_advantages", "sample_std")}
+    paths = []
+    for name, text in texts.items():
+        folder = root / name
+        folder.mkdir(parents=True)
+        (folder / f"{STEM}.py").write_text(text, encoding="utf-8")
+        paths.append(folder)
+    return paths
+
+
+def _grade(paths, out: Path, kit: Kit) -> dict[str, str]:
+    grade_paths(paths, out, OPTIONS, jobs=2, kit=kit, progress=False, log=lambda _m: None)
+    return {str(p.relative_to(out)): p.read_text(encoding="utf-8") for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_a_second_batch_reads_every_reference_outcome_and_runs_no_reference_code(store, tmp_path, monkeypatch):
+    paths = _submissions(tmp_path / "in")
+    first = _grade(paths, tmp_path / "first", Kit())
+    assert any(store.glob("*.npz")), "the first batch kept nothing"
+    report = json.loads(first["sample_std/report.json"])
+    named = {e["id"]: e.get("misconceptions") for e in report["exercises"]}
+    assert "sample_std" in json.dumps(named[f"{STEM}.group_relative_advantages"])
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the second batch ran reference code")
+
+    monkeypatch.setattr(Kit, "reference_module", refuse)
+    monkeypatch.setattr("graders.engine.references.load_misconceptions", refuse)
+    second = _grade(paths, tmp_path / "second", Kit())  # a new kit object: nothing in memory
+    assert second == first
+
+
+def test_a_damaged_record_is_recomputed(store, tmp_path):
+    paths = _submissions(tmp_path / "in")
+    first = _grade(paths, tmp_path / "first", Kit())
+    records = sorted(store.glob("*.npz"))
+    for path in records:
+        path.write_bytes(b"not a record")
+    second = _grade(paths, tmp_path / "second", Kit())
+    assert second == first
+    store_view = refcache.ReferenceStore(store)
+    assert all(store_view.read(path.stem) is not None for path in records), "damaged records were not rewritten"
+
+
+def _record_key(kit: Kit, exercise_id: str, job_dir: Path) -> str:
+    job = prepare_job(kit, OPTIONS, job_dir)
+    exercise = next(e for e in job.exercises if e.id == exercise_id)
+    return ReferenceBook(kit, refcache.ReferenceStore(job_dir / "store"))._record(exercise).key
+
+
+def test_the_key_follows_the_solutions_the_catalogue_and_the_cases(tmp_path):
+    exercise_id = f"{STEM}.group_relative_advantages"
+    copied = tmp_path / "kit"
+    shutil.copytree(DEFAULT_KIT.solutions_dir, copied / "solutions")
+    shutil.copytree(DEFAULT_KIT.misconceptions_dir, copied / "misconceptions")
+    kit = Kit(solutions_dir=copied / "solutions", misconceptions_dir=copied / "misconceptions")
+    base = _record_key(kit, exercise_id, tmp_path / "a")
+    assert _record_key(Kit(solutions_dir=copied / "solutions", misconceptions_dir=copied / "misconceptions"),
+                       exercise_id, tmp_path / "b") == base  # same content, same key
+
+    given = copied / "solutions" / "module_09" / "grpo_toy.py"  # a file of the same module folder
+    given.write_text(given.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    after_given = _record_key(kit, exercise_id, tmp_path / "c")
+    assert after_given != base
+
+    catalogue = copied / "misconceptions" / STEM / "group_relative_advantages.py"
+    catalogue.write_text(catalogue.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    after_catalogue = _record_key(kit, exercise_id, tmp_path / "d")
+    assert after_catalogue not in (base, after_given)
+
+    entry = {"id": exercise_id, "cases": [{"args": [1.0], "kwargs": {}}]}
+    assert refcache.cases_digest(entry, {}) != refcache.cases_digest({**entry, "cases": []}, {})
+    assert refcache.cases_digest(entry, {"i0": np.zeros(2)}) != refcache.cases_digest(entry, {"i0": np.ones(2)})
+
+
+def _encoded(cases) -> tuple[list, dict]:
+    encoder = codec.Encoder("x")
+    rows = [[encoder.encode((tuple(c.args), dict(c.kwargs))), c.label, c.hidden,
+             c.raises.__name__ if c.raises else None, c.weight, c.rtol, c.atol] for c in cases]
+    return rows, encoder.arrays
+
+
+def test_kept_cases_are_the_generated_cases(tmp_path):
+    store = refcache.ReferenceStore(tmp_path / "store")
+    for exercise_id in DEFAULT_KIT.exercises():
+        spec = checks.spec_for(exercise_id)
+        fresh = dataclasses.replace(spec, _cases=None)
+        refcache.kept_cases(store, fresh)  # generated, and kept
+        kept = dataclasses.replace(spec, _cases=None)
+        refcache.kept_cases(store, kept)  # read back
+        rows, arrays = _encoded(fresh.cases())
+        kept_rows, kept_arrays = _encoded(kept.cases())
+        assert kept_rows == rows, exercise_id
+        assert sorted(kept_arrays) == sorted(arrays), exercise_id
+        for key, array in arrays.items():
+            assert kept_arrays[key].dtype == array.dtype and np.array_equal(kept_arrays[key], array, equal_nan=True)
+
+
+def test_a_spec_made_outside_the_checks_files_is_never_kept(tmp_path):
+    store = refcache.ReferenceStore(tmp_path / "store")
+    spec = checks.ExerciseSpec(f"{STEM}.k3_kl", 1.0, lambda: [checks.Case(args=(1.0,))])
+    refcache.kept_cases(store, spec)
+    assert spec.cases()[0].args == (1.0,)
+    assert not any((tmp_path / "store").glob("*.npz")) if (tmp_path / "store").exists() else True
+
+
+@pytest.mark.parametrize("value", ["off", "OFF", "0"])
+def test_the_store_can_be_switched_off(monkeypatch, value):
+    monkeypatch.setenv("RL4LLM_CACHE", value)
+    assert refcache.ReferenceStore.default() is None
+
+
+def test_the_store_defaults_to_the_user_cache(monkeypatch, tmp_path):
+    monkeypatch.delenv("RL4LLM_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert refcache.ReferenceStore.default().folder == tmp_path / "rl4llm"
