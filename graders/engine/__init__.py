@@ -7,15 +7,18 @@ Modules (each reads top to bottom):
 - ``codec``          -- values across the process boundary (JSON + .npz, never pickle)
 - ``calls``          -- calling a function on one case (shared by worker and grader)
 - ``sandbox``        -- audit hook, resource limits, unprivileged user
-- ``worker``         -- the fresh interpreter that runs learner code
-- ``runner``         -- the grader's side of the worker protocol (timeouts, restarts)
+- ``forkserver``     -- the preloaded process that forks a worker per submission, in fresh namespaces
+- ``worker``         -- the worker: confined children that run learner code
+- ``runner``         -- the grader's side of the worker protocol (fork servers, timeouts, restarts)
 - ``compare``        -- tolerant comparison and compact value descriptions
 - ``misconceptions`` -- the catalogue: load entries, build mutants
 - ``grading``        -- the job file, and one submission from files to report dict
 - ``references``     -- reference values (and misconception outputs) in the grading process
+- ``refcache``       -- the same (and the check cases) kept on disk by content
 - ``feedback``       -- status, points, feedback and misconception names per exercise
 - ``reports``        -- report.json, results.json, junit.xml, grades.csv, scoreboard
 - ``batch``          -- many submissions in parallel
+- ``shards``         -- ``grade --shard I/N`` and ``rl4llm merge``
 - ``demo``, ``gradescope`` -- the ``rl4llm demo`` and ``rl4llm gradescope`` commands
 
 The check-spec API for authors of hidden checks is ``graders.checks``.
