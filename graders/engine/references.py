@@ -2,9 +2,10 @@
 
 The reference solution of every exercise runs here, never in a worker, on
 fresh copies of each case's inputs built exactly as the worker builds them,
-through the same :func:`graders.engine.calls.call_case`. One lock serialises
-every computation (torch's random state is global) and one torch thread is
-used, like the workers, so both sides compute the same numbers.
+through the same :func:`graders.engine.calls.call_case`. Exercises are worked
+on side by side (one lock per exercise); computations that use torch take one
+more lock (torch's random state is global) and one torch thread, like the
+workers, so both sides compute the same numbers.
 
 What is computed is kept, per exercise, in a
 :class:`graders.engine.refcache.ReferenceStore` under a key made of
@@ -103,7 +104,7 @@ class ReferenceBook:
     ``graders.checks.REGISTRY`` gets outcomes of its own.
     """
 
-    _lock = threading.RLock()  # one lock for every reference computation: torch's RNG is global
+    _books = threading.Lock()  # one book per kit object
 
     def __init__(self, kit: Kit, store: refcache.ReferenceStore | None = None) -> None:
         self.kit = kit
@@ -112,11 +113,19 @@ class ReferenceBook:
         self._misconceptions: dict[str, list[Misconception]] = {}
         self._wrong: dict[tuple[str, int, str, int], tuple[object, Outcome]] = {}
         self._records: dict[tuple[str, int], tuple[object, _Record | None]] = {}  # (id, id(spec)) -> record
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.RLock] = {}  # one per exercise: its work is done once
+
+    def _lock(self, exercise) -> threading.RLock:
+        """The lock of one exercise's reference work (exercises proceed side by side; torch's global
+        state has its own lock, :data:`TORCH_LOCK`)."""
+        with self._guard:
+            return self._locks.setdefault(exercise.id, threading.RLock())
 
     @classmethod
     def of(cls, kit: Kit) -> "ReferenceBook":
         """The book of ``kit`` (one per Kit object, like its loaded modules), with the default store."""
-        with cls._lock:
+        with cls._books:
             book = kit._cache.get("reference_book")
             if book is None:
                 book = kit._cache["reference_book"] = cls(kit, refcache.ReferenceStore.default())
@@ -141,7 +150,7 @@ class ReferenceBook:
 
     def save(self) -> int:
         """Write every record that learned something to the store; returns how many were written."""
-        with self._lock:
+        with self._guard:
             written = 0
             for _, record in self._records.values():
                 if record is not None and record.dirty and self.store is not None:
@@ -172,12 +181,12 @@ class ReferenceBook:
             self.kit.reference_module(exercise.stem)  # with the solutions' given modules
             for name in getattr(exercise.spec.call, "given", ()):  # a harness's given code (the starter's)
                 self.kit.starter_module(name)
-            with self._lock:
+            with self._lock(exercise):
                 self._loaded_misconceptions(exercise)
 
     def expected(self, exercise) -> list[Outcome]:
         key = (exercise.id, id(exercise.spec))  # the spec is kept in the value: its id is never reused
-        with self._lock:
+        with self._lock(exercise):
             if key not in self._expected:
                 record = self._record(exercise)
                 if record is not None and record.expected is not None:
@@ -194,7 +203,7 @@ class ReferenceBook:
 
     def misconceptions(self, exercise) -> list[Misconception | Listed]:
         """The exercise's catalogue entries: loaded, or as the store lists them (name and hint)."""
-        with self._lock:
+        with self._lock(exercise):
             if exercise.id in self._misconceptions:
                 return self._misconceptions[exercise.id]
             record = self._record(exercise)
@@ -213,7 +222,7 @@ class ReferenceBook:
 
     def wrong_outcome(self, exercise, entry: Misconception | Listed, case_index: int) -> Outcome:
         key = (exercise.id, id(exercise.spec), entry.name, case_index)
-        with self._lock:
+        with self._lock(exercise):
             if key not in self._wrong:
                 record = self._record(exercise)
                 stored = None if record is None else record.wrong.get(f"{entry.name}#{case_index}")
@@ -250,25 +259,29 @@ def uses_torch(exercise) -> bool:
             or any(isinstance(v, codec.TensorSpec) for case in exercise.spec.cases() for v in leaves(case)))
 
 
+TORCH_LOCK = threading.RLock()  # torch's random state and thread count are global to the process
+
+
 class _single_thread_torch:  # noqa: N801 - a context manager used like a function
-    """Reference computations use one torch thread, like the workers (same numerics)."""
+    """A reference computation that uses torch: alone (torch's RNG is global) and on one torch thread,
+    like the workers (same numerics). One that does not use torch takes no lock."""
 
     def __init__(self, needed: bool) -> None:
         self.needed = needed
 
     def __enter__(self):
-        import sys
+        if not self.needed:
+            return self
+        TORCH_LOCK.acquire()
+        import torch
 
-        if self.needed:
-            import torch  # noqa: F401 - so that the thread count is set before the first use
-        self.torch = sys.modules.get("torch")
-        if self.torch is not None:
-            self.saved = self.torch.get_num_threads()
-            self.torch.set_num_threads(1)
+        self.torch = torch
+        self.saved = torch.get_num_threads()
+        torch.set_num_threads(1)
         return self
 
     def __exit__(self, *exc):
-        if self.torch is not None:
+        if self.needed:
             self.torch.set_num_threads(self.saved)
+            TORCH_LOCK.release()
         return False
-
