@@ -1,0 +1,61 @@
+"""The benchmark script's plumbing (no timing: the numbers themselves are python -m graders.benchmark's)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graders import benchmark
+
+
+def test_unknown_names_are_refused(capsys):
+    with pytest.raises(SystemExit) as raised:
+        benchmark.main(["grade-one", "no-such-measurement"])
+    assert raised.value.code == 2
+    assert "unknown measurement(s) ['no-such-measurement']" in capsys.readouterr().err
+
+
+def test_the_paired_group_and_the_default_order():
+    parser = benchmark.build_parser()
+    assert benchmark.resolve(parser, ["paired"]) == ["learner-tests", "grade-one", "grade-one-warm", "grade-50",
+                                                     "nbgrader-paired"]
+    assert benchmark.resolve(parser, ["grade-one", "paired"])[:2] == ["grade-one", "learner-tests"]  # each once
+    assert benchmark.resolve(parser, []) == list(benchmark.MEASUREMENTS)
+    assert set(benchmark.GROUPS["paired"]) <= set(benchmark.MEASUREMENTS)
+    names = list(benchmark.MEASUREMENTS)
+    assert names.index("grade-one") + 1 == names.index("grade-one-warm")  # warm right after cold
+
+
+def test_the_summary_table_has_both_sides_and_the_ratio():
+    results = {"grade-one": 7.9, "nbgrader-paired": {
+        "seconds": 30.0, "notebooks": 3, "nbgrader_autograde_s": 30.0, "rl4llm_grade_s": 10.0,
+        "nbgrader_per_notebook_s": 10.0, "rl4llm_per_notebook_s": 3.33, "ratio": 3.0}}
+    table = benchmark.summary(results, {"grade-one": "grade one", "nbgrader-paired": "paired"})
+    assert "| grade one (`grade-one`) | 7.90 s |" in table
+    assert "| `nbgrader autograde`, 3 notebooks (`nbgrader-paired`) | 30.00 s (10.00 s per notebook) |" in table
+    assert "| `rl4llm grade`, the same 3 notebooks (`nbgrader-paired`) | 10.00 s (3.33 s per notebook) |" in table
+    assert "| ratio nbgrader / rl4llm (`nbgrader-paired`) | 3.00 x |" in table
+
+
+@pytest.mark.slow  # two `nbgrader generate_assignment` runs
+def test_the_paired_course_holds_the_notebooks_both_sides_grade(tmp_path):
+    pytest.importorskip("nbgrader")
+    paired = benchmark.build_paired_course(tmp_path)
+    course = paired.course
+    assert paired.assignments == ("module_08", "module_09")
+    assert (course / "gradebook.db").is_file() and (course / "nbgrader_config.py").is_file()
+    assert [path.relative_to(course).as_posix() for _, path in paired.notebooks] == [
+        "submitted/alice/module_08/module_8_reference.ipynb",
+        "submitted/alice/module_09/module_9_reference.ipynb",
+        "submitted/bob/module_09/module_9_reference.ipynb"]
+    for (student, assignment, stem, kind), path in paired.notebooks:
+        text = path.read_text(encoding="utf-8")
+        json.loads(text)
+        if kind == benchmark.COMPLETE:
+            assert text == (course / "source" / assignment / f"{stem}.ipynb").read_text(encoding="utf-8")
+            assert "### BEGIN SOLUTION" in text
+        else:
+            assert text == (course / "release" / assignment / f"{stem}.ipynb").read_text(encoding="utf-8")
+            assert "BEGIN SOLUTION" not in text and "raise NotImplementedError()" in text
+    assert paired.env["JUPYTER_PATH"] == str(tmp_path / "jupyter")
