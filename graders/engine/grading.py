@@ -171,6 +171,19 @@ class Context:
         return path
 
 
+def worker_lanes(to_run: list[Exercise], torch_used: set[int]) -> list[tuple[bool, list[int]]]:
+    """The workers of one submission, run side by side: ``(with torch, exercise indices)``.
+
+    The exercises without torch share a worker from the server without torch, which starts at once;
+    each learner file with torch exercises (a training file: its toy runs are most of a grade's work)
+    gets a worker of its own from the server with torch, so a submission's training files use both cores.
+    """
+    lanes = [(False, [e.index for e in to_run if e.index not in torch_used])]
+    for stem in dict.fromkeys(e.stem for e in to_run if e.index in torch_used):
+        lanes.append((True, [e.index for e in to_run if e.index in torch_used and e.stem == stem]))
+    return [(with_torch, indices) for with_torch, indices in lanes if indices]
+
+
 def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
     """The report of one submission. Never raises for a learner's fault."""
     exercises = ctx.job.exercises
@@ -197,13 +210,7 @@ def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
             target = sub_dir / "files" / f"{stem}.py"
             target.write_text(text, encoding="utf-8")
             os.chmod(target, 0o644)
-        # two workers side by side: the exercises without torch start at once, those with torch on the server
-        # that imported it
-        torch_used = set(ctx.job.torch)
-        for with_torch in (False, True):
-            indices = [e.index for e in to_run if (e.index in torch_used) == with_torch]
-            if not indices:
-                continue
+        for with_torch, indices in worker_lanes(to_run, set(ctx.job.torch)):
 
             def work(server=ctx.servers[with_torch], indices=indices) -> None:
                 found: dict = {}  # the sandbox layers this worker reported
