@@ -6,13 +6,11 @@ cannot be lifted once applied) and are skipped where the kernel lacks it.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
 import textwrap
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -120,28 +118,34 @@ def test_doctor_lists_the_layers():
     assert "worker identity:" in done.stdout
 
 
-def _npz(**arrays) -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return buffer.getvalue()
-
-
-def test_result_arrays_are_capped_before_they_are_allocated():
-    data = _npz(a0=np.arange(10.0))
-    assert list(codec.load_npz_capped(data, 1 << 20)["a0"]) == list(np.arange(10.0))
+def test_result_arrays_are_checked_and_capped_before_they_are_built():
+    arrays = {"a0": np.arange(10.0), "a1": np.array([[True, False]]), "a2": np.array(["ab", "c"]),
+              "a3": np.zeros((0, 3), np.float32), "a4": np.array(3, np.int64)}
+    packed = codec.pack_blob(arrays)
+    back = codec.unpack_blob(json.loads(json.dumps(packed)), 1 << 20)
+    assert sorted(back) == sorted(arrays)
+    for name, array in arrays.items():
+        assert back[name].dtype == array.dtype and back[name].shape == array.shape
+        assert np.array_equal(back[name], array)
     with pytest.raises(ValueError, match="larger than"):
-        codec.load_npz_capped(data, 100)
-    # a forged header that claims a terabyte in a few bytes
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False,
-                                                  "shape": (1 << 37,)})
-    forged = io.BytesIO()
-    with zipfile.ZipFile(forged, "w") as archive:
-        archive.writestr("a0.npy", b"\x93NUMPY\x01\x00" + header.getvalue()[8:] + b"\0" * 64)
-    with pytest.raises(ValueError, match="claims more data"):
-        codec.load_npz_capped(forged.getvalue(), 1 << 20)
-    with pytest.raises(ValueError):
-        codec.load_npz_capped(b"not a zip", 1 << 20)
+        codec.unpack_blob(packed, 16)
+    forged = [
+        {**packed, "index": [["a0", "<f8", [1 << 37]]]},  # a terabyte claimed in 80 bytes
+        {**packed, "index": packed["index"][:-1]},  # data left over
+        {**packed, "index": [["a0", "|O", [1]]]},  # objects (pickles) never
+        {**packed, "index": [["a0", "f8,i4", [1]]]},  # structured never
+        {**packed, "index": [["a0", "<f8", [-1]]]},
+        {**packed, "index": [["a0", "<f8", [True]]]},
+        {**packed, "index": [["a0", "no such dtype", [1]]]},
+        {**packed, "index": "a0"},
+        {**packed, "data": "not base64!"},
+        "not a dict",
+    ]
+    for bad in forged:
+        with pytest.raises(ValueError):
+            codec.unpack_blob(bad, 1 << 20)
+    with pytest.raises(TypeError):
+        codec.pack_blob({"a0": np.array([object()])})
 
 
 def test_hide_mode_keeps_only_the_verdict_of_a_hidden_check():
@@ -224,3 +228,31 @@ def test_a_machine_without_namespaces_or_landlock_still_grades_and_says_so(tmp_p
         assert report["sandbox"][layer] is False
     assert report["sandbox"]["no_capabilities"] and report["sandbox"]["resource_limits"]
     assert any("sandbox layers missing" in note for note in notes)
+
+
+@pytest.mark.parametrize("degraded", [False, True], ids=["every layer", "no namespaces, no Landlock"])
+def test_an_import_inside_an_exercise_is_no_violation(tmp_path, monkeypatch, degraded):
+    """Learner code may import a module the worker has not imported yet, after its child is confined:
+    the import system must never be sent to list a forbidden folder (the fork server's working folder,
+    the submission's) on the way, which the audit hook would record as an attempt at the answers."""
+    if degraded:
+        monkeypatch.setenv("RL4LLM_NO_NAMESPACES", "1")
+        monkeypatch.setenv("RL4LLM_NO_LANDLOCK", "1")
+    stem = "module_9_reference"
+    reference = DEFAULT_KIT.solution_path(stem).read_text(encoding="utf-8")
+    lazy = reference + textwrap.dedent('''
+
+        _k3_kl = k3_kl
+
+
+        def k3_kl(*args, **kwargs):
+            import colorsys, this_module_does_not_exist_anywhere  # noqa: F401
+            return _k3_kl(*args, **kwargs)
+        ''').replace("import colorsys, this_module_does_not_exist_anywhere", "import colorsys")
+    folder = tmp_path / "learner"
+    folder.mkdir()
+    (folder / f"{stem}.py").write_text(lazy, encoding="utf-8")
+    result = grade_paths([folder], tmp_path / "out", GradeOptions(modules=("9",)), progress=False,
+                         log=lambda _m: None)
+    entry = next(e for e in result.reports[0]["exercises"] if e["id"] == f"{stem}.k3_kl")
+    assert entry["status"] == "passed", entry["feedback"]

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import traceback
+import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,12 +106,16 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         ready = threading.Event()
         config = WorkerConfig(python=python, kit_parent=pythonpath, user=user, load_timeout=options.load_timeout,
                               namespaces=sandbox.namespaces_wanted(), require=required, ready=ready)
-        # the fork servers import NumPy (and torch) while this process writes the job and loads the references
+        # the fork servers import NumPy (and torch) while this process writes the job and loads the references;
+        # the one with torch at once only when a submission looks like it has a training file (else on demand)
         servers = {with_torch: ForkServer(config, torch=with_torch, cwd=temp_root,
                                           log_path=temp_root / f"server-{'torch' if with_torch else 'numpy'}.log")
                    for with_torch in (False, True)}
         for server in servers.values():
             servers_stop.callback(server.close)
+        servers[False].start()
+        if may_need_torch(paths, kit.files(options.modules)):
+            servers[True].start()
         book = ReferenceBook.of(kit)
         settings = {
             "kit_root": str(kit.root),
@@ -206,6 +211,29 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
     exercise_ids = [e.id for e in job.exercises]
     (out_dir / "grades.csv").write_text(reports.grades_csv(ordered, exercise_ids), encoding="utf-8")
     return BatchResult(ordered, exercise_ids, out_dir, names, internal, note)
+
+
+def may_need_torch(paths: list[Path], files) -> bool:
+    """A quick look, before anything is read: does a submission hold a file named like a training file?
+
+    Only decides whether the fork server with torch starts at once (its imports then overlap the
+    grader's own start); a submission that needs it anyway starts it on demand.
+    """
+    names = {f"{f.stem}{suffix}" for f in files if f.stem.endswith("_training") for suffix in (".py", ".ipynb")}
+    for path in paths:
+        try:
+            if path.is_dir():
+                if any(name in names for _, _, found in os.walk(path) for name in found):
+                    return True
+            elif path.suffix.lower() == ".zip":
+                with zipfile.ZipFile(path) as archive:
+                    if any(member.rsplit("/", 1)[-1] in names for member in archive.namelist()):
+                        return True
+            elif path.name in names:
+                return True
+        except (OSError, zipfile.BadZipFile):
+            return True
+    return False
 
 
 def kit_fingerprint(kit: Kit) -> dict[str, str]:

@@ -11,7 +11,6 @@ worker costs that file's exercises only.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
@@ -105,34 +104,46 @@ class ForkServer:
 
     Thread-safe: the submissions of a batch ask for workers from several threads. A reader thread
     collects the server's replies (which request got which pid, which worker ended with which status).
+    It starts on :meth:`start`, or on the first request (a batch that never needs torch never imports it).
     """
 
     def __init__(self, config: WorkerConfig, *, torch: bool, cwd: Path, log_path: Path) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        command = [config.python, "-m", "graders.engine.forkserver", "--control-fd", str(theirs.fileno())]
-        if torch:
-            command.append("--torch")
-        extra = {}
-        if config.user is not None:
-            extra = {"user": config.user, "group": config.user, "extra_groups": []}
-        self.log_path = log_path
-        try:
-            with open(log_path, "wb") as log:
-                self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                             pass_fds=(theirs.fileno(),), cwd=str(cwd), env=_server_env(config),
-                                             start_new_session=True, **extra)
-        except OSError as error:
-            ours.close()
-            raise WorkerStartError(f"cannot start the grading worker ({config.python}): {error}") from error
-        finally:
-            theirs.close()
-        self.socket = ours
+        self.config, self.torch, self.cwd, self.log_path = config, torch, cwd, log_path
+        self.starting = threading.Lock()
+        self.proc: subprocess.Popen | None = None
+        self.socket: socket.socket | None = None
         self.changed = threading.Condition()
         self.forked: dict[int, int | str] = {}  # request -> pid, or why it failed
         self.exited: dict[int, int] = {}  # pid -> wait status
         self.dead = False
         self.requests = 0
-        threading.Thread(target=self._read, name="fork-server", daemon=True).start()
+
+    def start(self) -> "ForkServer":
+        """Start the server process (once; later calls return at once)."""
+        with self.starting:
+            if self.proc is not None or self.dead:
+                return self
+            config = self.config
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            command = [config.python, "-m", "graders.engine.forkserver", "--control-fd", str(theirs.fileno())]
+            if self.torch:
+                command.append("--torch")
+            extra = {}
+            if config.user is not None:
+                extra = {"user": config.user, "group": config.user, "extra_groups": []}
+            try:
+                with open(self.log_path, "wb") as log:
+                    self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                                 pass_fds=(theirs.fileno(),), cwd=str(self.cwd),
+                                                 env=_server_env(config), start_new_session=True, **extra)
+            except OSError as error:
+                ours.close()
+                raise WorkerStartError(f"cannot start the grading worker ({config.python}): {error}") from error
+            finally:
+                theirs.close()
+            self.socket = ours
+            threading.Thread(target=self._read, name="fork-server", daemon=True).start()
+        return self
 
     def _read(self) -> None:
         while True:
@@ -163,6 +174,9 @@ class ForkServer:
 
     def spawn(self, request: dict, fds: list[int]) -> "ServedProcess":
         """Ask for a worker (``fds``: its events, log and ``go`` pipes); returns it once forked."""
+        self.start()
+        if self.socket is None:
+            raise WorkerStartError("the grading worker's server was stopped before it started")
         with self.changed:
             self.requests += 1
             number = self.requests
@@ -191,8 +205,10 @@ class ForkServer:
 
     def close(self, *, kill: bool = False) -> None:
         """Stop the server (it kills whatever it started) and wait for it; ``kill``: at once (its imports
-        are not waited for). Closing twice does nothing."""
-        if self.socket.fileno() < 0:
+        are not waited for). Closing twice, or a server never started, does nothing."""
+        with self.starting:
+            self.dead = self.dead or self.proc is None  # never started: it never will
+        if self.socket is None or self.socket.fileno() < 0:
             return
         if kill:
             try:
@@ -442,15 +458,15 @@ def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir:
 def _read_result(event: dict) -> ExerciseRun:
     """One exercise's result from its ``done`` event, size-capped before anything is parsed."""
     try:
-        text, packed = event.get("result"), event.get("npz") or ""
-        if not isinstance(text, str) or not isinstance(packed, str):
+        text, packed = event.get("result"), event.get("arrays")
+        if not isinstance(text, str):
             raise ValueError("malformed result")
         if len(text) > MAX_RESULT_JSON:
             raise ValueError(f"result larger than {MAX_RESULT_JSON} bytes")
         payload = json.loads(text)
         if not isinstance(payload, dict) or not isinstance(payload.get("cases"), list):
             raise ValueError("malformed result")
-        arrays = codec.load_npz_capped(base64.b64decode(packed, validate=True), MAX_EVENT_BYTES) if packed else {}
+        arrays = codec.unpack_blob(packed, MAX_EVENT_BYTES)
     except (ValueError, TypeError, RecursionError, OSError) as error:
         return ExerciseRun("crashed", message=f"the worker's result could not be read ({error})")
     return ExerciseRun("done", payload=payload, arrays=arrays)

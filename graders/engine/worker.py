@@ -47,7 +47,7 @@ and size caps), all written by the parent: ``{"sandbox": {...}, "identity":
 ...}`` (from the first child, written before any learner code ran),
 ``{"load": stem}`` / ``{"loaded": stem, "error": ...}`` around a child's
 import of the learner file, ``{"start": i}`` / ``{"done": i, "result": ...,
-"npz": base64}`` around each exercise's cases, ``{"crashed": i, "stem": ..., "during":
+"arrays": codec.pack_blob(...)}`` around each exercise's cases, ``{"crashed": i, "stem": ..., "during":
 "load"|"exercise", "code": ...}`` when a child dies, and ``{"finished":
 true}``. A child only ever speaks to the parent, through its own pipe, and
 the parent labels what it relays with the exercises it started the child
@@ -60,9 +60,7 @@ learner code.
 
 from __future__ import annotations
 
-import base64
 import ctypes
-import io
 import json
 import os
 import shutil
@@ -250,7 +248,7 @@ class Parent:
                         stage = "exercise"
                         self.emit(start=indices[0])
                     elif "result" in event and stage == "exercise":
-                        self.emit(done=indices[finished], result=event["result"], npz=event.get("npz") or "")
+                        self.emit(done=indices[finished], result=event["result"], arrays=event.get("arrays"))
                         finished += 1
                         if finished == len(indices):
                             return "done", finished
@@ -326,11 +324,12 @@ class Child:
             # the grader let learner code start before loading the kit's files, counting on Landlock
             raise RuntimeError("Landlock could not be applied, and this batch relies on it: no learner code runs")
         root = os.path.realpath(settings["kit_root"])
-        # the kit's own folder is not on the learner's import path; the kit's given modules and the learner's
-        # own files are (given first: a learner file can never stand in for a given module)
-        sys.path[:] = [str(self.given_dir), str(self.files_dir)] + [
-            p for p in sys.path if p and os.path.realpath(p) != root]
         self.fence = sandbox.Fence(parent.forbidden, settings["forbidden_modules"], allowed_paths=[str(self.scratch)])
+        # the kit's own folder and every forbidden one (the server's working folder, say) are not on the
+        # learner's import path: an innocent import must never make the import system list them; the kit's
+        # given modules and the learner's own files are (given first: a learner file never stands in for one)
+        sys.path[:] = [str(self.given_dir), str(self.files_dir)] + [
+            p for p in sys.path if p and os.path.realpath(p) != root and not self.fence.path_is_forbidden(p)]
         sandbox.install_audit_hook(self.fence)
         self.report(sandbox=layers, identity=parent.identity)  # before any learner code runs
         for exercise, _ in exercises:
@@ -400,7 +399,7 @@ class Child:
                     result["cases"] += [{"outcome": "raised", "exception": outcome["exception"]}] * skipped
                     break
         result["violations"] = self.fence.take_violations()
-        self.report(result=json.dumps(result, sort_keys=True, allow_nan=False), npz=pack_arrays(encoder.arrays))
+        self.report(result=json.dumps(result, sort_keys=True, allow_nan=False), arrays=codec.pack_blob(encoder.arrays))
 
     def run_case(self, exercise: dict, function, module, case: dict, inputs: dict, encoder: codec.Encoder) -> dict:
         make = codec.make_torch_tensor if exercise.get("torch") else None
@@ -477,15 +476,6 @@ def private_namespaces() -> bool:
     if libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
         return False
     return libc.mount(b"none", b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) == 0
-
-
-def pack_arrays(arrays: dict[str, np.ndarray]) -> str:
-    """Arrays as base64 of an ``.npz`` (read back with ``allow_pickle=False``)."""
-    if not arrays:
-        return ""
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def describe_exception(exc: BaseException, files: Path) -> dict:
