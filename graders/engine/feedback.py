@@ -105,11 +105,14 @@ def _output_lines(output: str, hide: bool) -> list[str]:
 
 
 def _argument_names(exercise, ctx) -> list[str]:
-    """The reference's positional parameter names, read from its source (nothing is run for a name)."""
-    try:
-        return positional_parameters(ctx.kit.solution_path(exercise.stem), exercise.function)
-    except (AttributeError, OSError, SyntaxError, ValueError):
-        return []
+    """The reference's positional parameter names, read from its source once per kit (nothing is run)."""
+    names = ctx.kit._cache.setdefault("positional_parameters", {})
+    if exercise.id not in names:
+        try:
+            names[exercise.id] = positional_parameters(ctx.kit.solution_path(exercise.stem), exercise.function)
+        except (AttributeError, OSError, SyntaxError, ValueError):
+            names[exercise.id] = []
+    return names[exercise.id]
 
 
 def describe_input(case, names: list[str], hidden: bool) -> str:

@@ -11,6 +11,7 @@ values (:mod:`graders.engine.references`), and each exercise is judged
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import threading
@@ -129,8 +130,10 @@ def write_settings(job: Job, sandbox_settings: dict) -> None:
                                                         + 4 * job.load_timeout)) + 30)
     payload = {"stems": {str(i): entry["stem"] for i, entry in enumerate(entries)},
                "torch": job.torch,
-               # a harness holds trusted copies of other exercises' formulas: its child runs nothing else
-               "alone": [i for i, entry in enumerate(entries) if entry["call"]["kind"] == "harness"],
+               # a harness may hold trusted copies of other exercises' formulas: its child runs only the
+               # exercises of that same harness
+               "harness": {str(i): hashlib.sha256(entry["call"]["source"].encode()).hexdigest()[:16]
+                           for i, entry in enumerate(entries) if entry["call"]["kind"] == "harness"},
                "given_sources": job.given_sources, "sandbox": sandbox_settings}
     codec.write_bundle(job.job_dir / "job", payload, {})
     for path in (job.job_dir, *job.job_dir.iterdir()):

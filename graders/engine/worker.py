@@ -4,10 +4,10 @@ A fork server (:mod:`graders.engine.forkserver`) forks the parent
 (:class:`Parent`) for each submission, in fresh namespaces, with NumPy, the
 kit and (on the torch server) torch already imported. The parent never runs
 learner code. It forks a child (:class:`Child`) per group of exercises and
-relays what the child reports to the grader. A group is the consecutive
-exercises of one learner file, except that a harness's exercise (a training
-exercise: its harness may hold a trusted copy of another exercise's formula)
-always has a child of its own. Each child reads only its own exercises'
+relays what the child reports to the grader. A group is the exercises
+of one learner file without a harness, or those of one learner file that share
+a harness (a harness may hold a trusted copy of another exercise's formula,
+so no other exercise's learner code may share its process). Each child reads only its own exercises'
 files (``JOB_DIR/ex_<i>.json`` + ``.npz``: the cases and the call mode),
 gets its own mount and IPC namespaces with a fresh size-capped ``tmpfs`` as
 its only writable folder, confines itself
@@ -166,18 +166,18 @@ class Parent:
         self.emit(finished=True)
 
     def groups(self, indices: list[int]) -> list[list[tuple[int, str]]]:
-        """Consecutive exercises of one learner file share a child, except a harness's (it holds trusted
-        copies of other exercises' formulas, so no other exercise's learner code may share its process)."""
-        alone = set(self.job.get("alone", []))
-        groups: list[list[tuple[int, str]]] = []
+        """The children of ``indices``: per learner file, one for its plain exercises, then one per harness.
+
+        A harness may hold trusted copies of other exercises' formulas (the GRPO toy's group advantages,
+        the exact KL optimum), so learner code of no other exercise may share its process: exercises that
+        share a harness (the same source) share a child; no other exercise joins them.
+        """
+        harness = self.job.get("harness", {})
+        groups: dict[tuple[str, str], list[tuple[int, str]]] = {}
         for index in indices:
             stem = self.job["stems"][str(index)]
-            joins = groups and index not in alone and groups[-1][0][1] == stem and groups[-1][0][0] not in alone
-            if joins:
-                groups[-1].append((index, stem))
-            else:
-                groups.append([(index, stem)])
-        return groups
+            groups.setdefault((stem, harness.get(str(index), "")), []).append((index, stem))
+        return list(groups.values())
 
     def run_child(self, indices: list[int], stem: str) -> list[tuple[int, str]]:
         """One child for ``indices`` (one learner file); returns the exercises still to run after a crash."""
