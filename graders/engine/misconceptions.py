@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders.engine.kit import DEFAULT_KIT, Kit
-from graders.loader import parse
+from graders.loader import AST_LOCK, parse
 
 RIGHT = "_right"  # the name under which an entry reaches the exercise's reference definition
 
@@ -237,8 +237,9 @@ def load_misconceptions(exercise_id: str, kit: Kit = DEFAULT_KIT) -> list[Miscon
                                         *((path, helper, helper.name) for helper in helpers), (path, node, function)):
             renamed = copy.deepcopy(definition)
             renamed.name = name
-            code = compile(ast.Module(body=[renamed], type_ignores=[]), str(where), "exec",
-                           flags=__future__.annotations.compiler_flag, dont_inherit=True)
+            with AST_LOCK:  # an AST compiled while another thread parses: CPython 3.11's shared depth (loader.parse)
+                code = compile(ast.Module(body=[renamed], type_ignores=[]), str(where), "exec",
+                               flags=__future__.annotations.compiler_flag, dont_inherit=True)
             exec(code, module.__dict__)  # noqa: S102 - kit code, grader side only
         wrong = module.__dict__[function]
         if _signature(wrong) != _signature(right):

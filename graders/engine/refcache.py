@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from graders.engine import codec
+from graders.loader import AST_LOCK
 
 FORMAT = 1
 ENGINE_FILES = ("calls.py", "codec.py", "references.py", "misconceptions.py", "refcache.py")
@@ -137,7 +138,8 @@ class ReferenceStore:
         """``(payload, arrays)`` of a record, or ``None`` (absent or unreadable: recomputed)."""
         path = self.folder / f"{key}.npz"
         try:
-            with np.load(path, allow_pickle=False) as loaded:
+            # NumPy parses .npy headers with ast.literal_eval: one thread at a time (graders.loader.parse)
+            with AST_LOCK, np.load(path, allow_pickle=False) as loaded:
                 arrays = {name: loaded[name] for name in loaded.files}
             payload = json.loads(bytes(arrays.pop(_JSON)).decode("utf-8"))
         except (OSError, ValueError, KeyError, EOFError):
