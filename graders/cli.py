@@ -85,11 +85,15 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     if args.shard is not None:
         print(f"shard {args.shard}: graded {len(result.names)} of {len(paths)} submissions; when every shard "
               f"is done: rl4llm merge OUT SHARD_DIR...")
-    if result.internal_errors:
-        print("rl4llm grade: internal grader errors (the reports mark them):\n  "
-              + "\n  ".join(result.internal_errors), file=sys.stderr)
-        return 1
-    return 0
+    return _internal_errors("rl4llm grade: internal grader errors", result.internal_errors)
+
+
+def _internal_errors(what: str, errors: list[str]) -> int:
+    """1 (and the errors on stderr) when a batch recorded internal grader errors, else 0."""
+    if not errors:
+        return 0
+    print(f"{what} (the reports mark them):\n  " + "\n  ".join(errors), file=sys.stderr)
+    return 1
 
 
 def _shard_arg(text: str):
@@ -115,11 +119,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
         print(scoreboard(result.reports), end="")
     print(f"merged {len(args.shards)} shard(s), {len(result.names)} submissions: {result.out_dir}/grades.csv "
           f"and {result.out_dir}/<submission>/")
-    if result.internal_errors:
-        print("rl4llm merge: the shards recorded internal grader errors (the reports mark them):\n  "
-              + "\n  ".join(result.internal_errors), file=sys.stderr)
-        return 1
-    return 0
+    return _internal_errors("rl4llm merge: the shards recorded internal grader errors", result.internal_errors)
 
 
 LAYER_TEXT = {
