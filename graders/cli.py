@@ -3,9 +3,11 @@
 Subcommands:
   build [--check]                     regenerate starter/ and assignments/source/ from solutions/
                                       (or verify that they are current)
-  run module08|module09 [--profile smoke|full] [--out DIR] [--reference-only]
-                                      run a course notebook headless against solutions/,
-                                      printing its tables and saving its figures as PNG
+  run module08|module09 [--impl DIR] [--lang en|ru] [--profile smoke|full] [--out DIR] [--reference-only]
+                         [--traceback]
+                                      run a course notebook headless against your files (default:
+                                      solutions/, else starter/), printing its tables and saving
+                                      titled, labelled figures as PNG
   grade SUBMISSION [SUBMISSION ...] --out DIR [--jobs N] [--module 8|9] [--hide-hidden-inputs]
         [--require-sandbox] [--shard I/N]
                                       autograde submissions (folders or .zip files): writes
@@ -38,29 +40,20 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from graders.walkthrough import EXPERIMENT_MARKERS, run_seed_subprocess
+    from graders.walkthrough import run_notebook
 
-    out = Path(args.out) if args.out else Path("rl4llm-out") / args.module.alias
-    stop = EXPERIMENT_MARKERS[args.module.folder] if args.reference_only else None
-    print(f"running the {args.module.alias} course notebook against solutions/ "
-          f"(profile={args.profile}); figures go to {out}/", flush=True)
-    completed = run_seed_subprocess(args.module, out_dir=out, profile=args.profile, stop_before=stop)
-    if completed.returncode != 0:
-        print(f"rl4llm run {args.module.alias}: the notebook failed (exit {completed.returncode}).",
-              file=sys.stderr)
-        return completed.returncode
-    figures = sorted(out.glob("figure_*.png"))
-    print(f"done: {len(figures)} figure(s) in {out}/")
-    return 0
+    return run_notebook(args.module, args.impl, args.out, profile=args.profile, reference_only=args.reference_only,
+                        language=args.lang, show_traceback=args.traceback)
 
 
 def _grade_options(args: argparse.Namespace):
     from graders.engine.grading import GradeOptions
 
     modules = (args.module.number,) if getattr(args, "module", None) else course.NUMBERS
+    language = {"lang": args.lang} if getattr(args, "lang", None) else {}  # else RL4LLM_LANG, else the locale
     return GradeOptions(modules=modules, hide_hidden_inputs=getattr(args, "hide_hidden_inputs", False),
                         timeout=getattr(args, "timeout", None),
-                        require_sandbox=getattr(args, "require_sandbox", False))
+                        require_sandbox=getattr(args, "require_sandbox", False), **language)
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
@@ -80,7 +73,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     except GraderError as error:
         print(f"rl4llm grade: the grader could not work: {error}", file=sys.stderr)
         return 2
-    print(scoreboard(result.reports, feedback=args.feedback), end="")
+    print(scoreboard(result.reports, feedback=args.feedback, language=_grade_options(args).lang), end="")
     print(f"reports in {result.out_dir}/ (grades.csv, <submission>/report.json, results.json, junit.xml)")
     if args.shard is not None:
         print(f"shard {args.shard}: graded {len(result.names)} of {len(paths)} submissions; when every shard "
@@ -212,6 +205,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--out", default=None, help="output folder (default rl4llm-out/<module>)")
     p_run.add_argument("--reference-only", action="store_true",
                        help="stop before the toy training experiment")
+    p_run.add_argument("--impl", default=None, metavar="DIR",
+                       help="your files: a folder laid out like starter/ (DIR/module_09/module_9_reference.py) "
+                            "or the module folder itself (default: solutions/, else starter/)")
+    p_run.add_argument("--lang", choices=course.LANGUAGES, default=None,
+                       help="language of the figures and messages (default: $RL4LLM_LANG, else the locale)")
+    p_run.add_argument("--traceback", action="store_true",
+                       help="print Python's full traceback when a cell fails")
     p_run.set_defaults(func=_cmd_run)
 
     p_grade = sub.add_parser("grade", help="autograde submissions (folders or .zip files)")
@@ -225,6 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_grade.add_argument("--timeout", type=float, default=None,
                          help="override every exercise's time limit (seconds)")
     p_grade.add_argument("--feedback", action="store_true", help="print feedback under the scoreboard")
+    p_grade.add_argument("--lang", choices=course.LANGUAGES, default=None,
+                         help="language of the feedback and the scoreboard (default: $RL4LLM_LANG, else the locale)")
     p_grade.add_argument("--quiet", action="store_true", help="no progress bar")
     p_grade.add_argument("--require-sandbox", action="store_true",
                          help="refuse to grade unless every sandbox layer is in force (see `rl4llm doctor`)")

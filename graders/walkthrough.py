@@ -1,31 +1,60 @@
-"""Run a course seed notebook headless against an implementation folder.
+"""Run a course seed notebook headless against an implementation folder (``rl4llm run``).
 
 The seeds (``graders/seeds/module_0X_seed.txt``, verbatim copies of
 ``shared/seeds``) are plain-text exports of the course notebooks. This runner
 executes their code unchanged except for:
 
-- the title line (prose, not code) is dropped;
+- the title line (prose, not code) becomes a comment;
 - the folder discovery block (``_candidates = ...`` through
-  ``sys.path.insert(0, str(MODULE_DIR))``) is replaced by the given folder;
+  ``sys.path.insert(0, str(MODULE_DIR))``) is replaced by the given folder
+  (padded, so a line number of the run is a line number of the seed file);
 - ``PROFILE = "smoke"`` may be set to another profile;
 - optionally, the code is cut before a marker line (``stop_before``).
 
 It runs in a fresh interpreter (``python -m graders.walkthrough``) so the
 learner modules imported by the seed never mix with another implementation's.
-``plt.show()`` saves each open figure as ``figure_NN.png`` in the output
-folder (Agg backend); ``display`` is IPython's, which prints outside IPython.
+The implementation is any folder holding the module's learner files
+(:func:`resolve_impl`): the kit's ``solutions/``, a learner's ``starter/``, or
+a module folder itself; given modules it lacks are taken from the kit.
+
+The code runs cell by cell (a cell: top-level statements between blank
+lines). A cell that raises is reported in one line -- a stub names the
+function that is not implemented yet -- and the run goes on; a later cell that
+needs a name a failed cell should have made is skipped and says so. The run
+ends with what was saved and what could not be produced, and exits 1 if any
+cell could not run.
+
+``plt.show()`` saves each open figure (Agg backend). With ``readable=True``
+(what ``rl4llm run`` uses) the figures are finished by :mod:`graders.figures`:
+descriptive names, titles, labelled axes, the kit's extra figures, every text
+in the chosen language; the Russian labels of the seed's tables and printed
+lines are translated too. Without it (the seed tests) each figure is saved as
+the seed drew it, as ``figure_NN.png``. ``run_summary.json`` in the output
+folder records the cells that failed and every figure saved, with its title
+and axis labels.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import builtins
+import json
+import linecache
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import traceback
+from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 
-from graders import course
-from graders.paths import SEEDS_DIR, SOLUTIONS_DIR
+from graders import course, figures
+from graders.language import default_language
+from graders.paths import REPO_ROOT, SEEDS_DIR, SOLUTIONS_DIR, STARTER_DIR
 
 DISCOVERY_START = "_candidates = "
 DISCOVERY_END = "sys.path.insert(0, str(MODULE_DIR))"
@@ -35,6 +64,82 @@ EXPERIMENT_MARKERS = {
     "module_09": "experiment = run_toy_grpo_experiment(",
     "module_08": "experiment = run_toy_dpo_experiment(",
 }
+SUMMARY_FILE = "run_summary.json"
+
+TEXT = {
+    "en": {
+        "start": "Running the {module} course notebook against {impl} (profile {profile}); figures go to {out}/",
+        "given_from_kit": "{names}: not in {impl}; a copy of your files runs next to the kit's ({kit})",
+        "saved": "[figure saved: {path}]",
+        "unexpected": ("[this figure is not the one the kit expected here ({slug}); saved as {path} "
+                       "as the seed drew it]"),
+        "not_implemented": "not implemented yet: {function} -- {hint}",
+        "syntax_error": "{file}, line {line}: syntax error: {message}",
+        "seed_check": "a check of the notebook failed: {code}",
+        "error_at": "{kind}: {message} (at {where})",
+        "cell_failed": "✗ cell at line {line} (`{code}`) could not run: {reason}",
+        "cell_skipped": "– cell at line {line} (`{code}`) skipped: it needs {names}, which a cell above could not make",
+        "traceback_hint": "  (rl4llm run ... --traceback shows Python's full traceback)",
+        "summary_ok": "All {cells} cells of the notebook ran. {figures} figure(s) saved in {out}/:",
+        "summary_bad": ("{ran} of {cells} cells of the notebook ran; {failed} could not run and {skipped} were skipped "
+                        "(✗ and – above). {figures} figure(s) saved in {out}/:"),
+        "figure_line": "  {file}  {title}",
+        "missing_header": "Figures not produced ({count}):",
+        "missing_line": "  {file}  ({reason})",
+        "missing_cell": "its cell at line {line} did not run",
+        "missing_needs": "needs `{name}`, which the notebook did not make",
+        "missing_error": "drawing it failed: {reason}",
+        "done": "done: {figures} figure(s) in {out}/",
+        "failed": ("rl4llm run {module}: {failed} cell(s) could not run, {missing} figure(s) not produced "
+                   "(listed above); exit {code}."),
+        "crashed": "rl4llm run {module}: the notebook stopped before its end (exit {code}).",
+        "no_default": ("this install has neither solutions/ nor starter/: pass --impl DIR, the folder that holds "
+                       "your {files}"),
+        "impl_missing": "--impl {path}: there is no such folder",
+        "impl_layout": ("--impl {path}: expected {files} either in {path}/{folder}/ (a folder laid out like "
+                        "starter/) or directly in {path}/ (the module folder itself); found {found}"),
+        "found_none": "none of them",
+    },
+    "ru": {
+        "start": ("Запускаю ноутбук курса {module} на файлах из {impl} (профиль {profile}); "
+                  "рисунки сохраняются в {out}/"),
+        "given_from_kit": "{names}: нет в {impl}; копия ваших файлов запускается рядом с файлами набора ({kit})",
+        "saved": "[рисунок сохранён: {path}]",
+        "unexpected": ("[это не тот рисунок, который набор ожидал здесь ({slug}); сохранён как {path} "
+                       "в том виде, в каком его нарисовал ноутбук]"),
+        "not_implemented": "ещё не реализовано: {function} -- {hint}",
+        "syntax_error": "{file}, строка {line}: синтаксическая ошибка: {message}",
+        "seed_check": "не прошла проверка ноутбука: {code}",
+        "error_at": "{kind}: {message} (в {where})",
+        "cell_failed": "✗ ячейка в строке {line} (`{code}`) не выполнилась: {reason}",
+        "cell_skipped": ("– ячейка в строке {line} (`{code}`) пропущена: ей нужно {names}, а ячейка выше "
+                         "не смогла это получить"),
+        "traceback_hint": "  (rl4llm run ... --traceback покажет полный traceback Python)",
+        "summary_ok": "Все ячейки ноутбука выполнены ({cells}). Сохранено рисунков в {out}/: {figures}",
+        "summary_bad": ("Ячеек ноутбука выполнено: {ran} из {cells}; не выполнилось: {failed}, пропущено: {skipped} "
+                        "(✗ и – выше). Сохранено рисунков в {out}/: {figures}"),
+        "figure_line": "  {file}  {title}",
+        "missing_header": "Не построены рисунки ({count}):",
+        "missing_line": "  {file}  ({reason})",
+        "missing_cell": "не выполнилась его ячейка в строке {line}",
+        "missing_needs": "нужна переменная `{name}`, которую ноутбук не получил",
+        "missing_error": "не удалось построить: {reason}",
+        "done": "готово: рисунков в {out}/: {figures}",
+        "failed": ("rl4llm run {module}: не выполнилось ячеек: {failed}, не построено рисунков: {missing} "
+                   "(список выше); код выхода {code}."),
+        "crashed": "rl4llm run {module}: ноутбук остановился, не дойдя до конца (код выхода {code}).",
+        "no_default": ("в этой установке нет ни solutions/, ни starter/: укажите --impl DIR, папку с вашими "
+                       "файлами {files}"),
+        "impl_missing": "--impl {path}: такой папки нет",
+        "impl_layout": ("--impl {path}: ожидались файлы {files} либо в {path}/{folder}/ (папка, устроенная как "
+                        "starter/), либо прямо в {path}/ (сама папка модуля); найдено: {found}"),
+        "found_none": "ни одного",
+    },
+}
+
+
+def say(language: str, key: str, **fields) -> str:
+    return TEXT[language][key].format(**fields)
 
 
 def seed_path(module: str) -> Path:
@@ -44,9 +149,9 @@ def seed_path(module: str) -> Path:
 
 def prepare_seed_code(text: str, module_dir: Path, *, profile: str | None = None,
                       stop_before: str | None = None) -> str:
-    """Return the runnable code of a seed notebook pointed at ``module_dir``."""
+    """Return the runnable code of a seed notebook pointed at ``module_dir``; line N is line N of the seed."""
     lines = text.splitlines()
-    body = lines[1:]  # line 0 is the notebook's title
+    body = ["# " + lines[0]] + lines[1:]  # line 0 is the notebook's title
     start = next((i for i, line in enumerate(body) if line.startswith(DISCOVERY_START)), None)
     end = next((i for i, line in enumerate(body) if line.strip() == DISCOVERY_END), None)
     if start is None or end is None or end < start:
@@ -57,6 +162,7 @@ def prepare_seed_code(text: str, module_dir: Path, *, profile: str | None = None
         f"MODULE_DIR = Path({str(module_dir)!r})",
         DISCOVERY_END,
     ]
+    replacement += ["# (folder discovery replaced by rl4llm run)"] * (end + 1 - start - len(replacement))
     body = body[:start] + replacement + body[end + 1:]
     if profile is not None:
         # the seeds write 'PROFILE = "smoke"  # "full" uses ...': a trailing comment is allowed
@@ -71,71 +177,461 @@ def prepare_seed_code(text: str, module_dir: Path, *, profile: str | None = None
     return "\n".join(body) + "\n"
 
 
-def _install_figure_saver(out_dir: Path) -> None:
-    import matplotlib
+# ----------------------------------------------------------------------------- the implementation folder
+class ImplError(ValueError):
+    """``--impl`` names no folder holding the module's learner files; the message says what was expected."""
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    counter = {"n": 0}
+def resolve_impl(module, path: Path | str | None, language: str = "en") -> Path:
+    """The module folder holding ``module``'s learner files.
 
-    def show(*_args, **_kwargs) -> None:
-        for number in plt.get_fignums():
-            counter["n"] += 1
-            target = out_dir / f"figure_{counter['n']:02d}.png"
-            plt.figure(number).savefig(target, dpi=110, bbox_inches="tight")
-            print(f"[figure saved: {target}]")
-        plt.close("all")
+    ``path`` may be a folder laid out like ``starter/`` (``path/module_09/module_9_reference.py``), the
+    module folder itself (``path/module_9_reference.py``) or one learner file in it. ``None``: the kit's
+    ``solutions/`` where this install has it (the instructor's kit), else its ``starter/`` (a learner's).
+    """
+    module = course.module(module)
+    names = ", ".join(f"{stem}.py" for stem in module.files)
+    if path is None:
+        root = next((root for root in (SOLUTIONS_DIR, STARTER_DIR) if (root / module.folder).is_dir()), None)
+        if root is None:
+            raise ImplError(say(language, "no_default", files=names))
+        path = root
+    path = Path(path)
+    if path.is_file() and path.stem in module.files:
+        path = path.parent
+    if not path.is_dir():
+        raise ImplError(say(language, "impl_missing", path=path))
+    for candidate in (path / module.folder, path):
+        if all((candidate / f"{stem}.py").is_file() for stem in module.files):
+            return candidate.resolve()
+    found = [str(file.relative_to(path)) for stem in module.files
+             for file in (path / module.folder / f"{stem}.py", path / f"{stem}.py") if file.is_file()]
+    raise ImplError(say(language, "impl_layout", path=path, files=names, folder=module.folder,
+                        found=", ".join(found) or say(language, "found_none")))
 
-    plt.show = show
+
+def _kit_module_dir(module: course.Module) -> Path | None:
+    return next((root / module.folder for root in (SOLUTIONS_DIR, STARTER_DIR) if (root / module.folder).is_dir()),
+                None)
+
+
+def _missing_given_modules(module: course.Module, impl_dir: Path) -> tuple[Path | None, list[str]]:
+    """The kit's module folder and the given modules (``grpo_toy.py``, ...) that ``impl_dir`` lacks."""
+    kit = _kit_module_dir(module)
+    if kit is None or kit.resolve() == impl_dir.resolve():
+        return kit, []
+    given = [path.name for path in sorted(kit.glob("*.py")) if path.stem not in module.files
+             and not path.name.startswith(("_", "test_"))]
+    return kit, [name for name in given if not (impl_dir / name).is_file()]
+
+
+# ----------------------------------------------------------------------------- cells
+@dataclass(frozen=True)
+class Cell:
+    """Top-level statements of the seed between blank lines: what runs, fails or is skipped as one."""
+
+    line: int  # the first line, a line of the seed file
+    source: str  # lines ``line``.. of the code
+    defines: frozenset[str]  # names it binds
+    needs: frozenset[str]  # names it reads and does not bind itself
+
+    @property
+    def headline(self) -> str:
+        first = self.source.strip().splitlines()[0].strip()
+        return first if len(first) <= 60 else first[:57] + "..."
+
+
+def split_cells(code: str) -> list[Cell]:
+    """The cells of ``code``: a blank line between two top-level statements starts a new cell."""
+    lines = code.splitlines()
+    groups: list[list[ast.stmt]] = []
+    previous_end = 0
+    for node in ast.parse(code).body:
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        if not groups or any(not line.strip() for line in lines[previous_end:start - 1]):
+            groups.append([])
+        groups[-1].append(node)
+        previous_end = node.end_lineno
+    cells = []
+    for nodes in groups:
+        first = min([nodes[0].lineno] + [d.lineno for d in getattr(nodes[0], "decorator_list", [])])
+        defines, reads = set(), set()
+        for sub in (sub for node in nodes for sub in ast.walk(node)):
+            if isinstance(sub, ast.Name):
+                (reads if isinstance(sub.ctx, ast.Load) else defines).add(sub.id)
+            elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+                defines |= {(alias.asname or alias.name).split(".")[0] for alias in sub.names}
+            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defines.add(sub.name)
+            elif isinstance(sub, ast.arg):
+                defines.add(sub.arg)
+        cells.append(Cell(first, "\n".join(lines[first - 1:nodes[-1].end_lineno]), frozenset(defines),
+                          frozenset(reads - defines)))
+    return cells
+
+
+# ----------------------------------------------------------------------------- what went wrong, in one line
+STUB = re.compile(r"^(?P<function>[\w.]+) is not implemented yet(?: -- (?P<hint>.*))?$", re.S)
+
+
+def describe_failure(error: BaseException, seed_file: str, impl_dir: Path, language: str) -> str:
+    """One line for a cell's exception: the stub not implemented, the learner's line that raised, the seed's check."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if isinstance(error, NotImplementedError):
+        match = STUB.match(str(error))
+        if match:
+            return say(language, "not_implemented", function=match["function"], hint=match["hint"] or "")
+        last = frames[-1]
+        return say(language, "not_implemented", function=f"{Path(last.filename).stem}.{last.name}",
+                   hint=str(error) or "NotImplementedError")
+    if isinstance(error, SyntaxError) and error.filename:
+        return say(language, "syntax_error", file=Path(error.filename).name, line=error.lineno, message=error.msg)
+    mine = [frame for frame in frames if Path(frame.filename).parent == impl_dir]
+    if isinstance(error, AssertionError) and frames and frames[-1].filename == seed_file:
+        return say(language, "seed_check", code=frames[-1].line)
+    frame = (mine or frames)[-1] if frames else None
+    where = f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}: {frame.line}" if frame else "?"
+    if frame is not None and frame.filename == seed_file:
+        where = f"{seed_file}:{frame.lineno}: {frame.line}"
+    return say(language, "error_at", kind=type(error).__name__, message=str(error) or "-", where=where)
+
+
+# ----------------------------------------------------------------------------- what a run produced
+class CellStatus(str, Enum):
+    FAILED = "failed"  # it raised
+    SKIPPED = "skipped"  # it needs a name that a failed cell should have made
+
+
+@dataclass(frozen=True)
+class CellProblem:
+    line: int
+    code: str  # the cell's first line
+    status: CellStatus
+    reason: str  # one line, in the run's language
+
+
+@dataclass(frozen=True)
+class SavedFigure:
+    file: str  # module09_importance_ratios.png
+    slug: str | None  # its entry in graders.figures (None: a figure the kit did not expect)
+    title: str
+    panels: list[dict]  # per axes: title, xlabel, ylabel, legend (graders.figures.describe)
+
+
+@dataclass(frozen=True)
+class MissingFigure:
+    file: str
+    reason: str
+
+
+@dataclass
+class RunSummary:
+    """What ``run_summary.json`` records, and what the end of a run prints."""
+
+    module: str
+    language: str
+    readable: bool
+    impl: str  # the folder the run was asked for
+    cells: int = 0
+    failed_cells: list[CellProblem] = field(default_factory=list)
+    figures: list[SavedFigure] = field(default_factory=list)
+    missing_figures: list[MissingFigure] = field(default_factory=list)
+
+    @property
+    def failed(self) -> int:
+        return sum(problem.status is CellStatus.FAILED for problem in self.failed_cells)
+
+
+# ----------------------------------------------------------------------------- running the seed
+class SeedRun:
+    """One run of a seed in this interpreter: its cells, its figures and what could not be produced."""
+
+    def __init__(self, module: course.Module, impl_dir: Path, run_dir: Path, out_dir: Path, *, language: str,
+                 readable: bool, show_traceback: bool) -> None:
+        self.module, self.run_dir, self.out_dir = module, run_dir, out_dir  # run_dir: impl_dir or a staged copy
+        self.language, self.readable, self.show_traceback = language, readable, show_traceback
+        self.namespace: dict = {"__name__": "__seed__"}
+        self.summary = RunSummary(module.folder, language, readable, str(impl_dir))
+        self.cell: Cell | None = None
+        self.expected: dict[int, figures.SeedFigure] = {}  # a cell's line -> the figure it shows
+
+    # -- figures
+    def install_show(self) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        def show(*_args, **_kwargs) -> None:
+            for number in plt.get_fignums():
+                self.save_seed_figure(plt.figure(number))
+            plt.close("all")
+
+        plt.show = show
+
+    def save_seed_figure(self, fig) -> None:
+        spec = self.expected.get(self.cell.line) if self.cell is not None else None
+        if spec is not None and any(saved.slug == spec.slug for saved in self.summary.figures):
+            spec = None  # a second figure of the same cell is not the one expected
+        if not self.readable:
+            self.save(fig, f"figure_{len(self.summary.figures) + 1:02d}", None)
+        elif spec is not None and spec.marker in figures.figure_texts(fig):
+            figures.finish_seed_figure(fig, spec, self.language, self.namespace)
+            self.save(fig, spec.slug, spec.slug)
+        else:
+            name = f"{self.module.alias}_figure_{len(self.summary.figures) + 1:02d}"
+            if spec is not None:
+                print(say(self.language, "unexpected", slug=spec.slug, path=self.out_dir / f"{name}.png"))
+            self.save(fig, name, None)
+
+    def save(self, fig, name: str, slug: str | None) -> None:
+        target = self.out_dir / f"{name}.png"
+        fig.savefig(target, dpi=110, bbox_inches="tight")
+        self.summary.figures.append(SavedFigure(target.name, slug, **figures.describe(fig)))
+        print(say(self.language, "saved", path=target), flush=True)
+
+    def draw_extra_figures(self, cells: list[Cell]) -> None:
+        import matplotlib.pyplot as plt
+
+        for extra in figures.EXTRA_FIGURES[self.module.folder]:
+            if extra.needs not in self.namespace:
+                if any(extra.needs in cell.defines for cell in cells):  # the run was meant to make it
+                    self.summary.missing_figures.append(
+                        MissingFigure(f"{extra.slug}.png", say(self.language, "missing_needs", name=extra.needs)))
+                continue
+            try:
+                fig = extra.draw(self.namespace[extra.needs], self.language)
+                figures.finish(fig, extra.slug, self.language)
+            except Exception as error:  # the learner's results may be malformed: say so, keep the rest
+                plt.close("all")
+                reason = describe_failure(error, "", self.run_dir, self.language)
+                self.summary.missing_figures.append(
+                    MissingFigure(f"{extra.slug}.png", say(self.language, "missing_error", reason=reason)))
+                continue
+            self.save(fig, extra.slug, extra.slug)
+            plt.close(fig)
+
+    # -- the seed's own display() and print(): the Russian labels of its tables, in the chosen language
+    def install_translations(self) -> None:
+        import IPython.display
+
+        translate = figures.translate
+        original = IPython.display.display
+        language = self.language
+
+        def relabel(value):
+            rename = getattr(value, "rename", None)
+            if callable(rename) and hasattr(value, "index") and hasattr(value, "columns"):
+                return rename(index=lambda key: translate(key, language) if isinstance(key, str) else key,
+                              columns=lambda key: translate(key, language) if isinstance(key, str) else key)
+            return value
+
+        def display(*objects, **kwargs):
+            return original(*(relabel(value) for value in objects), **kwargs)
+
+        def seed_print(*values, **kwargs):
+            builtins.print(*(translate(v, language) if isinstance(v, str) else v for v in values), **kwargs)
+
+        IPython.display.display = display
+        self.namespace["print"] = seed_print
+
+    # -- the cells
+    def run_cells(self, cells: list[Cell], seed_file: str) -> None:
+        import matplotlib.pyplot as plt
+
+        unresolved: set[str] = set()  # names a failed or skipped cell should have made
+        for cell in cells:
+            self.cell = cell
+            waiting = sorted((cell.needs & unresolved) - set(self.namespace))
+            if waiting:
+                reason = ", ".join(f"`{name}`" for name in waiting)
+                print(say(self.language, "cell_skipped", line=cell.line, code=cell.headline, names=reason), flush=True)
+                self.summary.failed_cells.append(CellProblem(cell.line, cell.headline, CellStatus.SKIPPED, reason))
+                unresolved |= cell.defines
+                continue
+            code = compile("\n" * (cell.line - 1) + cell.source, seed_file, "exec")
+            try:
+                exec(code, self.namespace)
+            except Exception as error:
+                plt.close("all")  # a half-drawn figure must not join the next cell's
+                reason = describe_failure(error, seed_file, self.run_dir, self.language)
+                sys.stdout.flush()
+                print(say(self.language, "cell_failed", line=cell.line, code=cell.headline, reason=reason),
+                      flush=True)
+                if self.show_traceback:
+                    # from the seed's frame on: the runner's own exec() frame is noise
+                    traceback.print_exception(type(error), error, error.__traceback__.tb_next, file=sys.stdout)
+                self.summary.failed_cells.append(CellProblem(cell.line, cell.headline, CellStatus.FAILED, reason))
+                unresolved |= cell.defines
+        self.cell = None
+        self.summary.cells = len(cells)
+        saved = {figure.slug for figure in self.summary.figures}
+        not_run = {problem.line for problem in self.summary.failed_cells}
+        for line, spec in self.expected.items():
+            if spec.slug not in saved and line in not_run:
+                self.summary.missing_figures.append(
+                    MissingFigure(f"{spec.slug}.png", say(self.language, "missing_cell", line=line)))
+
+    def report(self) -> None:
+        """Print what was saved and what could not be produced; write ``run_summary.json``."""
+        summary, language = self.summary, self.language
+        fields = {"cells": summary.cells, "figures": len(summary.figures), "out": self.out_dir}
+        if summary.failed_cells:
+            problems = len(summary.failed_cells)
+            print("\n" + say(language, "summary_bad", ran=summary.cells - problems, failed=summary.failed,
+                              skipped=problems - summary.failed, **fields))
+        else:
+            print("\n" + say(language, "summary_ok", **fields))
+        for figure in summary.figures:
+            print(say(language, "figure_line", file=figure.file, title=figure.title))
+        if summary.missing_figures:
+            print(say(language, "missing_header", count=len(summary.missing_figures)))
+            for missing in summary.missing_figures:
+                print(say(language, "missing_line", file=missing.file, reason=missing.reason))
+        if summary.failed and not self.show_traceback:
+            print(say(language, "traceback_hint"))
+        (self.out_dir / SUMMARY_FILE).write_text(json.dumps(asdict(summary), ensure_ascii=False, indent=2),
+                                                 encoding="utf-8")
+
+
+def _forget_previous_run(out_dir: Path) -> None:
+    """Delete the figures and summary of a previous run in ``out_dir``, so the folder shows this run's only."""
+    try:
+        previous = json.loads((out_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    for item in previous.get("figures", []):
+        name = Path(str(item.get("file", ""))).name
+        if name.endswith(".png"):
+            (out_dir / name).unlink(missing_ok=True)
+    (out_dir / SUMMARY_FILE).unlink(missing_ok=True)
 
 
 def execute_seed(module: str, impl_dir: Path, out_dir: Path, *, profile: str | None = None,
-                 stop_before: str | None = None) -> None:
-    """Execute a seed in THIS interpreter (used by the subprocess entry point)."""
+                 stop_before: str | None = None, readable: bool = False, language: str | None = None,
+                 show_traceback: bool = False) -> int:
+    """Execute a seed in THIS interpreter (the subprocess entry point); 0 when every cell ran, else 1."""
+    module = course.module(module)
+    language = language or default_language()
+    impl_dir = resolve_impl(module, impl_dir, language)
+    out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    code = prepare_seed_code(seed_path(module).read_text(encoding="utf-8"), impl_dir,
-                             profile=profile, stop_before=stop_before)
-    _install_figure_saver(out_dir)
-    import pandas as pd
+    _forget_previous_run(out_dir)
+    with tempfile.TemporaryDirectory(prefix="rl4llm-run-") as staging:
+        kit, given = _missing_given_modules(module, impl_dir)
+        if given:  # a folder of learner files alone: run a copy of it next to the kit's given modules
+            print(say(language, "given_from_kit", names=", ".join(given), impl=impl_dir, kit=kit))
+            for path in [impl_dir / f"{stem}.py" for stem in module.files] + [kit / name for name in given]:
+                shutil.copy2(path, staging)
+            run_dir = Path(staging)
+        else:
+            run_dir = impl_dir
+        code = prepare_seed_code(seed_path(module.folder).read_text(encoding="utf-8"), run_dir,
+                                 profile=profile, stop_before=stop_before)
+        seed_file = f"<seed {module.folder}>"
+        linecache.cache[seed_file] = (len(code), None, code.splitlines(keepends=True), seed_file)
+        cells = split_cells(code)
+        run = SeedRun(module, impl_dir, run_dir, out_dir, language=language, readable=readable,
+                      show_traceback=show_traceback)
+        run.install_show()
+        if readable:
+            showing = [cell.line for cell in cells if "plt.show()" in cell.source]
+            run.expected = dict(zip(showing, figures.SEED_FIGURES[module.folder]))
+            run.install_translations()
+        import pandas as pd
 
-    pd.set_option("display.width", 160)
-    pd.set_option("display.max_columns", 20)
-    namespace = {"__name__": "__seed__"}
-    previous = Path.cwd()
-    os.chdir(out_dir)  # anything the seed writes lands in the output folder
-    try:
-        exec(compile(code, f"<seed {module}>", "exec"), namespace)
-    finally:
-        os.chdir(previous)
+        pd.set_option("display.width", 160)
+        pd.set_option("display.max_columns", 20)
+        previous = Path.cwd()
+        os.chdir(out_dir)  # anything the seed writes lands in the output folder
+        try:
+            run.run_cells(cells, seed_file)
+            if readable:
+                run.draw_extra_figures(cells)
+        finally:
+            os.chdir(previous)
+        run.report()
+    return 1 if run.summary.failed else 0
 
 
 def run_seed_subprocess(module: str, impl_dir: Path | None = None, out_dir: Path = Path("rl4llm-out"),
                         *, profile: str | None = None, stop_before: str | None = None,
-                        capture: bool = False, timeout: float | None = None) -> subprocess.CompletedProcess:
-    """Run a seed in a fresh interpreter; return the completed process."""
-    impl_dir = Path(impl_dir) if impl_dir is not None else SOLUTIONS_DIR / course.module(module).folder
-    command = [sys.executable, "-m", "graders.walkthrough", course.module(module).folder, "--impl", str(impl_dir),
-               "--out", str(out_dir)]
+                        capture: bool = False, timeout: float | None = None, readable: bool = False,
+                        language: str | None = None, show_traceback: bool = False) -> subprocess.CompletedProcess:
+    """Run a seed in a fresh interpreter (the same kit as this one); return the completed process.
+
+    ``impl_dir``: see :func:`resolve_impl` (``None``: the kit's ``solutions/``, else its ``starter/``).
+    """
+    module = course.module(module)
+    impl_dir = Path(impl_dir).resolve() if impl_dir is not None else resolve_impl(module, None)
+    command = [sys.executable, "-m", "graders.walkthrough", module.folder, "--impl", str(impl_dir),
+               "--out", str(Path(out_dir).resolve())]
     if profile is not None:
         command += ["--profile", profile]
     if stop_before is not None:
         command += ["--stop-before", stop_before]
-    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
-    return subprocess.run(command, env=env, capture_output=capture, text=True, timeout=timeout)
+    if readable:
+        command += ["--readable"]
+    if language is not None:
+        command += ["--lang", language]
+    if show_traceback:
+        command += ["--traceback"]
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
+    # cwd: the folder holding this kit's ``graders``, so the child imports this kit, whatever the caller's cwd
+    return subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=capture, text=True,
+                          encoding="utf-8" if capture else None, timeout=timeout)
+
+
+def run_notebook(module, impl: Path | str | None = None, out: Path | str | None = None, *, profile: str = "smoke",
+                 reference_only: bool = False, language: str | None = None, show_traceback: bool = False) -> int:
+    """``rl4llm run``: the seed of ``module`` against ``impl`` with readable figures; the exit status."""
+    module = course.module(module)
+    language = language or default_language()
+    try:
+        impl_dir = resolve_impl(module, impl, language)
+    except ImplError as error:
+        print(f"rl4llm run: {error}", file=sys.stderr)
+        return 2
+    out_dir = Path(out) if out else Path("rl4llm-out") / module.alias
+    print(say(language, "start", module=module.alias, impl=impl_dir, profile=profile, out=out_dir), flush=True)
+    stop = EXPERIMENT_MARKERS[module.folder] if reference_only else None
+    completed = run_seed_subprocess(module, impl_dir, out_dir, profile=profile, stop_before=stop, readable=True,
+                                    language=language, show_traceback=show_traceback)
+    try:
+        summary = json.loads((out_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        summary = None
+    if summary is None:
+        print(say(language, "crashed", module=module.alias, code=completed.returncode), file=sys.stderr)
+        return completed.returncode or 1
+    if completed.returncode == 0 and not summary["missing_figures"]:
+        print(say(language, "done", figures=len(summary["figures"]), out=out_dir))
+        return 0
+    failed = sum(item["status"] == "failed" for item in summary["failed_cells"])
+    code = completed.returncode or 1
+    print(say(language, "failed", module=module.alias, failed=failed, missing=len(summary["missing_figures"]),
+              code=code), file=sys.stderr)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graders.walkthrough")
     parser.add_argument("module", type=course.module, help="8, 9, module_08 or module_09")
-    parser.add_argument("--impl", type=Path, required=True, help="folder holding module_X_*.py")
+    parser.add_argument("--impl", type=Path, required=True, help="the module folder, or a folder holding it")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--profile", default=None)
     parser.add_argument("--stop-before", default=None)
+    parser.add_argument("--readable", action="store_true", help="finish the figures (rl4llm run)")
+    parser.add_argument("--lang", choices=course.LANGUAGES, default=None)
+    parser.add_argument("--traceback", action="store_true")
     args = parser.parse_args(argv)
-    execute_seed(args.module.folder, args.impl, args.out.resolve(), profile=args.profile,
-                 stop_before=args.stop_before)
-    return 0
+    try:
+        return execute_seed(args.module.folder, args.impl, args.out, profile=args.profile,
+                            stop_before=args.stop_before, readable=args.readable, language=args.lang,
+                            show_traceback=args.traceback)
+    except ImplError as error:
+        print(f"python -m graders.walkthrough: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

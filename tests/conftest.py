@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 # that the kit's files did not change during a batch, e.g. when pytest-xdist runs tests side by side.)
 sys.dont_write_bytecode = True
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+os.environ["RL4LLM_LANG"] = "en"  # the kit's tests assert English texts whatever the machine's locale
 
 
 def pytest_configure(config) -> None:

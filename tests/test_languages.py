@@ -14,8 +14,10 @@ import pytest
 from graders import course
 from graders.build.notebooks import texts
 from graders.engine import nbgrader_scoring
+from graders.engine import texts as engine_texts
+from graders import figures, walkthrough
 
-TEXT_MODULES = (texts, nbgrader_scoring)
+TEXT_MODULES = (texts, nbgrader_scoring, engine_texts, walkthrough, figures)
 
 
 def _is_language_key(key) -> bool:
@@ -51,6 +53,7 @@ def _placeholders(text) -> set[str]:
 def test_text_tables_are_found():
     names = {param.id for param in _tables()}
     assert {"texts.MODULE_TEXT", "texts.FILE_TEXT", "texts.HOW_TO", "texts.TEXT", "nbgrader_scoring.TEXT"} <= names
+    assert {"texts.FEEDBACK", "texts.SCOREBOARD", "texts.DETAILS", "texts.KINDS"} <= names  # the grader's
 
 
 @pytest.mark.parametrize("table", _tables())

@@ -16,6 +16,7 @@ Modules (each reads top to bottom):
 - ``references``     -- reference values (and misconception outputs) in the grading process
 - ``refcache``       -- the same (and the check cases) kept on disk by content
 - ``feedback``       -- status, points, feedback and misconception names per exercise
+- ``texts``          -- the feedback's and the scoreboard's texts in English and Russian
 - ``reports``        -- report.json, results.json, junit.xml, grades.csv, scoreboard
 - ``batch``          -- many submissions in parallel
 - ``shards``         -- ``grade --shard I/N`` and ``rl4llm merge``

@@ -6,6 +6,11 @@ count of passed checks, then the first few failing checks with their input
 (``hidden input`` when withheld), expected vs got, and any catalogued
 misconception matching the answer; or one line saying why the checks were
 not judged (no file, load error, timeout, crash, sandbox refusal).
+
+The words come from :mod:`graders.engine.texts`, in the language of the
+grading options (``GradeOptions.lang``: ``rl4llm grade --lang``, else
+``RL4LLM_LANG``, else the locale, else English); ids, names and statuses are
+the same in every language.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from graders.engine.judge import judge
 from graders.engine.protocol import CaseOutcome, CaseResult, ExerciseReport, Judgement, Reason
 from graders.engine.runner import ExerciseRun
 from graders.engine.submission import Submission
+from graders.engine.texts import feedback_text, translated
 from graders.fences import positional_parameters
 
 MAX_DETAILED = 3  # distinct failing results described in full per exercise
@@ -40,6 +46,11 @@ def assess(exercise, submission: Submission, sources: dict, file_problems: dict,
                           render(judgement, exercise, ctx), tuple(judgement.misconceptions))
 
 
+def language_of(ctx) -> str:
+    """The feedback's language: the grading options' (English for options that predate the setting)."""
+    return getattr(ctx.options, "lang", "en")
+
+
 def render(judgement: Judgement, exercise, ctx) -> str:
     """The feedback text of a judgement."""
     if judgement.reason is not None:
@@ -50,46 +61,55 @@ def render(judgement: Judgement, exercise, ctx) -> str:
 
 
 def _reason_lines(judgement: Judgement, exercise, ctx) -> list[str]:
-    reason, notes, detail = judgement.reason, judgement.notes, judgement.detail
+    reason = judgement.reason
     hide = ctx.options.hide_hidden_inputs
     stem = exercise.stem
+    language = language_of(ctx)
+
+    def say(key: str, **fields) -> str:
+        return feedback_text(language, key, **fields)
+
+    notes = [translated(note, language) for note in judgement.notes]
+    detail = translated(judgement.detail, language)
     if reason is Reason.SUBMISSION_UNGRADABLE:
-        return [f"the submission could not be graded: {detail}"]
+        return [say("submission_ungradable", detail=detail)]
     if reason is Reason.FILE_UNREADABLE:
         return notes + [detail]
     if reason is Reason.FILE_MISSING:
-        return [f"missing: no {stem}.py in the submission"] + notes
+        return [say("file_missing", stem=stem)] + notes
     if reason is Reason.NOT_GRADABLE:
-        return notes + [f"not graded: {detail}"]
+        return notes + [say("not_graded", detail=detail)]
     if reason is Reason.NO_RESULT:
-        return notes + ["not graded: the worker returned nothing for this exercise"]
+        return notes + [say("no_result")]
     if reason is Reason.LOAD_FAILED:
-        return notes + [f"{stem}.py could not be loaded: {_exception_text(judgement.error)}"] + \
-            _output_lines(judgement.output, hide)
+        return notes + [say("load_failed", stem=stem, error=_exception_text(judgement.error))] + \
+            _output_lines(judgement.output, hide, language)
     if reason is Reason.LOAD_REFUSED:
-        what = judgement.error["message"].removeprefix("the grader does not allow ")
-        return notes + [f"{stem}.py tried {what} while loading; the grader refuses this, so its exercises score 0"] + \
-            _output_lines(judgement.output, hide)
+        what = _refused(judgement.error["message"], language)
+        return notes + [say("load_refused", stem=stem, what=what)] + _output_lines(judgement.output, hide, language)
     if reason is Reason.LOAD_TIMEOUT:
-        return notes + [f"loading {stem}.py did not finish within {ctx.options.load_timeout:g} s; 0 points"]
+        return notes + [say("load_timeout", stem=stem, seconds=ctx.options.load_timeout)]
     if reason is Reason.LOAD_CRASHED:
-        return notes + [f"loading {stem}.py ended the grading process: {detail}"] + \
-            _output_lines(judgement.output, hide)
+        return notes + [say("load_crashed", stem=stem, detail=detail)] + \
+            _output_lines(judgement.output, hide, language)
     if reason is Reason.TIMEOUT:
         timeout = ctx.job.entries[exercise.index]["timeout"]
-        return notes + [f"timeout: did not finish within {timeout:g} s (all checks together); 0 points"]
+        return notes + [say("timeout", seconds=timeout)]
     if reason is Reason.CRASHED:
-        return notes + [f"crashed: {detail} while running this exercise; 0 points"] + \
-            _output_lines(judgement.output, hide)
+        return notes + [say("crashed", detail=detail)] + _output_lines(judgement.output, hide, language)
     if reason is Reason.FUNCTION_MISSING:
-        return notes + [f"missing: {detail}"]
+        return notes + [say("function_missing", detail=detail)]
     if reason is Reason.REFUSED:
-        what = detail.removeprefix("the grader does not allow ")
-        return notes + [f"this exercise tried {what}; the grader refuses access to "
-                        "the reference solutions and hidden checks, so it scores 0"]
+        return notes + [say("refused", what=_refused(judgement.detail, language))]
     if reason is Reason.NO_CHECKS:
-        return notes + [f"not graded: {detail}"]
+        problems = judgement.kit_problems or [judgement.detail]
+        return notes + [say("not_graded", detail="; ".join(translated(p, language) for p in problems))]
     raise ValueError(f"no feedback for {reason}")
+
+
+def _refused(message: str, language: str) -> str:
+    """What the sandbox refused (its message without "the grader does not allow "), in ``language``."""
+    return translated(message.removeprefix("the grader does not allow "), language)
 
 
 def _exception_text(error: dict) -> str:
@@ -97,11 +117,11 @@ def _exception_text(error: dict) -> str:
     return f"{error['type']}: {error['message']}{where}"
 
 
-def _output_lines(output: str, hide: bool) -> list[str]:
+def _output_lines(output: str, hide: bool, language: str = "en") -> list[str]:
     if not output or hide:
         return []
     output = output if len(output) <= 800 else output[:800] + "..."
-    return ["last output:", output]
+    return [feedback_text(language, "last_output"), output]
 
 
 def _argument_names(exercise, ctx) -> list[str]:
@@ -115,9 +135,9 @@ def _argument_names(exercise, ctx) -> list[str]:
     return names[exercise.id]
 
 
-def describe_input(case, names: list[str], hidden: bool) -> str:
+def describe_input(case, names: list[str], hidden: bool, language: str = "en") -> str:
     if hidden:
-        return "hidden input"
+        return feedback_text(language, "hidden_input")
     parts = []
     for i, value in enumerate(case.args):
         label = names[i] if i < len(names) else f"arg{i}"
@@ -130,74 +150,91 @@ def describe_input(case, names: list[str], hidden: bool) -> str:
 def _case_lines(judgement: Judgement, exercise, ctx) -> list[str]:
     names = _argument_names(exercise, ctx)
     problems = judgement.problems
-    lines = list(judgement.notes)
-    lines.append(f"{judgement.checks - len(problems)}/{judgement.checks} checks passed.")
-    shown = _problem_lines(problems, names, ctx.options.hide_hidden_inputs)
+    language = language_of(ctx)
+    lines = [translated(note, language) for note in judgement.notes]
+    lines.append(feedback_text(language, "checks_passed", passed=judgement.checks - len(problems),
+                               checks=judgement.checks))
+    shown = _problem_lines(problems, names, ctx.options.hide_hidden_inputs, language)
     lines += shown
     for name, (hint, label) in judgement.misconceptions.items():
-        if not any(f"misconception '{name}'" in line for line in shown):
-            lines.append(f"- misconception '{name}' (on check '{label}'): {hint}")
+        if not any(feedback_text(language, "misconception", name=name) in line for line in shown):
+            lines.append(feedback_text(language, "misconception_summary", name=name, label=label, hint=hint))
     for problem in judgement.kit_problems:
-        lines.append(f"(kit problem, check skipped: {problem})")
+        lines.append(feedback_text(language, "kit_problem", problem=translated(problem, language)))
     return lines
 
 
-def message(outcome: CaseOutcome, names: list[str]) -> str:
+def message(outcome: CaseOutcome, names: list[str], language: str = "en") -> str:
     """What happened on one failing check, with the misconceptions named on it."""
     result, case = outcome.result, outcome.case
+
+    def say(key: str, **fields) -> str:
+        return feedback_text(language, key, **fields)
+
     if result is CaseResult.WRONG:
-        text = f"expected {describe(outcome.expected)}, got {describe(outcome.got)}"
-        if not outcome.reason.startswith(text):
-            text += f"\n    ({outcome.reason})"
+        expected, got = describe(outcome.expected), describe(outcome.got)
+        text = say("wrong", expected=expected, got=got)
+        # the comparator's line adds something unless it only repeats the first line (as English words it)
+        if not outcome.reason.startswith(feedback_text("en", "wrong", expected=expected, got=got)):
+            text += f"\n    ({translated(outcome.reason, language)})"
     elif result is CaseResult.UNREADABLE:
-        text = "returned a value the grader could not read"
+        text = say("unreadable")
     elif result is CaseResult.NOT_RAISED:
-        text = f"expected {case.raises.__name__} to be raised, got {describe(outcome.got)}"
+        text = say("not_raised", exception=case.raises.__name__, got=describe(outcome.got))
     elif result is CaseResult.WRONG_EXCEPTION:
-        text = f"expected {case.raises.__name__}, but it raised {_exception_text(outcome.error)}"
+        text = say("wrong_exception", exception=case.raises.__name__, error=_exception_text(outcome.error))
     elif result is CaseResult.RAISED:
-        text = f"raised {_exception_text(outcome.error)}"
+        text = say("raised", error=_exception_text(outcome.error))
     elif result is CaseResult.MODIFIED_INPUT:
         changed = [names[n] if isinstance(n, int) and 0 <= n < len(names) else
                    (f"arg{n}" if isinstance(n, int) else str(n)) for n in outcome.changed]
-        text = f"modified its input(s) in place: {', '.join(changed)}; inputs must never change"
+        text = say("modified_input", names=", ".join(changed))
     else:
-        text = "no result came back for this check"
-    return text + "".join(f"\n    misconception '{name}': {hint}" for name, hint in outcome.named)
+        text = say("no_case_result")
+    return text + "".join("\n    " + say("misconception_on_check", name=name, hint=hint)
+                          for name, hint in outcome.named)
 
 
-def _problem_lines(problems: list[CaseOutcome], names: list[str], hide: bool) -> list[str]:
+def _problem_lines(problems: list[CaseOutcome], names: list[str], hide: bool, language: str = "en") -> list[str]:
     """Failing checks, the first few in full; repeats of one message are counted, not repeated."""
     if not problems:
         return []
+
+    def say(key: str, **fields) -> str:
+        return feedback_text(language, key, **fields)
+
     if all(p.not_implemented for p in problems):
-        detail = message(problems[0], names).split("NotImplementedError: ", 1)[-1]
+        detail = message(problems[0], names, language).split("NotImplementedError: ", 1)[-1]
         # the kit's stubs already say "<id> is not implemented yet -- <formula>"
-        return [detail if "not implemented yet" in detail else f"not implemented yet: {detail}"]
+        if any(marker in detail for marker in dict.fromkeys(
+                [feedback_text("en", "not_implemented_marker"), say("not_implemented_marker")])):
+            return [translated(detail, language)]
+        return [say("not_implemented", detail=detail)]
     groups: dict[str, list[tuple[CaseOutcome, str]]] = {}
     for problem in problems:
-        text = message(problem, names)
+        text = message(problem, names, language)
         if hide and problem.case.hidden:
-            text = _verdict_only(problem, text)
+            text = _verdict_only(problem, text, language)
         groups.setdefault(text.split("\n")[0], []).append((problem, text))
     lines = []
     for shown, same in enumerate(groups.values()):
         if shown == MAX_DETAILED:
             rest = sum(len(g) for g in list(groups.values())[MAX_DETAILED:])
-            lines.append(f"- ... and {rest} more failing check(s)")
+            lines.append(say("more_failing", count=rest))
             break
         problem, text = same[0]
         case = problem.case
-        visibility = "hidden" if case.hidden else "public"
-        label = f"'{case.label}'" if case.label else "a check"
-        lines.append(f"- {label} ({visibility}): input {describe_input(case, names, hide and case.hidden)}")
+        visibility = say("hidden") if case.hidden else say("public")
+        label = f"'{case.label}'" if case.label else say("a_check")
+        lines.append(say("check", label=label, visibility=visibility,
+                         input=describe_input(case, names, hide and case.hidden, language)))
         lines.append(f"    {text}")
         if len(same) > 1:
-            lines.append(f"    (the same result on {len(same) - 1} more check(s))")
+            lines.append("    " + say("same_result", count=len(same) - 1))
     return lines
 
 
-def _verdict_only(problem: CaseOutcome, text: str) -> str:
+def _verdict_only(problem: CaseOutcome, text: str, language: str = "en") -> str:
     """A hidden check's result without anything the learner's code produced on it (hide mode).
 
     Kept: the verdict, and the grader's own judgements (changed inputs, the
@@ -207,7 +244,8 @@ def _verdict_only(problem: CaseOutcome, text: str) -> str:
     if problem.result is CaseResult.MODIFIED_INPUT:
         verdict = first
     elif problem.result.is_error:
-        verdict = "raised an exception (details withheld: hidden check)"
+        verdict = feedback_text(language, "withheld_error")
     else:
-        verdict = "wrong answer (details withheld: hidden check)"
-    return "\n".join([verdict, *(line for line in rest if line.lstrip().startswith("misconception '"))])
+        verdict = feedback_text(language, "withheld_wrong")
+    marker = feedback_text(language, "misconception", name="")[:-1]  # "misconception '"
+    return "\n".join([verdict, *(line for line in rest if line.lstrip().startswith(marker))])

@@ -28,6 +28,7 @@ from graders.engine.refcache import ReferenceStore, cases_digest, kept_cases
 from graders.engine.references import ReferenceBook, uses_torch
 from graders.engine.runner import ExerciseRun, ForkServer, WorkerConfig, run_worker
 from graders.engine.submission import Submission, learner_source
+from graders.language import default_language
 
 
 @dataclass
@@ -42,6 +43,7 @@ class GradeOptions:
     worker_pythonpath: tuple[str, ...] = ()  # extra import folders for the workers
     require_sandbox: bool = False  # refuse to grade unless every kernel layer is in force
     scratch_mb: int = 128  # the worker's writable tmpfs, in total
+    lang: str = field(default_factory=default_language)  # the feedback's language (RL4LLM_LANG, else the locale)
 
 
 # ---------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from graders.engine.misconceptions import Misconception
 from graders.engine.protocol import CaseOutcome, CaseResult, Judgement, Reason, Status
 from graders.engine.runner import ExerciseRun
 from graders.engine.submission import Submission
+from graders.engine.texts import detail
 
 MISCONCEPTION_CASES = 8  # wrong answers per exercise compared with the catalogue (each entry runs on them)
 
@@ -75,11 +76,12 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
     for index, case in enumerate(cases):
         want = expected[index]
         if case.raises is not None and not (want.raised and case.raises.__name__ in want.raised):
-            judgement.kit_problems.append(f"check {case.label or index} expects {case.raises.__name__}, "
-                                          "but the reference does not raise it")
+            judgement.kit_problems.append(detail("kit_no_raise", label=case.label or index,
+                                                 exception=case.raises.__name__))
             continue
         if case.raises is None and want.raised:
-            judgement.kit_problems.append(f"the reference raised on check {case.label or index}: {want.message}")
+            judgement.kit_problems.append(detail("kit_reference_raised", label=case.label or index,
+                                                 message=want.message))
             continue
         total += case.weight
         got = results[index] if index < len(results) and isinstance(results[index], dict) else {}
@@ -93,7 +95,8 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
         judgement.problems.append(outcome)
     if total == 0:
         return Judgement(Reason.NO_CHECKS.status, 0.0, notes, Reason.NO_CHECKS,
-                         "; ".join(judgement.kit_problems or ["no usable checks"]))
+                         "; ".join(judgement.kit_problems or [detail("kit_no_usable_checks")]),
+                         kit_problems=judgement.kit_problems)
     judgement.points = exercise.max_points * passed / total
     judgement.checks = len(cases) - len(judgement.kit_problems)
     if judgement.problems:

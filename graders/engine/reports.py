@@ -15,6 +15,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from graders.engine.protocol import STATUSES
+from graders.engine.texts import scoreboard_text
+from graders.language import default_language
 
 
 def report_json(report: dict) -> str:
@@ -99,12 +101,22 @@ def write_submission_reports(out_dir: Path, name: str, report: dict) -> Path:
     return folder
 
 
-def scoreboard(reports: list[dict], *, feedback: bool = False, feedback_lines: int = 6) -> str:
-    """A plain-text table: one line per submission; with ``feedback``, each non-passed exercise too."""
+def scoreboard(reports: list[dict], *, feedback: bool = False, feedback_lines: int = 6,
+               language: str | None = None) -> str:
+    """A plain-text table: one line per submission; with ``feedback``, each non-passed exercise too.
+
+    Its words are in ``language`` (default: ``RL4LLM_LANG``, else the locale);
+    statuses, ids and the reports' feedback are printed as they are.
+    """
+    language = language or default_language()
+
+    def say(key: str, **fields) -> str:
+        return scoreboard_text(language, key, **fields)
+
     if not reports:
-        return "no submissions graded.\n"
+        return say("nothing") + "\n"
     width = max(12, *(len(r["submission"]) for r in reports))
-    lines = [f"{'submission':<{width}}  {'score':>15}  " + "  ".join(f"{s:>7}" for s in STATUSES),
+    lines = [f"{say('submission'):<{width}}  {say('score'):>15}  " + "  ".join(f"{s:>7}" for s in STATUSES),
              "-" * (width + 19 + 9 * len(STATUSES))]
     for report in reports:
         counts = [sum(e["status"] == s for e in report["exercises"]) for s in STATUSES]
@@ -115,8 +127,8 @@ def scoreboard(reports: list[dict], *, feedback: bool = False, feedback_lines: i
         for report in reports:
             troubled = [e for e in report["exercises"] if e["status"] != "passed"]
             lines.append("")
-            lines.append(f"== {report['submission']}: {report['score']:g}/{report['max_score']:g} "
-                         f"({len(troubled)} exercise(s) not passed)")
+            lines.append(say("not_passed", submission=report["submission"], score=f"{report['score']:g}",
+                             max_score=f"{report['max_score']:g}", count=len(troubled)))
             for entry in troubled:
                 tag = f" [{', '.join(entry['misconceptions'])}]" if entry["misconceptions"] else ""
                 lines.append(f"  {entry['status']:<7} {entry['id']}  {entry['points']:g}/{entry['max_points']:g}{tag}")

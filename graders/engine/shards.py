@@ -49,7 +49,7 @@ NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")  # what submission_name and u
 FORMAT = 1  # the manifest's layout; a merge refuses any other
 # options that can change a report; the rest (interpreter, --require-sandbox) may differ between machines
 REPORT_OPTIONS = ("modules", "hide_hidden_inputs", "timeout", "memory_mb", "load_timeout",
-                  "detect_misconceptions", "scratch_mb")
+                  "detect_misconceptions", "scratch_mb", "lang")
 # what every shard of one batch must agree on, with the words an error uses for it
 SAME_BATCH = {"count": "the number of shards N", "names": "the submissions (or their order)",
               "exercise_ids": "the exercises graded (--module)", "options": "the grading options",
