@@ -12,10 +12,17 @@ Generation (part of ``rl4llm build``):
    every call made by a non-Hypothesis test (function, exact tagged inputs);
 2. per distinct (function, input key), rebuild the inputs and run the reference
    and every catalogue entry of that exercise on a fresh copy;
-3. keep each entry whose output the engine's comparator
+3. list the reference's own output under the name ``conftest.REFERENCE`` (so
+   the learner side knows on which inputs a learner is right, and where exactly
+   0 is expected), then each entry whose output the engine's comparator
    (:func:`graders.engine.compare.mismatch`, rtol 1e-6, atol 1e-9) tells from
-   the reference's and that does not raise;
+   the reference's -- with ``"value": null`` where that output cannot ship (the
+   entry raises, or the value is too large): such an entry differs from the
+   reference there but never matches a learner;
 4. write sorted-key JSON: function id -> input key -> [{"name", "hint", "value"}].
+
+The conftest names a mistake only when it is the one entry that fits every
+recorded input of the failing test (:func:`conftest.fitting_entries`).
 
 The tagged form, the input key and the tolerances are the conftest's own, and
 the learner side compares with the same comparator (``starter/_kit_compare.py``,
@@ -71,35 +78,47 @@ def record_public_calls() -> list[dict]:
         return json.loads(dump.read_text(encoding="utf-8"))
 
 
+_RAISED = object()  # what ``_run`` returns when the function raises
+
+
 def _run(function, call: dict, module: ModuleType, conftest: ModuleType):
-    """``function``'s output on fresh inputs rebuilt from the call, or None when it raises."""
+    """``function``'s output on fresh inputs rebuilt from the call, or ``_RAISED``."""
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             return function(*conftest.untagged(call["args"], module), **conftest.untagged(call["kwargs"], module))
     except Exception:
+        return _RAISED
+
+
+def _shippable(value, conftest: ModuleType):
+    """The tagged form of an output, or None where it cannot ship (unsupported, or too large)."""
+    try:
+        tagged = conftest.tagged(value)
+    except conftest.Unsupported:
         return None
+    return tagged if len(json.dumps(tagged)) <= MAX_VALUE_CHARS else None
 
 
 def _wrong_values(function_id: str, call: dict, catalogue: list, conftest: ModuleType) -> list[dict]:
-    """The catalogue entries whose output on this call differs from the reference's, as table entries."""
+    """The reference's output on this call, then the catalogue entries whose output differs from it."""
     stem, name = function_id.split(".", 1)
     reference = DEFAULT_KIT.reference_module(stem)
-    expected = _run(getattr(reference, name), call, reference, conftest)
-    if expected is None:
+    raw = _run(getattr(reference, name), call, reference, conftest)
+    if raw is _RAISED or raw is None:
         return []
-    expected = normalise(expected)
-    entries = []
+    shipped = _shippable(raw, conftest)
+    if shipped is None:  # without the reference's value the learner side cannot tell right from wrong here
+        return []
+    expected = normalise(raw)
+    entries = [{"name": conftest.REFERENCE, "hint": "", "value": shipped}]
     for entry in catalogue:
         output = _run(entry.function, call, entry.module, conftest)
-        if output is None or mismatch(expected, normalise(output), rtol=conftest.RTOL, atol=conftest.ATOL) is None:
+        if output is not _RAISED and mismatch(expected, normalise(output), rtol=conftest.RTOL,
+                                              atol=conftest.ATOL) is None:
             continue
-        try:
-            value = conftest.tagged(output)
-        except conftest.Unsupported:
-            continue
-        if len(json.dumps(value)) <= MAX_VALUE_CHARS:
-            entries.append({"name": entry.name, "hint": entry.hint, "value": value})
+        value = None if output is _RAISED else _shippable(output, conftest)
+        entries.append({"name": entry.name, "hint": entry.hint, "value": value})
     return sorted(entries, key=lambda e: e["name"])
 
 

@@ -129,7 +129,7 @@ def test_conservative_dpo_loss_notebook_value():
 
 @FAST
 @given(h=margins, beta=betas)
-def test_conservative_dpo_loss_eps_zero_equals_dpo(h, beta):
+def test_conservative_dpo_loss_eps_zero_equals_dpo_loss_from_margin(h, beta):
     assert math.isclose(ref.conservative_dpo_loss(h, beta, 0.0), ref.dpo_loss_from_margin(h, beta),
                         rel_tol=1e-12, abs_tol=1e-15)
 

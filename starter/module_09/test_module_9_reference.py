@@ -208,21 +208,51 @@ SEED_GROUP, SEED_LENGTHS = np.array([1.0, 0.0, 1.0]), [2, 5, 8]
 A = math.sqrt(2) / 2  # standardized advantages are [A, -2A, A]: centred [1/3, -2/3, 1/3], std sqrt(2)/3
 
 
-@pytest.mark.parametrize("name, contributions, absolute_sum", [
-    ("original_grpo", [A / 3, -2 * A / 3, A / 3], 4 * A / 3),                        # A_i / G per response
-    ("dr_grpo", [2 / 72, -10 / 72, 8 / 72], 20 / 72),                                  # (r_i - 2/3) |o_i| / (3 * 8)
-    ("dapo", [2 * A / 15, -10 * A / 15, 8 * A / 15], 20 * A / 15),                     # A_i |o_i| / 15
-])
-def test_response_contributions_seed_table(name, contributions, absolute_sum):
-    weights = {
-        "original_grpo": lambda: m9.original_grpo_token_weights(SEED_GROUP, SEED_LENGTHS),
-        "dr_grpo": lambda: m9.dr_grpo_token_weights(SEED_GROUP, SEED_LENGTHS, fixed_length=8),
-        "dapo": lambda: m9.dapo_token_weights(SEED_GROUP, SEED_LENGTHS),
-    }[name]()
+# reduction -> (c_i = sum_t w_it for each response, sum of |w_it| over the group)
+SEED_REDUCTIONS = {
+    "original_grpo": ([A / 3, -2 * A / 3, A / 3], 4 * A / 3),       # A_i / G per response
+    "dr_grpo": ([2 / 72, -10 / 72, 8 / 72], 20 / 72),               # (r_i - 2/3) |o_i| / (3 * 8)
+    "dapo": ([2 * A / 15, -10 * A / 15, 8 * A / 15], 20 * A / 15),  # A_i |o_i| / 15
+}
+
+
+def _assert_seed_weights(weights, reduction):
+    contributions, absolute_sum = SEED_REDUCTIONS[reduction]
     assert [len(w) for w in weights] == SEED_LENGTHS
     assert all(np.all(w == w[0]) for w in weights), "every token of one response has the same weight"
-    np.testing.assert_allclose(m9.response_contributions(weights), contributions, rtol=REL_EPS)
-    flat = m9.flatten_token_weights(weights)
+    np.testing.assert_allclose([np.sum(w) for w in weights], contributions, rtol=REL_EPS)  # c_i = sum_t w_it
+    assert sum(np.abs(w).sum() for w in weights) == pytest.approx(absolute_sum, rel=REL_EPS)
+
+
+def test_original_grpo_token_weights_seed_table():
+    _assert_seed_weights(m9.original_grpo_token_weights(SEED_GROUP, SEED_LENGTHS), "original_grpo")
+
+
+def test_dr_grpo_token_weights_seed_table():
+    _assert_seed_weights(m9.dr_grpo_token_weights(SEED_GROUP, SEED_LENGTHS, fixed_length=8), "dr_grpo")
+
+
+def test_dapo_token_weights_seed_table():
+    _assert_seed_weights(m9.dapo_token_weights(SEED_GROUP, SEED_LENGTHS), "dapo")
+
+
+def _seed_weights_by_hand(reduction):
+    """The seed's token weights written out: response i has |o_i| equal weights that sum to c_i."""
+    contributions, _ = SEED_REDUCTIONS[reduction]
+    return [np.full(length, c / length) for c, length in zip(contributions, SEED_LENGTHS)]
+
+
+@pytest.mark.parametrize("reduction", SEED_REDUCTIONS)
+def test_response_contributions_seed_table(reduction):
+    contributions, _ = SEED_REDUCTIONS[reduction]
+    np.testing.assert_allclose(m9.response_contributions(_seed_weights_by_hand(reduction)), contributions,
+                               rtol=REL_EPS)
+
+
+@pytest.mark.parametrize("reduction", SEED_REDUCTIONS)
+def test_flatten_token_weights_seed_table(reduction):
+    _, absolute_sum = SEED_REDUCTIONS[reduction]
+    flat = m9.flatten_token_weights(_seed_weights_by_hand(reduction))
     assert flat.shape == (sum(SEED_LENGTHS),)
     assert np.abs(flat).sum() == pytest.approx(absolute_sum, rel=REL_EPS)
 
@@ -249,8 +279,11 @@ def test_categorical_entropy_rows():
     np.testing.assert_allclose(m9.categorical_entropy([[0.5, 0.5], [1.0, 0.0]]), [math.log(2), 0.0], rtol=REL)
 
 
-def test_pass_at_k_rows():
+def test_pass_at_k_independent_rows():
     assert m9.pass_at_k_independent(0.5, 4) == pytest.approx(1 - 0.5 ** 4, rel=REL)
+
+
+def test_pass_at_k_unbiased_rows():
     assert m9.pass_at_k_unbiased(10, 3, 4) == pytest.approx(1 - 35 / 210, rel=REL)  # 1 - C(7,4)/C(10,4)
     assert m9.pass_at_k_unbiased(5, 3, 3) == 1.0  # only 2 wrong answers: any 3 include a right one
     assert m9.pass_at_k_unbiased(5, 0, 3) == 0.0

@@ -1,0 +1,166 @@
+"""A "likely mistake" hint never names a mistake the code does not contain.
+
+The learner's conftest (starter/conftest.py) names a catalogued mistake only when it is the one entry
+that fits EVERY recorded input of the failing test -- the learner's outputs where they are wrong, the
+reference's where they are right; where several fit it lists them without picking one; where floating
+point explains a wrong value (~1e-16 where exactly 0 is expected) it says so instead.
+
+- the fast tests check that decision (``fitting_entries``, ``diagnosis``) and the two languages;
+- the slow test runs every catalogue entry of module_9_reference and module_8_reference, as a learner
+  file with exactly that mistake (``mutant_source``), through its module's public tests and checks that
+  every mistake the output names is that entry.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import string
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from graders import course
+from graders.build.hints import starter_conftest
+from graders.engine.misconceptions import all_catalogue_files, exercise_of, mutant_source, read_entries
+from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
+
+conftest = starter_conftest()
+REFERENCE = conftest.REFERENCE
+
+
+def _observation(result, expected, wrong: dict, arrays=()):
+    """One recorded input as the conftest sees it: normalised result and reference output, tagged wrong values."""
+    norm = conftest.kit_compare.normalise
+    return (norm(np.asarray(result, dtype=float)), norm(np.asarray(expected, dtype=float)),
+            {name: None if value is None else conftest.tagged(np.asarray(value, dtype=float))
+             for name, value in wrong.items()},
+            [np.asarray(a, dtype=float) for a in arrays])
+
+
+# ---------------------------------------------------------------------------
+# The decision
+# ---------------------------------------------------------------------------
+def test_an_entry_must_fit_every_failing_input():
+    first = _observation([2.0], [1.0], {"a": [2.0], "b": [2.0]})
+    second = _observation([5.0], [3.0], {"a": [5.0], "b": [4.0]})
+    assert conftest.fitting_entries([first]) == ["a", "b"]
+    assert conftest.fitting_entries([first, second]) == ["a"]  # b fits the first input, not the second
+
+
+def test_an_entry_must_leave_the_inputs_the_learner_gets_right():
+    wrong = _observation([2.0], [1.0], {"a": [2.0], "b": [2.0]})
+    right = _observation([3.0], [3.0], {"b": [7.0]})  # b would have changed this answer; the learner did not
+    assert conftest.fitting_entries([wrong, right]) == ["a"]
+
+
+def test_an_output_that_did_not_ship_never_fits_and_all_right_means_no_verdict():
+    assert conftest.fitting_entries([_observation([2.0], [1.0], {"a": None})]) == []
+    assert conftest.fitting_entries([_observation([1.0], [1.0], {"a": [2.0]})]) is None
+    assert conftest.fitting_entries([_observation([9.0], [1.0], {"a": [2.0]})]) == []  # an unknown mistake
+
+
+def _table(function, **hints):
+    return {function: {"0" * 16: [{"name": REFERENCE, "hint": "", "value": None},
+                                  *({"name": n, "hint": h, "value": None} for n, h in hints.items())]}}
+
+
+def test_one_fitting_entry_is_named_several_are_listed_none_is_silent():
+    f = "module_x.f"
+    table = _table(f, a="hint a", b="hint b")
+    one = {f: [_observation([2.0], [1.0], {"a": [2.0], "b": [3.0]})]}
+    several = {f: [_observation([2.0], [1.0], {"a": [2.0], "b": [2.0]})]}
+    none = {f: [_observation([9.0], [1.0], {"a": [2.0]})]}
+    assert conftest.diagnosis(one, table, lang="en") == ["likely mistake in f: a -- hint a"]
+    assert conftest.diagnosis(several, table, lang="en") == ["several known mistakes in f fit these inputs: a, b"]
+    assert conftest.diagnosis(none, table, lang="en") == []
+    assert conftest.diagnosis(one, table, lang="ru") == ["вероятная ошибка в f: a -- hint a"]
+
+
+def test_the_float_trap_is_explained_instead_of_a_mistake():
+    f = "module_x.group_relative_advantages"
+    table = _table(f, no_eps="hint")
+    rewards = [[0.7, 0.7, 0.7], [1.0, 0.0, 0.0]]
+    expected = [[0.0, 0.0, 0.0], [1.41421, -0.707105, -0.707105]]
+    tiny = [[1.1e-10] * 3, expected[1]]  # eps = 1e-6: right within tolerance, not exactly 0
+    ones = [[1.0] * 3, expected[1]]  # eps = 0: ~1e-16 / ~1e-16
+    tiny_obs = {f: [_observation(tiny, expected, {}, [rewards])]}
+    ones_obs = {f: [_observation(ones, expected, {"no_eps": ones}, [rewards])]}
+    [line] = conftest.diagnosis(tiny_obs, table, exact_check=True, lang="en")
+    assert line.startswith("group_relative_advantages returned 1.1e-10 where exactly 0 is expected")
+    assert "all-equal group" in line
+    assert conftest.diagnosis(tiny_obs, table, exact_check=False, lang="en") == []  # a tolerant check passes it
+    [line] = conftest.diagnosis(ones_obs, table, lang="en")  # no_eps fits too, but the trap explains it
+    assert line.startswith("group_relative_advantages returned 1 where exactly 0 is expected")
+    assert conftest.diagnosis(ones_obs, table, lang="ru")[0].startswith(
+        "group_relative_advantages вернула 1 там, где ожидается ровно 0")
+    # wrong where the input group is NOT all equal: no trap, the entry is judged as usual
+    other = {f: [_observation(ones, expected, {"no_eps": ones}, [[[0.7, 0.7, 0.6], [1.0, 0.0, 0.0]]])]}
+    assert conftest.diagnosis(other, table, lang="en") == ["likely mistake in group_relative_advantages: no_eps -- hint"]
+
+
+def test_the_language_follows_rl4llm_lang_then_the_locale():
+    assert conftest.language({"RL4LLM_LANG": "ru_RU.UTF-8"}) == "ru"
+    assert conftest.language({"RL4LLM_LANG": "en", "LANG": "ru_RU.UTF-8"}) == "en"
+    assert conftest.language({"LC_ALL": "", "LC_MESSAGES": "ru_RU.UTF-8", "LANG": "en_US"}) == "ru"
+    assert conftest.language({"LANG": "de_DE.UTF-8"}) == "en"
+    assert conftest.language({}) == "en"
+
+
+def test_every_message_exists_in_both_languages_with_the_same_placeholders():
+    def fields(text):
+        return sorted(name for _, name, _, _ in string.Formatter().parse(text) if name)
+
+    assert set(conftest.MESSAGES) == set(course.LANGUAGES)
+    for key, text in conftest.MESSAGES["en"].items():
+        for lang in conftest.MESSAGES:
+            assert fields(conftest.MESSAGES[lang][key]) == fields(text), (lang, key)
+
+
+# ---------------------------------------------------------------------------
+# Every catalogue entry, through the public tests
+# ---------------------------------------------------------------------------
+STEMS = ["module_9_reference", "module_8_reference"]
+NAMED = re.compile(r"^likely mistake in (\w+): (\w+) -- ", re.MULTILINE)
+
+
+def _entries(stem):
+    files = [path for path in all_catalogue_files() if path.parent.name == stem]
+    return [(exercise_of(path), entry.name) for path in files for entry in read_entries(path)]
+
+
+def _named(tmp_root, stem, exercise, name):
+    """The (function, mistake) pairs the public tests of ``stem`` name for a learner file with that one mistake."""
+    folder = course.module_of(stem).folder
+    root = tmp_root / name / exercise.replace(".", "_")
+    shutil.copytree(SOLUTIONS_DIR / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / folder / f"{stem}.py").write_text(mutant_source(exercise, name), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "RL4LLM_RECORD_CALLS"}
+    env.update(RL4LLM_IMPL_ROOT=str(root), RL4LLM_LANG="en", MPLBACKEND="Agg", COLUMNS="400")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", str(STARTER_DIR / folder / f"test_{stem}.py"), "-q",
+         "-p", "no:cacheprovider", "-m", "not hypothesis"],  # Hypothesis tests never get hints
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return set(NAMED.findall(run.stdout)), run
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", STEMS)
+def test_every_hint_a_catalogued_mistake_gets_is_its_own(tmp_path, stem):
+    entries = _entries(stem)
+    assert entries
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda e: (e, *_named(tmp_path, stem, *e)), entries))
+    false_claims, named_right = [], 0
+    for (exercise, name), named, run in results:
+        function = exercise.split(".", 1)[1]
+        others = sorted(pair for pair in named if pair != (function, name))
+        if others:
+            false_claims.append(f"{exercise} {name}: also named {others}\n{run.stdout[-1500:]}")
+        named_right += (function, name) in named
+    assert not false_claims, "\n\n".join(false_claims)
+    assert named_right >= len(entries) // 2, f"only {named_right} of {len(entries)} entries named at all"
