@@ -13,12 +13,14 @@ point explains a wrong value (~1e-16 where exactly 0 is expected) it says so ins
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
 import string
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -32,6 +34,9 @@ from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 conftest = starter_conftest()
 REFERENCE = conftest.REFERENCE
 
+
+PYCACHE = tempfile.mkdtemp(prefix="rl4llm-pycache-")  # this run's bytecode, outside the tree
+atexit.register(shutil.rmtree, PYCACHE, True)
 
 def _observation(result, expected, wrong: dict, arrays=()):
     """One recorded input as the conftest sees it: normalised result and reference output, tagged wrong values."""
@@ -139,8 +144,11 @@ def _named(tmp_root, stem, exercise, name):
     root = tmp_root / name / exercise.replace(".", "_")
     shutil.copytree(SOLUTIONS_DIR / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (root / folder / f"{stem}.py").write_text(mutant_source(exercise, name), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "RL4LLM_RECORD_CALLS"}
-    env.update(RL4LLM_IMPL_ROOT=str(root), RL4LLM_LANG="en", MPLBACKEND="Agg", COLUMNS="400")
+    env = {k: v for k, v in os.environ.items() if k not in ("RL4LLM_RECORD_CALLS", "PYTHONDONTWRITEBYTECODE")}
+    # bytecode (pytest's rewritten asserts included) cached outside the tree: a fresh pytest per entry would
+    # otherwise rewrite Hypothesis's ~130 modules every time (about 0.5 s each)
+    env.update(RL4LLM_IMPL_ROOT=str(root), RL4LLM_LANG="en", MPLBACKEND="Agg", COLUMNS="400",
+               PYTHONPYCACHEPREFIX=PYCACHE)
     run = subprocess.run(
         [sys.executable, "-m", "pytest", str(STARTER_DIR / folder / f"test_{stem}.py"), "-q",
          "-p", "no:cacheprovider", "-m", "not hypothesis"],  # Hypothesis tests never get hints

@@ -18,12 +18,14 @@ selected, or "no tests ran" because its value test is named after another functi
 from __future__ import annotations
 
 import ast
+import atexit
 import inspect
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -35,6 +37,9 @@ from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 
 EXERCISES = DEFAULT_KIT.exercises()  # "<file stem>.<function>"
 
+
+PYCACHE = tempfile.mkdtemp(prefix="rl4llm-pycache-")  # this run's bytecode, outside the tree
+atexit.register(shutil.rmtree, PYCACHE, True)
 
 def _folder(exercise: str) -> str:
     return course.module_of(exercise.split(".", 1)[0]).folder
@@ -53,8 +58,9 @@ PUBLIC_TEST_FILES = sorted(STARTER_DIR.glob("module_*/test_*.py"))
 
 
 def _env(impl_root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "RL4LLM_RECORD_CALLS"}
-    return {**env, "RL4LLM_IMPL_ROOT": str(impl_root), "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {k: v for k, v in os.environ.items() if k not in ("RL4LLM_RECORD_CALLS", "PYTHONDONTWRITEBYTECODE")}
+    # bytecode (pytest's rewritten asserts included) cached outside the tree, shared by the runs of this session
+    return {**env, "RL4LLM_IMPL_ROOT": str(impl_root), "MPLBACKEND": "Agg", "PYTHONPYCACHEPREFIX": PYCACHE}
 
 
 def _pytest(args: list[str], impl_root: Path) -> subprocess.CompletedProcess:
