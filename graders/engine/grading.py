@@ -131,7 +131,6 @@ def write_settings(job: Job, sandbox_settings: dict) -> None:
     sandbox_settings.setdefault("cpu_seconds", int(2 * (sum(e["timeout"] for e in entries)
                                                         + 4 * job.load_timeout)) + 30)
     payload = {"stems": {str(i): entry["stem"] for i, entry in enumerate(entries)},
-               "torch": job.torch,
                # a harness may hold trusted copies of other exercises' formulas: its child runs only the
                # exercises of that same harness
                "harness": {str(i): hashlib.sha256(entry["call"]["source"].encode()).hexdigest()[:16]

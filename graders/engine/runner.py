@@ -153,7 +153,10 @@ class ForkServer:
                 data = b""
             if not data:
                 break
-            message = json.loads(data.decode("utf-8"))
+            try:
+                message = json.loads(data.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                break  # the server is broken: treated as gone (requests fail with its log)
             with self.changed:
                 if "forked" in message:
                     self.forked[message["forked"]] = int(message["pid"])
@@ -244,7 +247,7 @@ class ServedProcess:
                 raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout) from None
             self.gone = True
             if status is not None:
-                self.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
     def kill(self) -> None:

@@ -138,11 +138,8 @@ class Parent:
         _write_line(self.events_fd, event)
 
     def prepare(self) -> None:
-        """Everything children share, done once: imports and what the kernel will let them read."""
-        sys.dont_write_bytecode = True
-        import graders.engine.feedback  # noqa: F401 - nothing of the kit is imported lazily later
-        import graders.loader  # noqa: F401
-
+        """Everything children share, done once: what the kernel will let them read (the fork server has
+        imported everything they use: :func:`graders.engine.forkserver.preload`)."""
         settings = self.job["sandbox"]
         self.forbidden = [*settings["forbidden_paths"], str(self.job_dir.parent), str(self.sub_dir / "files")]
         self.readable = confine.readable_roots(self.forbidden + list(settings.get("closed_paths", [])))
@@ -202,8 +199,7 @@ class Parent:
         status = self.clean_up(pid)
         left: list[tuple[int, str]] = []
         if stage != "done":
-            code = -os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else (
-                os.WEXITSTATUS(status) if status is not None else None)
+            code = os.waitstatus_to_exitcode(status) if status is not None else None
             if stage == "load":
                 self.failed_stems.add(stem)
             self.emit(crashed=indices[finished], stem=stem, during="load" if stage == "load" else "exercise",
