@@ -18,10 +18,7 @@ import os
 import re
 import shutil
 import string
-import subprocess
-import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -30,6 +27,7 @@ from graders import course
 from graders.build.hints import starter_conftest
 from graders.engine.misconceptions import all_catalogue_files, exercise_of, mutant_source, read_entries
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
+from learner_runs import Job, run_many
 
 conftest = starter_conftest()
 REFERENCE = conftest.REFERENCE
@@ -138,22 +136,19 @@ def _entries(stem):
     return [(exercise_of(path), entry.name) for path in files for entry in read_entries(path)]
 
 
-def _named(tmp_root, stem, exercise, name):
-    """The (function, mistake) pairs the public tests of ``stem`` name for a learner file with that one mistake."""
+def _job(tmp_root, stem, exercise, name) -> Job:
+    """The public tests of ``stem`` run on a learner file with exactly that one catalogued mistake."""
     folder = course.module_of(stem).folder
     root = tmp_root / name / exercise.replace(".", "_")
     shutil.copytree(SOLUTIONS_DIR / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (root / folder / f"{stem}.py").write_text(mutant_source(exercise, name), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("RL4LLM_RECORD_CALLS", "PYTHONDONTWRITEBYTECODE")}
-    # bytecode (pytest's rewritten asserts included) cached outside the tree: a fresh pytest per entry would
-    # otherwise rewrite Hypothesis's ~130 modules every time (about 0.5 s each)
+    # bytecode (pytest's rewritten asserts included) cached outside the tree, shared by the runs
     env.update(RL4LLM_IMPL_ROOT=str(root), RL4LLM_LANG="en", MPLBACKEND="Agg", COLUMNS="400",
                PYTHONPYCACHEPREFIX=PYCACHE)
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", str(STARTER_DIR / folder / f"test_{stem}.py"), "-q",
-         "-p", "no:cacheprovider", "-m", "not hypothesis"],  # Hypothesis tests never get hints
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
-    return set(NAMED.findall(run.stdout)), run
+    return Job(args=[str(STARTER_DIR / folder / f"test_{stem}.py"), "-q", "-p", "no:cacheprovider",
+                     "-m", "not hypothesis"],  # Hypothesis tests never get hints
+               env=env, cwd=str(REPO_ROOT))
 
 
 @pytest.mark.slow
@@ -161,10 +156,10 @@ def _named(tmp_root, stem, exercise, name):
 def test_every_hint_a_catalogued_mistake_gets_is_its_own(tmp_path, stem):
     entries = _entries(stem)
     assert entries
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda e: (e, *_named(tmp_path, stem, *e)), entries))
+    runs = run_many([_job(tmp_path, stem, *entry) for entry in entries], workers=2)
     false_claims, named_right = [], 0
-    for (exercise, name), named, run in results:
+    for (exercise, name), run in zip(entries, runs):
+        named = set(NAMED.findall(run.stdout))
         function = exercise.split(".", 1)[1]
         others = sorted(pair for pair in named if pair != (function, name))
         if others:

@@ -23,10 +23,7 @@ import inspect
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -34,6 +31,7 @@ import pytest
 from graders import course
 from graders.engine.kit import DEFAULT_KIT
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
+from learner_runs import Job, Result, run_many
 
 EXERCISES = DEFAULT_KIT.exercises()  # "<file stem>.<function>"
 
@@ -63,10 +61,14 @@ def _env(impl_root: Path) -> dict[str, str]:
     return {**env, "RL4LLM_IMPL_ROOT": str(impl_root), "MPLBACKEND": "Agg", "PYTHONPYCACHEPREFIX": PYCACHE}
 
 
-def _pytest(args: list[str], impl_root: Path) -> subprocess.CompletedProcess:
+def _job(args: list[str], impl_root: Path) -> Job:
     """pytest run from the kit's root, as a learner runs it, against the implementations in ``impl_root``."""
-    return subprocess.run([sys.executable, "-m", "pytest", *args, "-q", "-p", "no:cacheprovider"],
-                          cwd=REPO_ROOT, env=_env(impl_root), capture_output=True, text=True, timeout=600)
+    return Job(args=[*args, "-q", "-p", "no:cacheprovider"], env=_env(impl_root), cwd=str(REPO_ROOT))
+
+
+def _pytest(args: list[str], impl_root: Path) -> Result:
+    [result] = run_many([_job(args, impl_root)], workers=1)
+    return result
 
 
 # ----------------------------------------------------------------------------- the naming rule
@@ -128,7 +130,7 @@ def test_a_public_test_is_named_test_function_what(test_file):
 
 def test_every_exercise_selects_a_collected_test_that_carries_its_name():
     run = _pytest(["--collect-only", *(f"starter/{folder}" for folder in FOLDERS)], SOLUTIONS_DIR)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert run.returncode == 0, run.stdout[-3000:]
     ids = [line.strip() for line in run.stdout.splitlines() if "::" in line]
     assert ids, run.stdout[-3000:]
     unselected = []
@@ -199,24 +201,28 @@ def _impl_root(tmp_path: Path, folder: str, exercise: str | None = None) -> Path
     return root
 
 
-def _route_problem(tmp_path: Path, folder: str, exercise: str) -> str | None:
-    """What is wrong with ``pytest starter/<folder> -k <function>`` on a one-wrong-function folder; None: nothing."""
+def _route_job(tmp_path: Path, folder: str, exercise: str) -> Job:
+    """``pytest starter/<folder> -k <function>`` on a folder where only ``exercise`` is wrong."""
+    return _job([f"starter/{folder}", "-k", _function(exercise)], _impl_root(tmp_path, folder, exercise))
+
+
+def _route_problem(folder: str, exercise: str, run: Result) -> str | None:
+    """What is wrong with that run; None: nothing."""
     function = _function(exercise)
-    run = _pytest([f"starter/{folder}", "-k", function], _impl_root(tmp_path, folder, exercise))
     if run.returncode == 1 and re.search(r"\b\d+ failed\b", run.stdout):
         return None
     summary = (run.stdout.strip().splitlines() or [""])[-1]
     return (f"{exercise}: with only {function} wrong, `pytest starter/{folder} -k {function}` exits "
-            f"{run.returncode} ({summary!r}), not 1 with a failure:\n{run.stdout[-1500:]}{run.stderr[-500:]}")
+            f"{run.returncode} ({summary!r}), not 1 with a failure:\n{run.stdout[-2000:]}")
 
 
-@pytest.mark.slow  # one pytest (with torch) per exercise, two at a time: about 45 s a module
+@pytest.mark.slow  # one pytest per exercise, forked from one preloaded driver, two at a time
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_one_wrong_function_fails_its_k_route(tmp_path, folder):
-    control = _pytest([f"starter/{folder}"], _impl_root(tmp_path, folder))  # the copied layout itself passes
-    assert control.returncode == 0, control.stdout[-3000:] + control.stderr[-2000:]
     exercises = _exercises_of(folder)
     assert exercises
-    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-        problems = [p for p in pool.map(lambda e: _route_problem(tmp_path, folder, e), exercises) if p]
+    control, *runs = run_many([_job([f"starter/{folder}"], _impl_root(tmp_path, folder)),  # the layout passes
+                               *(_route_job(tmp_path, folder, e) for e in exercises)], workers=2)
+    assert control.returncode == 0, control.stdout[-3000:]
+    problems = [p for e, run in zip(exercises, runs) if (p := _route_problem(folder, e, run))]
     assert not problems, "\n\n".join(problems)
