@@ -534,3 +534,33 @@ def test_the_experiment_defaults_to_the_files_own_grpo_loss_and_forwards_everyth
     assert calls == [("full", 3, "grpo", m9t.grpo_loss, True, "f"), ("smoke", 9, "dapo", _flipped, False, None)]
     with pytest.raises(TypeError, match="loss_fn"):  # the given loop has no loss of its own
         toy.run_toy_grpo_experiment(toy.profile_config("smoke"))
+
+
+@pytest.mark.parametrize("toy_path", [SOLUTIONS_DIR / "module_09" / "arithmetic_toy.py",
+                                      SOLUTIONS_DIR / "module_08" / "dpo_toy.py"], ids=lambda p: p.stem)
+def test_the_toys_written_out_adam_is_bit_identical_to_torch_optim_adam(toy_path):
+    # the toys' Adam stands in for torch.optim.Adam (whose first use imports torch._dynamo, a second in
+    # every grading worker): same parameters, same gradients, same numbers to the last bit -- including a
+    # parameter that has no gradient on some steps (torch counts its steps only when it has one)
+    toy = load_module(toy_path, f"_adam_{toy_path.stem}")
+
+    def model():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Embedding(7, 5), torch.nn.GRU(5, 6, batch_first=True)).double(), \
+            torch.nn.Linear(6, 7).double()
+
+    (ours_body, ours_head), (theirs_body, theirs_head) = model(), model()
+    ours = toy.Adam([*ours_body.parameters(), *ours_head.parameters()], lr=3e-2)
+    theirs = torch.optim.Adam([*theirs_body.parameters(), *theirs_head.parameters()], lr=3e-2)
+    tokens = torch.randint(0, 7, (4, 5), generator=torch.Generator().manual_seed(1))
+    for step in range(6):
+        for body, head, optimiser in ((ours_body, ours_head, ours), (theirs_body, theirs_head, theirs)):
+            optimiser.zero_grad()
+            hidden, _ = body(tokens)
+            logits = head(hidden) if step % 3 else hidden.sum(-1, keepdim=True).expand(-1, -1, 7)  # head idle
+            torch.nn.functional.cross_entropy(logits.transpose(1, 2), tokens).backward()
+            optimiser.step()
+    for mine, reference in zip([*ours_body.parameters(), *ours_head.parameters()],
+                               [*theirs_body.parameters(), *theirs_head.parameters()]):
+        assert torch.equal(mine, reference)
+    assert ours.steps[-1] == 4.0 and ours.steps[0] == 6.0  # the head had gradients on 4 of the 6 steps

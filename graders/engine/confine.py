@@ -27,13 +27,13 @@ and into every report (``sandbox`` in ``report.json``).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import resource
 import sys
 from pathlib import Path
 
 from graders.engine import landlock
+from graders.engine.libc import libc as _libc
 
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
 PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 28, 47, 4
@@ -55,10 +55,6 @@ class _CapHeader(ctypes.Structure):
 
 class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
-
-
-def _libc():
-    return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
 
 
 def mount_scratch(scratch: Path, size_bytes: int) -> bool:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import faulthandler
+import gc
 import json
 import os
 import select
@@ -48,15 +49,13 @@ import sys
 import traceback
 from pathlib import Path
 
+from graders.engine.libc import libc as _libc
+
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC = 0x40000000, 0x08000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 PR_SET_PDEATHSIG = 1
 MAX_MESSAGE = 1 << 16
-
-
-def _libc():
-    return ctypes.CDLL(None, use_errno=True)
 
 
 def enter_namespaces() -> bool:
@@ -207,6 +206,10 @@ def preload(torch: bool) -> None:
 
     if torch:
         graders.engine.worker.warm_up_torch()
+    # everything imported so far moves to the collector's permanent generation: otherwise each full
+    # collection in every forked worker walks torch's and NumPy's objects again (and touching them
+    # copies their pages out of the server)
+    gc.freeze()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import shutil
 import threading
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from graders import course
 from graders.engine import calls, codec
 from graders.engine.feedback import assess
 from graders.engine.kit import Kit
-from graders.engine.protocol import SubmissionReport
+from graders.engine.protocol import ExerciseReport, SubmissionReport
 from graders.engine.refcache import ReferenceStore, cases_digest, kept_cases
 from graders.engine.references import ReferenceBook, uses_torch
 from graders.engine.runner import ExerciseRun, ForkServer, WorkerConfig, run_worker
@@ -208,6 +209,7 @@ def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
     sub_dir = None
     threads: list[threading.Thread] = []
     failure: list[BaseException] = []
+    finished: queue.SimpleQueue = queue.SimpleQueue()  # each lane's exercise indices, once its worker is done
     if to_run:
         sub_dir = ctx.new_dir()
         for stem, text in sources.items():
@@ -226,6 +228,8 @@ def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
                             layers.update(found)
                 except BaseException as error:  # noqa: BLE001 - re-raised in the calling thread
                     failure.append(error)
+                finally:
+                    finished.put(indices)
 
             threads.append(threading.Thread(target=work, name=f"worker-{submission.name}", daemon=True))
             threads[-1].start()
@@ -234,17 +238,26 @@ def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
         ctx.worker.ready.wait()
     for exercise in to_run:
         ctx.book.expected(exercise)
+    # each lane's exercises are judged as soon as its worker is done, while the others still run
+    judged: dict[int, ExerciseReport] = {}  # by position in ``exercises``
+    position = {e.index: i for i, e in enumerate(exercises) if e.index is not None}
+    for _ in threads:
+        indices = finished.get()
+        if failure:
+            continue  # the whole submission fails below, once every worker is done
+        for index in indices:
+            exercise = exercises[position[index]]
+            judge_inputs(exercise, runs.get(index))
+            judged[position[index]] = assess(exercise, submission, sources, file_problems, runs, ctx)
     for thread in threads:
         thread.join()
     if sub_dir is not None:
         shutil.rmtree(sub_dir, ignore_errors=True)
     if failure:
         raise failure[0]
-
-    for exercise in to_run:
-        judge_inputs(exercise, runs.get(exercise.index))
-    judged = tuple(assess(exercise, submission, sources, file_problems, runs, ctx) for exercise in exercises)
-    return SubmissionReport(submission.name, judged, sandbox_record(layers, ctx))
+    reports = tuple(judged[i] if i in judged else assess(exercise, submission, sources, file_problems, runs, ctx)
+                    for i, exercise in enumerate(exercises))
+    return SubmissionReport(submission.name, reports, sandbox_record(layers, ctx))
 
 
 def sandbox_record(layers: dict, ctx) -> dict:

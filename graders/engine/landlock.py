@@ -20,11 +20,12 @@ has no dependency, and its behaviour is tested here (``tests/test_sandbox.py``).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import stat
 from dataclasses import dataclass
+
+from graders.engine.libc import libc as _libc
 
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
 CREATE_RULESET_VERSION = 1 << 0
@@ -57,10 +58,6 @@ class _PathBeneathAttr(ctypes.Structure):
 
 class LandlockError(OSError):
     """The kernel refused to build or apply the ruleset."""
-
-
-def _libc():
-    return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
 
 
 def abi_version() -> int:

@@ -29,7 +29,6 @@ capability inside the namespaces.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import json
 import os
 import shutil
@@ -38,6 +37,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+from graders.engine.libc import libc as _libc
 
 NOBODY = 65534
 LAYERS = ("namespaces", "scratch_quota", "resource_limits", "process_limit", "no_capabilities",
@@ -184,8 +185,7 @@ def make_grader_not_dumpable() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+        return _libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 

@@ -72,6 +72,7 @@ from pathlib import Path
 import numpy as np
 
 from graders.engine import calls, codec, confine, sandbox
+from graders.engine.libc import libc as _libc
 
 OUTPUT_LIMIT = 4000  # characters of printed output kept per case
 MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child (a result with its arrays)
@@ -148,7 +149,7 @@ class Parent:
             signal.signal(signal.SIGINT, signal.SIG_DFL)  # PID 1 without handlers: nothing inside can signal it
         elif sys.platform.startswith("linux"):
             # outside namespaces: orphans of a child (setsid daemons) become this process's, to be ended
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            _libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
     def run(self, indices: list[int]) -> None:
         """Wait for the grader's ``go``, then run ``indices`` child by child (see :meth:`groups`)."""
@@ -447,15 +448,15 @@ def kill_descendants() -> None:
 
 
 def warm_up_torch() -> None:
-    """One thread, and torch's first-use set-up (about a second per process: kernels, autograd, optimiser)
-    paid once here, so that every forked child starts warm."""
+    """One thread, and torch's first-use set-up (kernels, autograd: about half a second per process) paid
+    once here, so that every forked child starts warm. The toys' optimiser is written out in their given
+    modules (``torch.optim`` would import ``torch._dynamo``, another second); its operations run here."""
     import torch
 
     torch.set_num_threads(1)
     generator = torch.Generator().manual_seed(0)
     embed, gru, head = torch.nn.Embedding(5, 4), torch.nn.GRU(4, 8, batch_first=True), torch.nn.Linear(8, 5)
     parameters = [*embed.parameters(), *gru.parameters(), *head.parameters()]
-    optimiser = torch.optim.Adam(parameters, lr=1e-3)
     tokens = torch.randint(0, 5, (2, 3), generator=generator)
     hidden, _ = gru(embed(tokens))
     logits = head(hidden)
@@ -463,15 +464,19 @@ def warm_up_torch() -> None:
     loss = loss + torch.log_softmax(logits, -1).mean() + torch.nn.functional.logsigmoid(logits.double()).mean()
     loss.backward()
     torch.nn.utils.clip_grad_norm_(parameters, 1.0)
-    optimiser.step()
+    with torch.no_grad():  # the written-out Adam's operations
+        for p in parameters:
+            m, v = torch.zeros_like(p), torch.zeros_like(p)
+            m.lerp_(p.grad, 0.1)
+            v.mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
+            p.addcdiv_(m, (v.sqrt() / 0.5).add_(1e-8), value=-1e-3)
 
 
 def private_namespaces() -> bool:
     """Give this process its own mount and IPC namespaces (mounts private): True when it worked."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
+    if _libc().unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
         return False
-    return libc.mount(b"none", b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) == 0
+    return _libc().mount(b"none", b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) == 0
 
 
 def describe_exception(exc: BaseException, files: Path) -> dict:

@@ -28,8 +28,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from arithmetic_toy import (MAX_OPERAND, VERIFIER_VERSION, ArithmeticPrompt, GRUPolicy, Vocab, arithmetic_prompts,
-                            collect_rollouts, sample_responses, teacher_forced, verify_arithmetic, warmup_pool)
+from arithmetic_toy import (MAX_OPERAND, VERIFIER_VERSION, Adam, ArithmeticPrompt, GRUPolicy, Vocab,
+                            arithmetic_prompts, collect_rollouts, sample_responses, teacher_forced, verify_arithmetic,
+                            warmup_pool)
 
 # =============================================================================
 # GIVEN CODE -- you need not change anything in this file.
@@ -186,7 +187,7 @@ def evaluate_policy(policy: GRUPolicy, reference: GRUPolicy, vocab: Vocab, promp
 def supervised_warmup(policy: GRUPolicy, vocab: Vocab, pool: list[ArithmeticPrompt], config: GRPOConfig,
                       generator: torch.Generator) -> None:
     """A brief teacher-forced warm-up on correct answers, so RL starts from a partly competent policy."""
-    optimizer = torch.optim.Adam(policy.parameters(), lr=config.warmup_learning_rate)
+    optimizer = Adam(policy.parameters(), lr=config.warmup_learning_rate)
     for _ in range(config.warmup_steps):
         picks = torch.randint(len(pool), (config.warmup_batch,), generator=generator).tolist()
         prompts = [pool[i] for i in picks]
@@ -197,7 +198,7 @@ def supervised_warmup(policy: GRUPolicy, vocab: Vocab, pool: list[ArithmeticProm
         optimizer.step()
 
 
-def grpo_update(policy: GRUPolicy, optimizer: torch.optim.Optimizer, vocab: Vocab, groups: list,
+def grpo_update(policy: GRUPolicy, optimizer: Adam, vocab: Vocab, groups: list,
                 lookup: dict, config: GRPOConfig, loss_fn, *, formulas=None) -> dict:
     """config.update_epochs gradient steps of ``loss_fn`` on one rollout batch.
 
@@ -302,7 +303,7 @@ def _run_experiment(config: GRPOConfig, loss_fn, progress: bool, formulas) -> di
 
     before_train, before_by_prompt = evaluate(train)
     before_heldout, _ = evaluate(heldout)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
+    optimizer = Adam(policy.parameters(), lr=config.learning_rate)
     rollout_generator = torch.Generator().manual_seed(config.seed + 1)
     history = []
     steps = range(1, config.updates + 1)
