@@ -256,6 +256,7 @@ class _Recorder:
         self.calls: list = []  # (function, (args, kwargs) tagged exactly, result normalised, inner); a test's
         # calls, each after the calls it made itself (``inner``: their indices in this list)
         self.dump: dict = {}  # (function, key) -> exact inputs, for the kit's build
+        self.raised: list = []  # (function, (args, kwargs) tagged, exception type name): a test's calls that raised
 
     def record(self, name, args, kwargs, call):
         try:
@@ -265,7 +266,12 @@ class _Recorder:
         except Exception:  # never let the recorder break a learner's run
             inputs = None
         start = len(self.calls)
-        result = call()  # exceptions propagate unchanged
+        try:
+            result = call()
+        except Exception as error:  # propagates unchanged; the kit's build learns which checks raise
+            if inputs is not None:
+                self.raised.append((name, inputs, type(error).__name__))
+            raise
         if inputs is not None:
             try:
                 self.calls.append((name, inputs, kit_compare.normalise(result), tuple(range(start, len(self.calls)))))
@@ -513,7 +519,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    RECORDER.calls = []
+    RECORDER.calls, RECORDER.raised = [], []
     RECORDER.active = not _is_hypothesis(item)
 
 
@@ -522,6 +528,9 @@ def pytest_runtest_teardown(item, nextitem):
     if RECORDER.active and RECORD_PATH:
         for name, (args, kwargs), *_ in RECORDER.calls:
             entry = {"function": name, "args": args, "kwargs": kwargs}
+            RECORDER.dump[json.dumps(entry, sort_keys=True)] = entry
+        for name, (args, kwargs), raised in RECORDER.raised:  # kept apart: "raises" names the exception
+            entry = {"function": name, "args": args, "kwargs": kwargs, "raises": raised}
             RECORDER.dump[json.dumps(entry, sort_keys=True)] = entry
     RECORDER.active = False
 

@@ -64,7 +64,8 @@ def starter_conftest() -> ModuleType:
 
 
 def record_public_calls() -> list[dict]:
-    """Every (function, args, kwargs) the non-Hypothesis public tests make against solutions/."""
+    """Every (function, args, kwargs) the non-Hypothesis public tests make against solutions/; a call that
+    raised carries ``"raises"`` (the exception's type name)."""
     with tempfile.TemporaryDirectory() as tmp:
         dump = Path(tmp) / "calls.json"
         env = {**os.environ, "RL4LLM_IMPL_ROOT": str(SOLUTIONS_DIR), "RL4LLM_RECORD_CALLS": str(dump),
@@ -126,6 +127,7 @@ def hint_tables(calls: list[dict] | None = None) -> dict[str, dict]:
     """module folder -> {function id: {input key: [{"name", "hint", "value"}, ...]}}."""
     conftest = starter_conftest()
     calls = record_public_calls() if calls is None else calls
+    calls = [call for call in calls if "raises" not in call]  # the hints are about wrong values
     exercises = set(DEFAULT_KIT.exercises())
     tables: dict[str, dict] = {folder: {} for folder in course.FOLDERS}
     catalogue: dict[str, list] = {}

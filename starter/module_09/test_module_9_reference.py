@@ -46,24 +46,34 @@ def test_verify_detailed_seed_statuses(text, reference, _expected, status):
     assert result.accuracy == (status == "correct") and result.reward == float(result.accuracy)
 
 
-@pytest.mark.parametrize("text, reference, status", [
-    (r"\boxed{5} no wait \boxed{6}", 6, "correct"),             # the last box wins
-    (r"\boxed{5} so the answer is 6", 5, "correct"),            # a box beats a later bare number
-    ("I first thought 42, then 40 + 1 = 41", 42, "wrong"),      # the last number wins
-    ("Total: 1,234,567 apples", 1234567, "correct"),            # thousands separators
-    ("the pair 1,2", 2, "correct"),                             # "1,2" is two numbers
-    (r"$\boxed{ -2/4 }$", "-0.5", "correct"),                   # signs and fractions, spaces and $ ignored
-    ("about 1.5e3 metres", 1500, "correct"),                    # scientific notation
-    (r"\boxed{\boxed{7}}", 7, "correct"),                       # braces nest
-    (r"\boxed{7", 7, "parse_error"),                            # an unclosed last box
-    (r"\boxed{seven}", 7, "parse_error"),                       # a box that holds no number
-    (r"\boxed{3/0}", 0, "zero_division"),
-    (r"\boxed{nan}", 0, "non_finite"),
-    ("1e999999", 0, "non_finite"),                              # overflow, decided without computing it
-    ("", 0, "no_answer"),
-])
-def test_verify_detailed_conventions(text, reference, status):
-    assert m9.verify_detailed(text, reference).status == status
+VERIFIER_CONVENTIONS = [  # text, reference, status, extracted: the raw text read, as written (spaces kept)
+    (r"\boxed{5} no wait \boxed{6}", 6, "correct", "6"),              # the last box wins
+    (r"\boxed{5} so the answer is 6", 5, "correct", "5"),             # a box beats a later bare number
+    ("I first thought 42, then 40 + 1 = 41", 42, "wrong", "41"),      # the last number wins
+    ("Total: 1,234,567 apples", 1234567, "correct", "1,234,567"),     # thousands separators
+    ("the pair 1,2", 2, "correct", "2"),                              # "1,2" is two numbers
+    (r"$\boxed{ -2/4 }$", "-0.5", "correct", " -2/4 "),               # signs, fractions; the box's text as is
+    ("about 1.5e3 metres", 1500, "correct", "1.5e3"),                 # scientific notation
+    (r"\boxed{\boxed{7}}", 7, "correct", "7"),                        # braces nest
+    (r"\boxed{7", 7, "parse_error", None),                            # an unclosed last box: nothing read
+    (r"\boxed{seven}", 7, "parse_error", "seven"),                    # a box that holds no number
+    (r"\boxed{3/0}", 0, "zero_division", "3/0"),
+    (r"\boxed{nan}", 0, "non_finite", "nan"),
+    ("1e999999", 0, "non_finite", "1e999999"),                        # overflow, decided without computing it
+    ("", 0, "no_answer", None),
+]
+
+
+@pytest.mark.parametrize("text, reference, status, extracted", VERIFIER_CONVENTIONS)
+def test_verify_detailed_conventions(text, reference, status, extracted):
+    result = m9.verify_detailed(text, reference)
+    assert (result.status, result.extracted) == (status, extracted)
+    assert result.accuracy == (status == "correct") and result.reward == float(result.accuracy)
+
+
+@pytest.mark.parametrize("text, reference, status, _extracted", VERIFIER_CONVENTIONS)
+def test_verify_numeric_answer_conventions(text, reference, status, _extracted):
+    assert m9.verify_numeric_answer(text, reference) == (status == "correct")
 
 
 def test_verify_numeric_answer_tolerance_is_max_of_abs_and_rel():
@@ -179,6 +189,11 @@ def test_clipped_surrogate_terms_seed_table():
     terms = m9.clipped_surrogate_terms(SEED_RATIOS, advantages, eps_low=0.2, eps_high=0.2)
     # rho=1.35, A>0: capped at 1.2 | 0.85, A>0: 0.85 | 1.10, A<0: -1.10 | 0.70, A<0: min(-0.7, -0.8) = -0.8
     np.testing.assert_allclose(terms, np.array([1.2, 0.85, -1.1, -0.8]) * SHRINK, rtol=REL)
+
+
+def test_clipped_surrogate_terms_unit_advantages():
+    terms = m9.clipped_surrogate_terms(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0]), 0.2, 0.2)
+    np.testing.assert_allclose(terms, [1.2, 0.85, -1.1, -0.8], rtol=REL)
 
 
 def test_clip_activity_seed_table():
@@ -337,3 +352,224 @@ def test_pass_at_k_unbiased_rejects_more_correct_than_samples():
 def test_k3_kl_rejects_mismatched_shapes():
     with pytest.raises(ValueError, match="logprobs"):
         m9.k3_kl(np.zeros(2), np.zeros(3))
+
+
+# --- every argument check the grader makes, made here too ------------------------
+# One row per check (tests/test_public_coverage.py keeps the two in step): a function that
+# accepts these inputs without raising ValueError loses the grader's points for them.
+REFUSED = {
+    "verify_detailed": [
+        (('12', 'twelve'), {}, 'a reference without a number'),
+        (('12', 12), {'rel_tol': -1e-06}, 'a negative rel_tol'),
+    ],
+    "verify_numeric_answer": [
+        (('12', 'twelve'), {}, 'a reference without a number'),
+        (('12', 12), {'rel_tol': -1e-06}, 'a negative rel_tol'),
+    ],
+    "informative_group_probability": [
+        ((float("nan"), 4), {}, 'NaN p'),
+    ],
+    "expected_draws_for_informative_groups": [
+        ((-1, 0.5, 8), {}, 'negative num_informative'),
+        ((10, 1.2, 8), {}, 'p above 1'),
+    ],
+    "group_relative_advantages": [
+        ((np.array([[[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]]),), {}, '3-D rewards'),
+        ((np.array([1.0, float("nan")]),), {}, 'NaN rewards'),
+        ((np.array([1.0, 0.0]),), {'ddof': 2}, 'ddof >= G'),
+        ((np.array([1.0, 0.0]),), {'eps': -1.0}, 'negative eps'),
+    ],
+    "leave_one_out_baseline": [
+        ((np.array([[[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]]),), {}, '3-D rewards'),
+        ((np.array([1.0, float("inf")]),), {}, 'infinite rewards'),
+    ],
+    "clipped_surrogate_terms": [
+        ((np.array([-0.1, 1.0]), np.array([1.0, 1.0])), {}, 'negative ratios'),
+        ((np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0])), {}, 'shapes that do not broadcast'),
+        ((np.array([1.0, 1.0]), np.array([1.0, 1.0]), -0.1, 0.2), {}, 'negative eps_low'),
+        ((np.array([1.0, 1.0]), np.array([1.0, 1.0]), 0.2, float("nan")), {}, 'NaN eps_high'),
+    ],
+    "clip_activity": [
+        ((np.array([-0.1, 1.0]), np.array([1.0, 1.0])), {}, 'negative ratios'),
+        ((np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0])), {}, 'shapes that do not broadcast'),
+        ((np.array([1.0, 1.0]), np.array([1.0, 1.0]), -0.1, 0.2), {}, 'negative eps_low'),
+        ((np.array([1.0, 1.0]), np.array([1.0, 1.0]), 0.2, float("nan")), {}, 'NaN eps_high'),
+    ],
+    "gspo_sequence_ratios": [
+        ((np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), np.array([[0.0, 0.0], [0.0, 0.0]]), np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]])), {}, 'mismatched shapes'),
+        ((np.array([0.0, 0.0, 0.0]), np.array([0.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0])), {}, '1-D inputs'),
+        ((np.array([[0.0, 0.0]]), np.array([[0.0, 0.0]]), np.array([[1.0, 2.0]])), {}, 'a mask entry of 2'),
+        ((np.array([[-float("inf"), 0.0]]), np.array([[0.0, 0.0]]), np.array([[1.0, 1.0]])), {}, '-inf on an active token'),
+    ],
+    "original_grpo_token_weights": [
+        ((np.array([1.0, 0.0, 1.0]), [3, 2]), {}, 'fewer lengths than rewards'),
+        ((np.array([[1.0, 0.0], [0.0, 1.0]]), [2, 3]), {}, '2-D rewards (one group)'),
+        ((np.array([1.0, 0.0, 1.0]), [2, 5, 8]), {'eps': -1.0}, 'negative eps'),
+    ],
+    "dr_grpo_token_weights": [
+        ((np.array([1.0, 0.0, 1.0]), [2, 5, 8], 0), {}, 'fixed_length 0'),
+        ((np.array([1.0, 0.0, 1.0]), [3, 2], 8), {}, 'fewer lengths than rewards'),
+        ((np.array([[1.0, 0.0], [0.0, 1.0]]), [2, 3], 8), {}, '2-D rewards (one group)'),
+    ],
+    "dapo_token_weights": [
+        ((np.array([1.0, 0.0, 1.0]), [3, 0, 2]), {}, 'a zero length'),
+        ((np.array([1.0, 0.0, 1.0]), [3, 2]), {}, 'fewer lengths than rewards'),
+        ((np.array([[1.0, 0.0], [0.0, 1.0]]), [2, 3]), {}, '2-D rewards (one group)'),
+        ((np.array([1.0, 0.0, 1.0]), [2, 5, 8]), {'eps': -1.0}, 'negative eps'),
+    ],
+    "response_contributions": [
+        (([np.array([[1.0, 1.0], [1.0, 1.0]])],), {}, 'a 2-D weight array'),
+        (([np.array([0.1, float("nan")])],), {}, 'NaN weights'),
+    ],
+    "flatten_token_weights": [
+        (([np.array([[1.0, 1.0], [1.0, 1.0]])],), {}, 'a 2-D weight array'),
+        (([np.array([0.1, float("nan")])],), {}, 'NaN weights'),
+    ],
+    "overlong_penalty": [
+        ((5, 20, 21), {}, 'cache_length > max_length'),
+    ],
+    "k3_kl": [
+        ((np.array([float("nan")]), np.array([0.0])), {}, 'NaN log-probs'),
+    ],
+    "categorical_entropy": [
+        (([0.5, 0.6],), {}, 'a row that does not sum to 1'),
+        ((np.array([]),), {}, 'an empty distribution'),
+    ],
+    "pass_at_k_independent": [
+        ((1.2, 2), {}, 'p above 1'),
+        ((0.5, 0), {}, 'k = 0'),
+    ],
+    "pass_at_k_unbiased": [
+        ((5, 2, 6), {}, 'k > n'),
+        ((0, 0, 1), {}, 'n = 0'),
+    ],
+    "synthetic_mode_training": [
+        ((), {'learning_rate': -0.1}, 'negative learning_rate'),
+        ((), {'steps': -1}, 'negative steps'),
+        ((), {'rewards': [1.0, 0.0], 'initial_logits': [0.0, 0.0, 0.0]}, 'mismatched shapes'),
+    ],
+}
+
+
+def _refused(function: str) -> list:
+    return [pytest.param(args, kwargs, id=what) for args, kwargs, what in REFUSED[function]]
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("verify_detailed"))
+def test_verify_detailed_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.verify_detailed(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("verify_numeric_answer"))
+def test_verify_numeric_answer_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.verify_numeric_answer(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("informative_group_probability"))
+def test_informative_group_probability_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.informative_group_probability(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("expected_draws_for_informative_groups"))
+def test_expected_draws_for_informative_groups_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.expected_draws_for_informative_groups(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("group_relative_advantages"))
+def test_group_relative_advantages_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.group_relative_advantages(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("leave_one_out_baseline"))
+def test_leave_one_out_baseline_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.leave_one_out_baseline(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("clipped_surrogate_terms"))
+def test_clipped_surrogate_terms_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.clipped_surrogate_terms(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("clip_activity"))
+def test_clip_activity_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.clip_activity(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("gspo_sequence_ratios"))
+def test_gspo_sequence_ratios_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.gspo_sequence_ratios(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("original_grpo_token_weights"))
+def test_original_grpo_token_weights_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.original_grpo_token_weights(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("dr_grpo_token_weights"))
+def test_dr_grpo_token_weights_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.dr_grpo_token_weights(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("dapo_token_weights"))
+def test_dapo_token_weights_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.dapo_token_weights(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("response_contributions"))
+def test_response_contributions_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.response_contributions(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("flatten_token_weights"))
+def test_flatten_token_weights_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.flatten_token_weights(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("overlong_penalty"))
+def test_overlong_penalty_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.overlong_penalty(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("k3_kl"))
+def test_k3_kl_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.k3_kl(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("categorical_entropy"))
+def test_categorical_entropy_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.categorical_entropy(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("pass_at_k_independent"))
+def test_pass_at_k_independent_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.pass_at_k_independent(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("pass_at_k_unbiased"))
+def test_pass_at_k_unbiased_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.pass_at_k_unbiased(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", _refused("synthetic_mode_training"))
+def test_synthetic_mode_training_refuses_what_the_grader_refuses(args, kwargs):
+    with pytest.raises(ValueError):
+        m9.synthetic_mode_training(*args, **kwargs)

@@ -1,0 +1,136 @@
+"""Green public tests mean full marks: every kind of check the grader makes, a public test makes too.
+
+The kind of a check is what the reference does on its inputs: return a value, or raise at one
+particular ``raise`` of the learner file (exception type and line: "beta must be > 0" and "the
+shapes differ" are two kinds even though both raise ValueError). The public tests' calls are
+recorded by the learner's own conftest (``RL4LLM_RECORD_CALLS``, the recorder the hint tables are
+built from, which also notes the calls that raised).
+
+- every kind of check a hidden case of an exercise makes, some recorded public call of that exercise
+  makes too (a function that passes the public tests cannot lose points to an argument check it never
+  saw). Not covered: the toy training runs the grader makes through a harness (two short GRPO / DPO
+  runs with the learner's loss); a learner runs them with ``rl4llm run module09 --impl starter/``,
+  not in pytest, whose whole run stays under 3 s;
+- a case whose label says "public" is a call a public test makes: the same arguments, bound to the
+  function's parameters. (Cases shown from the seed notebook, ``hidden=False`` and labelled "seed ...",
+  are the notebook's, not the tests'.)
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import sys
+import traceback
+import warnings
+from collections import defaultdict
+from functools import cache
+
+import numpy as np
+import pytest
+
+from graders import course
+from graders.build.hints import record_public_calls, starter_conftest
+from graders.checks import spec_for
+from graders.engine import calls
+from graders.engine.kit import DEFAULT_KIT
+from graders.engine.references import fresh_inputs
+from graders.paths import SOLUTIONS_DIR
+
+pytestmark = pytest.mark.slow  # the public tests run once, recorded (about 10 s)
+
+EXERCISES = DEFAULT_KIT.exercises()
+
+
+@cache
+def recorded() -> dict[str, list[dict]]:
+    """exercise id -> the public tests' calls of it (``"raises"`` on those that raised)."""
+    found = defaultdict(list)
+    for call in record_public_calls():
+        found[call["function"]].append(call)
+    return dict(found)
+
+
+@cache
+def conftest():
+    return starter_conftest()
+
+
+def reference(exercise: str):
+    """The reference module and function (solutions/ on sys.path, as the seeds import them)."""
+    stem, function = exercise.split(".", 1)
+    folder = str(SOLUTIONS_DIR / course.module_of(stem).folder)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    module = importlib.import_module(stem)
+    return module, getattr(module, function)
+
+
+def kind(module, thunk) -> str:
+    """``"value"``, or ``"<Exception> at line N"`` of the learner file's innermost frame."""
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            thunk()
+    except Exception as error:  # noqa: BLE001 - the kind of the check
+        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == module.__file__]
+        return f"{type(error).__name__} at line {lines[-1] if lines else '?'}"
+    return "value"
+
+
+def public_call(module, call: dict) -> tuple[tuple, dict]:
+    return tuple(conftest().untagged(call["args"], module)), conftest().untagged(call["kwargs"], module)
+
+
+def hidden_kinds(exercise: str) -> dict[str, str]:
+    """kind -> the label of the first hidden case of that kind (harness cases left out)."""
+    module, function = reference(exercise)
+    spec = spec_for(exercise)
+    mode = spec.call.describe()
+    if mode["kind"] == "harness":
+        return {}
+    found: dict[str, str] = {}
+    for case in spec.cases():
+        args, kwargs = fresh_inputs(case)
+        found.setdefault(kind(module, lambda: calls.call_case(mode, function, module, module, args, kwargs)),
+                         case.label)
+    return found
+
+
+def public_kinds(exercise: str) -> set[str]:
+    module, function = reference(exercise)
+    kinds = set()
+    for call in recorded().get(exercise, []):
+        args, kwargs = public_call(module, call)
+        kinds.add(kind(module, lambda: function(*args, **kwargs)))
+    return kinds
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_every_kind_of_hidden_check_has_a_public_test_of_that_kind(exercise):
+    missing = {k: label for k, label in hidden_kinds(exercise).items() if k not in public_kinds(exercise)}
+    assert not missing, (f"{exercise}: hidden checks of kinds no public test makes (kind: a hidden case's label): "
+                         f"{missing}; add a row to the public tests (REFUSED in its test file)")
+
+
+def _bound(function, args: tuple, kwargs: dict) -> str:
+    """The arguments bound to ``function``'s parameters (defaults applied), normalised exactly."""
+    bound = inspect.signature(function).bind(*args, **kwargs)
+    bound.apply_defaults()
+    normalise = conftest().kit_compare.normalise
+    return json.dumps({name: conftest().tagged(normalise(value), None) for name, value in bound.arguments.items()},
+                      sort_keys=True)
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_a_case_labelled_public_is_a_call_a_public_test_makes(exercise):
+    module, function = reference(exercise)
+    spec = spec_for(exercise)
+    if spec.call.describe()["kind"] == "harness":
+        pytest.skip("harness cases run the toy, not the function")
+    made = {_bound(function, *public_call(module, call)) for call in recorded().get(exercise, [])}
+    labelled = [case for case in spec.cases() if "public" in case.label.lower()]
+    assert all(not case.hidden for case in labelled), f"{exercise}: a hidden case is labelled public"
+    unmade = [case.label for case in labelled if _bound(function, *fresh_inputs(case)) not in made]
+    assert not unmade, f"{exercise}: cases labelled public that no public test makes: {unmade}"
