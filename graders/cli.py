@@ -39,6 +39,18 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return build(check=args.check)
 
 
+def _cmd_bundle(args: argparse.Namespace) -> int:
+    from graders.build.bundle import BundleError, build_bundle
+
+    try:
+        out = build_bundle(args.out, force=args.force)
+    except BundleError as error:
+        print(f"rl4llm bundle: {error}", file=sys.stderr)
+        return 2
+    print(f"learner bundle in {out}/ (README.md, README.ru.md, pyproject.toml, starter/, graders/: rl4llm run only)")
+    return 0
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from graders.walkthrough import run_notebook
 
@@ -197,6 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_build = sub.add_parser("build", help="regenerate starter/ from solutions/")
     p_build.add_argument("--check", action="store_true", help="only verify; exit 1 when stale")
     p_build.set_defaults(func=_cmd_build)
+
+    p_bundle = sub.add_parser("bundle", help="build what a learner receives (no solutions, checks or engine)")
+    p_bundle.add_argument("--out", required=True, help="a new (or empty) folder for the learner bundle")
+    p_bundle.add_argument("--force", action="store_true", help="replace the folder's contents")
+    p_bundle.set_defaults(func=_cmd_bundle)
 
     p_run = sub.add_parser("run", help="run a course notebook headless (tables + PNG figures)")
     p_run.add_argument("module", type=course.module, metavar="MODULE",

@@ -1,0 +1,68 @@
+"""``rl4llm`` in the learner bundle (``rl4llm bundle``): ``rl4llm run`` only.
+
+The instructor's CLI (:mod:`graders.cli`) also builds, grades and exports; the learner's install has
+none of that (no solutions, no checks, no engine), so its ``rl4llm`` offers what works there: running
+a course notebook on the learner's own files. Help texts follow the kit's language setting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from graders import course
+from graders.language import default_language
+
+HELP = {
+    "en": {
+        "description": "RL for LLMs, modules 8 and 9: run a course notebook on your own code.",
+        "run": "run a course notebook headless on your files (tables + PNG figures)",
+        "module": "module08 or module09 (also 8, 9, module_08, module_09)",
+        "impl": "your files: a folder laid out like starter/ (DIR/module_09/module_9_reference.py) or the "
+                "module folder itself (default: starter/)",
+        "profile": "the toy experiment's size",
+        "out": "output folder (default rl4llm-out/<module>)",
+        "reference_only": "stop before the toy training experiment",
+        "lang": "language of the figures and messages (default: $RL4LLM_LANG, else the locale)",
+        "traceback": "print Python's full traceback when a cell fails",
+    },
+    "ru": {
+        "description": "RL для LLM, модули 8 и 9: ноутбук курса на вашем коде.",
+        "run": "выполнить ноутбук курса на ваших файлах без Jupyter (таблицы и рисунки PNG)",
+        "module": "module08 или module09 (также 8, 9, module_08, module_09)",
+        "impl": "ваши файлы: папка, устроенная как starter/ (DIR/module_09/module_9_reference.py), или сама "
+                "папка модуля (по умолчанию starter/)",
+        "profile": "размер учебного эксперимента",
+        "out": "папка для результатов (по умолчанию rl4llm-out/<модуль>)",
+        "reference_only": "остановиться перед учебным экспериментом с обучением",
+        "lang": "язык рисунков и сообщений (по умолчанию $RL4LLM_LANG, иначе локаль)",
+        "traceback": "при ошибке ячейки показать полный traceback Python",
+    },
+}
+
+
+def parser(language: str | None = None) -> argparse.ArgumentParser:
+    text = HELP[language or default_language()]
+    top = argparse.ArgumentParser(prog="rl4llm", description=text["description"])
+    sub = top.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help=text["run"], description=text["run"])
+    run.add_argument("module", type=course.module, metavar="MODULE", help=text["module"])
+    run.add_argument("--impl", default="starter", metavar="DIR", help=text["impl"])
+    run.add_argument("--profile", choices=["smoke", "full"], default="smoke", help=text["profile"])
+    run.add_argument("--out", default=None, help=text["out"])
+    run.add_argument("--reference-only", action="store_true", help=text["reference_only"])
+    run.add_argument("--lang", choices=course.LANGUAGES, default=None, help=text["lang"])
+    run.add_argument("--traceback", action="store_true", help=text["traceback"])
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    from graders.walkthrough import run_notebook
+
+    return run_notebook(args.module, args.impl, args.out, profile=args.profile, reference_only=args.reference_only,
+                        language=args.lang, show_traceback=args.traceback)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
