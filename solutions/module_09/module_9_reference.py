@@ -79,6 +79,12 @@ def _lengths(lengths, count: int) -> list[int]:
 
 # ---------------------------------------------------------------------------
 # The verifier: the reward of RLVR
+# verify_detailed and verify_numeric_answer are graded. The three private helpers below are the
+# suggested way to build them, part of the same exercise and not graded on their own: write them,
+# or replace them with your own (nothing else in the course calls them).
+# Оцениваются verify_detailed и verify_numeric_answer. Три закрытые функции ниже -- предлагаемый
+# способ их построить; это часть того же задания, отдельно они не оцениваются: напишите их или
+# замените своими (больше ничто в курсе их не вызывает).
 # ---------------------------------------------------------------------------
 def _last_box(text: str) -> tuple[bool, str | None]:
     r"""(found, content) of the LAST \boxed{...}; content None when that box never closes.
