@@ -342,6 +342,29 @@ def megabyte_responses() -> dict[str, str]:
     }
 
 
+def bench_class_report_500() -> float:
+    """``class-report-500``: ``rl4llm report`` on 500 submissions' reports (made, untimed, by grading the
+    demo's three examples -- complete, untouched starter, typical mistakes -- then copied 500 times)."""
+    import random
+
+    from graders.engine.demo import assemble_examples
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        seeds = assemble_examples(tmp / "examples")  # complete, untouched starter, typical mistakes
+        _timed([PY, "-m", "graders.cli", "grade", *map(str, seeds), "--out", str(tmp / "seed"), "--jobs", "2",
+                "--quiet"])
+        reports = [json.loads((tmp / "seed" / seed.name / "report.json").read_text(encoding="utf-8"))
+                   for seed in seeds]
+        batch = tmp / "batch"
+        generator = random.Random(0)
+        for index in range(500):
+            report = dict(generator.choice(reports), submission=f"student_{index:03d}")
+            (batch / report["submission"]).mkdir(parents=True)
+            (batch / report["submission"] / "report.json").write_text(json.dumps(report), encoding="utf-8")
+        return _timed([PY, "-m", "graders.cli", "report", str(batch)])
+
+
 def bench_verify_megabyte() -> float:
     """The slowest of :func:`megabyte_responses` through the reference ``verify_detailed`` (in this process)."""
     from graders.loader import load_module
@@ -373,6 +396,8 @@ MEASUREMENTS = {  # the default run: all of them, in this order
     "nbgrader-paired": ("the same notebooks: nbgrader autograde vs rl4llm grade", bench_nbgrader_paired),
     "verify-megabyte": ("the slowest megabyte-long adversarial response through verify_detailed",
                         bench_verify_megabyte),
+    "class-report-500": ("rl4llm report on 500 submissions (HTML, CSV, three PNG figures)",
+                         bench_class_report_500),
     "sandbox-cost": ("what the kernel sandbox adds per submission (namespaces, tmpfs, Landlock)",
                      bench_sandbox_cost),
 }
