@@ -65,6 +65,8 @@ TEXT = {
         "heatmap_figure": "Status of each exercise in each submission (submissions by total score)",
         "submission_axis": "submission (highest total first)",
         "environment": "Errors and timeouts (usually the environment, not the learning)",
+        "environment_note": ("an exercise left as its stub (NotImplementedError) ends in an error too: a row for "
+                             "every exercise of a submission usually means work not handed in"),
         "no_environment": "No exercise ended in an error or a timeout.",
         "submission": "submission", "status": "status",
         "statuses": {"passed": "passed", "failed": "failed", "error": "error", "timeout": "timeout",
@@ -91,6 +93,8 @@ TEXT = {
         "heatmap_figure": "Статус каждого задания в каждой работе (работы по итоговому баллу)",
         "submission_axis": "работа (от наибольшего балла)",
         "environment": "Ошибки выполнения и превышения времени (обычно среда, а не понимание)",
+        "environment_note": ("задание, оставленное заготовкой (NotImplementedError), тоже заканчивается ошибкой: "
+                             "строки для всех заданий одной работы обычно значат, что работа не сдана"),
         "no_environment": "Ни одно задание не закончилось ошибкой выполнения или превышением времени.",
         "submission": "работа", "status": "статус",
         "statuses": {"passed": "зачтено", "failed": "неверно", "error": "ошибка", "timeout": "время",
@@ -296,6 +300,7 @@ def render_html(data: ClassData, table, misconceptions, environment, images: dic
         f'<section id="heatmap"><h2>{html.escape(text["heatmap"])}</h2>{image("heatmap", text["heatmap_figure"])}'
         "</section>",
         f'<section id="environment"><h2>{html.escape(text["environment"])}</h2>'
+        f'<p class="note">{html.escape(text["environment_note"])}</p>'
         + (_html_table([text[k] for k in ("submission", "exercise", "status")],
                        [[s, e, text["statuses"][st]] for s, e, st in environment.values.tolist()])
            if len(environment) else f'<p>{html.escape(text["no_environment"])}</p>') + "</section>",

@@ -62,5 +62,8 @@ def run_demo(out_dir: Path, *, jobs: int = 2, kit: Kit = DEFAULT_KIT) -> int:
             print(f"rl4llm demo: the grader could not work: {error}", file=sys.stderr)
             return 2
     print(scoreboard(result.reports, feedback=True), end="")
-    print(f"\nreports in {out_dir}/ ({time.monotonic() - started:.1f} s)")
+    from graders.classreport import build_class_report
+
+    report = build_class_report(out_dir)["report"]
+    print(f"\nreports in {out_dir}/, the class report in {report} ({time.monotonic() - started:.1f} s)")
     return 1 if result.internal_errors else 0
