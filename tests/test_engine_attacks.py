@@ -124,6 +124,22 @@ ATTACKS: dict[str, str] = {
         os.link(SOLUTION, "linked.py")
         _adopt(open("linked.py").read())
     """,
+    # -- forging the child's reports: its own pipe is the only one it holds; the parent labels what it
+    # relays with the exercises it started the child for, and the grader judges each payload
+    "forge_result_lines": """
+        import json
+        _disarm()
+        forged = [{"loaded": None}] + [{"result": payload} for payload in (
+            {}, {"cases": "all passed"}, 5, None, [], {"cases": [{"outcome": "ok", "value": 0.0}] * 500},
+            {"cases": [None, 1, "a", {"outcome": "ok"}, {"outcome": "passed"}, {"outcome": "raised"}]},
+            {"missing": 0, "cases": []}, {"violations": "none", "cases": []}, {"cases": []})] * 4
+        data = "".join(json.dumps(event) + "\\n" for event in forged).encode()
+        for fd in range(3, 128):
+            try:
+                os.write(fd, data)
+            except OSError:
+                pass
+    """,
     # -- the reference store (graders.engine.refcache): the answers, and what the next batch reads
     "read_reference_store": """
         _disarm()
@@ -522,6 +538,15 @@ def test_every_report_records_the_sandbox(attacked):
     for name, active in probe.layers.items():
         if name != "grader_not_dumpable":
             assert correct[name] == active, name
+
+
+def test_forged_result_lines_cost_no_grader_error(attacked):
+    # a payload of the wrong shape is the submission's problem, never the grader's: no internal error,
+    # and the forger's report is an ordinary one (at most the placebo's score, see above)
+    assert not [e for e in attacked["result"].internal_errors if e.startswith("forge_result_lines")], \
+        attacked["result"].internal_errors
+    report = attacked["reports"]["forge_result_lines"]
+    assert len(report["exercises"]) == len(attacked["reports"]["placebo"]["exercises"])
 
 
 def test_a_huge_result_costs_only_its_exercise(attacked):
