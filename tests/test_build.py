@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import textwrap
 
 import numpy as np
@@ -19,7 +20,7 @@ from graders.build.stubs import GIVEN_HEADER, given_files, make_stub_source, sol
 from graders.engine import codec, compare
 from graders.engine.kit import DEFAULT_KIT
 from graders.fences import FenceError, exercises_in, find_fences
-from graders.paths import SOLUTIONS_DIR, STARTER_DIR
+from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 
 SAMPLE = textwrap.dedent('''\
     """Sample module."""
@@ -239,3 +240,21 @@ def test_the_helper_checks_a_long_array_at_its_sampled_indices():
         check_close({"curve": curve}, {"curve": sampled(301, [0, 150, 300], [0.0, 0.6, 1.0])})
     with pytest.raises(AssertionError, match=r"expected an array of shape \(301,\), got shape \(300,\)"):
         check_close(curve[:300], sampled(301, [0], [0.0]))
+
+
+def test_every_exercise_has_its_formula_typeset_in_the_notebooks():
+    from graders.build.notebooks.latex import LATEX, display_math
+    from graders.engine.kit import DEFAULT_KIT
+
+    exercises = DEFAULT_KIT.exercises()
+    assert sorted(LATEX) == sorted(exercises)  # one formula per exercise, none for a function that is not one
+    for exercise, formula in LATEX.items():
+        depth = 0
+        for char in formula.replace(r"\{", "").replace(r"\}", ""):
+            depth += {"{": 1, "}": -1}.get(char, 0)
+            assert depth >= 0, exercise
+        assert depth == 0 and "$" not in formula, exercise
+    notebook = json.loads((REPO_ROOT / "assignments" / "source" / "module_09_ru" / "module_9_reference.ipynb")
+                          .read_text(encoding="utf-8"))
+    markdown = "\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "markdown")
+    assert display_math("module_9_reference.group_relative_advantages") in markdown

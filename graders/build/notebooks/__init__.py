@@ -29,6 +29,7 @@ from graders.build.notebooks.cells import Segment, dependencies, split_source
 from graders.build.notebooks.checks import graded_cell, visible_checks
 from graders.build.notebooks.helper import helper_names, helper_source
 from graders.build.notebooks.ipynb import Notebook
+from graders.build.notebooks.latex import display_math
 from graders.build.notebooks.texts import (
     EXPERIMENT_CALL, EXPERIMENT_NEEDS, FILE_TEXT, HOW_TO, MODULE_TEXT, TEXT, code_list, fenced, points_text,
 )
@@ -36,7 +37,7 @@ from graders.build.stubs import given_files, make_given_source
 from graders.checks import Harness, spec_for
 from graders.engine.kit import DEFAULT_KIT
 from graders.loader import parse
-from graders.paths import ASSIGNMENTS_DIR, SOLUTIONS_DIR
+from graders.paths import ASSIGNMENTS_DIR, SOLUTIONS_DIR, STARTER_DIR
 
 SOURCE_DIR = ASSIGNMENTS_DIR / "source"
 
@@ -65,14 +66,16 @@ def _intro(module: course.Module, stem: str, language: str, docstring: str, coun
 
 
 def _about(segment: Segment, index: int, count: int, points: float, deps: list[str], trusted: list[str],
-           language: str) -> str:
-    """The markdown above an exercise: its formula, the rest of its docstring, what it calls."""
+           language: str, exercise_id: str = "") -> str:
+    """The markdown above an exercise: its formula (typeset, then the docstring's line), the rest of its
+    docstring, what it calls."""
     text = TEXT[language]
     doc = inspect.cleandoc(ast.get_docstring(segment.node, clean=False) or "")
     first, _, rest = doc.partition("\n")
     parts = [text["exercise"].format(index=index, count=count, name=segment.name,
                                      points=points_text(points, language)),
-             "", text["formula"], "", fenced(first.strip())]
+             "", text["formula"], "", *([display_math(exercise_id), ""] if display_math(exercise_id) else []),
+             fenced(first.strip())]
     if rest.strip():
         parts += ["", text["docstring"], "", fenced(rest.strip("\n"))]
     if trusted:
@@ -132,7 +135,8 @@ def build_notebook(folder: str, stem: str, language: str) -> str:
             harness = spec.call.describe()["source"] if isinstance(spec.call, Harness) else ""
             trusted = [d for d in deps if d in harness]  # swapped in by the harness
             nb.markdown(f"about-{segment.name}", _about(segment, exercises.index(segment) + 1, len(exercises),
-                                                        spec.points, deps, trusted, language))
+                                                        spec.points, deps, trusted, language,
+                                                        f"{stem}.{segment.name}"))
             nb.code(segment.name, segment.text, solution=True, locked=False)
             checks = visible_checks(f"{stem}.{segment.name}", getattr(reference, segment.name))
             nb.code(f"test-{segment.name}", graded_cell(f"{stem}.{segment.name}", segment.name, spec.points, checks,
@@ -168,6 +172,20 @@ def given_outputs(solutions_dir: Path = SOLUTIONS_DIR, source_dir: Path = SOURCE
     return outputs
 
 
+def page_outputs(starter_dir: Path = STARTER_DIR, source_dir: Path = SOURCE_DIR) -> dict[Path, str]:
+    """The module's page (its equations and conventions) as ``README.md`` beside its notebooks, in the
+    assignment's language (the English page where a translation is missing), so the release ships it."""
+    outputs: dict[Path, str] = {}
+    for module in course.MODULES:
+        for language in course.LANGUAGES:
+            pages = [starter_dir / module.folder / name for name in (f"README.{language}.md", "README.md")]
+            page = next((path for path in pages if path.is_file()), None)
+            if page is not None:
+                outputs[source_dir / assignment_name(module.folder, language) / "README.md"] = \
+                    page.read_text(encoding="utf-8")
+    return outputs
+
+
 def build_outputs() -> dict[Path, str]:
     """Every source notebook (and given module beside them) and its expected content (absolute path -> text)."""
     outputs: dict[Path, str] = {}
@@ -176,4 +194,5 @@ def build_outputs() -> dict[Path, str]:
             outputs[notebook_path(learner_file.folder, learner_file.stem, language)] = \
                 build_notebook(learner_file.folder, learner_file.stem, language)
     outputs.update(given_outputs())
+    outputs.update(page_outputs())
     return outputs

@@ -79,7 +79,7 @@ HOW_TO = {
    timeout, a crash, or anything the grader refuses (reading its files, starting processes, ...) scores 0 for the
    exercise.
 6. **Conventions.** float64 and natural logarithms; never modify an input in place; invalid arguments raise
-   `ValueError` naming the argument. The equations are on the module's page, `starter/{folder}/README.md`.
+   `ValueError` naming the argument. The equations are on the module's page, `README.md` beside this notebook.
 
 Before you submit: *Kernel → Restart & Run All*, and check that no cell fails.""",
     "ru": """## Как работать
@@ -106,7 +106,7 @@ Before you submit: *Kernel → Restart & Run All*, and check that no cell fails.
    запуск процессов, ...), дают 0 за упражнение.
 6. **Соглашения.** float64 и натуральные логарифмы; входные данные никогда не изменяются на месте; при
    недопустимых аргументах выбрасывается `ValueError` с именем аргумента. Формулы собраны на странице модуля
-   `starter/{folder}/README.md`.
+   `README.md` рядом с этим ноутбуком.
 
 Перед сдачей: *Kernel → Restart & Run All* и убедитесь, что ни одна ячейка не падает.""",
 }
@@ -114,7 +114,7 @@ Before you submit: *Kernel → Restart & Run All*, and check that no cell fails.
 TEXT = {
     "en": {
         "notebook": "This notebook is the nbgrader form of the learner file `{stem}.py` ({blurb}): {count} exercises, "
-                    "{points} points.",
+                    "{points}.",
         "experiment": "The tests do not run the toy experiment itself (the autograder runs a short version of it "
                       "with your function plugged in). To run it yourself, call `{call}` in a new cell.",
         "file_doc": "### The file's own description",
@@ -125,7 +125,7 @@ TEXT = {
         "given": "**Given code** (read-only): run it; you need not change it.",
         "helper_fn": "### Helper `{name}` — yours to write; graded through the exercises that call it",
         "exercise": "## Exercise {index} of {count}: `{name}` — {points}",
-        "formula": "**Formula** (the first line of the docstring):",
+        "formula": "**Formula** (typeset, then as the first line of the docstring writes it):",
         "docstring": "**The rest of the docstring:**",
         "dependent": "`{name}` calls {deps}. The autograder checks it with trusted copies of {them}, so a mistake "
                      "there costs points only once; the visible checks below use your own {deps} and only print "
@@ -147,7 +147,7 @@ TEXT = {
         "helper_fn": "### Вспомогательная функция `{name}` — её пишете вы; она оценивается через упражнения, "
                      "которые её вызывают",
         "exercise": "## Упражнение {index} из {count}: `{name}` — {points}",
-        "formula": "**Формула** (первая строка docstring):",
+        "formula": "**Формула** (в наборе, затем так, как её пишет первая строка docstring):",
         "docstring": "**Остальная часть docstring** (на английском):",
         "dependent": "`{name}` вызывает {deps}. Автогрейдер проверяет её с доверенными копиями {them}, поэтому "
                      "ошибка там не отнимает баллы дважды; видимые проверки ниже используют ваши собственные "
