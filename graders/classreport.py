@@ -255,8 +255,10 @@ def figures(data: ClassData, table, language: str) -> dict[str, bytes]:
 
 
 def _short(exercise: str) -> str:
-    stem, function = exercise.split(".", 1)
-    return f"{stem.split('_')[1]}.{function}"  # module_9_reference.k3_kl -> 9.k3_kl
+    """``module_9_reference.k3_kl`` -> ``9.k3_kl`` (an id of another form stays as it is)."""
+    stem, _, function = exercise.partition(".")
+    parts = stem.split("_")
+    return f"{parts[1]}.{function}" if function and len(parts) > 1 and parts[0] == "module" else exercise
 
 
 def _number(value: float) -> str:

@@ -84,10 +84,13 @@ RTOL, ATOL = 1e-6, 1e-9  # a recorded result matches a table's wrong value at th
 REFERENCE = "(reference)"  # the table's entry holding the reference's own output (no entry NAME has brackets)
 
 # Every line this file prints, in each language of the course (same placeholders). Misconception
-# names and hints stay as catalogued (English).
+# names read the same in every language; their hints come in every language from _hints.json.
+# "not_implemented_stub" is the line for the kit's own stubs, which raise the English message
+# "<function> is not implemented yet -- <formula>" (the kit's tests keep it equal to the grader's form).
 MESSAGES = {
     "en": {
         "not_implemented": "NOT IMPLEMENTED: {message}",
+        "not_implemented_stub": "NOT IMPLEMENTED: {function} is not implemented yet -- {pointer}",
         "likely": "likely mistake in {function}: {name} -- {hint}",
         "several": "several known mistakes in {function} fit these inputs: {names}",
         "float_trap": ("{function} returned {value:.2g} where exactly 0 is expected: the mean of equal floats is "
@@ -96,6 +99,7 @@ MESSAGES = {
     },
     "ru": {
         "not_implemented": "НЕ РЕАЛИЗОВАНО: {message}",
+        "not_implemented_stub": "НЕ РЕАЛИЗОВАНО: {function} — {pointer}",
         "likely": "вероятная ошибка в {function}: {name} -- {hint}",
         "several": "этим входам {function} соответствуют несколько известных ошибок: {names}",
         "float_trap": ("{function} вернула {value:.2g} там, где ожидается ровно 0: среднее равных чисел с "
@@ -121,6 +125,24 @@ def language(environ=None) -> str:
 
 def message(key: str, lang: str | None = None, **fields) -> str:
     return MESSAGES[lang or language()][key].format(**fields)
+
+
+def not_implemented(error, lang: str | None = None) -> str:
+    """The one line for a NotImplementedError: a kit stub's message ("<function> is not implemented yet --
+    <formula>") in the language, any other message as it is."""
+    text = str(error)
+    head, _, pointer = text.partition(" -- ")
+    function, marker, rest = head.partition(" is not implemented yet")
+    if marker and not rest and pointer and function and " " not in function:
+        return message("not_implemented_stub", lang, function=function, pointer=pointer)
+    return message("not_implemented", lang, message=text)
+
+
+def hint_text(hint, lang: str | None = None) -> str:
+    """A catalogued hint of _hints.json ({language: text}) in the language, else in English."""
+    if not isinstance(hint, dict):
+        return "" if hint is None else str(hint)
+    return hint.get(lang or language()) or hint.get("en") or ""
 
 
 class Unsupported(Exception):
@@ -460,7 +482,8 @@ def diagnosis(observations: dict, table: dict, exact_check: bool = True, lang: s
         # an input the trap explains is no evidence for a catalogued mistake: judge on the others
         fit = fitting_entries([o for value, o in traps if value is None or abs(value) <= ATOL])
         if fit and len(fit) == 1:
-            lines.append(message("likely", lang, function=function, name=fit[0], hint=hints.get(fit[0])))
+            hint = hint_text(hints.get(fit[0]), lang)
+            lines.append(message("likely", lang, function=function, name=fit[0], hint=hint))
         elif fit:
             lines.append(message("several", lang, function=function, names=", ".join(fit)))
     return lines[:limit]
@@ -563,7 +586,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     excinfo = call.excinfo
     if report.failed and excinfo is not None and excinfo.errisinstance(NotImplementedError):
-        report.longrepr = message("not_implemented", message=excinfo.value)
+        report.longrepr = not_implemented(excinfo.value)
     elif report.failed and call.when == "call" and RECORDER.active:
         try:
             lines = likely_mistakes(RECORDER.calls, exact_check=_exact_check(excinfo))

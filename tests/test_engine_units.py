@@ -298,7 +298,9 @@ def test_mutant_source_is_the_reference_with_the_entry_applied(tmp_path):
     reference = DEFAULT_KIT.solution_path("module_9_reference").read_text(encoding="utf-8")
     assert text.startswith(reference.rstrip("\n")) and "\ndef _right(rewards, scale: bool = True" in text
     assert text.rstrip().endswith('def group_relative_advantages(rewards, scale=True, *, eps=1e-6, ddof=0):\n'
-                                  '    """looks like sample std (ddof=1); the lecture uses population std (ddof=0)"""\n'
+                                  '    """looks like sample std (ddof=1); the lecture uses population std (ddof=0)\n\n'
+                                  '    ru: похоже на выборочное std (ddof=1); в лекции используется std генеральной '
+                                  'совокупности (ddof=0)\n    """\n'
                                   '    return _advantages(rewards, scale, eps, 1)')
     (tmp_path / "module_9_reference.py").write_text(text, encoding="utf-8")
     mutant = load_module(tmp_path / "module_9_reference.py", "_test_mutant_module_9_reference")
@@ -314,18 +316,27 @@ CATALOGUE_ENTRY = '''"""A catalogue file for k3_kl."""
 
 def k1(logprobs, ref_logprobs):
     """looks like k1,
-    not k3"""
+    not k3
+
+    ru: похоже на k1,
+    а не на k3"""
     return -_right(logprobs, ref_logprobs)
 '''
 MALFORMED = {  # what is wrong -> (the file, the error it must give)
     "no docstring": ("def k1(logprobs, ref_logprobs):\n    return 0\n", ":1: entry k1 has no docstring"),
     "a constant": ('NAME = "k1"\n' + CATALOGUE_ENTRY, ":1: only entries and helpers (def) may stand"),
-    "twice": (CATALOGUE_ENTRY + "\n\n" + CATALOGUE_ENTRY.split("\n", 3)[3], ":10: k1 is defined twice"),
+    "twice": (CATALOGUE_ENTRY + "\n\n" + CATALOGUE_ENTRY.split("\n", 3)[3], ":13: k1 is defined twice"),
     "signature": (CATALOGUE_ENTRY.replace("k1(logprobs, ref_logprobs)", "k1(logprobs)"), ":4: entry k1(logprobs) does"),
     "shadowing helper": (CATALOGUE_ENTRY + "\n\ndef _float_array(values):\n    return values\n",
-                         ":10: helper _float_array would replace module_9_reference's own _float_array"),
+                         ":13: helper _float_array would replace module_9_reference's own _float_array"),
     "reserved name": (CATALOGUE_ENTRY.replace("def k1(", "def _right("), ":4: _right is reserved"),
-    "calls itself": (CATALOGUE_ENTRY.replace("-_right(", "-k3_kl("), ":7: k1 uses k3_kl, which the entry replaces"),
+    "calls itself": (CATALOGUE_ENTRY.replace("-_right(", "-k3_kl("), ":10: k1 uses k3_kl, which the entry replaces"),
+    "no Russian hint": (CATALOGUE_ENTRY.replace("\n\n    ru: похоже на k1,\n    а не на k3", ""),
+                        ":5: entry k1: no ru hint: add a paragraph ru: ... to the docstring"),
+    "an unknown language": (CATALOGUE_ENTRY.replace("ru: похоже", "de: sieht"), ":5: entry k1: de: the course speaks"),
+    "ru twice": (CATALOGUE_ENTRY.replace("а не на k3", "а не на k3\n\n    ru: ещё раз"), ":5: entry k1: two ru: hints"),
+    "no language code": (CATALOGUE_ENTRY.replace("ru: похоже", "похоже"),
+                         ":5: entry k1: a paragraph after the English hint must open with a language code"),
     "syntax": ("def k1(:\n", ":1: syntax error"),
     "not snake_case": (CATALOGUE_ENTRY.replace("def k1(", "def K1("), ":4: entry K1: a NAME is snake_case"),
 }
@@ -338,6 +349,7 @@ def test_catalogue_format(tmp_path):
     path.write_text(CATALOGUE_ENTRY, encoding="utf-8")
     (entry,) = read_entries(path)
     assert (entry.exercise, entry.name, entry.hint) == ("module_9_reference.k3_kl", "k1", "looks like k1, not k3")
+    assert entry.hints == {"en": "looks like k1, not k3", "ru": "похоже на k1, а не на k3"}
     (loaded,) = load_misconceptions("module_9_reference.k3_kl", kit)
     logprobs, ref_logprobs = np.array([0.0, -1.0]), np.array([-1.0, 0.0])
     right = DEFAULT_KIT.reference_module("module_9_reference").k3_kl

@@ -320,7 +320,7 @@ def test_russian_feedback_of_a_failed_a_missing_and_an_error_exercise(graded):
     assert failed["status"] == "failed" and failed["misconceptions"] == ["sample_std"]
     assert re.match(r"пройдено проверок: \d+ из \d+\.\n- '", failed["feedback"])
     assert "ожидалось: [" in failed["feedback"] and "не совпадают элементы: " in failed["feedback"]
-    assert "    типичная ошибка 'sample_std': looks like sample std" in failed["feedback"]  # the hint: English
+    assert "    типичная ошибка 'sample_std': похоже на выборочное std (ddof=1)" in failed["feedback"]  # the hint too
 
     missing = mutant["module_9_training.grpo_loss"]
     assert missing["status"] == "missing"

@@ -11,13 +11,37 @@ import string
 
 import pytest
 
+import importlib
+import re
+
 from graders import course
+from graders.build.hints import starter_conftest
 from graders.build.notebooks import texts
 from graders.engine import nbgrader_scoring
 from graders.engine import texts as engine_texts
 from graders import figures, walkthrough
+from graders.paths import REPO_ROOT
 
-TEXT_MODULES = (texts, nbgrader_scoring, engine_texts, walkthrough, figures)
+KNOWN_TEXT_MODULES = (texts, nbgrader_scoring, engine_texts, walkthrough, figures)
+LANGUAGE_KEY = re.compile(r"""["'](?:%s)["']\s*[:)]""" % "|".join(course.LANGUAGES[1:]))
+
+
+def _modules_with_texts() -> list:
+    """Every kit module whose source has a table entry for a language other than English (``"ru": ...``),
+    the known ones first, and the learner's conftest (``MESSAGES``); the misconception catalogue holds
+    its texts in docstrings (tests/test_languages_catalogue.py)."""
+    found = list(KNOWN_TEXT_MODULES)
+    for path in sorted((REPO_ROOT / "graders").rglob("*.py")):
+        relative = path.relative_to(REPO_ROOT).with_suffix("")
+        if "misconceptions" in relative.parts or not LANGUAGE_KEY.search(path.read_text(encoding="utf-8")):
+            continue
+        module = importlib.import_module(".".join(relative.parts).removesuffix(".__init__"))
+        if module not in found:
+            found.append(module)
+    return found + [starter_conftest()]
+
+
+TEXT_MODULES = tuple(_modules_with_texts())
 
 
 def _is_language_key(key) -> bool:
@@ -54,6 +78,7 @@ def test_text_tables_are_found():
     names = {param.id for param in _tables()}
     assert {"texts.MODULE_TEXT", "texts.FILE_TEXT", "texts.HOW_TO", "texts.TEXT", "nbgrader_scoring.TEXT"} <= names
     assert {"texts.FEEDBACK", "texts.SCOREBOARD", "texts.DETAILS", "texts.KINDS"} <= names  # the grader's
+    assert "_rl4llm_starter_conftest.MESSAGES" in names  # the learner's pytest
 
 
 @pytest.mark.parametrize("table", _tables())

@@ -285,9 +285,12 @@ def test_verdict_outputs_make_nbgrader_record_the_engine_points(language):
         text = json.dumps(outputs, ensure_ascii=False)
         if engine is not None:
             assert nbgrader_scoring.TEXT[language]["how"] in text and nbgrader_scoring.TEXT[language]["hidden"] in text
-    stub = entry(0.0, "error", feedback="0/3 checks passed.\nnot implemented yet: m.f")
+    stub = {**entry(0.0, "error", feedback="0/3 checks passed.\nnot implemented yet: m.f"), "not_implemented": True}
     _, outputs = nbgrader_scoring.verdict_outputs(stub, "m.f", 3, language, hide=False)
     assert nbgrader_scoring.TEXT[language]["status"]["not_implemented"] in outputs[0]["evalue"]
+    started = entry(0.0, "error", feedback="0/3 checks passed.\nnot implemented yet: m.f")  # the code, not the text
+    _, outputs = nbgrader_scoring.verdict_outputs(started, "m.f", 3, language, hide=False)
+    assert nbgrader_scoring.TEXT[language]["status"]["not_implemented"] not in outputs[0]["evalue"]
     english, russian = nbgrader_scoring.TEXT["en"], nbgrader_scoring.TEXT["ru"]
     assert english.keys() == russian.keys() and english["status"].keys() == russian["status"].keys()
 
@@ -849,7 +852,9 @@ def test_the_untouched_release_scores_zero_on_every_graded_cell(course):
             graded = {name: value for name, value in cells.items() if name.startswith("test-")}
             assert len(graded) == len(exercises_in(DEFAULT_KIT.solution_path(stem)))
             assert all(score == 0 for score, _ in graded.values()), (assignment, stem, graded)
-            assert "not implemented yet" in _feedback_text(root, UNTOUCHED, assignment, stem)
+            language = ASSIGNMENTS[assignment][1]  # the verdict and the engine's lines in the assignment's language
+            assert nbgrader_scoring.TEXT[language]["status"]["not_implemented"] in \
+                _feedback_text(root, UNTOUCHED, assignment, stem)
 
 
 def test_a_misconception_loses_points_on_its_cell_only_and_is_named(course):
@@ -945,7 +950,8 @@ def test_no_grader_artefact_lands_in_the_course(course):
             for assignment_dir in student_dir.iterdir():
                 found = sorted(p.name for p in assignment_dir.rglob("*"))
                 stems = registry.module(ASSIGNMENTS[assignment_dir.name][0]).files
-                extra = {p.name for p in (root / "source" / assignment_dir.name).glob("*.py")}  # given modules
+                # the given modules and the module's page ship with the assignment
+                extra = {p.name for pattern in ("*.py", "*.md") for p in (root / "source" / assignment_dir.name).glob(pattern)}
                 extra |= {"timestamp.txt"} if folder == "autograded" else set()
                 assert set(found) <= {f"{stem}{suffix}" for stem in stems} | extra, (assignment_dir, found)
     leftovers = {p.name for p in root.iterdir()} - {"source", "release", "submitted", "autograded", "feedback",
@@ -972,9 +978,12 @@ def test_hide_mode_keeps_hidden_inputs_out_of_the_feedback(course):
     stem = exercise_id.split(".", 1)[0]
     hidden = _hidden_inputs(exercise_id)
     # without hide mode (module_09_ru), dave's feedback shows hidden inputs: the scan below can see them
-    shown = _feedback_text(root, TOLERANCE, "module_09_ru", stem)
-    assert [text for text in hidden if f"(hidden): input {text}" in shown], shown
-    assert re.search(r"\(hidden\): input (?!hidden input)", shown)
+    from graders.engine.texts import feedback_text
+
+    shown = _feedback_text(root, TOLERANCE, "module_09_ru", stem)  # in Russian, like the assignment
+    marker = feedback_text("ru", "check", label="", visibility=feedback_text("ru", "hidden"), input="")[3:]
+    assert [text for text in hidden if f"{marker}{text}" in shown], shown
+    assert re.search(re.escape(marker) + f"(?!{re.escape(feedback_text('ru', 'hidden_input'))})", shown)
     for student in _graded_students(root, HIDE_ASSIGNMENT):
         for notebook in registry.module(ASSIGNMENTS[HIDE_ASSIGNMENT][0]).files:
             for text in (_feedback_text(root, student, HIDE_ASSIGNMENT, notebook),

@@ -100,7 +100,7 @@ full marks need.
 
 Вы реализуете функции в `starter/module_08/` (RLHF и DPO) и
 `starter/module_09/` (RLVR и GRPO), которые сейчас бросают `NotImplementedError`.
-Страница каждого модуля (`starter/module_0X/README.md`) даёт формулы и
+Страница каждого модуля (`starter/module_0X/README.ru.md`) даёт формулы и
 соглашения; докстринг каждой функции начинается с её формулы.
 
 ## Установка (один раз)

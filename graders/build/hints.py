@@ -19,7 +19,8 @@ Generation (part of ``rl4llm build``):
    the reference's -- with ``"value": null`` where that output cannot ship (the
    entry raises, or the value is too large): such an entry differs from the
    reference there but never matches a learner;
-4. write sorted-key JSON: function id -> input key -> [{"name", "hint", "value"}].
+4. write sorted-key JSON: function id -> input key -> [{"name", "hint", "value"}], the hint
+   in every language of the course, ``{"en": ..., "ru": ...}`` (the catalogue's docstring).
 
 The conftest names a mistake only when it is the one entry that fits every
 recorded input of the failing test (:func:`conftest.fitting_entries`).
@@ -119,12 +120,12 @@ def _wrong_values(function_id: str, call: dict, catalogue: list, conftest: Modul
                                               atol=conftest.ATOL) is None:
             continue
         value = None if output is _RAISED else _shippable(output, conftest)
-        entries.append({"name": entry.name, "hint": entry.hint, "value": value})
+        entries.append({"name": entry.name, "hint": dict(entry.hints), "value": value})
     return sorted(entries, key=lambda e: e["name"])
 
 
 def hint_tables(calls: list[dict] | None = None) -> dict[str, dict]:
-    """module folder -> {function id: {input key: [{"name", "hint", "value"}, ...]}}."""
+    """module folder -> {function id: {input key: [{"name", "hint": {language: text}, "value"}, ...]}}."""
     conftest = starter_conftest()
     calls = record_public_calls() if calls is None else calls
     calls = [call for call in calls if "raises" not in call]  # the hints are about wrong values
@@ -151,5 +152,6 @@ def hint_tables(calls: list[dict] | None = None) -> dict[str, dict]:
 
 def build_outputs(calls: list[dict] | None = None) -> dict[Path, str]:
     """Every starter/module_0X/_hints.json and its expected content (byte-deterministic)."""
-    return {STARTER_DIR / folder / HINTS_NAME: json.dumps(table, sort_keys=True, indent=1, allow_nan=False) + "\n"
+    return {STARTER_DIR / folder / HINTS_NAME:
+            json.dumps(table, sort_keys=True, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
             for folder, table in hint_tables(calls).items()}

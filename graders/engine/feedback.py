@@ -51,6 +51,13 @@ def language_of(ctx) -> str:
     return getattr(ctx.options, "lang", "en")
 
 
+def hint_in(hints: dict | str, language: str) -> str:
+    """A misconception's hint (the catalogue's docstring) in ``language``; English where it has none."""
+    if isinstance(hints, str):
+        return hints
+    return hints.get(language) or hints.get("en", "")
+
+
 def render(judgement: Judgement, exercise, ctx) -> str:
     """The feedback text of a judgement."""
     if judgement.reason is not None:
@@ -156,9 +163,10 @@ def _case_lines(judgement: Judgement, exercise, ctx) -> list[str]:
                                checks=judgement.checks))
     shown = _problem_lines(problems, names, ctx.options.hide_hidden_inputs, language)
     lines += shown
-    for name, (hint, label) in judgement.misconceptions.items():
+    for name, (hints, label) in judgement.misconceptions.items():
         if not any(feedback_text(language, "misconception", name=name) in line for line in shown):
-            lines.append(feedback_text(language, "misconception_summary", name=name, label=label, hint=hint))
+            lines.append(feedback_text(language, "misconception_summary", name=name, label=label,
+                                       hint=hint_in(hints, language)))
     for problem in judgement.kit_problems:
         lines.append(feedback_text(language, "kit_problem", problem=translated(problem, language)))
     return lines
@@ -191,8 +199,8 @@ def message(outcome: CaseOutcome, names: list[str], language: str = "en") -> str
         text = say("modified_input", names=", ".join(changed))
     else:
         text = say("no_case_result")
-    return text + "".join("\n    " + say("misconception_on_check", name=name, hint=hint)
-                          for name, hint in outcome.named)
+    return text + "".join("\n    " + say("misconception_on_check", name=name, hint=hint_in(hints, language))
+                          for name, hints in outcome.named)
 
 
 def _problem_lines(problems: list[CaseOutcome], names: list[str], hide: bool, language: str = "en") -> list[str]:

@@ -154,6 +154,7 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
     from graders.engine.references import _single_thread_torch, uses_torch
     from graders.engine.runner import ExerciseRun
     from graders.engine.submission import Submission
+    from graders.engine.texts import feedback_text, translated
 
     kit = kit or DEFAULT_KIT
     spec = spec_for(exercise_id)
@@ -193,9 +194,11 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
     if status == "done" and outcomes and all(_not_implemented(o) for o in outcomes):
         # an untouched stub: say so without computing every reference value
         message = outcomes[0]["exception"]["message"] or f"{exercise_id} is not implemented yet"
-        count = len(spec.cases())
+        count, language = len(spec.cases()), options.lang
+        feedback = "\n".join([feedback_text(language, "checks_passed", passed=0, checks=count),
+                              feedback_text(language, "not_implemented", detail=translated(message, language))])
         return {"id": exercise_id, "points": 0.0, "max_points": round(spec.points, 4), "status": "error",
-                "feedback": f"0/{count} checks passed.\nnot implemented yet: {message}", "misconceptions": []}
+                "feedback": feedback, "misconceptions": []}
     return assess(exercise, submission, {stem: ""}, {}, {0: run}, ctx).to_dict()
 
 

@@ -131,7 +131,7 @@ def _judge_case(index: int, case, want, got: dict, arrays: dict, compare) -> Cas
     return CaseOutcome(index, case, CaseResult.NO_RESULT)
 
 
-def _name_misconceptions(matched: list[tuple[CaseOutcome, list[Misconception]]]) -> dict[str, tuple[str, str]]:
+def _name_misconceptions(matched: list[tuple[CaseOutcome, list[Misconception]]]) -> dict[str, tuple[dict, str]]:
     """The catalogue entries that explain the most wrong answers (ties kept); each goes on its first one.
 
     An entry can coincide with another mistake on some inputs; the one that
@@ -148,8 +148,9 @@ def _name_misconceptions(matched: list[tuple[CaseOutcome, list[Misconception]]])
     for outcome, entries in matched:
         for entry in entries:
             if counts[entry.name] == best and entry.name not in found:
-                found[entry.name] = (entry.hint, outcome.case.label or f"#{outcome.index + 1}")
-                outcome.named.append((entry.name, entry.hint))
+                hints = dict(entry.hints) or {"en": entry.hint}  # feedback picks the language
+                found[entry.name] = (hints, outcome.case.label or f"#{outcome.index + 1}")
+                outcome.named.append((entry.name, hints))
     return found
 
 

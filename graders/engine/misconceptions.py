@@ -4,12 +4,19 @@ One file per exercise, ``graders/misconceptions/<file stem>/<function>.py``,
 holds that exercise's entries. An entry is a function::
 
     def eps_swapped(ratios, advantages, eps_low=0.2, eps_high=0.2):
-        """looks like eps_low and eps_high swapped; the range is [1 - eps_low, 1 + eps_high]"""
+        """looks like eps_low and eps_high swapped; the range is [1 - eps_low, 1 + eps_high]
+
+        ru: похоже, eps_low и eps_high перепутаны; диапазон равен [1 - eps_low, 1 + eps_high]
+        """
         return _right(ratios, advantages, eps_high, eps_low)
 
 - its name is the entry's NAME, the name reports and hint tables show;
-- its docstring is the HINT shown to the learner (one sentence; a long one
-  may wrap over several lines, which are joined by single spaces);
+- its docstring is the HINT shown to the learner, in every language of the
+  course (:data:`graders.course.LANGUAGES`): first the English hint, then,
+  after a blank line, one paragraph per other language that opens with its
+  code, ``ru: ...`` (each one sentence; a long one may wrap over several
+  lines, which are joined by single spaces). Identifiers, formulas and code
+  read the same in every language (:func:`hint_texts`);
 - its signature is the exercise's, parameter for parameter (names, kinds,
   defaults), because the checks call it exactly as they call the learner's;
 - its body is the WRONG formula. It runs in the namespace of the learner
@@ -53,9 +60,10 @@ import inspect
 import re
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from graders.course import LANGUAGES
 from graders.engine.kit import DEFAULT_KIT, Kit
 from graders.loader import AST_LOCK, parse
 
@@ -72,19 +80,27 @@ class Entry:
 
     exercise: str
     name: str
-    hint: str
+    hint: str  # the English hint (``hints["en"]``)
     path: Path
     line: int
+    hints: dict = field(default_factory=dict, compare=False)  # language -> hint, every one of LANGUAGES
+
+    def hint_in(self, language: str) -> str:
+        return self.hints.get(language) or self.hint
 
 
 @dataclass(frozen=True)
 class Misconception:
     exercise: str
     name: str
-    hint: str
+    hint: str  # the English hint (``hints["en"]``)
     path: Path
     function: Callable
     module: types.ModuleType  # the reference namespace with this entry applied
+    hints: dict = field(default_factory=dict, compare=False)  # language -> hint
+
+    def hint_in(self, language: str) -> str:
+        return self.hints.get(language) or self.hint
 
 
 # ---------------------------------------------------------------------------
@@ -146,20 +162,59 @@ def _parse(path: Path) -> tuple[str, list[ast.FunctionDef], list[ast.FunctionDef
     return text, helpers, entries
 
 
-def _hint(path: Path, node: ast.FunctionDef) -> str:
+_LANGUAGE_PARAGRAPH = re.compile(r"(?P<language>[a-z]{2}):\s+(?P<text>.*)", re.DOTALL)
+
+
+def hint_texts(docstring: str) -> dict[str, str]:
+    """``{language: hint}`` of an entry's docstring: the English paragraph, then ``ru: ...`` (and so on).
+
+    Raises ``ValueError`` naming what is wrong: a language missing or twice, one the course does not
+    have, or a paragraph without a language after the English one.
+    """
+    english, *others = [p for p in re.split(r"\n[ \t]*\n", docstring.strip()) if p.strip()] or [""]
+    if not english.strip() or _LANGUAGE_PARAGRAPH.fullmatch(english.strip()):
+        raise ValueError("the docstring must open with the English hint")
+    hints = {LANGUAGES[0]: " ".join(english.split())}
+    for paragraph in others:
+        match = _LANGUAGE_PARAGRAPH.fullmatch(paragraph.strip())
+        if match is None:
+            raise ValueError(f"a paragraph after the English hint must open with a language code "
+                             f"({', '.join(f'{code}:' for code in LANGUAGES[1:])}): {paragraph.strip()[:40]!r}")
+        language, text = match["language"], " ".join(match["text"].split())
+        if language not in LANGUAGES[1:]:
+            raise ValueError(f"{language}: the course speaks {', '.join(LANGUAGES)}")
+        if language in hints:
+            raise ValueError(f"two {language}: hints")
+        if not text:
+            raise ValueError(f"the {language}: hint is empty")
+        hints[language] = text
+    missing = [language for language in LANGUAGES if language not in hints]
+    if missing:
+        raise ValueError(f"no {', '.join(missing)} hint: add a paragraph "
+                         f"{' / '.join(f'{code}: ...' for code in missing)} to the docstring")
+    return {language: hints[language] for language in LANGUAGES}
+
+
+def _hints(path: Path, node: ast.FunctionDef) -> dict[str, str]:
     first = node.body[0]
     if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
             and isinstance(first.value.value, str) and first.value.value.strip()):
         _fail(path, node.lineno, f"entry {node.name} has no docstring (its HINT)")
-    return " ".join(first.value.value.split())
+    try:
+        return hint_texts(first.value.value)
+    except ValueError as error:
+        _fail(path, first.lineno, f"entry {node.name}: {error}")
 
 
 def read_entries(path: Path) -> list[Entry]:
     """The entries of a catalogue file, sorted by name, read without running it."""
     _text, _helpers, entries = _parse(path)
     exercise = exercise_of(path)
-    return sorted((Entry(exercise, node.name, _hint(path, node), Path(path), node.lineno) for node in entries),
-                  key=lambda entry: entry.name)
+    found = []
+    for node in entries:
+        hints = _hints(path, node)
+        found.append(Entry(exercise, node.name, hints[LANGUAGES[0]], Path(path), node.lineno, hints))
+    return sorted(found, key=lambda entry: entry.name)
 
 
 # ---------------------------------------------------------------------------
@@ -245,5 +300,5 @@ def load_misconceptions(exercise_id: str, kit: Kit = DEFAULT_KIT) -> list[Miscon
         if _signature(wrong) != _signature(right):
             _fail(path, entry.line, f"entry {entry.name}{inspect.signature(wrong)} does not have the signature "
                                     f"of {function}{inspect.signature(right)}")
-        found.append(Misconception(exercise_id, entry.name, entry.hint, path, wrong, module))
+        found.append(Misconception(exercise_id, entry.name, entry.hint, path, wrong, module, entry.hints))
     return found

@@ -57,6 +57,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import string
 import tempfile
 from pathlib import Path
 
@@ -66,12 +67,24 @@ from traitlets import Bool, Unicode, default
 from nbgrader import utils as nbgrader_utils
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
+from graders.engine import texts
+
 HIDE_ENV = "RL4LLM_HIDE_HIDDEN_INPUTS"
 TEST_PREFIX = "test-"
 ERROR_NAME = "KitEngineVerdict"
-_NOTEBOOK_NOTE = re.compile(r"^graded the definitions in notebook .* \(no \S+\.py in the submission\)$")
 
-# Learner-facing text of the test-cell outputs (English and Russian; the engine's own check lines are English).
+
+def _note_pattern(template: str) -> re.Pattern:
+    """A feedback line made from ``template``, whatever fills its placeholders."""
+    return re.compile("".join(re.escape(literal) + (".*" if field is not None else "")
+                              for literal, field, _, _ in string.Formatter().parse(template)))
+
+
+# the engine's note that it graded a notebook's definitions, in every language: obvious here, so left out
+_NOTEBOOK_NOTES = [_note_pattern(texts.DETAILS[language]["note_notebook"]) for language in texts.DETAILS]
+
+# Learner-facing text of the test-cell outputs (English and Russian; the engine's own lines, below them, come in
+# the same language: grade_notebook passes it on as GradeOptions.lang).
 TEXT = {
     "en": {
         "headline": "{exercise}: {score} of {points} points ({status}).",
@@ -167,12 +180,14 @@ def _artefacts_in(folder: Path):
 
 
 def grade_notebook(notebook_text: str, stem: str, *, hide_hidden_inputs: bool, require_sandbox: bool = False,
-                   kit=None, log=None) -> dict[str, dict]:
+                   kit=None, log=None, language: str = "en") -> dict[str, dict]:
     """``{exercise id: report entry}`` of the engine for a notebook saved as ``<stem>.ipynb``.
 
     Runs :func:`graders.engine.batch.grade_paths` on a fresh temporary folder
     (the submission, the reports, the working directory and Hypothesis's
-    storage all inside it; everything is deleted afterwards).
+    storage all inside it; everything is deleted afterwards), its feedback in
+    ``language``. Each entry also says whether the notebook's function is
+    still the untouched stub, ``"not_implemented"`` (:func:`untouched_stubs`).
     """
     from graders.engine.batch import grade_paths
     from graders.engine.grading import GradeOptions
@@ -188,14 +203,44 @@ def grade_notebook(notebook_text: str, stem: str, *, hide_hidden_inputs: bool, r
         submission.mkdir()
         (submission / f"{stem}.ipynb").write_text(notebook_text, encoding="utf-8")
         options = GradeOptions(modules=(module,), hide_hidden_inputs=hide_hidden_inputs,
-                               require_sandbox=require_sandbox)
+                               require_sandbox=require_sandbox, lang=language)
         with _artefacts_in(root):
             result = grade_paths([submission], root / "reports", options, jobs=1, kit=kit, progress=False,
                                  log=log or (lambda _message: None))
         if result.internal_errors:  # the grader's fault, not the learner's: never recorded as a score
             raise RuntimeError("the kit's engine failed on this notebook: " + "; ".join(result.internal_errors))
         (report,) = result.reports
-    return {entry["id"]: entry for entry in report["exercises"] if entry["id"].startswith(f"{stem}.")}
+    stubs = untouched_stubs(notebook_text)
+    return {entry["id"]: {**entry, "not_implemented": entry["id"].split(".", 1)[1] in stubs}
+            for entry in report["exercises"] if entry["id"].startswith(f"{stem}.")}
+
+
+def untouched_stubs(notebook_text: str) -> set[str]:
+    """The functions a notebook defines (its last definition of each, as the engine grades) whose body, a
+    docstring aside, is only ``raise NotImplementedError`` (with or without a message): the exercises the
+    learner has not started. Read from the code, so it does not depend on the feedback's language."""
+    import ast
+
+    from graders.engine.submission import notebook_definitions
+
+    try:
+        tree = ast.parse(notebook_definitions(notebook_text.encode("utf-8")))
+    except (ValueError, SyntaxError):
+        return set()
+    last = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {name for name, node in last.items() if _raises_not_implemented_only(node.body)}
+
+
+def _raises_not_implemented_only(body: list) -> bool:
+    import ast
+
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    raised = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
 
 
 def _number(value: float) -> str:
@@ -217,7 +262,7 @@ def verdict_outputs(entry: dict | None, exercise_id: str, cell_points: float, la
     score = points if top == cell_points else (points * cell_points / top if top else 0.0)
     score = round(min(max(score, 0.0), cell_points), 4)
     status = entry["status"]
-    if status == "error" and "not implemented yet" in str(entry.get("feedback", "")) and points == 0:
+    if status == "error" and entry.get("not_implemented") and points == 0:  # from the code (grade_notebook)
         status = "not_implemented"
     status = text["status"].get(status, status)
     headline = text["headline"].format(exercise=exercise_id, score=_number(score), points=_number(cell_points),
@@ -225,7 +270,7 @@ def verdict_outputs(entry: dict | None, exercise_id: str, cell_points: float, la
     lines = [text["how"]] + ([text["hidden"]] if hide else [])
     if entry.get("misconceptions"):
         lines.append(text["misconceptions"].format(names=", ".join(entry["misconceptions"])))
-    lines += [line for line in str(entry.get("feedback", "")).splitlines() if not _NOTEBOOK_NOTE.match(line)]
+    lines += [line for line in str(entry.get("feedback", "")).splitlines() if not any(note.fullmatch(line) for note in _NOTEBOOK_NOTES)]
     if score >= cell_points:
         return score, [_stdout([headline] + lines)]
     if score <= 0:
@@ -353,7 +398,7 @@ class EngineScores(NbGraderPreprocessor):
             messages: list[str] = []
             guard = _Guard(Path(os.getcwd()), info.get("db_url", "")) if self.guard_course else None
             entries = grade_notebook(nbformat.writes(nb), stem, hide_hidden_inputs=self.hide_hidden_inputs,
-                                     require_sandbox=self.require_sandbox, log=messages.append)
+                                     require_sandbox=self.require_sandbox, log=messages.append, language=language)
             if guard is not None:
                 guard.check()
             for message in dict.fromkeys(messages):

@@ -64,7 +64,7 @@ class CaseOutcome:
     reason: str | None = None  # the comparator's line (WRONG)
     error: dict | None = None  # {"type", "message", "where", "mro"} (RAISED, WRONG_EXCEPTION)
     changed: tuple = ()  # positions (int) or keywords (str) of changed inputs (MODIFIED_INPUT)
-    named: list[tuple[str, str]] = field(default_factory=list)  # (misconception, hint) named on this check
+    named: list[tuple[str, dict]] = field(default_factory=list)  # (misconception, {language: hint}) named here
 
     @property
     def not_implemented(self) -> bool:
@@ -113,7 +113,7 @@ class Judgement:
     checks: int = 0  # usable checks
     problems: list[CaseOutcome] = field(default_factory=list)  # the failing checks, in order
     kit_problems: list[str] = field(default_factory=list)  # checks skipped for the kit's own fault
-    misconceptions: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (hint, check label)
+    misconceptions: dict[str, tuple[dict, str]] = field(default_factory=dict)  # name -> ({language: hint}, label)
 
 
 @dataclass(frozen=True)

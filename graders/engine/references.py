@@ -58,10 +58,11 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Listed:
-    """A catalogue entry as a record on disk knows it: its name and hint (its formula is not loaded)."""
+    """A catalogue entry as a record on disk knows it: its name and hints (its formula is not loaded)."""
 
     name: str
-    hint: str
+    hint: str  # the English hint
+    hints: dict = field(default_factory=dict, compare=False)  # language -> hint
 
 
 @dataclass
@@ -78,7 +79,8 @@ class _Record:
         encoder = codec.Encoder("r")
         data = {"expected": None if self.expected is None else [refcache.encode_outcome(o, encoder)
                                                                   for o in self.expected],
-                "catalogue": None if self.catalogue is None else [[e.name, e.hint] for e in self.catalogue],
+                "catalogue": None if self.catalogue is None else [[e.name, e.hint, dict(e.hints)]
+                                                                   for e in self.catalogue],
                 "wrong": {name: refcache.encode_outcome(o, encoder) for name, o in sorted(self.wrong.items())}}
         return data, encoder.arrays
 
@@ -88,7 +90,8 @@ class _Record:
         if data.get("expected") is not None:
             record.expected = [refcache.decode_outcome(o, arrays, Outcome) for o in data["expected"]]
         if data.get("catalogue") is not None:
-            record.catalogue = [Listed(str(name), str(hint)) for name, hint in data["catalogue"]]
+            record.catalogue = [Listed(str(name), str(hint), {str(k): str(v) for k, v in dict(*hints[:1]).items()})
+                                for name, hint, *hints in data["catalogue"]]  # hints: [{language: hint}]
         record.wrong = {str(name): refcache.decode_outcome(o, arrays, Outcome)
                         for name, o in (data.get("wrong") or {}).items()}
         return record
@@ -216,7 +219,7 @@ class ReferenceBook:
             self._misconceptions[exercise.id] = load_misconceptions(exercise.id, self.kit)
             record = self._record(exercise)
             if record is not None and record.catalogue is None:
-                record.catalogue = [Listed(e.name, e.hint) for e in self._misconceptions[exercise.id]]
+                record.catalogue = [Listed(e.name, e.hint, dict(e.hints)) for e in self._misconceptions[exercise.id]]
                 record.dirty = True
         return self._misconceptions[exercise.id]
 

@@ -14,8 +14,9 @@ English (a sandbox refusal, a worker's exit, a file's syntax error, the
 comparator's line, a note about the submission's files, a kit problem).
 Their English templates are the forms those modules produce; :func:`translated`
 recognises one and writes it in another language. A particular it does not
-recognise stays as written, as do the misconception hints (the catalogue's
-docstrings), the checks' own messages and Python's exception texts.
+recognise stays as written, as do the checks' own messages and Python's
+exception texts. The misconception hints come in every language from the
+catalogue itself (each entry's docstring, :mod:`graders.engine.misconceptions`).
 """
 
 from __future__ import annotations
@@ -152,7 +153,8 @@ DETAILS = {
         # graders.engine.worker and graders.engine.inline: no function to call
         "no_function": "{stem}.py has no function {function}",
         "not_a_function": "{function} is not a function (got {type})",
-        # the kit's stubs (graders.build.stubs)
+        # the kit's stubs (graders.build.stubs): a fence without a formula line, then the usual form
+        "stub_docstring": "{function} is not implemented yet -- see the docstring",
         "stub": "{function} is not implemented yet -- {pointer}",
         # graders.engine.submission: the learner file
         "file_too_large": "{where} is larger than {limit} bytes and was not graded",
@@ -216,6 +218,7 @@ DETAILS = {
         "result_unreadable": "не удалось прочитать результат рабочего процесса ({error})",
         "no_function": "в {stem}.py нет функции {function}",
         "not_a_function": "{function} — не функция (получено: {type})",
+        "stub_docstring": "{function}: ещё не реализовано — см. docstring",
         "stub": "{function}: ещё не реализовано — {pointer}",
         "file_too_large": "файл {where} больше {limit} байт и не проверялся",
         "file_not_utf8": "файл {where} не является корректным текстом в UTF-8 (байт {position}: {byte}); сохраните "

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from pathlib import Path
 
 from graders import course
@@ -172,6 +173,9 @@ def given_outputs(solutions_dir: Path = SOLUTIONS_DIR, source_dir: Path = SOURCE
     return outputs
 
 
+LANGUAGE_LINK = re.compile(r"^\*\[[^\]]+\]\(README(\.\w+)?\.md\)\*\s*$")  # *[Русская версия](README.ru.md)*
+
+
 def page_outputs(starter_dir: Path = STARTER_DIR, source_dir: Path = SOURCE_DIR) -> dict[Path, str]:
     """The module's page (its equations and conventions) as ``README.md`` beside its notebooks, in the
     assignment's language (the English page where a translation is missing), so the release ships it."""
@@ -180,9 +184,11 @@ def page_outputs(starter_dir: Path = STARTER_DIR, source_dir: Path = SOURCE_DIR)
         for language in course.LANGUAGES:
             pages = [starter_dir / module.folder / name for name in (f"README.{language}.md", "README.md")]
             page = next((path for path in pages if path.is_file()), None)
-            if page is not None:
+            if page is not None:  # alone in its assignment: without the link to the other language's page
+                lines = page.read_text(encoding="utf-8").splitlines(keepends=True)
+                kept = "".join(line for line in lines if not LANGUAGE_LINK.match(line))
                 outputs[source_dir / assignment_name(module.folder, language) / "README.md"] = \
-                    page.read_text(encoding="utf-8")
+                    re.sub(r"\n{3,}", "\n\n", kept)
     return outputs
 
 

@@ -14,21 +14,34 @@ def _orpo(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam, log_odds):
 
 
 def orpo_lambda_missing(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam):
-    """lambda is missing: the odds-ratio term is weighted, L = NLL_w + lambda softplus(-(logodds_w - logodds_l))"""
+    """lambda is missing: the odds-ratio term is weighted, L = NLL_w + lambda softplus(-(logodds_w - logodds_l))
+
+    ru: нет lambda: член отношения шансов взвешен, L = NLL_w + lambda softplus(-(logodds_w - logodds_l))
+    """
     return _orpo(chosen_nll, chosen_mean_logp, rejected_mean_logp, np.ones(np.shape(lam)),  # lam = 1
                  lambda m: m - np.log1p(-np.exp(m)))
 
 
 def orpo_log_one_minus_m(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam):
-    """looks like log(1 - m); m is a LOG-probability, so 1 - p is 1 - exp(m): logodds(m) = m - log(1 - exp(m))"""
+    """looks like log(1 - m); m is a LOG-probability, so 1 - p is 1 - exp(m): logodds(m) = m - log(1 - exp(m))
+
+    ru: похоже на log(1 - m); m — ЛОГАРИФМ вероятности, поэтому 1 - p равно 1 - exp(m): logodds(m) = m - log(1 -
+    exp(m))
+    """
     return _orpo(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam, lambda m: m - np.log(1.0 - m))
 
 
 def orpo_log_probability_as_log_odds(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam):
-    """the log(1 - exp(m)) part of the log-odds is missing: logodds(m) = m - log(1 - exp(m)), not m"""
+    """the log(1 - exp(m)) part of the log-odds is missing: logodds(m) = m - log(1 - exp(m)), not m
+
+    ru: в логарифме шансов нет части log(1 - exp(m)): logodds(m) = m - log(1 - exp(m)), а не m
+    """
     return _orpo(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam, lambda m: m)
 
 
 def orpo_probability_difference(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam):
-    """looks like a difference of probabilities; ORPO compares LOG-ODDS, logodds(m) = m - log(1 - exp(m))"""
+    """looks like a difference of probabilities; ORPO compares LOG-ODDS, logodds(m) = m - log(1 - exp(m))
+
+    ru: похоже на разность вероятностей; ORPO сравнивает ЛОГАРИФМЫ ШАНСОВ, logodds(m) = m - log(1 - exp(m))
+    """
     return _orpo(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam, np.exp)  # e^m_w - e^m_l

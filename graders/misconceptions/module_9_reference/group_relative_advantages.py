@@ -12,36 +12,58 @@ def _advantages(rewards, scale, eps, ddof, *, axis=-1, spread=np.std):
 
 
 def batch_statistics(rewards, scale=True, *, eps=1e-6, ddof=0):
-    """looks like the mean/std of the whole batch; GRPO standardises within each group (last axis)"""
+    """looks like the mean/std of the whole batch; GRPO standardises within each group (last axis)
+
+    ru: похоже на mean/std всего батча; GRPO стандартизует внутри каждой группы (последняя ось)
+    """
     return _advantages(rewards, scale, eps, ddof, axis=None)
 
 
 def ddof_ignored(rewards, scale=True, *, eps=1e-6, ddof=0):
-    """looks like the ddof argument is ignored; ddof=1 (TRL's convention) must give the sample std"""
+    """looks like the ddof argument is ignored; ddof=1 (TRL's convention) must give the sample std
+
+    ru: похоже, аргумент ddof игнорируется; ddof=1 (соглашение TRL) должен давать выборочное std
+    """
     return _advantages(rewards, scale, eps, 0)
 
 
 def divides_by_variance(rewards, scale=True, *, eps=1e-6, ddof=0):
-    """looks like a division by the variance; GRPO divides by the standard deviation (its square root) + eps"""
+    """looks like a division by the variance; GRPO divides by the standard deviation (its square root) + eps
+
+    ru: похоже на деление на дисперсию; GRPO делит на стандартное отклонение (корень из неё) + eps
+    """
     return _advantages(rewards, scale, eps, ddof, spread=np.var)
 
 
 def no_eps(rewards, scale=True, *, eps=1e-6, ddof=0):
-    """looks like eps is not added to the std: an all-equal group gives NaN (0/0); its advantages are zeros"""
+    """looks like eps is not added to the std: an all-equal group gives NaN (0/0); its advantages are zeros
+
+    ru: похоже, eps не прибавлен к std: группа из равных наград даёт NaN (0/0); её преимущества — нули
+    """
     return _advantages(rewards, scale, 0.0, ddof)
 
 
 def sample_std(rewards, scale=True, *, eps=1e-6, ddof=0):
-    """looks like sample std (ddof=1); the lecture uses population std (ddof=0)"""
+    """looks like sample std (ddof=1); the lecture uses population std (ddof=0)
+
+    ru: похоже на выборочное std (ddof=1); в лекции используется std генеральной совокупности (ddof=0)
+    """
     return _advantages(rewards, scale, eps, 1)
 
 
 def statistics_along_axis_0(rewards, scale=True, *, eps=1e-6, ddof=0):
-    """looks like mean/std along axis 0 (across groups); groups run along the LAST axis of (num_groups, G)"""
+    """looks like mean/std along axis 0 (across groups); groups run along the LAST axis of (num_groups, G)
+
+    ru: похоже на mean/std по оси 0 (поперёк групп); группы идут вдоль ПОСЛЕДНЕЙ оси массива (num_groups, G)
+    """
     return _advantages(rewards, scale, eps, ddof, axis=0)
 
 
 def unscaled_not_centred(rewards, scale=True, *, eps=1e-6, ddof=0):
     """looks like scale=False returns the raw rewards; without scaling the advantages are still centred:
-    r_i - mean(r)"""
+    r_i - mean(r)
+
+    ru: похоже, scale=False возвращает сырые награды; без масштабирования преимущества всё равно центрированы: r_i -
+    mean(r)
+    """
     return _advantages(rewards, scale, eps, ddof) if scale else np.array(rewards, dtype=np.float64)

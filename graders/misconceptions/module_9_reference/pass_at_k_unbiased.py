@@ -14,13 +14,20 @@ def _counts(n, c, k):
 
 def plug_in_estimate(n, c, k):
     """looks like 1 - (1 - c/n)^k (biased: it treats samples as drawn with replacement);
-    the unbiased estimator is 1 - C(n - c, k) / C(n, k)"""
+    the unbiased estimator is 1 - C(n - c, k) / C(n, k)
+
+    ru: похоже на 1 - (1 - c/n)^k (смещённая оценка: она считает, что образцы вытягиваются с возвращением);
+    несмещённая оценка равна 1 - C(n - c, k) / C(n, k)
+    """
     n, c, k = _counts(n, c, k)
     return 1.0 - (1.0 - c / n) ** k
 
 
 def product_off_by_one(n, c, k):
-    """looks like the product over i = n-c .. n-1; 1 - C(n-c, k)/C(n, k) = 1 - prod_{i=n-c+1}^{n} (1 - k/i)"""
+    """looks like the product over i = n-c .. n-1; 1 - C(n-c, k)/C(n, k) = 1 - prod_{i=n-c+1}^{n} (1 - k/i)
+
+    ru: похоже на произведение по i = n-c .. n-1; 1 - C(n-c, k)/C(n, k) = 1 - prod_{i=n-c+1}^{n} (1 - k/i)
+    """
     n, c, k = _counts(n, c, k)
     if n - c < k:
         return 1.0
@@ -28,12 +35,20 @@ def product_off_by_one(n, c, k):
 
 
 def unbiased_all_correct(n, c, k):
-    """looks like C(c, k) / C(n, k), all k drawn samples correct; pass@k is 1 - C(n - c, k) / C(n, k)"""
+    """looks like C(c, k) / C(n, k), all k drawn samples correct; pass@k is 1 - C(n - c, k) / C(n, k)
+
+    ru: похоже на C(c, k) / C(n, k), вероятность того, что все k вытянутых образцов верны; pass@k равно 1 - C(n - c,
+    k) / C(n, k)
+    """
     n, c, k = _counts(n, c, k)
     return math.comb(c, k) / math.comb(n, k)
 
 
 def unbiased_all_wrong(n, c, k):
-    """looks like C(n - c, k) / C(n, k), the chance that all k drawn samples fail; pass@k is one minus that"""
+    """looks like C(n - c, k) / C(n, k), the chance that all k drawn samples fail; pass@k is one minus that
+
+    ru: похоже на C(n - c, k) / C(n, k), вероятность того, что все k вытянутых образцов неверны; pass@k — единица
+    минус это
+    """
     n, c, k = _counts(n, c, k)
     return math.comb(n - c, k) / math.comb(n, k)
