@@ -37,3 +37,14 @@ def per_response_normalisation(rewards, lengths, *, eps=1e-6):
     ru: похоже на нормировку по каждому ответу (A_i / (G |o_i|)); DAPO делит на ОБЩЕЕ число токенов группы
     """
     return original_grpo_token_weights(rewards, lengths, eps=eps)
+
+
+def own_length_denominator(rewards, lengths, *, eps=1e-6):
+    """looks like A_i / |o_i|: each response divided by its OWN length; DAPO divides every token by the group's total
+    token count sum_j |o_j|
+
+    ru: похоже на A_i / |o_i|: каждый ответ делится на СВОЮ длину; DAPO делит каждый токен на общее число токенов
+    группы sum_j |o_j|
+    """
+    advantages = group_relative_advantages(rewards, eps=eps)
+    return [np.full(size, a / size) for a, size in zip(advantages, lengths)]
