@@ -96,6 +96,8 @@ MESSAGES = {
         "float_trap": ("{function} returned {value:.2g} where exactly 0 is expected: the mean of equal floats is "
                        "not always exactly that float (r - mean(r) is ~1e-16, not 0); test for an all-equal group "
                        "explicitly, as the lecture does"),
+        "property": ("a property test draws its inputs at random, so it names no likely mistake; the value tests "
+                     "of {function} do: pytest {folder} -k {function}"),
     },
     "ru": {
         "not_implemented": "НЕ РЕАЛИЗОВАНО: {message}",
@@ -105,6 +107,8 @@ MESSAGES = {
         "float_trap": ("{function} вернула {value:.2g} там, где ожидается ровно 0: среднее равных чисел с "
                        "плавающей точкой не всегда в точности равно этому числу (r - mean(r) ~ 1e-16, а не 0); "
                        "проверьте группу из равных значений явно, как в лекции"),
+        "property": ("тест свойства берёт входы случайно, поэтому не называет вероятную ошибку; её называют тесты "
+                     "значений {function}: pytest {folder} -k {function}"),
     },
 }
 
@@ -527,6 +531,13 @@ def _round(norm):
     return norm
 
 
+def _tested_function(test_name: str) -> str | None:
+    """The exercise a public test is named after (``test_<function>_<what>``; the longest that fits)."""
+    functions = {key.split(".", 1)[1] for key in _hints()}
+    fits = [f for f in functions if test_name.startswith(f"test_{f}_")]
+    return max(fits, key=len) if fits else None
+
+
 def _is_hypothesis(item) -> bool:
     function = getattr(item, "obj", None)
     return bool(getattr(function, "is_hypothesis_test", False) or getattr(function, "hypothesis", None))
@@ -587,6 +598,12 @@ def pytest_runtest_makereport(item, call):
     excinfo = call.excinfo
     if report.failed and excinfo is not None and excinfo.errisinstance(NotImplementedError):
         report.longrepr = not_implemented(excinfo.value)
+    elif report.failed and call.when == "call" and _is_hypothesis(item):
+        function = _tested_function(item.name)
+        if function is not None:
+            folder = Path(str(item.fspath)).parent
+            report.sections.append(("rl4llm hint", message("property", function=function,
+                                                           folder=f"{folder.parent.name}/{folder.name}")))
     elif report.failed and call.when == "call" and RECORDER.active:
         try:
             lines = likely_mistakes(RECORDER.calls, exact_check=_exact_check(excinfo))

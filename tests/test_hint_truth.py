@@ -106,6 +106,15 @@ def test_the_float_trap_is_explained_instead_of_a_mistake():
     assert conftest.diagnosis(other, table, lang="en") == ["likely mistake in group_relative_advantages: no_eps -- hint"]
 
 
+def test_a_failing_property_test_points_to_the_value_tests_of_its_function():
+    assert conftest._tested_function("test_dpo_loss_from_margin_is_softplus") == "dpo_loss_from_margin"  # not dpo_loss
+    assert conftest._tested_function("test_group_relative_advantages_sum_to_zero_per_group") == \
+        "group_relative_advantages"
+    assert conftest._tested_function("test_something_else") is None
+    line = conftest.message("property", "ru", function="k3_kl", folder="starter/module_09")
+    assert line.endswith("pytest starter/module_09 -k k3_kl")
+
+
 def test_the_language_follows_rl4llm_lang_then_the_locale():
     assert conftest.language({"RL4LLM_LANG": "ru_RU.UTF-8"}) == "ru"
     assert conftest.language({"RL4LLM_LANG": "en", "LANG": "ru_RU.UTF-8"}) == "en"
