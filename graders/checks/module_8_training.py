@@ -298,3 +298,15 @@ def _dpo_loss():
     # --- outcome: the learner's dpo_loss in the given toy DPO experiment
     yield Case(kwargs={"check": "toy experiment"}, weight=4.0, hidden=False,
                label="toy DPO experiment (grading configuration) with your dpo_loss")
+
+
+# Each exercise's formula typeset for the notebooks' Markdown (`rl4llm build`); the first line of its
+# docstring holds the same formula in plain text.
+LATEX = {
+    "sequence_logprobs": r"\log \pi(y \mid x) = \sum_t m_t \log \operatorname{softmax}(\ell_t)[y_{t+1}]",
+    "dpo_loss": (
+        r"\mathcal{L} = \operatorname{mean}\left[(1-\varepsilon)\operatorname{softplus}(-\beta h) + "
+        r"\varepsilon \operatorname{softplus}(\beta h)\right],\quad h = (\log\pi_w - \log\pi^{\mathrm{ref}}_w) "
+        r"- (\log\pi_l - \log\pi^{\mathrm{ref}}_l)"
+    ),
+}

@@ -307,3 +307,14 @@ def _grpo_loss():
     for loss_type, weight in (("dapo", 4.0), ("dr_grpo", 2.0)):
         yield Case(kwargs={"check": "toy experiment", "loss_type": loss_type}, weight=weight, hidden=False,
                    label=f"toy GRPO experiment ({loss_type}, 2 updates of the grading configuration)")
+
+
+# Each exercise's formula typeset for the notebooks' Markdown (`rl4llm build`); the first line of its
+# docstring holds the same formula in plain text.
+LATEX = {
+    "grpo_loss": (
+        r"\mathcal{L} = -\operatorname{reduce}_{t \text{ active}} \min\!\left(\rho_t A,\ "
+        r"\operatorname{clip}(\rho_t,\, 1-\varepsilon_{\mathrm{low}},\, 1+\varepsilon_{\mathrm{high}})\, "
+        r"A\right),\quad \rho_t = e^{\log\pi_\theta - \log\pi_{\mathrm{old}}}"
+    ),
+}
