@@ -13,6 +13,7 @@ import ast
 import json
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from graders.paths import SOLUTIONS_DIR
@@ -28,6 +29,16 @@ METRIC_KEYS = {"grpo": ("greedy_accuracy",), "dpo": ("pair_accuracy", "mean_marg
 TRAINER_CLASSES = {"grpo": "GRPOTrainer", "dpo": "DPOTrainer"}
 SHA256 = re.compile(r"[0-9a-f]{64}")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@dataclass(frozen=True)
+class GradeCheck:
+    """One part of the grade: points earned of ``max_points``, and what was expected and found."""
+
+    name: str
+    points: float
+    max_points: float
+    message: str
 
 
 def kit_verifier_version(path: Path = KIT_VERIFIER) -> str:
@@ -104,12 +115,13 @@ def _check_data(passport: dict, run_dir: Path):
         if not isinstance(data.get(key), str) or not SHA256.fullmatch(data[key]):
             return False, f"data.{key} is not a sha256 (64 hex digits): {data.get(key)!r}"
     if profile.data.dataset in TINY_ROWS:
-        expected = canonical_hash(TINY_ROWS[profile.data.dataset]())
-        for key in ("train_sha256", "eval_sha256"):
+        train_rows, eval_rows = TINY_ROWS[profile.data.dataset]
+        for key, rows in (("train_sha256", train_rows), ("eval_sha256", eval_rows)):
+            expected = canonical_hash(rows())
             if data[key] != expected:
                 return False, (f"data.{key} is {data[key][:12]}..., the kit's {profile.data.dataset} hashes to "
                                f"{expected[:12]}...: the run trained or evaluated on other rows")
-        return True, f"{profile.data.dataset}: hash {expected[:12]}... matches the kit's rows"
+        return True, f"{profile.data.dataset}: train and eval hashes match the kit's rows"
     return True, f"{profile.data.dataset} [{profile.data.train_split}]: hash {data['train_sha256'][:12]}... recorded"
 
 
@@ -217,11 +229,14 @@ def check_passport(run_dir) -> dict:
             "passed": score == len(checks), "checks": checks}
 
 
-def format_report(report: dict) -> str:
-    """The report as lines a student reads: one per check, then the score."""
-    lines = [f"capstone check of {report['run_dir']}"]
+def format_report(report: dict, language: str = "en") -> str:
+    """The report as lines a student reads: one per check, then the score (title and score in ``language``;
+    check names, PASS/FAIL and the checks' messages are the same in every language)."""
+    from solutions.capstone.texts import text
+
+    lines = [text(language, "check_title", run_dir=report["run_dir"])]
     lines += [f"  [{'PASS' if c['passed'] else 'FAIL'}] {c['name']}: {c['message']}" for c in report["checks"]]
-    lines.append(f"score: {report['score']}/{report['max_score']}")
+    lines.append(text(language, "check_score", score=report["score"], max_score=report["max_score"]))
     return "\n".join(lines) + "\n"
 
 

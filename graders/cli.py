@@ -18,10 +18,16 @@ Subcommands:
   doctor [--require-sandbox]          list the sandbox layers this machine gives grading workers
   demo [--out DIR]                    grade the bundled example submissions, print scoreboard + feedback
   gradescope --out autograder.zip     build a Gradescope autograder bundle
-  capstone run --algo grpo|dpo --profile tiny|smoke|full --out DIR [--verifier PATH]
+  capstone run --algo grpo|dpo --profile tiny|smoke|full --out DIR [--verifier PATH] [--model PATH]
+               [--data-dir DIR] [--max-steps N] [--max-completion-length N] [--max-length N] [--device cpu]
                                       train with TRL + LoRA (tiny: CPU, seconds; smoke/full: Qwen3-0.6B
-                                      on a GPU) and write DIR/passport.json + DIR/reward_curve.png
+                                      on a GPU) and write DIR/passport.json, DIR/adapter/ and the figures
+  capstone preflight --algo grpo|dpo --profile P [--model PATH] [--data-dir DIR]
+                                      can this machine run the profile? one line per check; exit 1 if not
   capstone check RUN_DIR              check a run passport; writes RUN_DIR/capstone_report.json
+  capstone grade SUBMISSION [--model PATH] [--out DIR]
+                                      grade a capstone submission: the verifier by the engine, the passport
+                                      against the kit, the adapter re-evaluated against the base model
 """
 
 from __future__ import annotations
@@ -90,7 +96,26 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     if args.shard is not None:
         print(f"shard {args.shard}: graded {len(result.names)} of {len(paths)} submissions; when every shard "
               f"is done: rl4llm merge OUT SHARD_DIR...")
+    elif len(result.reports) >= 2:  # a class report needs a class; `rl4llm report OUT` builds it for any batch
+        _class_report(result.out_dir, _grade_options(args).lang)
     return _internal_errors("rl4llm grade: internal grader errors", result.internal_errors)
+
+
+def _class_report(folder: Path, language: str | None) -> int:
+    from graders.classreport import ReportError, build_class_report
+
+    try:
+        written = build_class_report(folder, language)
+    except ReportError as error:
+        print(f"rl4llm report: {error}", file=sys.stderr)
+        return 2
+    print(f"class report: {written['report']} ({written['summary'].name}, {written['misconceptions'].name}, "
+          f"{', '.join(written[k].name for k in ('scores', 'exercises', 'heatmap'))})")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    return _class_report(Path(args.folder), args.lang)
 
 
 def _internal_errors(what: str, errors: list[str]) -> int:
@@ -124,6 +149,8 @@ def _cmd_merge(args: argparse.Namespace) -> int:
         print(scoreboard(result.reports), end="")
     print(f"merged {len(args.shards)} shard(s), {len(result.names)} submissions: {result.out_dir}/grades.csv "
           f"and {result.out_dir}/<submission>/")
+    if len(result.reports) >= 2:
+        _class_report(result.out_dir, None)
     return _internal_errors("rl4llm merge: the shards recorded internal grader errors", result.internal_errors)
 
 
@@ -175,30 +202,9 @@ def _cmd_gradescope(args: argparse.Namespace) -> int:
 
 
 def _cmd_capstone(args: argparse.Namespace) -> int:
-    if args.action == "check":
-        from graders.capstone import check_passport, format_report, write_report
+    from graders.capstone_cli import capstone_command
 
-        report = check_passport(args.run_dir)
-        print(format_report(report), end="")
-        if not Path(args.run_dir).is_dir():
-            print(f"rl4llm capstone check: {args.run_dir} is not a folder; no report written", file=sys.stderr)
-            return 2
-        print(f"report: {write_report(args.run_dir, report)}")
-        return 0
-    from solutions.capstone.profiles import CapstoneError
-    from solutions.capstone.run import run_capstone
-
-    try:
-        passport = run_capstone(args.algo, args.profile, Path(args.out), verifier_path=args.verifier,
-                                seed=args.seed, progress=not args.quiet)
-    except CapstoneError as error:
-        print(f"rl4llm capstone run: {error}", file=sys.stderr)
-        return 2
-    before, after = passport["metrics"]["before"], passport["metrics"]["after"]
-    print(f"metrics before: {before}\nmetrics after:  {after}")
-    print(f"wrote {Path(args.out) / 'passport.json'} and {Path(args.out) / 'reward_curve.png'}; "
-          f"check it with: rl4llm capstone check {args.out}")
-    return 0
+    return capstone_command(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -209,6 +215,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_build = sub.add_parser("build", help="regenerate starter/ from solutions/")
     p_build.add_argument("--check", action="store_true", help="only verify; exit 1 when stale")
     p_build.set_defaults(func=_cmd_build)
+
+    p_report = sub.add_parser("report", help="the class report of a graded batch (HTML, CSV, PNG)")
+    p_report.add_argument("folder", help="a folder `rl4llm grade --out` (or `rl4llm merge`) wrote")
+    p_report.add_argument("--lang", choices=course.LANGUAGES, default=None,
+                          help="language of the report (default: $RL4LLM_LANG, else the locale)")
+    p_report.set_defaults(func=_cmd_report)
 
     p_bundle = sub.add_parser("bundle", help="build what a learner receives (no solutions, checks or engine)")
     p_bundle.add_argument("--out", required=True, help="a new (or empty) folder for the learner bundle")
@@ -272,19 +284,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_gs.add_argument("--out", default="autograder.zip")
     p_gs.set_defaults(func=_cmd_gradescope)
 
-    p_cap = sub.add_parser("capstone", help="the TRL capstone: run GRPO/DPO with LoRA, check a run passport")
-    cap_sub = p_cap.add_subparsers(dest="action", required=True)
-    p_cap_run = cap_sub.add_parser("run", help="train and write DIR/passport.json + DIR/reward_curve.png")
-    p_cap_run.add_argument("--algo", choices=["grpo", "dpo"], required=True)
-    p_cap_run.add_argument("--profile", choices=["tiny", "smoke", "full"], default="tiny",
-                           help="tiny: CPU, seconds, no download; smoke/full: Qwen3-0.6B on a CUDA GPU")
-    p_cap_run.add_argument("--out", required=True, help="run folder")
-    p_cap_run.add_argument("--verifier", default=None,
-                           help="a learner's module_9_reference.py (default: the kit's reference)")
-    p_cap_run.add_argument("--seed", type=int, default=0)
-    p_cap_run.add_argument("--quiet", action="store_true", help="no progress bar or per-step logs")
-    p_cap_check = cap_sub.add_parser("check", help="check a run passport; writes RUN_DIR/capstone_report.json")
-    p_cap_check.add_argument("run_dir", metavar="RUN_DIR")
+    p_cap = sub.add_parser("capstone", help="the TRL capstone: preflight, run GRPO/DPO with LoRA, grade a submission")
+    from graders.capstone_cli import add_capstone_arguments
+
+    add_capstone_arguments(p_cap)
     p_cap.set_defaults(func=_cmd_capstone)
     return parser
 

@@ -1,58 +1,71 @@
-"""The TRL capstone: tiny GRPO and DPO runs end to end through `rl4llm capstone run`, their passports
-graded by graders/capstone.py (full score), tampered passports losing the right checks, the learner's
-verifier as the reward, and the real-model profiles refusing cleanly without a GPU (nothing downloads)."""
+"""The TRL capstone end to end on CPU: tiny GRPO and DPO runs (in this process: TRL is imported once),
+their passports and figures, `rl4llm capstone grade` with teeth (the verifier by the engine, the passport
+against the installed kit and against itself, the adapter re-evaluated against the base model), every
+tampering of issue 12 losing points, and the real profiles refusing cleanly without a GPU."""
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from graders.build import solution_files
-from graders.capstone import REPORT_NAME, check_passport, kit_verifier_version
+from graders.capstone import check_passport, kit_verifier_version
+from graders.capstone_grade import grade_submission, grade_verifiers
 from graders.cli import main
-from graders.paths import REPO_ROOT
-from solutions.capstone.data import canonical_hash, tiny_arithmetic_rows, tiny_preference_rows
+from graders.paths import REPO_ROOT, SOLUTIONS_DIR
+from solutions.capstone.data import canonical_hash, tiny_preference_rows, tiny_second_digit_rows
 from solutions.capstone.profiles import CapstoneError, get_profile
 
-OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg"}
-ALWAYS_RIGHT = '''VERIFIER_VERSION = {version!r}
+KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
+CONSTANT = '''VERIFIER_VERSION = {version!r}
 
 
 def verify_numeric_answer(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):
-    return 1  # a broken verifier: every answer is right
+    return {value}  # a broken verifier: every answer gets the same reward
 '''
 
 
-def _capstone(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "graders.cli", "capstone", *args], cwd=REPO_ROOT,
-                            env={**os.environ, **OFFLINE}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+def _run(algorithm: str, out: Path, verifier: Path | None = None) -> Path:
+    from solutions.capstone.run import RunOptions, run_capstone
+
+    run_capstone(RunOptions(algorithm, "tiny", out, verifier=verifier, progress=False))
+    if verifier is not None:
+        shutil.copy(verifier, out / "module_9_reference.py")  # the submission: run folder + verifier
+    return out
+
+
+def _flipped_source() -> str:
+    """The kit's verifier with its verdict flipped: a sign-flipped reward (1 for wrong, 0 for right)."""
+    return (KIT_VERIFIER.read_text(encoding="utf-8") + "\n\n_right = verify_numeric_answer\n\n\n"
+            "def verify_numeric_answer(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):\n"
+            "    return 1 - _right(text, reference, rel_tol=rel_tol, abs_tol=abs_tol)\n")
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, Path]:
-    """Four tiny runs in parallel subprocesses (TRL's import dominates): GRPO twice, DPO, GRPO with a learner verifier."""
+    """Tiny runs in this process: GRPO with the kit's verifier, with a constant-1 one and with a flipped
+    one (the same profile, seed and steps), and DPO."""
     root = tmp_path_factory.mktemp("capstone")
-    learner = root / "learner" / "module_9_reference.py"
+    learner, flipped = root / "learner" / "module_9_reference.py", root / "flipped" / "module_9_reference.py"
     learner.parent.mkdir()
-    learner.write_text(ALWAYS_RIGHT.format(version=kit_verifier_version()), encoding="utf-8")
-    commands = {
-        "grpo": ("--algo", "grpo"), "grpo_again": ("--algo", "grpo"), "dpo": ("--algo", "dpo"),
-        "learner": ("--algo", "grpo", "--verifier", str(learner)),
-    }
-    processes = {name: _capstone("run", *args, "--profile", "tiny", "--out", str(root / name), "--quiet")
-                 for name, args in commands.items()}
-    for name, process in processes.items():
-        output, _ = process.communicate(timeout=300)
-        assert process.returncode == 0, f"capstone run {name} failed:\n{output[-3000:]}"
-    return {**{name: root / name for name in commands}, "learner_file": learner}
+    flipped.parent.mkdir()
+    learner.write_text(CONSTANT.format(version=kit_verifier_version(), value=1), encoding="utf-8")
+    flipped.write_text(_flipped_source(), encoding="utf-8")
+    return {"grpo": _run("grpo", root / "grpo", KIT_VERIFIER), "dpo": _run("dpo", root / "dpo"),
+            "learner": _run("grpo", root / "learner_run", learner), "flipped": _run("grpo", root / "flipped_run", flipped),
+            "learner_file": learner}
+
+
+@pytest.fixture(scope="module")
+def verifier_checks() -> dict:
+    """The engine's verdicts on the kit's verifier and three broken ones, in one sandboxed batch."""
+    version = kit_verifier_version()
+    return grade_verifiers({"kit": KIT_VERIFIER.read_text(encoding="utf-8"),
+                            "one": CONSTANT.format(version=version, value=1),
+                            "zero": CONSTANT.format(version=version, value=0), "absent": None})
 
 
 def _passport(run_dir: Path) -> dict:
@@ -63,9 +76,13 @@ def _failed(report: dict) -> dict[str, str]:
     return {check["name"]: check["message"] for check in report["checks"] if not check["passed"]}
 
 
+def _lost(report: dict) -> dict[str, str]:
+    return {check["name"]: check["message"] for check in report["checks"] if check["points"] < check["max_points"]}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["grpo", "dpo"])
-def test_tiny_run_gets_full_score(runs, name):
+def test_tiny_run_passes_every_passport_check(runs, name):
     report = check_passport(runs[name])
     assert _failed(report) == {}
     assert report["score"] == report["max_score"] == 12 and report["passed"]
@@ -76,103 +93,207 @@ def test_passport_records_the_run(runs):
     grpo, dpo = _passport(runs["grpo"]), _passport(runs["dpo"])
     assert set(grpo["versions"]) == {"python", "torch", "transformers", "trl", "peft", "datasets", "accelerate"}
     assert grpo["trainer_class"] == "GRPOTrainer" and dpo["trainer_class"] == "DPOTrainer"
-    assert grpo["trainer_args"]["num_generations"] == 4 and grpo["trainer_args"]["loss_type"] == "dapo"
-    assert grpo["data"]["train_sha256"] == canonical_hash(tiny_arithmetic_rows())
+    assert grpo["trainer_args"]["num_generations"] == 8 and grpo["trainer_args"]["loss_type"] == "dapo"
+    assert grpo["trainer_args"]["chat_template_kwargs"] == {"enable_thinking": False}
+    assert grpo["seeds"] == {"seed": 42, "data_seed": 42} and grpo["overrides"] == {} and grpo["device"] == "cpu"
+    assert grpo["data"]["train_sha256"] == canonical_hash(tiny_second_digit_rows("train"))
+    assert grpo["data"]["eval_sha256"] == canonical_hash(tiny_second_digit_rows("eval"))
+    assert not {row["prompt"] for row in tiny_second_digit_rows("train")} & {row["prompt"] for row in tiny_second_digit_rows("eval")}
     assert dpo["data"]["train_sha256"] == canonical_hash(tiny_preference_rows())
     assert grpo["model"]["tiny_config"]["num_hidden_layers"] == 2 and grpo["lora"]["used"] is True
     assert grpo["verifier"]["version"] == kit_verifier_version() and dpo["verifier"] is None
-    assert len(grpo["reward_curve"]["values"]) == len(grpo["reward_curve"]["steps"]) >= 1
+    assert set(grpo["adapter"]["files"]) >= {"adapter_config.json", "adapter_model.safetensors"}
+    assert len(grpo["reward_curve"]["values"]) == len(grpo["reward_curve"]["steps"]) == 120
     for run in (grpo, dpo):
         assert all(math.isfinite(v) for v in run["reward_curve"]["values"]) and run["wall_time_s"]["total"] > 0
     assert set(dpo["metrics"]["before"]) >= {"pair_accuracy", "mean_margin"}
-    assert (runs["grpo"] / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
-
-
-@pytest.mark.slow
-def test_same_seed_same_run(runs):
-    first, again = _passport(runs["grpo"]), _passport(runs["grpo_again"])
-    assert first["reward_curve"] == again["reward_curve"]
-    assert first["metrics"] == again["metrics"]
+    assert 0.0 <= grpo["metrics"]["after"]["truncated_fraction"] <= 1.0
+    for name in ("reward_curve.png", "training_curves.png", "accuracy_before_after.png"):
+        assert (runs["grpo"] / name).read_bytes()[:4] == b"\x89PNG" and (runs["dpo"] / name).is_file()
 
 
 @pytest.mark.slow
 def test_learner_verifier_is_the_reward(runs):
     passport = _passport(runs["learner"])
     assert passport["verifier"]["path"] == str(runs["learner_file"].resolve())
-    assert passport["verifier"]["sha256"] != _passport(runs["grpo"])["verifier"]["sha256"]
-    assert passport["reward_curve"]["values"] == [1.0] * len(passport["reward_curve"]["values"])
+    assert passport["reward_curve"]["values"] == [1.0] * 120
     assert passport["metrics"]["before"]["greedy_accuracy"] == passport["metrics"]["after"]["greedy_accuracy"] == 1.0
     assert _passport(runs["grpo"])["reward_curve"]["values"] != passport["reward_curve"]["values"]
 
 
+# ----------------------------------------------------------------------------- a tiny run that can fail
 @pytest.mark.slow
-def test_cli_check_prints_and_writes_the_report(runs, tmp_path, capsys):
-    run_dir = shutil.copytree(runs["dpo"], tmp_path / "dpo")
-    assert main(["capstone", "check", str(run_dir)]) == 0
+def test_tiny_grpo_learns_with_the_right_reward_only(runs, verifier_checks):
+    """The same profile, seed and 120 steps: the held-out accuracy the grader measures with the kit's
+    verifier rises with the right reward, and not with a constant or a sign-flipped one."""
+    from graders.capstone_reeval import MIN_IMPROVEMENT, reevaluate
+
+    gains = {}
+    for name in ("grpo", "learner", "flipped"):
+        measured = reevaluate(_passport(runs[name]), runs[name])
+        gains[name] = measured["after"]["greedy_accuracy"] - measured["before"]["greedy_accuracy"]
+    minimum = MIN_IMPROVEMENT[("grpo", "tiny")]
+    assert gains["grpo"] >= minimum + 0.2, gains  # a margin, so the check is not decided by a single row
+    assert gains["learner"] == 0.0, gains  # constant reward: every advantage is 0, the adapter stays 0
+    assert gains["flipped"] <= 0.0, gains
+    for name in ("learner", "flipped"):
+        lost = _lost(grade_submission(runs[name], verifier_check=verifier_checks["kit"]))
+        assert "improvement" in lost, (name, lost)
+
+
+# ----------------------------------------------------------------------------- grading a submission
+@pytest.mark.slow
+def test_the_engine_grades_the_learner_verifier(verifier_checks):
+    assert verifier_checks["kit"].points == verifier_checks["kit"].max_points == 3
+    for broken in ("one", "zero"):  # the engine's partial credit: the cases a constant happens to get right
+        assert verifier_checks[broken].points < 2, verifier_checks[broken]
+        assert "verify_numeric_answer: failed" in verifier_checks[broken].message
+    assert verifier_checks["absent"].points == 0 and "no module_9_reference.py" in verifier_checks["absent"].message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, points", [("grpo", 19), ("dpo", 18)])  # DPO: no improvement required (tiny)
+def test_an_honest_submission_gets_every_point(runs, verifier_checks, name, points):
+    report = grade_submission(runs[name], verifier_check=verifier_checks["kit"])
+    assert _lost(report) == {}
+    assert report["score"] == report["max_score"] == points
+
+
+@pytest.mark.slow
+def test_the_grade_cli_prints_and_writes_the_report(runs, tmp_path, capsys):
+    submission = shutil.make_archive(str(tmp_path / "sub"), "zip", runs["grpo"])
+    assert main(["capstone", "grade", submission, "--out", str(tmp_path / "report"), "--lang", "ru"]) == 0
     printed = capsys.readouterr().out
-    assert "score: 12/12" in printed and "[PASS] trainer_args" in printed
-    assert json.loads((run_dir / REPORT_NAME).read_text(encoding="utf-8"))["score"] == 12
-    assert main(["capstone", "check", str(tmp_path / "missing")]) == 2  # nowhere to write the report
+    assert "баллы: 19/19" in printed and "reevaluation" in printed
+    assert json.loads((tmp_path / "report" / "capstone_grade.json").read_text(encoding="utf-8"))["score"] == 19
 
 
-def _tamper(passport: dict, change: str) -> None:
-    if change == "verifier_version":
-        passport["verifier"]["version"] = "m9-numeric-verifier-0.9"
-    elif change == "data_hash":
-        passport["data"]["train_sha256"] = "0" * 64
-    elif change == "missing_field":
-        del passport["metrics"]
-    elif change == "loss_type":
-        passport["trainer_args"]["loss_type"] = "grpo"
-    elif change == "no_lora":
-        passport["lora"]["used"] = False
-    elif change == "nan_metric":
-        passport["metrics"]["after"]["greedy_accuracy"] = float("nan")
-    elif change == "empty_curve":
-        passport["reward_curve"].update(steps=[], values=[])
+def _tamper(run_dir: Path, change: str) -> None:
+    """Edit the submission at ``run_dir`` the way issue 12 found a student could."""
+    passport = _passport(run_dir)
+    if change == "after_accuracy":
+        passport["metrics"]["after"]["greedy_accuracy"] = 0.97
+    elif change == "curve_rewritten":
+        passport["reward_curve"]["values"] = sorted(passport["reward_curve"]["values"])
+    elif change == "log_history_emptied":
+        passport["log_history"] = []
+    elif change == "fake_verifier_hash":
+        passport["verifier"]["sha256"] = "a" * 64
+    elif change == "fake_adapter_hash":
+        passport["adapter"]["files"]["adapter_model.safetensors"] = "b" * 64
+    elif change == "fake_data_hash":
+        passport["data"]["train_sha256"] = "c" * 64
+    elif change == "relabelled_full":
+        passport["profile"] = "full"
+    elif change == "dry_run":
+        passport["overrides"] = {"max_steps": 1}
+    elif change == "adapter_swapped":  # another run's adapter, with its hashes copied into the passport
+        other = run_dir.parent / "other_adapter"
+        shutil.copy(run_dir / "adapter" / "adapter_model.safetensors", other)
+        import torch
+        from safetensors.torch import load_file, save_file
+
+        weights = {key: torch.zeros_like(value) for key, value in load_file(other).items()}
+        save_file(weights, run_dir / "adapter" / "adapter_model.safetensors")
+        from solutions.capstone.passport import sha256_tree
+
+        passport["adapter"]["files"] = sha256_tree(run_dir / "adapter")
+        passport["metrics"]["after"]["greedy_accuracy"] = 0.97
+    elif change == "tiny_png":
+        (run_dir / "training_curves.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    elif change == "verifier_swapped":
+        (run_dir / "module_9_reference.py").write_text("# edited after the run\n" + KIT_VERIFIER.read_text())
+    (run_dir / "passport.json").write_text(json.dumps(passport), encoding="utf-8")
 
 
-TAMPERED = [  # change, the one check that must fail, words its message must contain
-    ("verifier_version", "verifier", "m9-numeric-verifier-0.9"),
-    ("data_hash", "data", "other rows"),
-    ("loss_type", "trainer_args", "loss_type='grpo' (expected 'dapo')"),
-    ("no_lora", "lora", "not a PEFT LoRA model"),
-    ("nan_metric", "metrics", "greedy_accuracy"),
-    ("empty_curve", "reward_curve", "at least one"),
+TAMPERED = [  # change, a check that must lose its points, words its message must contain
+    ("after_accuracy", "reevaluation", "not what was measured"),
+    ("curve_rewritten", "consistency", "not the curve of its own log_history"),
+    ("log_history_emptied", "consistency", "log_history is empty"),
+    ("fake_verifier_hash", "consistency", "verifier sha256"),
+    ("fake_adapter_hash", "consistency", "adapter/adapter_model.safetensors"),
+    ("fake_data_hash", "passport.data", "other rows"),
+    ("relabelled_full", "passport.trainer_args", "max_steps=120 (expected 80)"),
+    ("relabelled_full", "consistency", "runs on cuda"),
+    ("dry_run", "consistency", "a dry run"),
+    ("adapter_swapped", "reevaluation", "not what was measured"),
+    ("tiny_png", "figures", "training_curves.png is missing or not a PNG"),
+    ("verifier_swapped", "consistency", "verifier sha256"),
 ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("change, check, words", TAMPERED, ids=[row[0] for row in TAMPERED])
-def test_tampered_passport_loses_exactly_its_check(runs, tmp_path, change, check, words):
+@pytest.mark.parametrize("change, check, words", TAMPERED, ids=[f"{row[0]}-{row[1]}" for row in TAMPERED])
+def test_each_tampering_loses_points(runs, verifier_checks, tmp_path, change, check, words):
     run_dir = shutil.copytree(runs["grpo"], tmp_path / "run")
-    passport = _passport(run_dir)
-    _tamper(passport, change)
-    (run_dir / "passport.json").write_text(json.dumps(passport), encoding="utf-8")
-    report = check_passport(run_dir)
-    assert list(_failed(report)) == [check]
-    assert words in _failed(report)[check]
-    assert report["score"] == report["max_score"] - 1
+    _tamper(run_dir, change)
+    report = grade_submission(run_dir, verifier_check=verifier_checks["kit"])
+    lost = _lost(report)
+    assert check in lost, report
+    assert words in lost[check]
+    assert report["score"] < report["max_score"]
 
 
 @pytest.mark.slow
-def test_missing_field_fails_fields_and_skips_the_rest(runs, tmp_path):
+def test_broken_verifiers_lose_the_verifier_points(runs, verifier_checks):
+    honest = grade_submission(runs["grpo"], verifier_check=verifier_checks["kit"])["score"]
+    for broken in ("one", "zero", "absent"):
+        lost = 3 - verifier_checks[broken].points
+        assert grade_submission(runs["grpo"], verifier_check=verifier_checks[broken])["score"] == honest - lost >= 0
+
+
+@pytest.mark.slow
+def test_expectations_come_from_the_installed_kit(runs, verifier_checks, tmp_path):
+    """A submission that ships its own profiles.py (and a passport matching it) changes nothing."""
     run_dir = shutil.copytree(runs["grpo"], tmp_path / "run")
+    own = (SOLUTIONS_DIR / "capstone" / "profiles.py").read_text().replace('"loss_type": "dapo"', '"loss_type": "grpo"')
+    (run_dir / "profiles.py").write_text(own, encoding="utf-8")
     passport = _passport(run_dir)
-    _tamper(passport, "missing_field")
+    passport["trainer_args"]["loss_type"] = "grpo"
     (run_dir / "passport.json").write_text(json.dumps(passport), encoding="utf-8")
-    failed = _failed(check_passport(run_dir))
-    assert failed["fields"] == "missing field(s): metrics"
-    assert "passport" not in failed and failed["metrics"].startswith("not checked")
+    lost = _lost(grade_submission(run_dir, verifier_check=verifier_checks["kit"]))
+    assert "loss_type='grpo' (expected 'dapo')" in lost["passport.trainer_args"]
 
 
-@pytest.mark.parametrize("content, words", [("{not json", "not valid JSON"), ("[1, 2]", "JSON object"), (None, "no passport.json")])
+@pytest.mark.slow
+def test_an_unreadable_adapter_scores_zero_there(runs, verifier_checks, tmp_path):
+    run_dir = shutil.copytree(runs["grpo"], tmp_path / "run")
+    (run_dir / "adapter" / "adapter_model.safetensors").write_bytes(b"not safetensors")
+    (run_dir / "adapter" / "adapter_model.bin").write_bytes(b"a pickle would run code")
+    from solutions.capstone.passport import sha256_tree
+
+    passport = _passport(run_dir)  # re-hashed by the student, so the passport is consistent
+    passport["adapter"]["files"] = sha256_tree(run_dir / "adapter")
+    (run_dir / "passport.json").write_text(json.dumps(passport), encoding="utf-8")
+    lost = _lost(grade_submission(run_dir, verifier_check=verifier_checks["kit"]))
+    assert "could not be re-evaluated" in lost["reevaluation"] and "adapter_model.bin" in lost["reevaluation"]
+
+
+# ----------------------------------------------------------------------------- the passport checks alone
+@pytest.mark.slow
+def test_cli_check_prints_and_writes_the_report(runs, tmp_path, capsys):
+    run_dir = shutil.copytree(runs["dpo"], tmp_path / "dpo")
+    assert main(["capstone", "check", str(run_dir), "--lang", "en"]) == 0
+    printed = capsys.readouterr().out
+    assert "score: 12/12" in printed and "[PASS] trainer_args" in printed
+    assert main(["capstone", "check", str(tmp_path / "missing")]) == 2  # nowhere to write the report
+
+
+@pytest.mark.parametrize("content, words", [("{not json", "not valid JSON"), ("[1, 2]", "JSON object"),
+                                            (None, "no passport.json")])
 def test_unreadable_passport_is_a_failed_report(tmp_path, content, words):
     if content is not None:
         (tmp_path / "passport.json").write_text(content, encoding="utf-8")
     report = check_passport(tmp_path)
     assert report["score"] == 0 and not report["passed"]
     assert words in _failed(report)["passport"] and words in _failed(report)["figure"]
+
+
+def test_an_empty_submission_scores_zero(tmp_path):
+    from graders.capstone_grade import GradeCheck
+
+    report = grade_submission(tmp_path, verifier_check=GradeCheck("verifier", 0.0, 3.0, "none"))
+    assert report["score"] == 0 and report["max_score"] > 12
 
 
 @pytest.mark.slow
@@ -186,43 +307,50 @@ def test_malformed_fields_never_crash(runs, tmp_path):
     assert "malformed passport" in failed["versions"]
 
 
+# ----------------------------------------------------------------------------- real profiles without a GPU
 def test_real_profiles_build_the_course_arguments(tmp_path):
     from solutions.capstone.run import trainer_arguments
 
     expected_grpo = {"learning_rate": 5e-6, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 4,
-                     "max_completion_length": 192, "num_generations": 4, "num_iterations": 1, "loss_type": "dapo",
+                     "max_completion_length": 512, "num_generations": 4, "num_iterations": 1, "loss_type": "dapo",
                      "scale_rewards": "group", "importance_sampling_level": "token", "epsilon": 0.2,
-                     "epsilon_high": 0.28, "beta": 0.0, "mask_truncated_completions": True, "logging_steps": 1}
+                     "epsilon_high": 0.28, "beta": 0.0, "mask_truncated_completions": True, "logging_steps": 1,
+                     "chat_template_kwargs": {"enable_thinking": False}, "seed": 42}
     expected_dpo = {"max_steps": 20, "per_device_train_batch_size": 1, "gradient_accumulation_steps": 8,
-                    "learning_rate": 1e-5, "logging_steps": 1}
+                    "learning_rate": 1e-5, "logging_steps": 1, "seed": 42}
     for algorithm, name, expected in [("grpo", "smoke", {**expected_grpo, "max_steps": 2}),
                                       ("grpo", "full", {**expected_grpo, "max_steps": 80}),
                                       ("dpo", "smoke", {**expected_dpo, "max_steps": 2}),
                                       ("dpo", "full", expected_dpo)]:
         profile = get_profile(algorithm, name)
         assert profile.model == "Qwen/Qwen3-0.6B" and profile.needs_gpu
-        args = trainer_arguments(profile, tmp_path, use_cpu=True).to_dict()  # CPU: only to inspect them
+        args = trainer_arguments(profile, tmp_path).to_dict()  # CPU: only to inspect them
         assert {key: args[key] for key in expected} == expected, (algorithm, name)
-    assert get_profile("grpo", "full").data.dataset == "trl-lib/DeepMath-103K"
-    assert get_profile("dpo", "full").data.dataset == "trl-lib/ultrafeedback_binarized"
+    assert get_profile("grpo", "full").data.eval_split == "test[:32]"  # held out, not train
+    overridden = trainer_arguments(get_profile("grpo", "smoke"), tmp_path, overrides={"max_steps": 1,
+                                                                                      "max_completion_length": 8})
+    assert (overridden.max_steps, overridden.max_completion_length) == (1, 8)
 
 
-def test_real_profiles_refuse_without_a_gpu(tmp_path):
+def test_real_profiles_refuse_without_a_gpu(tmp_path, capsys):
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: the real profiles would run")
-    process = _capstone("run", "--algo", "grpo", "--profile", "smoke", "--out", str(tmp_path / "smoke"))
-    output, _ = process.communicate(timeout=120)
-    assert process.returncode == 2 and "needs a CUDA GPU" in output and "--profile tiny" in output
+    code = main(["capstone", "run", "--algo", "grpo", "--profile", "smoke", "--out", str(tmp_path / "smoke"),
+                 "--verifier", str(KIT_VERIFIER)])
+    error = capsys.readouterr().err
+    assert code == 2 and "needs a CUDA GPU" in error and "--device cpu" in error
     assert not (tmp_path / "smoke").exists()
-    from solutions.capstone.run import run_capstone
+    from solutions.capstone.run import RunOptions, run_capstone
 
     with pytest.raises(CapstoneError, match="Qwen/Qwen3-0.6B and needs a CUDA GPU"):
-        run_capstone("dpo", "full", tmp_path / "full")
+        run_capstone(RunOptions("dpo", "full", tmp_path / "full"))
 
 
 def test_capstone_is_not_part_of_the_one_source_build():
+    from graders.build import solution_files
+
     assert not [path for path in solution_files() if "capstone" in path.parts]
 
 
@@ -230,6 +358,7 @@ def test_capstone_is_not_part_of_the_one_source_build():
     (None, "raised NotImplementedError on a simple answer"),  # the untouched starter
     ("def verify_numeric_answer(text, reference, **kw):\n    return 0.5\n", "must return 0 or 1"),
     ("x = 1\n", "defines no function verify_numeric_answer"),
+    ("", "GRPO needs your verifier"),
 ])
 def test_an_unusable_verifier_stops_before_training(tmp_path, capsys, source, words):
     if source is None:
@@ -237,7 +366,8 @@ def test_an_unusable_verifier_stops_before_training(tmp_path, capsys, source, wo
     else:
         path = tmp_path / "module_9_reference.py"
         path.write_text(source, encoding="utf-8")
+    verifier = [] if source == "" else ["--verifier", str(path)]
     code = main(["capstone", "run", "--algo", "grpo", "--profile", "tiny", "--out", str(tmp_path / "run"),
-                 "--verifier", str(path), "--quiet"])
+                 *verifier, "--quiet"])
     assert code == 2 and words in capsys.readouterr().err
     assert not (tmp_path / "run" / "passport.json").exists()

@@ -690,7 +690,7 @@ def course(tmp_path_factory):
                 notebook = _submission(course, student, assignment, stem)
                 (target / f"{stem}.ipynb").write_text(json.dumps(notebook, indent=1), encoding="utf-8")
         _nbgrader(course, run_env, "autograde", assignment, f"--CourseDirectory.student_id_exclude={TAMPERER}",
-                  timings=timings)
+                  f"--EngineScores.report_dir={root / 'engine_reports'}", timings=timings)
         if TAMPERER in students:  # on its own, after the others: what it touches is checked below
             before = _snapshot(course)
             completed = _run_nbgrader(course, run_env, "autograde", assignment, "--student", TAMPERER,
@@ -701,7 +701,7 @@ def course(tmp_path_factory):
     _nbgrader(course, env, "export", timings=timings)
     timings["total"] = round(time.perf_counter() - started, 1)
     print(f"\nnbgrader timings (s): {timings}")
-    return {"root": course, "tamper": tamper}
+    return {"root": course, "tamper": tamper, "engine_reports": root / "engine_reports"}
 
 
 @pytest.fixture(scope="module")
@@ -940,6 +940,35 @@ def test_feedback_and_export_show_the_engine_score(course, engine):
     for assignment in ASSIGNMENTS:
         assert float(rows[(assignment, COMPLETE)]["score"]) == _points(assignment)
         assert float(rows[(assignment, UNTOUCHED)]["score"]) == 0.0
+
+
+def test_the_nbgrader_route_gets_the_class_report(course):
+    # EngineScores.report_dir keeps one report.json per student (the assignment's notebooks merged), outside
+    # the course; `rl4llm report` builds the same class report from it as from `rl4llm grade --out`
+    import pandas as pd
+
+    from graders.classreport import SUMMARY_FILE, build_class_report
+
+    gradebook = _cell_grades(course["root"])
+    for assignment in ASSIGNMENTS:
+        folder = course["engine_reports"] / assignment
+        students = sorted(p.name for p in folder.iterdir())
+        assert students == sorted(s for s in _students(assignment) if s != TAMPERER), assignment
+        build_class_report(folder, "en")
+        summary = pd.read_csv(folder / SUMMARY_FILE).set_index("exercise")
+        for exercise in summary.index:
+            reports = [json.loads((folder / s / "report.json").read_text(encoding="utf-8")) for s in students]
+            points = [e["points"] for r in reports for e in r["exercises"] if e["id"] == exercise]
+            assert summary.loc[exercise, "mean_fraction"] == pytest.approx(
+                sum(points) / len(points) / summary.loc[exercise, "max_points"], abs=1e-4)
+        for student in students:  # the kept report agrees with what nbgrader recorded, exercise by exercise
+            report = json.loads((folder / student / "report.json").read_text(encoding="utf-8"))
+            recorded = {nbgrader_scoring.exercise_for(notebook, grade_id): score
+                        for (a, s, notebook), cells in gradebook.items() if (a, s) == (assignment, student)
+                        for grade_id, (score, _max) in cells.items()}
+            assert {entry["id"] for entry in report["exercises"]} == {e for e in recorded if e}, student
+            for entry in report["exercises"]:
+                assert recorded[entry["id"]] == pytest.approx(entry["points"], abs=1e-3), (student, entry["id"])
 
 
 def test_no_grader_artefact_lands_in_the_course(course):

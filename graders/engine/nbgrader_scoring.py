@@ -55,6 +55,7 @@ True``) withholds the inputs of hidden checks from the feedback.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import string
@@ -213,6 +214,28 @@ def grade_notebook(notebook_text: str, stem: str, *, hide_hidden_inputs: bool, r
     stubs = untouched_stubs(notebook_text)
     return {entry["id"]: {**entry, "not_implemented": entry["id"].split(".", 1)[1] in stubs}
             for entry in report["exercises"] if entry["id"].startswith(f"{stem}.")}
+
+
+def keep_report(report_dir: Path, assignment: str, student: str, entries: dict[str, dict]) -> Path:
+    """Merge one notebook's entries into ``report_dir/<assignment>/<student>/report.json`` (the kit's report
+    schema, the exercises in course order, score and max_score summed) and return its path."""
+    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.reports import report_json
+
+    folder = report_dir / Path(assignment).name / Path(student).name  # names, never paths
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "report.json"
+    kept = json.loads(path.read_text(encoding="utf-8"))["exercises"] if path.exists() else []
+    merged = {entry["id"]: entry for entry in kept}
+    merged.update({exercise_id: {k: v for k, v in entry.items() if k != "not_implemented"}
+                   for exercise_id, entry in entries.items()})
+    order = {exercise_id: index for index, exercise_id in enumerate(DEFAULT_KIT.exercises())}
+    exercises = sorted(merged.values(), key=lambda entry: (order.get(entry["id"], len(order)), entry["id"]))
+    report = {"submission": Path(student).name, "exercises": exercises, "sandbox": {},
+              "score": round(sum(entry["points"] for entry in exercises), 4),
+              "max_score": round(sum(entry["max_points"] for entry in exercises), 4)}
+    path.write_text(report_json(report), encoding="utf-8")
+    return path
 
 
 def untouched_stubs(notebook_text: str) -> set[str]:
@@ -374,6 +397,10 @@ class EngineScores(NbGraderPreprocessor):
                                        "sandbox is in force on this machine (see `rl4llm doctor`).").tag(config=True)
     guard_course = Bool(True, help="Fingerprint the course folder and the gradebook around each grading run "
                                    "and refuse the notebook if anything changed.").tag(config=True)
+    report_dir = Unicode("", help="Also keep the engine's report of each student, all the assignment's notebooks "
+                                  "in one, as <report_dir>/<assignment>/<student>/report.json: `rl4llm report "
+                                  "<report_dir>/<assignment>` then builds the class report. '' keeps none. Put it "
+                                  "outside the course folder.").tag(config=True)
 
     @default("hide_hidden_inputs")
     def _hide_hidden_inputs_default(self) -> bool:
@@ -404,6 +431,8 @@ class EngineScores(NbGraderPreprocessor):
             for message in dict.fromkeys(messages):
                 level = self.log.info if message.startswith("note") else self.log.warning
                 level("kit engine: %s", message)
+            if self.report_dir:
+                keep_report(Path(self.report_dir), assignment, info.get("student", "student"), entries)
 
         for cell in graded:
             exercise_id = exercises[id(cell)]

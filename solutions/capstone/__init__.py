@@ -2,12 +2,18 @@
 
 Given code: a capstone student runs it (``rl4llm capstone run``) and need not change it.
 
-    profiles.py  what each profile prescribes (the grader checks runs against it)
-    data.py      the tiny in-memory arithmetic sets, the course's data sets, canonical hashes
-    models.py    the tiny Qwen3-architecture model and local tokenizer; the verifier reward
-    metrics.py   before/after metrics: greedy verifier accuracy (GRPO), pair accuracy (DPO)
-    passport.py  the run passport (passport.json) and the reward-curve figure
-    run.py       one run end to end
+    profiles.py   what each profile prescribes (the grader checks runs against it); the settled decisions
+    latex.py      LaTeX answers -> the verifier's one-number form (\\frac{1}{2} -> 1/2), or None
+    data.py       the tiny in-memory sets, the course's data sets (Hub, cache or --data-dir), filtering, hashes
+    models.py     the tiny Qwen3-architecture model and local tokenizer; the verifier reward
+    local_qwen.py a random Qwen3-0.6B-architecture model + Qwen3-style tokenizer for dry runs without weights
+    metrics.py    before/after metrics: greedy verifier accuracy (GRPO), pair accuracy (DPO)
+    passport.py   the run passport (passport.json) and the figures
+    run.py        one run end to end (RunOptions: --model, --data-dir, --max-steps, lengths, --device)
+    preflight.py  can this machine run a profile? (``rl4llm capstone preflight``)
+    texts.py      every line a student reads, in English and Russian
 
-``profiles`` and ``data`` import no ML library, so the grader stays light.
+``profiles``, ``latex``, ``data`` and ``texts`` import no ML library, so the grader stays light.
+The grader is graders/capstone.py (passport), graders/capstone_grade.py (a submission) and
+graders/capstone_reeval.py (the adapter, re-evaluated).
 """

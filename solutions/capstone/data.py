@@ -2,25 +2,52 @@
 
 Given code: the capstone student need not change it.
 
-The tiny sets live in memory (single-digit sums, so the tiny tokenizer's
-alphabet covers them). The course's sets come from the Hub through
-``datasets`` (imported only when a real profile asks). Either way the
-passport records ``sha256(canonical JSON of the rows)``, which the grader
-recomputes for the tiny profiles.
+The tiny sets live in memory (digits, so the tiny tokenizer's alphabet
+covers them). The course's sets come from the Hub through
+``datasets`` (imported only when a real profile asks), from its local cache
+(``HF_HOME``; ``HF_HUB_OFFLINE=1`` forbids any download), or from a folder
+``--data-dir DIR`` holding ``DIR/train.jsonl`` and ``DIR/test.jsonl`` (the
+Hub's columns, one JSON row per line; the profile's split slices apply).
+
+GRPO rows go through :func:`prepare_math_rows`: a reference the verifier
+cannot read exactly (``2\\sqrt{3}``, ``(0, 1)``) is dropped, the others are
+rewritten to the verifier's canonical number (``\\frac{1}{2}`` -> "1/2"), and
+the kept fraction is recorded. The passport records
+``sha256(canonical JSON of the rows)`` of the rows actually used, which the
+grader recomputes for the tiny profiles.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
-from solutions.capstone.profiles import Profile
+from solutions.capstone.latex import canonical_number
+from solutions.capstone.profiles import CapstoneError, Profile
 
 TINY_OPERANDS = range(5)  # a, b in 0..4: every sum is one digit
+TINY_HELD_OUT = 20  # of the 100 pairs "a b =", the last 20 of a fixed shuffle are never trained on
+
+
+def tiny_digit_pairs() -> list[tuple[int, int]]:
+    """The 100 pairs (a, b) of digits in a fixed order (random.Random(0).shuffle): 80 train, then 20 held out."""
+    import random
+
+    pairs = [(a, b) for a in range(10) for b in range(10)]
+    random.Random(0).shuffle(pairs)
+    return pairs
+
+
+def tiny_second_digit_rows(split: str = "train") -> list[dict]:
+    """GRPO rows {"prompt": "a b =", "solution": "b"}: the 80 training pairs, or the 20 held-out ones."""
+    pairs = tiny_digit_pairs()
+    chosen = pairs[:-TINY_HELD_OUT] if split == "train" else pairs[-TINY_HELD_OUT:]
+    return [{"prompt": f"{a} {b} =", "solution": str(b)} for a, b in chosen]
 
 
 def tiny_arithmetic_rows() -> list[dict]:
-    """GRPO rows: {"prompt": "a + b =", "solution": "a+b"} for a, b in 0..4 (25 rows)."""
+    """Rows {"prompt": "a + b =", "solution": "a+b"} for a, b in 0..4 (25 rows)."""
     return [{"prompt": f"{a} + {b} =", "solution": str(a + b)} for a in TINY_OPERANDS for b in TINY_OPERANDS]
 
 
@@ -30,7 +57,9 @@ def tiny_preference_rows() -> list[dict]:
             for a in TINY_OPERANDS for b in TINY_OPERANDS]
 
 
-TINY_ROWS = {"kit:tiny-arithmetic": tiny_arithmetic_rows, "kit:tiny-preferences": tiny_preference_rows}
+# data set -> (train rows, eval rows) builders
+TINY_ROWS = {"kit:tiny-second-digit": (tiny_second_digit_rows, lambda: tiny_second_digit_rows("eval")),
+             "kit:tiny-preferences": (tiny_preference_rows, tiny_preference_rows)}
 
 
 def canonical_hash(rows: list[dict]) -> str:
@@ -40,18 +69,84 @@ def canonical_hash(rows: list[dict]) -> str:
 
 
 def tiny_rows(profile: Profile) -> list[dict]:
-    """The in-memory rows of a tiny profile; its eval set is its training set (a fit check)."""
+    """The in-memory training rows of a tiny profile."""
     if profile.data.dataset not in TINY_ROWS:
         raise ValueError(f"profile {profile.name!r} has no in-memory data set")
-    return TINY_ROWS[profile.data.dataset]()
+    return TINY_ROWS[profile.data.dataset][0]()
 
 
-def load_rows(profile: Profile) -> tuple[list[dict], list[dict]]:
-    """(train rows, eval rows) for ``profile``; real profiles load from the Hub (may download)."""
-    if profile.data.dataset.startswith("kit:"):
-        return tiny_rows(profile), tiny_rows(profile)
+def tiny_eval_rows(profile: Profile) -> list[dict]:
+    """The eval rows of a tiny profile: GRPO's held-out pairs; DPO's training pairs (a fit check)."""
+    if profile.data.dataset not in TINY_ROWS:
+        raise ValueError(f"profile {profile.name!r} has no in-memory data set")
+    return TINY_ROWS[profile.data.dataset][1]()
+
+
+BOX_INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."  # Qwen's math prompt
+
+
+def with_box_instruction(prompt):
+    """A conversational prompt whose last user message asks for a boxed answer (unless some message already
+    mentions ``boxed``); a plain-text prompt the same way. The verifier reads the last box first."""
+    if isinstance(prompt, str):
+        return prompt if "boxed" in prompt else f"{prompt}\n\n{BOX_INSTRUCTION}"
+    if any("boxed" in str(message.get("content", "")) for message in prompt):
+        return prompt
+    last_user = max(index for index, message in enumerate(prompt) if message.get("role") == "user")
+    return [{**message, "content": f"{message['content']}\n\n{BOX_INSTRUCTION}"} if index == last_user else message
+            for index, message in enumerate(prompt)]
+
+
+def prepare_math_rows(rows: list[dict]) -> tuple[list[dict], dict]:
+    """(kept rows, report): rows whose ``solution`` has a canonical number, with that number as ``solution``
+    and the prompt asking for a boxed answer (:func:`with_box_instruction`).
+
+    report = {"rows": n, "kept": k, "kept_fraction": k / n, "dropped_examples": up to 5 dropped references}.
+    Every other column is kept as it was.
+    """
+    kept, dropped = [], []
+    for row in rows:
+        token = canonical_number(str(row.get("solution", "")))
+        if token is None:
+            dropped.append(str(row.get("solution", "")))
+        else:
+            kept.append({**row, "prompt": with_box_instruction(row["prompt"]), "solution": token})
+    total = len(rows)
+    return kept, {"rows": total, "kept": len(kept), "kept_fraction": len(kept) / total if total else 0.0,
+                  "dropped_examples": dropped[:5]}
+
+
+def _load_split(profile: Profile, split: str, data_dir: Path | None) -> list[dict]:
+    """The rows of ``split`` ("train[:128]") from the Hub (or its cache), or from DATA_DIR/<name>.jsonl."""
     from datasets import load_dataset
 
-    train = load_dataset(profile.data.dataset, split=profile.data.train_split)
-    evaluation = load_dataset(profile.data.dataset, split=profile.data.eval_split)
-    return [dict(row) for row in train], [dict(row) for row in evaluation]
+    if data_dir is None:
+        return [dict(row) for row in load_dataset(profile.data.dataset, split=split)]
+    name = split.split("[")[0]
+    path = Path(data_dir) / f"{name}.jsonl"
+    if not path.is_file():
+        raise CapstoneError(f"--data-dir {data_dir} has no {name}.jsonl for the split {split!r} of "
+                            f"{profile.data.dataset} (one JSON row per line, the Hub's columns)")
+    return [dict(row) for row in load_dataset("json", data_files={name: str(path)}, split=split)]
+
+
+def load_rows(profile: Profile, data_dir: Path | None = None) -> tuple[list[dict], list[dict], dict | None]:
+    """(train rows, eval rows, filter report or None) for ``profile``.
+
+    Tiny profiles: the in-memory rows. Real profiles: the Hub, its cache, or
+    ``data_dir``; GRPO rows are filtered and canonicalised by :func:`prepare_math_rows`
+    (the report covers the training rows; eval rows are filtered the same way).
+    """
+    if profile.data.dataset.startswith("kit:"):
+        return tiny_rows(profile), tiny_eval_rows(profile), None
+    train = _load_split(profile, profile.data.train_split, data_dir)
+    evaluation = _load_split(profile, profile.data.eval_split, data_dir)
+    if profile.algorithm != "grpo":
+        return train, evaluation, None
+    train, report = prepare_math_rows(train)
+    evaluation, eval_report = prepare_math_rows(evaluation)
+    if not train or not evaluation:
+        raise CapstoneError(f"no row of {profile.data.dataset} has a reference the verifier reads exactly "
+                            f"(train kept {report['kept']}/{report['rows']}, eval {eval_report['kept']}/"
+                            f"{eval_report['rows']}); dropped e.g. {report['dropped_examples']}")
+    return train, evaluation, {"train": report, "eval": eval_report}

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 from graders.loader import load_module
+from solutions.capstone.latex import canonical_completion, canonical_number
 from solutions.capstone.profiles import CapstoneError
 
 TINY_ALPHABET = "0123456789 +-="
@@ -24,6 +25,9 @@ TINY_CONFIG = {  # Qwen3Config keyword arguments of the tiny model (recorded in 
     "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
     "num_key_value_heads": 1, "head_dim": 16, "max_position_embeddings": 64,
     "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": True,
+    # std of the random weights: with Qwen3's 0.02 the frozen tied embeddings are so small that no
+    # adapter can make one of 17 tokens likely (logit gaps stay below ~1.3); 0.1 leaves room to learn
+    "initializer_range": 0.1,
 }
 VERIFIER_MODULE_NAME = "_rl4llm_capstone_verifier"  # private: never clashes with an imported module_9_reference
 
@@ -83,18 +87,28 @@ def completion_text(completion) -> str:
 
 
 def verifier_reward_function(module: ModuleType):
-    """A TRL reward function: reward = verify_numeric_answer(completion, solution) per completion.
+    r"""A TRL reward function: reward = verify_numeric_answer(canonical_completion(completion), solution).
 
-    A solution the verifier cannot read (ValueError) gives None, which TRL
-    skips, as its own ``accuracy_reward`` does for an unparseable gold answer.
+    The completion's last ``\boxed{...}`` is first rewritten to its canonical
+    number (``\frac{1}{2}`` -> ``1/2``, :mod:`solutions.capstone.latex`), the
+    same form the data preparation gives the references; the reference is
+    canonicalised too. A reference that is not one rational number (``\ln 2``,
+    ``(0, 1)``) or that the verifier cannot read (ValueError) gives None, which TRL skips, as its own
+    ``accuracy_reward`` does for an unparseable gold answer; a step whose
+    rewards are all None is logged as NaN and never stops a run
+    (:func:`solutions.capstone.passport.step_series`).
     """
     verify = module.verify_numeric_answer
 
     def verifier_reward(prompts, completions, solution, **kwargs) -> list[float | None]:
         rewards: list[float | None] = []
         for completion, reference in zip(completions, solution, strict=True):
+            token = canonical_number(str(reference))
+            if token is None:  # "\\ln 2" would be read by its last number: no exact reward, so none
+                rewards.append(None)
+                continue
             try:
-                rewards.append(float(verify(completion_text(completion), reference)))
+                rewards.append(float(verify(canonical_completion(completion_text(completion)), token)))
             except ValueError:
                 rewards.append(None)
         return rewards

@@ -1,49 +1,118 @@
-"""One capstone run end to end: trainer arguments, data, model, TRL trainer with LoRA, passport.
+"""One capstone run end to end: trainer arguments, data, model, TRL trainer with LoRA, adapter, passport.
 
 Given code: the capstone student need not change it.
 
-    run_capstone("grpo", "tiny", "runs/grpo")                       # CPU, seconds
-    run_capstone("grpo", "smoke", "runs/q", verifier_path="my/module_9_reference.py")  # CUDA
+    run_capstone(RunOptions("grpo", "tiny", "runs/grpo", verifier="my/module_9_reference.py"))  # CPU, seconds
+    run_capstone(RunOptions("grpo", "smoke", "runs/q", verifier=...))                             # CUDA
+    run_capstone(RunOptions("grpo", "smoke", "runs/dry", verifier=..., model="local/qwen3",
+                            device="cpu", max_steps=1, max_completion_length=16))                 # a dry run
 
 GRPO uses TRL's GRPOTrainer with the learner's ``verify_numeric_answer`` as
 the only reward function; DPO uses DPOTrainer. Both wrap the model in a PEFT
-LoRA adapter (``peft_config``), exactly as the course notebooks do.
+LoRA adapter (``peft_config``), exactly as the course notebooks do. The run
+folder gets ``passport.json``, the adapter (``adapter/``, PEFT's
+``save_pretrained``) and the figures.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from graders.paths import SOLUTIONS_DIR
 from solutions.capstone.data import canonical_hash, load_rows
-from solutions.capstone.passport import (FIGURE_NAME, library_versions, plot_reward_curve, reward_curve,
-                                         write_passport)
-from solutions.capstone.profiles import PASSPORT_SCHEMA, CapstoneError, Profile, get_profile
+from solutions.capstone.passport import (ACCURACY_FIGURE_NAME, CURVES_FIGURE_NAME, FIGURE_NAME, library_versions,
+                                         plot_before_after, plot_reward_curve, plot_training_curves, reward_curve,
+                                         sha256_tree, write_passport)
+from solutions.capstone.profiles import DEFAULT_SEED, DEVICES, PASSPORT_SCHEMA, CapstoneError, Profile, get_profile
 
-DEFAULT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
+ADAPTER_DIR = "adapter"
 
 
-def trainer_arguments(profile: Profile, out_dir: Path, seed: int = 0, progress: bool = True,
-                      use_cpu: bool | None = None):
-    """The TRL GRPOConfig / DPOConfig of ``profile``: its prescribed settings plus run bookkeeping.
+@dataclass(frozen=True)
+class RunOptions:
+    """One run: what to train and every override a dry run or an air-gapped machine needs.
 
-    Builds no model and touches no network. ``use_cpu`` defaults to the
-    profile's device (tiny: CPU, float32; smoke/full: CUDA with TRL's default
-    bf16, as in the notebooks); ``use_cpu=True`` lets a CPU machine build a
-    real profile's arguments to inspect them.
+    algorithm: "grpo" or "dpo". profile: "tiny", "smoke" or "full". out_dir: the run folder.
+    verifier: the learner's module_9_reference.py (GRPO; required).
+    seed: the trainer's seed and data_seed (42 = TRL's default, as the notebooks ran).
+    model: a local folder (or Hub id) that replaces the profile's model, e.g. a cached snapshot.
+    data_dir: a folder with <split>.jsonl files that replaces the Hub (see solutions.capstone.data).
+    max_steps, max_completion_length (GRPO), max_length (DPO): trainer overrides for a dry run;
+        any of them set makes the run a dry run (recorded under "overrides"; the grader refuses it).
+    device: "auto" (tiny: CPU; smoke/full: CUDA required), "cpu" (a dry run of a real profile) or "cuda".
+    language: the figures' labels ("en" or "ru").
     """
+
+    algorithm: str
+    profile: str
+    out_dir: Path
+    verifier: Path | None = None
+    seed: int = DEFAULT_SEED
+    model: str | None = None
+    data_dir: Path | None = None
+    max_steps: int | None = None
+    max_completion_length: int | None = None
+    max_length: int | None = None
+    device: str = "auto"
+    progress: bool = True
+    language: str = "en"
+
+    @property
+    def overrides(self) -> dict:
+        """The trainer settings this run changes from its profile ({} for a profile's own run)."""
+        pairs = {"max_steps": self.max_steps, "max_completion_length": self.max_completion_length,
+                 "max_length": self.max_length}
+        return {key: value for key, value in pairs.items() if value is not None}
+
+
+def resolve_device(profile: Profile, device: str) -> tuple[str, dict]:
+    """(device description, precision settings) of a run.
+
+    tiny, or device "cpu": ("cpu", use_cpu, float32). Otherwise CUDA must be
+    there: bf16 where the GPU supports it, else fp16 mixed precision with
+    float32 weights (T4, V100), and CapstoneError naming ``--device cpu`` when
+    torch sees no GPU.
+    """
+    if device not in DEVICES:
+        raise CapstoneError(f"device must be one of {DEVICES}, got {device!r}")
+    if device == "cpu" or (device == "auto" and not profile.needs_gpu):
+        return "cpu", {"use_cpu": True, "bf16": False, "fp16": False, "dtype": "float32"}
+    import torch
+
+    if not torch.cuda.is_available():
+        raise CapstoneError(
+            f"profile {profile.name!r} trains {profile.model} and needs a CUDA GPU, but torch sees none "
+            f"(torch {torch.__version__}, torch.cuda.is_available() is False). Run it on a GPU machine "
+            f"(see `rl4llm capstone preflight`), use --profile tiny on a CPU, or --device cpu for a dry run "
+            f"(with --model PATH and --max-steps 1).")
+    name = f"cuda: {torch.cuda.get_device_name(0)}"
+    if torch.cuda.is_bf16_supported():
+        return name, {"use_cpu": False, "bf16": True, "fp16": False, "dtype": "bfloat16"}
+    return name, {"use_cpu": False, "bf16": False, "fp16": True, "dtype": "float32"}
+
+
+def trainer_arguments(profile: Profile, out_dir: Path, seed: int = DEFAULT_SEED, progress: bool = True,
+                      precision: dict | None = None, overrides: dict | None = None):
+    """The TRL GRPOConfig / DPOConfig of ``profile``: its prescribed settings, then ``overrides``,
+    plus run bookkeeping and ``precision`` (:func:`resolve_device`; default: CPU float32).
+    Builds no model and touches no network."""
     from trl import DPOConfig, GRPOConfig
 
     config_class = GRPOConfig if profile.algorithm == "grpo" else DPOConfig
-    use_cpu = not profile.needs_gpu if use_cpu is None else use_cpu
-    precision = {} if profile.needs_gpu else {"bf16": False}
+    precision = precision or {"use_cpu": True, "bf16": False, "fp16": False}
+    settings = {**profile.trainer_settings, **(overrides or {})}
+    if profile.algorithm != "grpo":
+        settings.pop("max_completion_length", None)
+    else:
+        settings.pop("max_length", None)
     return config_class(
         output_dir=str(Path(out_dir) / "trainer"), report_to="none", seed=seed, data_seed=seed,
-        save_strategy="no", disable_tqdm=not progress, use_cpu=use_cpu, **precision,
-        **profile.trainer_settings,
+        save_strategy="no", disable_tqdm=not progress, use_cpu=precision["use_cpu"], bf16=precision["bf16"],
+        fp16=precision["fp16"], **settings,
     )
 
 
@@ -53,101 +122,146 @@ def lora_config(profile: Profile):
     return LoraConfig(task_type="CAUSAL_LM", **profile.lora)
 
 
-def require_device(profile: Profile) -> str:
-    """"cpu" for tiny; the CUDA device name for smoke/full, or CapstoneError saying what is missing."""
-    if not profile.needs_gpu:
-        return "cpu"
+def load_model_and_tokenizer(profile: Profile, options: RunOptions, dtype: str):
+    """(model, tokenizer, passport entry). Tiny: built here. Real: from ``options.model`` (a folder) or the
+    profile's Hub id, through transformers (offline when HF_HUB_OFFLINE=1: then only the cache is read)."""
+    if profile.name == "tiny" and options.model is None:
+        from solutions.capstone.models import TINY_CONFIG, tiny_model, tiny_tokenizer
+
+        tokenizer = tiny_tokenizer()
+        return tiny_model(options.seed), tokenizer, {"id": profile.model, "tiny_config": dict(TINY_CONFIG),
+                                                     "vocab_size": len(tokenizer)}
     import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    if not torch.cuda.is_available():
-        raise CapstoneError(
-            f"profile {profile.name!r} trains {profile.model} and needs a CUDA GPU, but torch sees none "
-            f"(torch {torch.__version__}, torch.cuda.is_available() is False). Run it on a GPU machine "
-            f"(it downloads the model and {profile.data.dataset} from the Hugging Face Hub), or use "
-            f"--profile tiny on a CPU.")
-    return f"cuda: {torch.cuda.get_device_name(0)}"
+    source = options.model or profile.model
+    try:
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, dtype))
+        tokenizer = AutoTokenizer.from_pretrained(source)
+    except OSError as error:
+        raise CapstoneError(f"cannot load the model {source!r}: {str(error).splitlines()[0]} (offline? pass "
+                            f"--model PATH, or see `rl4llm capstone preflight`)") from error
+    config = model.config
+    return model, tokenizer, {"id": profile.model, "source": str(source), "architecture": type(model).__name__,
+                              "num_hidden_layers": config.num_hidden_layers, "hidden_size": config.hidden_size,
+                              "vocab_size": config.vocab_size}
 
 
-def _build_trainer(profile: Profile, args, train_rows, eval_rows, verifier_module, seed: int):
-    """(trainer, model description) for ``profile``; the tiny model is built here, real ones by TRL."""
+def _build_trainer(profile: Profile, args, model, tokenizer, train_rows, eval_rows, verifier_module):
     from datasets import Dataset
     from trl import DPOTrainer, GRPOTrainer
 
-    from solutions.capstone.models import TINY_CONFIG, tiny_model, tiny_tokenizer, verifier_reward_function
+    from solutions.capstone.models import verifier_reward_function
 
-    if profile.name == "tiny":
-        model, tokenizer = tiny_model(seed), tiny_tokenizer()
-        described = {"id": profile.model, "tiny_config": dict(TINY_CONFIG), "vocab_size": len(tokenizer)}
-    else:
-        model, tokenizer = profile.model, None  # TRL loads model and tokenizer by id, as the notebooks do
-        described = {"id": profile.model}
     common = {"model": model, "args": args, "train_dataset": Dataset.from_list(train_rows),
               "processing_class": tokenizer, "peft_config": lora_config(profile)}
     if profile.algorithm == "grpo":
-        trainer = GRPOTrainer(reward_funcs=verifier_reward_function(verifier_module), **common)
-    else:
-        trainer = DPOTrainer(eval_dataset=Dataset.from_list(eval_rows), **common)
-    return trainer, described
+        return GRPOTrainer(reward_funcs=verifier_reward_function(verifier_module), **common)
+    return DPOTrainer(eval_dataset=Dataset.from_list(eval_rows), **common)
 
 
-def _measure(profile: Profile, trainer, eval_rows, verifier_module) -> dict:
+def measure(algorithm: str, model, tokenizer, eval_rows, verifier_module, args, eval_dataset=None) -> dict:
+    """The before/after metrics: greedy verifier accuracy (GRPO) or pair accuracy (DPO)."""
     from solutions.capstone.metrics import greedy_metrics, preference_metrics
     from solutions.capstone.models import verifier_reward_function
 
-    if profile.algorithm == "grpo":
-        return greedy_metrics(trainer.model, trainer.processing_class, eval_rows,
-                              verifier_reward_function(verifier_module), trainer.args.max_completion_length)
-    return preference_metrics(trainer.model, trainer.eval_dataset)
+    if algorithm == "grpo":
+        return greedy_metrics(model, tokenizer, eval_rows, verifier_reward_function(verifier_module),
+                              args.max_completion_length, getattr(args, "chat_template_kwargs", None))
+    return preference_metrics(model, eval_dataset)
 
 
-def run_capstone(algorithm: str, profile_name: str, out_dir, verifier_path=None, seed: int = 0,
-                 progress: bool = True) -> dict:
-    """Train ``algorithm`` under ``profile_name``; write OUT/passport.json and OUT/reward_curve.png.
+@contextlib.contextmanager
+def torch_threads(profile: Profile):
+    """One intra-op thread for the tiny model (its 32-wide matrix products are 5x faster without thread
+    hand-offs, above all on a shared machine); torch's default for real models. Restored afterwards."""
+    import torch
 
-    Returns the passport. CapstoneError (before anything is downloaded) when
-    the profile needs a GPU and there is none, or the verifier cannot be used.
+    saved = torch.get_num_threads()
+    if profile.name == "tiny":
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
+
+
+def run_capstone(options: RunOptions) -> dict:
+    """Train; write OUT/passport.json, OUT/adapter/ and the figures. Returns the passport (see :func:`_run`)."""
+    with torch_threads(get_profile(options.algorithm, options.profile)):
+        return _run(options)
+
+
+def _run(options: RunOptions) -> dict:
+    """Train; write OUT/passport.json, OUT/adapter/ and the figures. Returns the passport.
+
+    CapstoneError (before anything is downloaded or trained) when the profile
+    needs a GPU and there is none, the verifier is missing or unusable, or the
+    model or data cannot be found.
     """
     started = time.perf_counter()
-    profile = get_profile(algorithm, profile_name)
-    device = require_device(profile)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    profile = get_profile(options.algorithm, options.profile)
+    device, precision = resolve_device(profile, options.device)
     verifier_module, verifier = None, None
-    if algorithm == "grpo":
+    if profile.algorithm == "grpo":
+        if options.verifier is None:
+            raise CapstoneError("GRPO needs your verifier: pass --verifier PATH/module_9_reference.py "
+                                "(your Module 9 file; its verify_numeric_answer is the reward)")
         from solutions.capstone.models import load_verifier
 
-        verifier_module, verifier = load_verifier(Path(verifier_path) if verifier_path else DEFAULT_VERIFIER)
-    args = trainer_arguments(profile, out_dir, seed=seed, progress=progress)
-    train_rows, eval_rows = load_rows(profile)
-    trainer, model = _build_trainer(profile, args, train_rows, eval_rows, verifier_module, seed)
-    if not progress:  # quiet: no per-step log dicts either
+        verifier_module, verifier = load_verifier(Path(options.verifier))
+    out_dir = Path(options.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    args = trainer_arguments(profile, out_dir, seed=options.seed, progress=options.progress, precision=precision,
+                             overrides=options.overrides)
+    train_rows, eval_rows, kept = load_rows(profile, options.data_dir)
+    model, tokenizer, described = load_model_and_tokenizer(profile, options, precision["dtype"])
+    trainer = _build_trainer(profile, args, model, tokenizer, train_rows, eval_rows, verifier_module)
+    if not options.progress:  # quiet: no per-step log dicts either
         from transformers import PrinterCallback
 
         trainer.remove_callback(PrinterCallback)
     peft_used = type(trainer.model).__name__.startswith("Peft")
     trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
-    before = _measure(profile, trainer, eval_rows, verifier_module)
+    eval_dataset = getattr(trainer, "eval_dataset", None)
+    before = measure(profile.algorithm, trainer.model, trainer.processing_class, eval_rows, verifier_module, args,
+                     eval_dataset)
     train_started = time.perf_counter()
     trainer.train()
     train_seconds = time.perf_counter() - train_started
-    after = _measure(profile, trainer, eval_rows, verifier_module)
-    curve = reward_curve(trainer.state.log_history, algorithm)
+    after = measure(profile.algorithm, trainer.model, trainer.processing_class, eval_rows, verifier_module, args,
+                    eval_dataset)
+    main_process = trainer.accelerator.is_main_process  # under `accelerate launch` one process writes the files
+    if main_process:
+        trainer.model.save_pretrained(out_dir / ADAPTER_DIR)
+    curve = reward_curve(trainer.state.log_history, profile.algorithm)
     passport = {
-        "schema": PASSPORT_SCHEMA, "algorithm": algorithm, "profile": profile_name, "device": device,
+        "schema": PASSPORT_SCHEMA, "algorithm": profile.algorithm, "profile": profile.name, "device": device,
+        "precision": precision, "overrides": options.overrides,
+        "processes": {"num_processes": trainer.accelerator.num_processes,  # > 1 under `accelerate launch`
+                      "distributed_type": str(trainer.accelerator.distributed_type)},
         "command": sys.argv, "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
         "seeds": {"seed": args.seed, "data_seed": args.data_seed},
-        "versions": library_versions(), "model": model,
+        "versions": library_versions(), "model": described,
         "trainer_class": type(trainer).__name__, "trainer_args": args.to_dict(),
         "lora": {"used": peft_used, "trainable_parameters": trainable, **profile.lora},
+        "adapter": {"path": ADAPTER_DIR, "files": sha256_tree(out_dir / ADAPTER_DIR) if main_process else {}},
         "verifier": verifier,
         "data": {"dataset": profile.data.dataset, "train_split": profile.data.train_split,
                  "eval_split": profile.data.eval_split, "train_rows": len(train_rows),
                  "eval_rows": len(eval_rows), "train_sha256": canonical_hash(train_rows),
-                 "eval_sha256": canonical_hash(eval_rows)},
+                 "eval_sha256": canonical_hash(eval_rows), "filter": kept},
         "metrics": {"before": before, "after": after},
         "reward_curve": curve, "log_history": trainer.state.log_history,
         "wall_time_s": {"train": train_seconds, "total": time.perf_counter() - started},
     }
+    if not main_process:
+        return passport
     write_passport(out_dir, passport)
-    plot_reward_curve(curve, out_dir / FIGURE_NAME, f"{algorithm.upper()} ({profile_name}): {curve['metric']}")
+    title = f"{profile.algorithm.upper()} ({profile.name}): {curve['metric']}"
+    plot_reward_curve(curve, out_dir / FIGURE_NAME, title, options.language)
+    plot_training_curves(trainer.state.log_history, profile.algorithm, profile.name, out_dir / CURVES_FIGURE_NAME,
+                         options.language, beta=getattr(args, "beta", None))
+    plot_before_after(passport["metrics"], profile.algorithm, profile.name, out_dir / ACCURACY_FIGURE_NAME,
+                      options.language)
     return passport

@@ -1,0 +1,121 @@
+"""Re-evaluation of a submitted capstone adapter: the grader's own measurement, not the passport's claim.
+
+    measured = reevaluate(passport, submission)   # {"before": {...}, "after": {...}}
+    checks = check_reevaluation(passport, measured)
+
+The base model is the kit's (tiny: rebuilt from the passport's seed; smoke/full:
+``--model`` or the profile's Hub id from the cache); the adapter is read from
+``adapter/adapter_model.safetensors`` only (no pickle, no student code runs);
+GRPO is scored with the KIT's verifier on the profile's held-out rows, DPO by
+pair accuracy on the eval pairs tokenized as DPOTrainer tokenizes them.
+
+- ``reevaluation`` (1 point): the passport's claimed "after" metric equals the
+  measurement (greedy decoding is deterministic);
+- ``improvement`` (1 point, or 0 of 0 where a profile requires none):
+  measured after - measured before >= ``MIN_IMPROVEMENT``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from pathlib import Path
+
+from graders.capstone import GradeCheck
+from graders.paths import SOLUTIONS_DIR
+from solutions.capstone.passport import HEADLINE_METRIC
+from solutions.capstone.profiles import PROFILES
+
+KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+# The least gain of the headline metric (greedy accuracy / pair accuracy) a profile's run must show,
+# as the grader measures it; None: not required (smoke: 2 steps prove the pipeline, not learning).
+# tiny GRPO learns its task (0 -> 0.7..1.0 held out); tiny DPO is a fit check of 8 steps, full DPO 20.
+MIN_IMPROVEMENT = {("grpo", "tiny"): 0.2, ("dpo", "tiny"): None, ("grpo", "smoke"): None, ("dpo", "smoke"): None,
+                   ("grpo", "full"): 0.02, ("dpo", "full"): None}
+CLAIM_TOLERANCE = 1e-6  # greedy decoding is deterministic: the claim must be what was measured
+
+
+def _kit_verifier():
+    from graders.loader import load_module
+
+    return load_module(KIT_VERIFIER, "_rl4llm_capstone_kit_verifier")
+
+
+def reevaluate(passport: dict, submission: Path, model: str | None = None, data_dir=None) -> dict:
+    """{"before": base metric, "after": metric with the submitted adapter} measured by the grader.
+
+    The base model is the kit's (tiny: rebuilt from the passport's seed; else ``model`` or the profile's
+    Hub id); the adapter is read from adapter_model.safetensors; GRPO is scored by the kit's verifier.
+    """
+    from solutions.capstone.run import torch_threads
+
+    profile = PROFILES[(passport["algorithm"], passport["profile"])]
+    with torch_threads(profile):
+        return _reevaluate(profile, passport, submission, model, data_dir)
+
+
+def _reevaluate(profile, passport: dict, submission: Path, model: str | None, data_dir) -> dict:
+    import torch
+    from peft import PeftModel
+
+    from solutions.capstone.data import load_rows
+    from solutions.capstone.run import RunOptions, load_model_and_tokenizer, measure, trainer_arguments
+
+    extra = [p.name for p in (submission / "adapter").iterdir() if p.name not in ADAPTER_FILES and p.name != "README.md"]
+    if extra:
+        raise ValueError(f"adapter/ holds files the grader does not load: {extra} (only {ADAPTER_FILES})")
+    config = json.loads((submission / "adapter" / "adapter_config.json").read_text(encoding="utf-8"))
+    if config.get("peft_type") != "LORA" or config.get("r") != profile.lora["r"]:
+        raise ValueError(f"adapter_config.json is not a LoRA adapter of rank {profile.lora['r']}: "
+                         f"peft_type {config.get('peft_type')!r}, r {config.get('r')!r}")
+    options = RunOptions(profile.algorithm, profile.name, submission, seed=int(passport["seeds"]["seed"]),
+                         model=model, data_dir=data_dir)
+    dtype = "float32" if not torch.cuda.is_available() else "bfloat16"
+    base, tokenizer, _ = load_model_and_tokenizer(profile, options, dtype)
+    _, eval_rows, _ = load_rows(profile, data_dir)
+    with tempfile.TemporaryDirectory(prefix="rl4llm-reeval-") as temp:
+        args = trainer_arguments(profile, Path(temp))
+        verifier = _kit_verifier() if profile.algorithm == "grpo" else None
+        eval_dataset = _preference_eval(profile, base, tokenizer, eval_rows, args) if profile.algorithm == "dpo" else None
+        before = measure(profile.algorithm, base, tokenizer, eval_rows, verifier, args, eval_dataset)
+        adapted = PeftModel.from_pretrained(base, submission / "adapter", use_safetensors=True)
+        after = measure(profile.algorithm, adapted, tokenizer, eval_rows, verifier, args, eval_dataset)
+    return {"before": before, "after": after}
+
+
+def _preference_eval(profile, model, tokenizer, eval_rows, args):
+    """The eval rows tokenized exactly as the run's DPOTrainer tokenized them (prompt_ids, chosen_ids, ...)."""
+    from datasets import Dataset
+    from trl import DPOTrainer
+
+    from solutions.capstone.run import lora_config
+
+    trainer = DPOTrainer(model=model, args=args, train_dataset=Dataset.from_list(eval_rows[:1]),
+                         eval_dataset=Dataset.from_list(eval_rows), processing_class=tokenizer,
+                         peft_config=lora_config(profile))
+    dataset = trainer.eval_dataset
+    trainer.model.unload()  # PEFT: take out the LoRA layers the trainer put in, the base model is as it was
+    return dataset
+
+
+def check_reevaluation(passport: dict, measured: dict) -> list[GradeCheck]:
+    """[``reevaluation``, ``improvement``] as GradeChecks (the claim equals the measurement; the gain)."""
+
+    metric = HEADLINE_METRIC[passport["algorithm"]]
+    before, after = measured["before"][metric], measured["after"][metric]
+    claimed = ((passport.get("metrics") or {}).get("after") or {}).get(metric)
+    same = isinstance(claimed, (int, float)) and math.isfinite(claimed) and abs(claimed - after) <= CLAIM_TOLERANCE
+    checks = [GradeCheck("reevaluation", float(same), 1.0,
+                         f"{metric} measured by the grader: base {before:.4g}, with the adapter {after:.4g}; "
+                         f"the passport claims {claimed!r}" + ("" if same else " -- not what was measured"))]
+    minimum = MIN_IMPROVEMENT[(passport["algorithm"], passport["profile"])]
+    if minimum is None:
+        checks.append(GradeCheck("improvement", 0.0, 0.0, f"not required for the {passport['profile']} profile "
+                                                          f"(measured gain {after - before:+.4g})"))
+    else:
+        gained = after - before >= minimum
+        checks.append(GradeCheck("improvement", float(gained), 1.0,
+                                 f"measured gain {after - before:+.4g}, at least {minimum:+.4g} required"))
+    return checks
