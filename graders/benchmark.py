@@ -284,7 +284,9 @@ def bench_nbgrader_paired() -> Result:
         paired = build_paired_course(Path(tmp))
         count = len(paired.notebooks)
         out = paired.root / "rl4llm-out"
-        grade = [PY, "-m", "graders.cli", "grade", *(str(path) for _, path in paired.notebooks), "--quiet"]
+        # nbgrader autograde writes no class report: neither does this side (the grading is what is compared)
+        grade = [PY, "-m", "graders.cli", "grade", *(str(path) for _, path in paired.notebooks), "--quiet",
+                 "--no-class-report"]
         if _cache_is_empty():  # the same warm cache for both sides, whatever ran before
             print("  (the reference cache is empty: one untimed rl4llm grade of the notebooks first)", flush=True)
             _run([*grade, "--out", str(paired.root / "warm-up")], paired.root, paired.env)

@@ -96,7 +96,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     if args.shard is not None:
         print(f"shard {args.shard}: graded {len(result.names)} of {len(paths)} submissions; when every shard "
               f"is done: rl4llm merge OUT SHARD_DIR...")
-    elif len(result.reports) >= 2:  # a class report needs a class; `rl4llm report OUT` builds it for any batch
+    elif len(result.reports) >= 2 and not args.no_class_report:  # a class needs two; `rl4llm report` any batch
         _class_report(result.out_dir, _grade_options(args).lang)
     return _internal_errors("rl4llm grade: internal grader errors", result.internal_errors)
 
@@ -257,6 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_grade.add_argument("--lang", choices=course.LANGUAGES, default=None,
                          help="language of the feedback and the scoreboard (default: $RL4LLM_LANG, else the locale)")
     p_grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    p_grade.add_argument("--no-class-report", action="store_true",
+                         help="do not write the class report (`rl4llm report OUT` writes it later)")
     p_grade.add_argument("--require-sandbox", action="store_true",
                          help="refuse to grade unless every sandbox layer is in force (see `rl4llm doctor`)")
     p_grade.add_argument("--shard", type=_shard_arg, default=None, metavar="I/N",

@@ -113,6 +113,13 @@ def test_both_languages(batch):
     assert fields(TEXT["en"]) == fields(TEXT["ru"])
 
 
+def test_grade_without_the_class_report(tmp_path):
+    from graders.cli import build_parser
+
+    args = build_parser().parse_args(["grade", "a", "b", "--out", str(tmp_path), "--no-class-report"])
+    assert args.no_class_report
+
+
 def test_a_folder_without_reports_is_a_clear_error(tmp_path):
     with pytest.raises(ReportError, match="no <submission>/report.json"):
         build_class_report(tmp_path)
@@ -143,6 +150,11 @@ def test_rl4llm_grade_writes_the_class_report_of_a_real_batch(tmp_path):
                           "--jobs", "2", "--quiet"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "class report:" in run.stdout and (out / REPORT_FILE).is_file()
+    for name in (REPORT_FILE, SUMMARY_FILE, MISCONCEPTIONS_FILE):  # `rl4llm report` rebuilds them alone
+        (out / name).unlink()
+    rebuilt = subprocess.run([sys.executable, "-m", "graders.cli", "report", str(out), "--lang", "ru"], cwd=REPO_ROOT,
+                             capture_output=True, text=True, timeout=600)
+    assert rebuilt.returncode == 0 and "Отчёт по группе" in (out / REPORT_FILE).read_text(encoding="utf-8")
     reports = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(out.glob("*/report.json"))]
     expected = Counter((e["id"], m) for r in reports for e in r["exercises"] for m in e["misconceptions"])
     table = pd.read_csv(out / MISCONCEPTIONS_FILE)
