@@ -27,6 +27,7 @@ shareable with teaching assistants whatever ``--hide-hidden-inputs`` was.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import json
@@ -179,17 +180,22 @@ def misconception_table(data: ClassData, language: str):
 
 def catalogue_hint(exercise: str, name: str, language: str) -> str:
     """The catalogue's hint for a misconception in ``language`` (English where it has no other); "" if unknown."""
-    from graders.engine.misconceptions import catalogue_file, read_entries
-
-    try:
-        entries = read_entries(catalogue_file(exercise))
-    except Exception:  # noqa: BLE001 - a report from another kit version: the name alone is still useful
-        return ""
-    for entry in entries:
+    for entry in _catalogue(exercise):
         if entry.name == name:
             hints = dict(getattr(entry, "hints", None) or {}) or {"en": entry.hint}
             return hints.get(language) or hints.get("en") or entry.hint
     return ""
+
+
+@functools.cache
+def _catalogue(exercise: str) -> tuple:
+    """An exercise's catalogue entries, each file parsed once (a report names several of its mistakes)."""
+    from graders.engine.misconceptions import catalogue_file, read_entries
+
+    try:
+        return tuple(read_entries(catalogue_file(exercise)))
+    except Exception:  # noqa: BLE001 - a report from another kit version: the name alone is still useful
+        return ()
 
 
 def environment_table(data: ClassData):

@@ -57,13 +57,6 @@ def _cmd_bundle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    from graders.walkthrough import run_notebook
-
-    return run_notebook(args.module, args.impl, args.out, profile=args.profile, reference_only=args.reference_only,
-                        language=args.lang, show_traceback=args.traceback)
-
-
 def _grade_options(args: argparse.Namespace):
     from graders.engine.grading import GradeOptions
 
@@ -227,21 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_bundle.add_argument("--force", action="store_true", help="replace the folder's contents")
     p_bundle.set_defaults(func=_cmd_bundle)
 
-    p_run = sub.add_parser("run", help="run a course notebook headless (tables + PNG figures)")
-    p_run.add_argument("module", type=course.module, metavar="MODULE",
-                       help="module08 or module09 (also 8, 9, module_08, module_09)")
-    p_run.add_argument("--profile", choices=["smoke", "full"], default="smoke")
-    p_run.add_argument("--out", default=None, help="output folder (default rl4llm-out/<module>)")
-    p_run.add_argument("--reference-only", action="store_true",
-                       help="stop before the toy training experiment")
-    p_run.add_argument("--impl", default=None, metavar="DIR",
-                       help="your files: a folder laid out like starter/ (DIR/module_09/module_9_reference.py) "
-                            "or the module folder itself (default: solutions/, else starter/)")
-    p_run.add_argument("--lang", choices=course.LANGUAGES, default=None,
-                       help="language of the figures and messages (default: $RL4LLM_LANG, else the locale)")
-    p_run.add_argument("--traceback", action="store_true",
-                       help="print Python's full traceback when a cell fails")
-    p_run.set_defaults(func=_cmd_run)
+    from graders.learner_cli import add_run_command
+
+    add_run_command(sub, "en", impl_default=None)  # the learner bundle's `rl4llm run`, the kit's folders by default
 
     p_grade = sub.add_parser("grade", help="autograde submissions (folders or .zip files)")
     p_grade.add_argument("submissions", nargs="+", metavar="SUBMISSION")

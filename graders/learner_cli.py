@@ -1,4 +1,5 @@
-"""``rl4llm`` in the learner bundle (``rl4llm bundle``): ``rl4llm run`` only.
+"""``rl4llm`` in the learner bundle (``rl4llm bundle``): ``rl4llm run`` only; the instructor's CLI adds the same
+``run`` subcommand (:func:`add_run_command`).
 
 The instructor's CLI (:mod:`graders.cli`) also builds, grades and exports; the learner's install has
 none of that (no solutions, no checks, no engine), so its ``rl4llm`` offers what works there: running
@@ -20,6 +21,8 @@ HELP = {
         "module": "module08 or module09 (also 8, 9, module_08, module_09)",
         "impl": "your files: a folder laid out like starter/ (DIR/module_09/module_9_reference.py) or the "
                 "module folder itself (default: starter/)",
+        "impl_kit": "your files: a folder laid out like starter/ (DIR/module_09/module_9_reference.py) or the "
+                    "module folder itself (default: solutions/, else starter/)",
         "profile": "the toy experiment's size",
         "out": "output folder (default rl4llm-out/<module>)",
         "reference_only": "stop before the toy training experiment",
@@ -32,6 +35,8 @@ HELP = {
         "module": "module08 или module09 (также 8, 9, module_08, module_09)",
         "impl": "ваши файлы: папка, устроенная как starter/ (DIR/module_09/module_9_reference.py), или сама "
                 "папка модуля (по умолчанию starter/)",
+        "impl_kit": "ваши файлы: папка, устроенная как starter/ (DIR/module_09/module_9_reference.py), или сама "
+                    "папка модуля (по умолчанию solutions/, иначе starter/)",
         "profile": "размер учебного эксперимента",
         "out": "папка для результатов (по умолчанию rl4llm-out/<модуль>)",
         "reference_only": "остановиться перед учебным экспериментом с обучением",
@@ -41,27 +46,44 @@ HELP = {
 }
 
 
-def parser(language: str | None = None) -> argparse.ArgumentParser:
+def add_run_command(sub, language: str | None = None, *, impl_default: str | None = "starter"):
+    """The ``run`` subcommand (shared by the instructor's ``rl4llm``): arguments, help in ``language``.
+
+    ``impl_default``: the folder ``--impl`` means when it is not given (``None``: the kit's
+    ``solutions/`` where the install has it, else its ``starter/``).
+    """
     text = HELP[language or default_language()]
-    top = argparse.ArgumentParser(prog="rl4llm", description=text["description"])
-    sub = top.add_subparsers(dest="command", required=True)
+    impl_help = text["impl"] if impl_default == "starter" else text["impl_kit"]
     run = sub.add_parser("run", help=text["run"], description=text["run"])
     run.add_argument("module", type=course.module, metavar="MODULE", help=text["module"])
-    run.add_argument("--impl", default="starter", metavar="DIR", help=text["impl"])
+    run.add_argument("--impl", default=impl_default, metavar="DIR", help=impl_help)
     run.add_argument("--profile", choices=["smoke", "full"], default="smoke", help=text["profile"])
     run.add_argument("--out", default=None, help=text["out"])
     run.add_argument("--reference-only", action="store_true", help=text["reference_only"])
     run.add_argument("--lang", choices=course.LANGUAGES, default=None, help=text["lang"])
     run.add_argument("--traceback", action="store_true", help=text["traceback"])
+    run.set_defaults(func=run_command)
+    return run
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``rl4llm run``: the seed notebook on the given implementation, readable figures; the exit status."""
+    from graders.walkthrough import run_notebook
+
+    return run_notebook(args.module, args.impl, args.out, profile=args.profile, reference_only=args.reference_only,
+                        language=args.lang, show_traceback=args.traceback)
+
+
+def parser(language: str | None = None) -> argparse.ArgumentParser:
+    text = HELP[language or default_language()]
+    top = argparse.ArgumentParser(prog="rl4llm", description=text["description"])
+    add_run_command(top.add_subparsers(dest="command", required=True), language)
     return top
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from graders.walkthrough import run_notebook
-
-    return run_notebook(args.module, args.impl, args.out, profile=args.profile, reference_only=args.reference_only,
-                        language=args.lang, show_traceback=args.traceback)
+    return args.func(args)
 
 
 if __name__ == "__main__":
