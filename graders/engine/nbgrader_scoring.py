@@ -218,23 +218,22 @@ def grade_notebook(notebook_text: str, stem: str, *, hide_hidden_inputs: bool, r
 
 def keep_report(report_dir: Path, assignment: str, student: str, entries: dict[str, dict]) -> Path:
     """Merge one notebook's entries into ``report_dir/<assignment>/<student>/report.json`` (the kit's report
-    schema, the exercises in course order, score and max_score summed) and return its path."""
+    schema, :class:`graders.engine.protocol.SubmissionReport`; the exercises in course order) and return its path."""
     from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
     from graders.engine.reports import report_json
 
     folder = report_dir / Path(assignment).name / Path(student).name  # names, never paths
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "report.json"
-    kept = json.loads(path.read_text(encoding="utf-8"))["exercises"] if path.exists() else []
-    merged = {entry["id"]: entry for entry in kept}
-    merged.update({exercise_id: {k: v for k, v in entry.items() if k != "not_implemented"}
-                   for exercise_id, entry in entries.items()})
+    merged = {entry["id"]: entry for entry in
+              (json.loads(path.read_text(encoding="utf-8"))["exercises"] if path.exists() else [])}
+    merged.update(entries)
     order = {exercise_id: index for index, exercise_id in enumerate(DEFAULT_KIT.exercises())}
-    exercises = sorted(merged.values(), key=lambda entry: (order.get(entry["id"], len(order)), entry["id"]))
-    report = {"submission": Path(student).name, "exercises": exercises, "sandbox": {},
-              "score": round(sum(entry["points"] for entry in exercises), 4),
-              "max_score": round(sum(entry["max_points"] for entry in exercises), 4)}
-    path.write_text(report_json(report), encoding="utf-8")
+    exercises = tuple(ExerciseReport(e["id"], Status(e["status"]), e["points"], e["max_points"], e["feedback"],
+                                     tuple(e["misconceptions"]))
+                      for e in sorted(merged.values(), key=lambda e: (order.get(e["id"], len(order)), e["id"])))
+    path.write_text(report_json(SubmissionReport(Path(student).name, exercises, {}).to_dict()), encoding="utf-8")
     return path
 
 
