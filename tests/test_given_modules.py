@@ -259,20 +259,22 @@ def test_control_the_patches_work_on_the_copy_the_learner_imported(stem, patch, 
 def test_load_module_gives_fresh_copies_and_leaves_the_plain_names_alone(tmp_path):
     sentinel = types.ModuleType("grpo_toy")
     sys.modules["grpo_toy"] = sentinel  # a learner's copy in this process must not leak into a kit load
+    plain_toy = sys.modules.get("arithmetic_toy")  # another test in this worker may have imported it plainly
     try:
         files = {name: M9 / f"{name}.py" for name in GIVEN["module_9_training"]}
         one = load_module(M9 / "module_9_training.py", "_given_test_one", given=files)
         two = load_module(M9 / "module_9_training.py", "_given_test_two", given=files)
-        assert sys.modules["grpo_toy"] is sentinel and "arithmetic_toy" not in sys.modules
+        assert sys.modules["grpo_toy"] is sentinel and sys.modules.get("arithmetic_toy") is plain_toy
     finally:
         del sys.modules["grpo_toy"]
     assert one.grpo_toy is not two.grpo_toy and one.grpo_toy is not sentinel
     assert one.grpo_toy.__file__ == str(M9 / "grpo_toy.py")
     assert one.GRPOConfig is one.grpo_toy.GRPOConfig  # the file and its given module share one copy
     assert sys.modules["_given_test_one__grpo_toy"] is one.grpo_toy
+    plain_dpo_toy = sys.modules.get("dpo_toy")
     toy = load_module(M8 / "dpo_toy.py", "_given_test_toy")
     training = load_module(M8 / "module_8_training.py", "_given_test_m8", given={"dpo_toy": toy})
-    assert training.dpo_toy is toy and "dpo_toy" not in sys.modules
+    assert training.dpo_toy is toy and sys.modules.get("dpo_toy") is plain_dpo_toy
 
 
 def test_the_kit_knows_its_given_modules_and_loads_them_with_their_files():
