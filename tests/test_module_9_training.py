@@ -491,8 +491,8 @@ def _imported_roots(path) -> set[str]:
 def test_training_files_are_standalone(path):
     # the standard library, numpy, torch, tqdm, the given modules next to them, and the learner's own
     # module_9_reference (the loop computes with its functions, see your_formulas); never the kit
-    assert _imported_roots(path) <= {"__future__", "copy", "math", "dataclasses", "functools", "importlib", "pathlib",
-                                     "sys", "typing", "numpy", "torch", "tqdm", "module_9_reference",
+    assert _imported_roots(path) <= {"__future__", "copy", "math", "dataclasses", "functools", "hashlib", "importlib",
+                                     "pathlib", "sys", "typing", "numpy", "torch", "tqdm", "module_9_reference",
                                      *GIVEN_MODULES}, path.name
 
 
@@ -506,7 +506,7 @@ def test_the_exercise_file_holds_the_exercise_and_the_toy_lives_in_given_modules
     for name in GIVEN_MODULES:
         given = (MODULE_DIR / f"{name}.py").read_text(encoding="utf-8")
         assert "### BEGIN SOLUTION" not in given and "GIVEN CODE -- you need not change anything in this file." in given
-        assert len(given.splitlines()) <= 340, name
+        assert len(given.splitlines()) <= 360, name  # STYLE 5: about 300 lines; grpo_toy holds the whole loop
 
 
 def test_every_name_the_seed_imports_from_the_training_file_is_there():

@@ -12,6 +12,8 @@ stale. What is generated, and where from:
   (:mod:`.support`, :mod:`.comparator`);
 - ``assignments/source/<assignment>/*.ipynb``: the nbgrader source notebooks,
   with the given modules they import beside them (:mod:`.notebooks`);
+- ``starter/module_0X/_toy_reference.json``: the reference outcomes of the toy
+  runs the public toy tests compare with (:mod:`.toys`);
 - ``starter/module_0X/_hints.json``: the "likely mistake" tables (:mod:`.hints`),
   computed last, since they run the public tests with the starter's conftest.
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graders.build import hints, notebooks
+from graders.build import hints, notebooks, toys
 from graders.build.stubs import given_files, make_given_source, make_stub_source, solution_files
 from graders.build.support import support_outputs
 from graders.fences import BEGIN_SOLUTION, END_SOLUTION, Fence, FenceError, exercises_in, find_fences  # noqa: F401
@@ -47,7 +49,7 @@ def starter_outputs(solutions_dir: Path = SOLUTIONS_DIR, starter_dir: Path = STA
 
 def _stages() -> list:
     """What the build computes, in order: the hint tables run the public tests on what comes before."""
-    return [starter_outputs, notebooks.build_outputs, hints.build_outputs]
+    return [starter_outputs, notebooks.build_outputs, toys.build_outputs, hints.build_outputs]
 
 
 def build_outputs() -> dict[Path, str]:

@@ -16,8 +16,8 @@ share it):
   label_smoothing outside [0, 0.5) (the validation is inside the fence).
 - **Outcome** (``check="toy experiment"``): the PUBLIC starter's given
   ``dpo_toy.run_toy_dpo_experiment`` (the harness's own copy of the given
-  module, loaded before any learner code) under a reduced grading
-  configuration (the smoke profile with 40 warm-up steps, 5 moderate and 10
+  module, loaded before any learner code) under the toy's "check" profile
+  (the smoke profile with 40 warm-up steps, 5 moderate and 10
   high-pressure DPO steps: about 0.15 s) with ONLY the exercise under test
   taken from the learner. The other
   exercise comes from a small correct helper written inside the harness (the
@@ -27,7 +27,11 @@ share it):
   other exercise is never called. The given supervised warm-up scores tokens
   with the run's log-probability function, so ``sequence_logprobs`` shapes the
   reference policy too. Metrics must land in bands around the reference run,
-  which the grading process computes with the same harness.
+  which the grading process computes with the same harness. The public test
+  ``test_sequence_logprobs_and_dpo_loss_train_the_toy_like_the_reference``
+  makes the same run with BOTH of the learner's functions and compares with the
+  reference outcomes that ``rl4llm build`` writes to
+  ``starter/module_08/_toy_reference.json``.
 
 Sizing: the toy run is nearly all of each harness's time (the other cases take
 under 0.01 s together, the 16 Hypothesis draws about 0.004 s; the fixed cases
@@ -95,8 +99,6 @@ def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradi
     import torch.nn.functional as F
 
     if check == "toy experiment":
-        from dataclasses import replace
-
         def dpo(policy_chosen, policy_rejected, reference_chosen, reference_rejected, *, beta, label_smoothing=0.0):
             margin = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
             losses = (1 - label_smoothing) * F.softplus(-beta * margin) + label_smoothing * F.softplus(beta * margin)
@@ -104,8 +106,7 @@ def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradi
                     (beta * (policy_rejected - reference_rejected)).detach())
 
         toy = starter("dpo_toy")
-        config = replace(toy.PROFILES["smoke"], sft_steps=40, steps=5, stress_steps=10)
-        out = toy.run_toy_dpo_experiment(config, seed=7, loss_fn=dpo, logprob_fn=fn)
+        out = toy.run_toy_dpo_experiment("check", seed=7, loss_fn=dpo, logprob_fn=fn)
         metrics = {"policy_generation_match": out["policy_generation_match"],
                    "stress_generation_match": out["stress_generation_match"]}
         for part in ("before", "after", "stress"):
@@ -137,15 +138,12 @@ def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **k
     import torch.nn.functional as F
 
     if check == "toy experiment":
-        from dataclasses import replace
-
         def logps(logits, input_ids, mask):
             nll = F.cross_entropy(logits[:, :-1].transpose(1, 2), input_ids[:, 1:], reduction="none")
             return -(nll * mask).sum(dim=-1)
 
         toy = starter("dpo_toy")
-        config = replace(toy.PROFILES["smoke"], sft_steps=40, steps=5, stress_steps=10)
-        out = toy.run_toy_dpo_experiment(config, seed=7, loss_fn=fn, logprob_fn=logps)
+        out = toy.run_toy_dpo_experiment("check", seed=7, loss_fn=fn, logprob_fn=logps)
         metrics = {"policy_generation_match": out["policy_generation_match"],
                    "stress_generation_match": out["stress_generation_match"]}
         for part in ("before", "after", "stress"):

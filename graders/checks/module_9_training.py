@@ -17,12 +17,14 @@ mode is per exercise, so the loss-and-gradient cases and the experiment share it
   ``grpo_toy`` it imported changes nothing here; a learner file from before the
   toy moved out, with the loop inline, is graded the same way) with ONLY the
   learner's ``grpo_loss`` plugged in,
-  under a reduced grading configuration (the smoke profile with a 60-step
-  warm-up of 32 examples at Adam 3e-2, two updates, 4 evaluation samples per
-  prompt, one held-out prompt: about 0.37 s a run, two runs; the warm-up never
-  sees the loss, so the second run reuses the first one's warmed-up weights,
-  keyed by the warm-up's settings, prompts, generator state and initial
-  weights, and bit-identical to warming up again). The first update
+  under the toy's "check" profile (the smoke profile with a 60-step warm-up of
+  32 examples at Adam 3e-2, two updates, 4 evaluation samples per prompt, one
+  held-out prompt: about 0.37 s a run, two runs; the warm-up never sees the
+  loss, so the given ``warm_up_once`` keeps its weights, keyed by everything it
+  depends on, and the second run reuses them, bit-identical to warming up
+  again). The public test ``test_grpo_loss_trains_the_toy_like_the_reference``
+  makes the same runs and compares with the reference outcomes that
+  ``rl4llm build`` writes to ``starter/module_09/_toy_reference.json``. The first update
   sees exactly the reference's rollouts, so its mean loss and ratio range
   fingerprint the loss; after two updates the train accuracy and the
   teacher-forced KL must land in bands around the reference run, which the
@@ -83,7 +85,6 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
     import torch
 
     if check == "toy experiment":
-        from dataclasses import replace
         from types import SimpleNamespace
 
         import numpy as np
@@ -102,27 +103,8 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
             clip_activity=lambda ratios, advantages, **_: np.zeros(np.broadcast(ratios, advantages).shape, bool),
             categorical_entropy=lambda probabilities: np.zeros(np.shape(probabilities)[:-1]),
             pass_at_k_unbiased=lambda n, c, k: 0.0)
-        toy = starter("grpo_toy")
-        if not hasattr(toy, "_warmed_up"):  # the two toy cases warm up alike: the second reuses the weights
-            import copy
-            import hashlib
-
-            warm_up, toy._warmed_up = toy.supervised_warmup, {}
-
-            def supervised_warmup(policy, vocab, pool, config, generator):  # the warm-up never sees the loss
-                key = hashlib.sha256(repr((config.warmup_steps, config.warmup_batch, config.warmup_learning_rate,
-                                           pool, generator.get_state().tolist())).encode())
-                for tensor in policy.state_dict().values():
-                    key.update(tensor.detach().numpy().tobytes())
-                if key.hexdigest() not in toy._warmed_up:
-                    warm_up(policy, vocab, pool, config, generator)
-                    toy._warmed_up[key.hexdigest()] = copy.deepcopy(policy.state_dict())
-                policy.load_state_dict(toy._warmed_up[key.hexdigest()])
-
-            toy.supervised_warmup = supervised_warmup
-        config = replace(toy.profile_config("smoke", seed=9, loss_type=kwargs["loss_type"]),
-                         updates=2, warmup_steps=60, warmup_batch=32, warmup_learning_rate=3e-2,
-                         eval_samples=4, num_heldout_prompts=1)
+        toy = starter("grpo_toy")  # its warm-up is kept: the second toy case reuses the first one's weights
+        config = toy.profile_config("check", seed=9, loss_type=kwargs["loss_type"])
         out = toy.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas)
         first = out["history"][0]
         return {"first_update_loss": first["loss"], "first_update_ratio_min": first["ratio_min"],

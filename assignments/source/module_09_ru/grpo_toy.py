@@ -20,6 +20,7 @@ Axes: N responses, G per group, T response tokens, V vocabulary.
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.util
 import sys
 from dataclasses import dataclass, replace
@@ -93,6 +94,9 @@ class GRPOConfig:
 PROFILES = {
     "smoke": dict(updates=12, prompt_batch=8, group_size=8, update_epochs=4, eval_samples=16),
     "full": dict(updates=80, prompt_batch=8, group_size=8, update_epochs=4, eval_samples=32),
+    # the autograder's run and the public toy test's (about 0.4 s): a shorter warm-up, two updates
+    "check": dict(updates=2, prompt_batch=8, group_size=8, update_epochs=4, eval_samples=4, warmup_steps=60,
+                  warmup_batch=32, warmup_learning_rate=3e-2, num_heldout_prompts=1),
 }
 
 
@@ -199,6 +203,22 @@ def supervised_warmup(policy: GRUPolicy, vocab: Vocab, pool: list[ArithmeticProm
         optimizer.step()
 
 
+_WARMED_UP: dict[str, dict] = {}  # runs that differ only after the warm-up (it never sees the loss) share it
+
+
+def warm_up_once(policy: GRUPolicy, vocab: Vocab, pool: list[ArithmeticPrompt], config: GRPOConfig) -> None:
+    """``supervised_warmup`` from the seed, or the weights an identical warm-up (same settings, seed, pool and
+    initial weights) already reached: bit-identical to warming up again."""
+    state = policy.state_dict()
+    key = hashlib.sha256(repr((config.warmup_steps, config.warmup_batch, config.warmup_learning_rate, config.seed,
+                               pool, [(k, tuple(t.shape), t.dtype) for k, t in state.items()])).encode()
+                         + b"".join(t.detach().numpy().tobytes() for t in state.values())).hexdigest()
+    if key not in _WARMED_UP:
+        supervised_warmup(policy, vocab, pool, config, torch.Generator().manual_seed(config.seed))
+        _WARMED_UP[key] = copy.deepcopy(policy.state_dict())
+    policy.load_state_dict(_WARMED_UP[key])
+
+
 def grpo_update(policy: GRUPolicy, optimizer: Adam, vocab: Vocab, groups: list,
                 lookup: dict, config: GRPOConfig, loss_fn, *, formulas=None) -> dict:
     """config.update_epochs gradient steps of ``loss_fn`` on one rollout batch.
@@ -245,7 +265,7 @@ def grpo_update(policy: GRUPolicy, optimizer: Adam, vocab: Vocab, groups: list,
 
 
 def profile_config(profile: str = "smoke", seed: int = 9, loss_type: str = "dapo") -> GRPOConfig:
-    """The pinned configuration of a profile ("smoke" or "full")."""
+    """The pinned configuration of a profile ("smoke", "full", or "check": the autograder's two-update run)."""
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
     return replace(GRPOConfig(loss_type=loss_type, seed=seed, dynamic_sampling=True,
@@ -256,7 +276,8 @@ def run_toy_grpo_experiment(profile: str = "smoke", seed: int = 9, loss_type: st
                             loss_fn, progress: bool = False, formulas=None) -> dict:
     """Warm up, then train the GRU policy with clipped group-relative updates; evaluate before and after.
 
-    ``profile`` is "smoke" (seconds) or "full" (a larger budget), or a ready
+    ``profile`` is "smoke" (seconds), "full" (a larger budget) or "check" (the
+    autograder's two updates), or a ready
     ``GRPOConfig`` (then ``seed`` and ``loss_type`` are taken from it).
     ``loss_fn`` is the loss to minimise, with the signature of
     ``module_9_training.grpo_loss``: this is how your implementation is plugged
@@ -295,7 +316,7 @@ def _run_experiment(config: GRPOConfig, loss_fn, progress: bool, formulas) -> di
         torch.manual_seed(config.seed)
         policy = GRUPolicy(len(vocab), config.embed_dim, config.hidden_dim)
     pool = warmup_pool(heldout, MAX_OPERAND)
-    supervised_warmup(policy, vocab, pool, config, torch.Generator().manual_seed(config.seed))
+    warm_up_once(policy, vocab, pool, config)
     reference = copy.deepcopy(policy).requires_grad_(False)  # frozen reference for the KL
     eval_seed = config.seed + 2
 

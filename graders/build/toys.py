@@ -1,0 +1,112 @@
+"""The public toy tests' reference outcomes: ``starter/module_0X/_toy_reference.json``.
+
+The grader runs short toy trainings with a learner's function plugged in (the
+``check="toy experiment"`` cases of the harnesses in
+``graders/checks/module_8_training.py`` and ``module_9_training.py``) and
+compares the outcome with the reference's run, computed in the grading
+process. The public tests make the same runs on the learner's machine
+(``test_grpo_loss_trains_the_toy_like_the_reference``,
+``test_sequence_logprobs_and_dpo_loss_train_the_toy_like_the_reference``); they
+compare with what this module writes: per exercise, the reference outcome of
+each toy case (the same harness called with the reference function, exactly
+as the grader's reference side calls it) and the grader's bands.
+
+Module 9's run also needs group-relative advantages, which the grader takes
+from a trusted copy and the public test must not take from the learner's
+``module_9_reference`` (a mistake there would show up as a ``grpo_loss``
+failure). The toy's rewards are 0 or 1, so an advantage depends only on the
+reward and the number of successes c in its group: the file carries the
+reference's ``group_relative_advantages`` of a group with c successes, for
+every c, scaled and not (``advantages``).
+
+Outcomes are rounded to 10 significant digits (the tightest band is a relative
+1e-4), so a machine that differs in the last bits writes the same file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+from graders import course
+from graders.checks import spec_for
+from graders.engine.kit import DEFAULT_KIT
+from graders.loader import load_module
+from graders.paths import SOLUTIONS_DIR, STARTER_DIR
+
+TOY_NAME = "_toy_reference.json"
+TOY_CHECK = "toy experiment"
+DIGITS = 10
+
+
+def _rounded(value):
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    return float(f"{float(value):.{DIGITS}g}")
+
+
+def _given_loader(solutions_dir: Path):
+    """The harness's ``starter(name)``: the given modules, from their source in solutions/ (the starter's copies
+    are verbatim), each loaded once under a private name."""
+    loaded = {}
+    files = {name: solutions_dir / folder / f"{name}.py" for name, folder in course.given_modules(solutions_dir).items()}
+
+    def starter(name: str):
+        if name not in loaded:
+            loaded[name] = load_module(files[name], f"_rl4llm_build_toy_{name}", given=files)
+        return loaded[name]
+    return starter
+
+
+def toy_references(solutions_dir: Path = SOLUTIONS_DIR) -> dict[str, dict]:
+    """Module folder -> {exercise id: {"bands": [[key, rtol, atol], ...], "runs": [{"kwargs", "outcome"}]}}.
+
+    The bands in the grader's order (the most telling first); a value matches when
+    ``|got - expected| <= atol + rtol * |expected|``."""
+    starter = _given_loader(solutions_dir)
+    tables: dict[str, dict] = {}
+    for exercise in DEFAULT_KIT.exercises():
+        spec = spec_for(exercise)
+        toy_cases = [case for case in spec.cases() if case.kwargs.get("check") == TOY_CHECK]
+        if not toy_cases:
+            continue
+        stem, function = exercise.split(".")
+        harness = spec.call.function
+        reference = getattr(DEFAULT_KIT.reference_module(stem), function)
+        bands = importlib.import_module(f"graders.checks.{stem}").OUTCOME_BANDS
+        runs = []
+        for case in toy_cases:
+            outcome = harness(reference, None, starter, *case.args, **case.kwargs)
+            runs.append({"kwargs": {k: v for k, v in case.kwargs.items() if k != "check"}, "outcome": _rounded(outcome)})
+        used = sorted({key for run in runs for key in run["outcome"]}, key=list(bands).index)
+        tables.setdefault(course.module_of(stem).folder, {})[exercise] = {
+            "bands": [[key, *bands[key][:2]] for key in used], "runs": runs}
+    if "module_09" in tables:
+        tables["module_09"]["advantages"] = _binary_group_advantages(starter)
+    return tables
+
+
+def _binary_group_advantages(starter) -> dict:
+    """{"scaled"|"unscaled": {c: [A of a 0 reward, A of a 1 reward]}} in a group of the check profile's size with
+    c successes (the reference's group_relative_advantages; None where no such reward is in the group)."""
+    config = starter("grpo_toy").profile_config("check")
+    formula = DEFAULT_KIT.reference_module("module_9_reference").group_relative_advantages
+    size, table = config.group_size, {}
+    for name, scale in (("scaled", True), ("unscaled", False)):
+        rows = {}
+        for successes in range(size + 1):
+            rewards = np.array([[1.0] * successes + [0.0] * (size - successes)])
+            values = np.asarray(formula(rewards, scale=scale, eps=config.adv_eps), dtype=np.float64)[0]
+            rows[str(successes)] = [float(values[-1]) if successes < size else None,
+                                    float(values[0]) if successes > 0 else None]
+        table[name] = rows
+    return {"group_size": size, **table}
+
+
+def build_outputs(solutions_dir: Path = SOLUTIONS_DIR, starter_dir: Path = STARTER_DIR) -> dict[Path, str]:
+    """Every starter/module_0X/_toy_reference.json and its expected content."""
+    return {starter_dir / folder / TOY_NAME: json.dumps(table, indent=1, sort_keys=True) + "\n"
+            for folder, table in toy_references(solutions_dir).items()}
