@@ -1,28 +1,29 @@
 """The capstone grader: checks a run passport (RUN_DIR/passport.json) against the kit's profiles.
 
-    report = check_passport("runs/grpo")    # {"score", "max_score", "passed", "checks": [...]}
+    report = check_passport("runs/grpo", language="ru")    # {"score", "max_score", "passed", "checks": [...]}
 
-Every check is worth one point and says what it expected and what it found.
-A missing or garbled passport never raises: it is a report in which every
-check failed, with the reason. Imports no ML library (fast, runs anywhere).
+Every check is worth one point and says what it expected and what it found,
+in the language asked for (the texts: :mod:`graders.capstone_run.texts`;
+check names are ids, the same in every language). A missing or garbled
+passport never raises: it is a report in which every check failed, with the
+reason. Imports no ML library (fast, runs anywhere) and nothing of the
+reference solutions: the learner bundle's ``rl4llm capstone check`` runs it.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from graders.paths import SOLUTIONS_DIR
-from solutions.capstone.data import TINY_ROWS, canonical_hash
-from solutions.capstone.passport import CURVE_KEYS, FIGURE_NAME, LIBRARIES, PASSPORT_NAME
-from solutions.capstone.profiles import ALGORITHMS, PASSPORT_SCHEMA, PROFILE_NAMES, PROFILES
+from graders.capstone_run.data import TINY_ROWS, canonical_hash
+from graders.capstone_run.passport import CURVE_KEYS, FIGURE_NAME, LIBRARIES, PASSPORT_NAME
+from graders.capstone_run.profiles import (ALGORITHMS, PASSPORT_SCHEMA, PROFILE_NAMES, PROFILES, VERIFIER_VERSION)
+from graders.capstone_run.texts import text
 
 REPORT_NAME = "capstone_report.json"
-KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
 REQUIRED_FIELDS = ("schema", "algorithm", "profile", "seeds", "versions", "model", "trainer_class",
                    "trainer_args", "lora", "verifier", "data", "metrics", "reward_curve", "wall_time_s")
 METRIC_KEYS = {"grpo": ("greedy_accuracy",), "dpo": ("pair_accuracy", "mean_margin")}
@@ -41,12 +42,9 @@ class GradeCheck:
     message: str
 
 
-def kit_verifier_version(path: Path = KIT_VERIFIER) -> str:
-    """VERIFIER_VERSION of the kit's reference verifier, read without importing the file."""
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "VERIFIER_VERSION" for t in node.targets):
-            return ast.literal_eval(node.value)
-    raise ValueError(f"{path} defines no VERIFIER_VERSION")
+def kit_verifier_version() -> str:
+    """The VERIFIER_VERSION a GRPO run's reward must report (the installed kit's profiles)."""
+    return VERIFIER_VERSION
 
 
 def _finite(value) -> bool:
@@ -59,133 +57,146 @@ def _same(found, expected) -> bool:
     return found == expected
 
 
-# Each check: passport -> (passed, message). ``profile`` is known once "fields" passed.
-def _check_fields(passport: dict, run_dir: Path):
+# Each check: (passport, run dir, language) -> (passed, text key, values); only a list of differences
+# is written in ``language`` by the check itself. ``profile`` is known once "fields" passed.
+def _check_fields(passport: dict, run_dir: Path, language: str):
     missing = [name for name in REQUIRED_FIELDS if name not in passport]
     if missing:
-        return False, f"missing field(s): {', '.join(missing)}"
+        return False, "passport_fields_missing", {"fields": ", ".join(missing)}
     if passport["schema"] != PASSPORT_SCHEMA:
-        return False, f"schema is {passport['schema']!r}, expected {PASSPORT_SCHEMA!r}"
+        return False, "passport_schema", {"found": passport["schema"], "expected": PASSPORT_SCHEMA}
     if passport["algorithm"] not in ALGORITHMS or passport["profile"] not in PROFILE_NAMES:
-        return False, (f"algorithm/profile {passport['algorithm']!r}/{passport['profile']!r} is not one of "
-                       f"{ALGORITHMS} x {PROFILE_NAMES}")
-    return True, f"all {len(REQUIRED_FIELDS)} fields present ({passport['algorithm']}, {passport['profile']})"
+        return False, "passport_unknown_profile", {"algorithm": passport["algorithm"], "profile": passport["profile"],
+                                                   "algorithms": ALGORITHMS, "profiles": PROFILE_NAMES}
+    return True, "passport_fields_ok", {"count": len(REQUIRED_FIELDS), "algorithm": passport["algorithm"],
+                                        "profile": passport["profile"]}
 
 
-def _check_versions(passport: dict, run_dir: Path):
+def _check_versions(passport: dict, run_dir: Path, language: str):
     versions = passport["versions"]
     bad = [name for name in ("python", *LIBRARIES)
            if not isinstance(versions.get(name), str) or versions.get(name) in ("", "not installed")]
     if bad:
-        return False, f"library version(s) not recorded: {', '.join(bad)}"
-    return True, ", ".join(f"{name} {versions[name]}" for name in ("python", *LIBRARIES))
+        return False, "passport_versions_missing", {"names": ", ".join(bad)}
+    return True, "passport_versions_ok", {"versions": ", ".join(f"{name} {versions[name]}"
+                                                                for name in ("python", *LIBRARIES))}
 
 
-def _check_seeds(passport: dict, run_dir: Path):
+def _check_seeds(passport: dict, run_dir: Path, language: str):
     seed = passport["seeds"].get("seed")
     if not isinstance(seed, int) or isinstance(seed, bool):
-        return False, f"seeds.seed must be an integer, found {seed!r}"
+        return False, "passport_seed_type", {"found": seed}
     if passport["trainer_args"].get("seed") != seed:
-        return False, f"trainer_args.seed is {passport['trainer_args'].get('seed')!r} but seeds.seed is {seed}"
-    return True, f"seed {seed} recorded and used by the trainer"
+        return False, "passport_seed_differs", {"found": passport["trainer_args"].get("seed"), "seed": seed}
+    return True, "passport_seed_ok", {"seed": seed}
 
 
-def _check_verifier(passport: dict, run_dir: Path):
+def _check_verifier(passport: dict, run_dir: Path, language: str):
     if passport["algorithm"] == "dpo":
-        return True, "not applicable: DPO trains on preference pairs, no verifier"
+        return True, "passport_verifier_dpo", {}
     verifier = passport["verifier"]
     if not isinstance(verifier, dict):
-        return False, f"verifier must be an object with path, version and sha256, found {verifier!r}"
+        return False, "passport_verifier_shape", {"found": verifier}
     expected = kit_verifier_version()
     if verifier.get("version") != expected:
-        return False, (f"verifier version is {verifier.get('version')!r}, the kit's VERIFIER_VERSION is "
-                       f"{expected!r}: the reward came from a different verifier")
+        return False, "passport_verifier_version", {"found": verifier.get("version"), "expected": expected}
     if not isinstance(verifier.get("sha256"), str) or not SHA256.fullmatch(verifier["sha256"]):
-        return False, f"verifier sha256 is not recorded as 64 hex digits: {verifier.get('sha256')!r}"
-    return True, f"verifier {expected} ({verifier['sha256'][:12]}..., {verifier.get('path')})"
+        return False, "passport_verifier_sha", {"found": verifier.get("sha256")}
+    return True, "passport_verifier_ok", {"version": expected, "sha": verifier["sha256"][:12],
+                                          "path": verifier.get("path")}
 
 
-def _check_data(passport: dict, run_dir: Path):
+def _check_data(passport: dict, run_dir: Path, language: str):
     profile = PROFILES[(passport["algorithm"], passport["profile"])]
     data = passport["data"]
     if data.get("dataset") != profile.data.dataset or data.get("train_split") != profile.data.train_split:
-        return False, (f"data set {data.get('dataset')!r} [{data.get('train_split')!r}], the profile prescribes "
-                       f"{profile.data.dataset!r} [{profile.data.train_split!r}]")
+        return False, "passport_data_set", {"dataset": data.get("dataset"), "split": data.get("train_split"),
+                                            "expected": profile.data.dataset,
+                                            "expected_split": profile.data.train_split}
     for key in ("train_sha256", "eval_sha256"):
         if not isinstance(data.get(key), str) or not SHA256.fullmatch(data[key]):
-            return False, f"data.{key} is not a sha256 (64 hex digits): {data.get(key)!r}"
+            return False, "passport_data_hash_shape", {"key": key, "found": data.get(key)}
     if profile.data.dataset in TINY_ROWS:
         train_rows, eval_rows = TINY_ROWS[profile.data.dataset]
         for key, rows in (("train_sha256", train_rows), ("eval_sha256", eval_rows)):
             expected = canonical_hash(rows())
             if data[key] != expected:
-                return False, (f"data.{key} is {data[key][:12]}..., the kit's {profile.data.dataset} hashes to "
-                               f"{expected[:12]}...: the run trained or evaluated on other rows")
-        return True, f"{profile.data.dataset}: train and eval hashes match the kit's rows"
-    return True, f"{profile.data.dataset} [{profile.data.train_split}]: hash {data['train_sha256'][:12]}... recorded"
+                return False, "passport_data_hash_other", {"key": key, "found": data[key][:12],
+                                                           "dataset": profile.data.dataset, "expected": expected[:12]}
+        return True, "passport_data_tiny_ok", {"dataset": profile.data.dataset}
+    return True, "passport_data_ok", {"dataset": profile.data.dataset, "split": profile.data.train_split,
+                                      "sha": data["train_sha256"][:12]}
 
 
-def _check_trainer_args(passport: dict, run_dir: Path):
+def _differences(found: dict, prescribed: dict, language: str, missing=None) -> list[str]:
+    """One "key=found (expected ...)" per prescribed setting ``found`` does not match."""
+    return [text(language, "passport_expected_item", key=key, found=found.get(key, missing), expected=expected)
+            for key, expected in prescribed.items() if not _same(found.get(key), expected)]
+
+
+def _check_trainer_args(passport: dict, run_dir: Path, language: str):
     algorithm, profile = passport["algorithm"], PROFILES[(passport["algorithm"], passport["profile"])]
     if passport["trainer_class"] != TRAINER_CLASSES[algorithm]:
-        return False, f"trainer is {passport['trainer_class']!r}, expected {TRAINER_CLASSES[algorithm]}"
-    args = passport["trainer_args"]
-    wrong = [f"{key}={args.get(key, '<missing>')!r} (expected {expected!r})"
-             for key, expected in profile.trainer_settings.items() if not _same(args.get(key), expected)]
+        return False, "passport_trainer_class", {"found": passport["trainer_class"],
+                                                 "expected": TRAINER_CLASSES[algorithm]}
+    wrong = _differences(passport["trainer_args"], profile.trainer_settings, language, missing="<missing>")
     if wrong:
-        return False, "trainer arguments differ from the profile: " + "; ".join(wrong)
-    return True, f"{len(profile.trainer_settings)} prescribed {TRAINER_CLASSES[algorithm]} settings match"
+        return False, "passport_trainer_args_differ", {"differences": "; ".join(wrong)}
+    return True, "passport_trainer_args_ok", {"count": len(profile.trainer_settings),
+                                              "trainer": TRAINER_CLASSES[algorithm]}
 
 
-def _check_lora(passport: dict, run_dir: Path):
+def _check_lora(passport: dict, run_dir: Path, language: str):
     profile, lora = PROFILES[(passport["algorithm"], passport["profile"])], passport["lora"]
     if lora.get("used") is not True:
-        return False, "the trained model was not a PEFT LoRA model (lora.used is not true)"
-    wrong = [f"{key}={lora.get(key)!r} (expected {expected!r})"
-             for key, expected in profile.lora.items() if not _same(lora.get(key), expected)]
+        return False, "passport_lora_unused", {}
+    wrong = _differences(lora, profile.lora, language)
     if wrong:
-        return False, "LoRA settings differ from the profile: " + "; ".join(wrong)
-    return True, f"LoRA r={lora['r']}, alpha={lora['lora_alpha']}, {lora.get('trainable_parameters')} trainable"
+        return False, "passport_lora_differs", {"differences": "; ".join(wrong)}
+    return True, "passport_lora_ok", {"r": lora["r"], "alpha": lora["lora_alpha"],
+                                      "trainable": lora.get("trainable_parameters")}
 
 
-def _check_metrics(passport: dict, run_dir: Path):
+def _check_metrics(passport: dict, run_dir: Path, language: str):
     metrics, keys = passport["metrics"], METRIC_KEYS[passport["algorithm"]]
     for when in ("before", "after"):
         found = metrics.get(when)
         if not isinstance(found, dict):
-            return False, f"metrics.{when} is missing"
+            return False, "passport_metrics_missing", {"when": when}
         bad = [key for key in keys if not _finite(found.get(key))]
         if bad:
-            return False, f"metrics.{when} lacks a finite {', '.join(bad)} (found {[found.get(k) for k in bad]})"
-    return True, "; ".join(f"{key}: {metrics['before'][key]:.4g} -> {metrics['after'][key]:.4g}" for key in keys)
+            return False, "passport_metrics_not_finite", {"when": when, "keys": ", ".join(bad),
+                                                          "found": [found.get(k) for k in bad]}
+    summary = "; ".join(f"{key}: {metrics['before'][key]:.4g} -> {metrics['after'][key]:.4g}" for key in keys)
+    return True, "passport_metrics_ok", {"summary": summary}
 
 
-def _check_reward_curve(passport: dict, run_dir: Path):
+def _check_reward_curve(passport: dict, run_dir: Path, language: str):
     curve, key = passport["reward_curve"], CURVE_KEYS[passport["algorithm"]]
     steps, values = curve.get("steps"), curve.get("values")
     if curve.get("metric") != key:
-        return False, f"reward curve plots {curve.get('metric')!r}, expected {key!r}"
+        return False, "passport_curve_metric", {"found": curve.get("metric"), "expected": key}
     if not isinstance(steps, list) or not isinstance(values, list) or len(steps) != len(values) or not values:
-        return False, "the reward curve needs at least one (step, value) point"
+        return False, "passport_curve_empty", {}
     if not all(_finite(value) for value in values):
-        return False, f"the reward curve has non-finite values: {values}"
-    return True, f"{len(values)} point(s) of {key}, last {values[-1]:.4g} at step {steps[-1]}"
+        return False, "passport_curve_not_finite", {"values": values}
+    return True, "passport_curve_ok", {"count": len(values), "key": key, "last": values[-1], "step": steps[-1]}
 
 
-def _check_wall_time(passport: dict, run_dir: Path):
+def _check_wall_time(passport: dict, run_dir: Path, language: str):
     total = passport["wall_time_s"].get("total")
     if not _finite(total) or total <= 0:
-        return False, f"wall_time_s.total must be a positive number of seconds, found {total!r}"
-    return True, f"{total:.1f} s"
+        return False, "passport_wall_time_bad", {"found": total}
+    return True, "passport_wall_time_ok", {"total": total}
 
 
-def _check_figure(passport: dict, run_dir: Path):
+def _check_figure(passport: dict, run_dir: Path, language: str):
     path = run_dir / FIGURE_NAME
     if not path.is_file():
-        return False, f"{FIGURE_NAME} is missing from the run folder"
+        return False, "passport_figure_missing", {"name": FIGURE_NAME}
     if path.read_bytes()[:8] != PNG_SIGNATURE:
-        return False, f"{FIGURE_NAME} is not a PNG file"
-    return True, f"{FIGURE_NAME} ({path.stat().st_size} bytes)"
+        return False, "passport_figure_not_png", {"name": FIGURE_NAME}
+    return True, "passport_figure_ok", {"name": FIGURE_NAME, "size": path.stat().st_size}
 
 
 CHECKS = (("fields", _check_fields), ("versions", _check_versions), ("seeds", _check_seeds),
@@ -194,34 +205,39 @@ CHECKS = (("fields", _check_fields), ("versions", _check_versions), ("seeds", _c
           ("wall_time", _check_wall_time), ("figure", _check_figure))
 
 
-def _read_passport(run_dir: Path) -> tuple[dict | None, str]:
+def _read_passport(run_dir: Path) -> tuple[dict | None, str, dict]:
+    """(passport or None, text key, values) of RUN_DIR/passport.json."""
     path = run_dir / PASSPORT_NAME
     if not path.is_file():
-        return None, f"no {PASSPORT_NAME} in {run_dir}"
+        return None, "passport_absent", {"name": PASSPORT_NAME, "run_dir": run_dir}
     try:
         passport = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        return None, f"{PASSPORT_NAME} is not valid JSON: {error}"
+        return None, "passport_not_json", {"name": PASSPORT_NAME, "error": error}
     if not isinstance(passport, dict):
-        return None, f"{PASSPORT_NAME} must hold a JSON object, found {type(passport).__name__}"
-    return passport, f"{PASSPORT_NAME} parsed"
+        return None, "passport_not_object", {"name": PASSPORT_NAME, "found": type(passport).__name__}
+    return passport, "passport_parsed", {"name": PASSPORT_NAME}
 
 
-def check_passport(run_dir) -> dict:
-    """Grade RUN_DIR: {"run_dir", "score", "max_score", "passed", "checks": [{name, passed, message}]}."""
+def check_passport(run_dir, language: str = "en") -> dict:
+    """Grade RUN_DIR: {"run_dir", "score", "max_score", "passed", "checks": [{name, passed, message}]},
+    the messages in ``language``."""
     run_dir = Path(run_dir)
-    passport, message = _read_passport(run_dir)
+    passport, key, values = _read_passport(run_dir)
+    message = text(language, key, **values)
     checks = [{"name": "passport", "passed": passport is not None, "message": message}]
     usable = passport is not None
     for name, check in CHECKS:
         if not usable:
-            passed, text = False, "not checked: " + (message if passport is None else "required fields are missing")
+            reason = message if passport is None else text(language, "passport_fields_unusable")
+            passed, said = False, text(language, "passport_not_checked", reason=reason)
         else:
             try:
-                passed, text = check(passport, run_dir)
+                passed, key, values = check(passport, run_dir, language)
+                said = text(language, key, **values)
             except (AttributeError, KeyError, TypeError, ValueError) as error:  # a field of the wrong shape
-                passed, text = False, f"could not check: malformed passport ({type(error).__name__}: {error})"
-        checks.append({"name": name, "passed": bool(passed), "message": text})
+                passed, said = False, text(language, "passport_malformed", error=f"{type(error).__name__}: {error}")
+        checks.append({"name": name, "passed": bool(passed), "message": said})
         if name == "fields" and not passed:
             usable = False  # without the fields (and a known profile) the other checks have nothing to read
     score = sum(check["passed"] for check in checks)
@@ -230,12 +246,11 @@ def check_passport(run_dir) -> dict:
 
 
 def format_report(report: dict, language: str = "en") -> str:
-    """The report as lines a student reads: one per check, then the score (title and score in ``language``;
-    check names, PASS/FAIL and the checks' messages are the same in every language)."""
-    from solutions.capstone.texts import text
-
+    """The report as lines a student reads: one per check (its name, an id, then the verdict and the
+    message, as ``check_passport`` wrote it), then the score."""
     lines = [text(language, "check_title", run_dir=report["run_dir"])]
-    lines += [f"  [{'PASS' if c['passed'] else 'FAIL'}] {c['name']}: {c['message']}" for c in report["checks"]]
+    lines += [f"  [{text(language, 'check_pass' if c['passed'] else 'check_fail')}] {c['name']}: {c['message']}"
+              for c in report["checks"]]
     lines.append(text(language, "check_score", score=report["score"], max_score=report["max_score"]))
     return "\n".join(lines) + "\n"
 

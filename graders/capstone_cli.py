@@ -1,12 +1,14 @@
 """``rl4llm capstone ...``: the arguments and the dispatch of the capstone subcommands.
 
-    run        train (solutions/capstone/run.py) and write the run folder
-    preflight  can this machine run a profile? (solutions/capstone/preflight.py)
+    run        train (graders/capstone_run/run.py) and write the run folder
+    preflight  can this machine run a profile? (graders/capstone_run/preflight.py)
     check      the passport checks alone (graders/capstone.py)
-    grade      a whole submission (graders/capstone_grade.py)
+    grade      a whole submission (graders/capstone_grade.py; the instructor's kit only)
 
-Learner-facing lines come from ``solutions/capstone/texts.py`` in the chosen
-language (``--lang``, else ``RL4LLM_LANG``, else the locale).
+Both CLIs take their arguments from :func:`add_capstone_arguments`: the instructor's ``rl4llm``
+(:mod:`graders.cli`) every action, the learner bundle's (:mod:`graders.learner_cli`) ``LEARNER_ACTIONS``.
+Help and messages come from ``graders/capstone_run/texts.py`` in the chosen language (``--lang``,
+else ``RL4LLM_LANG``, else the locale).
 """
 
 from __future__ import annotations
@@ -16,57 +18,69 @@ import sys
 from pathlib import Path
 
 from graders import course
+from graders.capstone_run.texts import text
 from graders.language import default_language
 
+ACTIONS = ("run", "preflight", "check", "grade")
+LEARNER_ACTIONS = ("preflight", "run", "check")  # grade needs the engine and the reference: instructor only
+ALGORITHM_CHOICES = ["grpo", "dpo"]
+PROFILE_CHOICES = ["tiny", "smoke", "full"]
+DEVICE_CHOICES = ["auto", "cpu", "cuda"]
 
-def add_capstone_arguments(parser: argparse.ArgumentParser) -> None:
-    """The capstone subcommands and their flags, on ``parser`` (``rl4llm capstone``)."""
+
+def add_capstone_arguments(parser: argparse.ArgumentParser, language: str | None = None,
+                           actions: tuple[str, ...] = ACTIONS) -> None:
+    """The capstone subcommands in ``actions`` and their flags, on ``parser`` (``rl4llm capstone``);
+    help in ``language`` (default: the kit's language setting)."""
+    language = language or default_language()
+
+    def say(key: str) -> str:
+        return text(language, key)
+
     sub = parser.add_subparsers(dest="action", required=True)
-    run = sub.add_parser("run", help="train and write DIR/passport.json, DIR/adapter/ and the figures")
-    run.add_argument("--algo", choices=["grpo", "dpo"], required=True)
-    run.add_argument("--profile", choices=["tiny", "smoke", "full"], default="tiny",
-                     help="tiny: CPU, seconds, no download; smoke/full: Qwen3-0.6B on a CUDA GPU")
-    run.add_argument("--out", required=True, help="run folder")
-    run.add_argument("--verifier", default=None,
-                     help="your module_9_reference.py: its verify_numeric_answer is GRPO's reward (required for GRPO)")
-    run.add_argument("--seed", type=int, default=None, help="trainer seed (default 42, TRL's)")
-    run.add_argument("--model", default=None, metavar="PATH",
-                     help="a local model folder (e.g. a downloaded Qwen3-0.6B snapshot) instead of the Hub id")
-    run.add_argument("--data-dir", default=None, metavar="DIR",
-                     help="a folder with train.jsonl / test.jsonl instead of the Hub (air-gapped machines)")
-    run.add_argument("--max-steps", type=int, default=None, help="dry run: stop after N optimizer steps")
-    run.add_argument("--max-completion-length", type=int, default=None, help="dry run: GRPO completion tokens")
-    run.add_argument("--max-length", type=int, default=None, help="dry run: DPO prompt + answer tokens")
-    run.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
-                     help="auto: tiny on CPU, smoke/full on CUDA; cpu: a dry run of a real profile")
-    run.add_argument("--lang", choices=course.LANGUAGES, default=None, help="language of figures and messages")
-    run.add_argument("--quiet", action="store_true", help="no progress bar or per-step logs")
-
-    preflight = sub.add_parser("preflight", help="check that this machine can run a profile (exit 1 if not)")
-    preflight.add_argument("--algo", choices=["grpo", "dpo"], default="grpo")
-    preflight.add_argument("--profile", choices=["tiny", "smoke", "full"], default="smoke")
-    preflight.add_argument("--model", default=None, metavar="PATH")
-    preflight.add_argument("--data-dir", default=None, metavar="DIR")
-    preflight.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    preflight.add_argument("--lang", choices=course.LANGUAGES, default=None)
-
-    check = sub.add_parser("check", help="check a run passport; writes RUN_DIR/capstone_report.json")
-    check.add_argument("run_dir", metavar="RUN_DIR")
-    check.add_argument("--lang", choices=course.LANGUAGES, default=None)
-
-    grade = sub.add_parser("grade", help="grade a capstone submission (folder or .zip)")
-    grade.add_argument("submission", metavar="SUBMISSION")
-    grade.add_argument("--model", default=None, metavar="PATH",
-                       help="the base model for re-evaluation (smoke/full; default: the Hub id, from the cache)")
-    grade.add_argument("--data-dir", default=None, metavar="DIR", help="held-out rows instead of the Hub")
-    grade.add_argument("--out", default=None, help="report folder (default: rl4llm-out/capstone/<name>)")
-    grade.add_argument("--lang", choices=course.LANGUAGES, default=None)
+    for action in actions:
+        if action == "run":
+            run = sub.add_parser("run", help=say("help_run"), description=say("help_run"))
+            run.add_argument("--algo", choices=ALGORITHM_CHOICES, required=True, help=say("help_algo"))
+            run.add_argument("--profile", choices=PROFILE_CHOICES, default="tiny", help=say("help_profile"))
+            run.add_argument("--out", required=True, help=say("help_out"))
+            run.add_argument("--verifier", default=None, help=say("help_verifier"))
+            run.add_argument("--seed", type=int, default=None, help=say("help_seed"))
+            run.add_argument("--model", default=None, metavar="PATH", help=say("help_model"))
+            run.add_argument("--data-dir", default=None, metavar="DIR", help=say("help_data_dir"))
+            run.add_argument("--max-steps", type=int, default=None, help=say("help_max_steps"))
+            run.add_argument("--max-completion-length", type=int, default=None,
+                             help=say("help_max_completion_length"))
+            run.add_argument("--max-length", type=int, default=None, help=say("help_max_length"))
+            run.add_argument("--device", choices=DEVICE_CHOICES, default="auto", help=say("help_device"))
+            run.add_argument("--lang", choices=course.LANGUAGES, default=None, help=say("help_lang"))
+            run.add_argument("--quiet", action="store_true", help=say("help_quiet"))
+        elif action == "preflight":
+            preflight = sub.add_parser("preflight", help=say("help_preflight"), description=say("help_preflight"))
+            preflight.add_argument("--algo", choices=ALGORITHM_CHOICES, default="grpo", help=say("help_algo"))
+            preflight.add_argument("--profile", choices=PROFILE_CHOICES, default="smoke", help=say("help_profile"))
+            preflight.add_argument("--model", default=None, metavar="PATH", help=say("help_model"))
+            preflight.add_argument("--data-dir", default=None, metavar="DIR", help=say("help_data_dir"))
+            preflight.add_argument("--device", choices=DEVICE_CHOICES, default="auto", help=say("help_device"))
+            preflight.add_argument("--lang", choices=course.LANGUAGES, default=None, help=say("help_lang"))
+        elif action == "check":
+            check = sub.add_parser("check", help=say("help_check"), description=say("help_check"))
+            check.add_argument("run_dir", metavar="RUN_DIR", help=say("help_run_dir"))
+            check.add_argument("--lang", choices=course.LANGUAGES, default=None, help=say("help_lang"))
+        elif action == "grade":
+            grade = sub.add_parser("grade", help=say("help_grade"), description=say("help_grade"))
+            grade.add_argument("submission", metavar="SUBMISSION", help=say("help_submission"))
+            grade.add_argument("--model", default=None, metavar="PATH", help=say("help_grade_model"))
+            grade.add_argument("--data-dir", default=None, metavar="DIR", help=say("help_grade_data_dir"))
+            grade.add_argument("--out", default=None, help=say("help_grade_out"))
+            grade.add_argument("--lang", choices=course.LANGUAGES, default=None, help=say("help_lang"))
+        else:
+            raise ValueError(f"unknown capstone action {action!r}; the actions are {ACTIONS}")
 
 
 def _run(args: argparse.Namespace, language: str) -> int:
-    from solutions.capstone.profiles import DEFAULT_SEED, CapstoneError
-    from solutions.capstone.run import RunOptions, run_capstone
-    from solutions.capstone.texts import text
+    from graders.capstone_run.profiles import DEFAULT_SEED, CapstoneError
+    from graders.capstone_run.run import RunOptions, run_capstone
 
     options = RunOptions(args.algo, args.profile, Path(args.out),
                          verifier=Path(args.verifier) if args.verifier else None,
@@ -77,7 +91,7 @@ def _run(args: argparse.Namespace, language: str) -> int:
     try:
         passport = run_capstone(options)
     except CapstoneError as error:
-        print(f"rl4llm capstone run: {error}", file=sys.stderr)
+        print(f"rl4llm capstone run: {error.text(language)}", file=sys.stderr)
         return 2
     after = passport["metrics"]["after"]
     print(text(language, "run_metrics", before=passport["metrics"]["before"], after=after))
@@ -100,7 +114,7 @@ def capstone_command(args: argparse.Namespace) -> int:
     if args.action == "run":
         return _run(args, language)
     if args.action == "preflight":
-        from solutions.capstone.preflight import format_preflight, preflight
+        from graders.capstone_run.preflight import format_preflight, preflight
 
         lines = preflight(args.algo, args.profile, model=args.model, data_dir=args.data_dir, device=args.device)
         print(format_preflight(lines, args.algo, args.profile, language), end="")
@@ -108,15 +122,15 @@ def capstone_command(args: argparse.Namespace) -> int:
     if args.action == "check":
         from graders.capstone import check_passport, format_report, write_report
 
-        report = check_passport(args.run_dir)
+        report = check_passport(args.run_dir, language)
         print(format_report(report, language), end="")
         if not Path(args.run_dir).is_dir():
-            print(f"rl4llm capstone check: {args.run_dir} is not a folder; no report written", file=sys.stderr)
+            print(f"rl4llm capstone check: {text(language, 'check_not_folder', run_dir=args.run_dir)}",
+                  file=sys.stderr)
             return 2
-        print(f"report: {write_report(args.run_dir, report)}")
+        print(text(language, "report_wrote", path=write_report(args.run_dir, report)))
         return 0
     from graders.capstone_grade import format_grade, grade_submission, write_grade
-    from solutions.capstone.texts import text
 
     submission = Path(args.submission)
     if not submission.is_dir() and submission.suffix != ".zip":
@@ -125,5 +139,5 @@ def capstone_command(args: argparse.Namespace) -> int:
     report = grade_submission(submission, model=args.model, data_dir=args.data_dir, language=language)
     print(format_grade(report, language), end="")
     out = Path(args.out) if args.out else Path("rl4llm-out") / "capstone" / submission.stem
-    print(text(language, "grade_wrote", path=write_grade(out, report)))
+    print(text(language, "report_wrote", path=write_grade(out, report)))
     return 0

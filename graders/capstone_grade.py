@@ -4,12 +4,12 @@ A submission is a folder (or a .zip of one) holding the run folder that
 ``rl4llm capstone run --out DIR`` wrote, plus the student's verifier::
 
     SUBMISSION/
-      passport.json                 the run's claim (solutions/capstone/passport.py)
+      passport.json                 the run's claim (graders/capstone_run/passport.py)
       adapter/                      adapter_config.json + adapter_model.safetensors (PEFT)
       reward_curve.png, training_curves.png, accuracy_before_after.png
       module_9_reference.py         the verifier the run used as its reward (GRPO)
 
-Every expectation comes from the installed kit (``solutions.capstone.profiles``,
+Every expectation comes from the installed kit (``graders.capstone_run.profiles``,
 the kit's own verifier), never from the submission. The parts, in points:
 
 - ``verifier`` (the engine's points of ``verify_numeric_answer``): the student's
@@ -42,10 +42,11 @@ from pathlib import Path
 
 from graders.capstone import GradeCheck, check_passport
 from graders.capstone_reeval import ADAPTER_FILES, check_reevaluation, reevaluate
-from solutions.capstone.passport import (ACCURACY_FIGURE_NAME, CURVES_FIGURE_NAME, FIGURE_NAME, PASSPORT_NAME,
+from graders.capstone_run.passport import (ACCURACY_FIGURE_NAME, CURVES_FIGURE_NAME, FIGURE_NAME, PASSPORT_NAME,
                                          reward_curve)
-from solutions.capstone.models import sha256_file
-from solutions.capstone.profiles import PROFILES
+from graders.capstone_run.models import sha256_file
+from graders.capstone_run.profiles import PROFILES, CapstoneError
+from graders.capstone_run.texts import text
 
 VERIFIER_FILE = "module_9_reference.py"
 VERIFIER_EXERCISE = "module_9_reference.verify_numeric_answer"
@@ -55,26 +56,29 @@ REPORT_NAME = "capstone_grade.json"
 
 
 # ----------------------------------------------------------------------------- the verifier, by the engine
-def grade_verifiers(sources: dict[str, str | None]) -> dict[str, GradeCheck]:
+def grade_verifiers(sources: dict[str, str | None], language: str = "en") -> dict[str, GradeCheck]:
     """{name: the "verifier" check} for many verifier files at once (one engine batch, sandboxed workers).
 
     ``sources[name]`` is the text of a student's module_9_reference.py, or None when the submission has none.
+    The messages (and the engine's feedback in them) are in ``language``.
     """
     from graders.engine.batch import grade_sources
     from graders.engine.grading import GradeOptions
 
-    present = {name: {VERIFIER_FILE: text} for name, text in sources.items() if text is not None}
-    reports = grade_sources(present, GradeOptions(modules=("9",)), jobs=2) if present else {}
+    present = {name: {VERIFIER_FILE: source} for name, source in sources.items() if source is not None}
+    reports = grade_sources(present, GradeOptions(modules=("9",), lang=language), jobs=2) if present else {}
     checks = {}
     for name in sources:
         entry = next((e for e in reports.get(name, {}).get("exercises", []) if e["id"] == VERIFIER_EXERCISE), None)
         if entry is None:
-            checks[name] = GradeCheck("verifier", 0.0, _verifier_points(), f"no {VERIFIER_FILE} in the submission")
+            checks[name] = GradeCheck("verifier", 0.0, _verifier_points(),
+                                      text(language, "grade_no_verifier", file=VERIFIER_FILE))
             continue
         feedback = " ".join(entry["feedback"].split())[:300]
-        checks[name] = GradeCheck("verifier", float(entry["points"]), float(entry["max_points"]),
-                                  f"{VERIFIER_EXERCISE}: {entry['status']} ({entry['points']}/{entry['max_points']})"
-                                  + (f": {feedback}" if entry["status"] != "passed" else ""))
+        said = text(language, "grade_verifier" if entry["status"] == "passed" else "grade_verifier_feedback",
+                    exercise=VERIFIER_EXERCISE, status=entry["status"], points=entry["points"],
+                    max_points=entry["max_points"], feedback=feedback)
+        checks[name] = GradeCheck("verifier", float(entry["points"]), float(entry["max_points"]), said)
     return checks
 
 
@@ -85,41 +89,43 @@ def _verifier_points() -> float:
 
 
 # ----------------------------------------------------------------------------- the passport against itself
-def check_consistency(passport: dict, submission: Path) -> GradeCheck:
+def check_consistency(passport: dict, submission: Path, language: str = "en") -> GradeCheck:
     """Curve vs log history, steps vs max_steps, overrides, device vs profile, recomputed hashes."""
     problems = []
     algorithm, profile_name = passport.get("algorithm"), passport.get("profile")
     profile = PROFILES.get((algorithm, profile_name))
     if profile is None:
-        return GradeCheck("consistency", 0.0, 1.0, f"unknown algorithm/profile {algorithm!r}/{profile_name!r}")
+        return GradeCheck("consistency", 0.0, 1.0,
+                          text(language, "grade_unknown_profile", algorithm=algorithm, profile=profile_name))
     history = passport.get("log_history") or []
     if not history:
-        problems.append("log_history is empty")
+        problems.append(text(language, "consistency_log_empty"))
     elif passport.get("reward_curve") != reward_curve(history, algorithm):
-        problems.append("reward_curve is not the curve of its own log_history")
+        problems.append(text(language, "consistency_curve"))
     steps = max((int(e.get("step", 0)) for e in history if isinstance(e, dict)), default=0)
     if steps != profile.trainer_settings["max_steps"]:
-        problems.append(f"the log reaches step {steps}, the profile trains {profile.trainer_settings['max_steps']}")
+        problems.append(text(language, "consistency_steps", steps=steps,
+                             max_steps=profile.trainer_settings["max_steps"]))
     if passport.get("overrides"):
-        problems.append(f"a dry run (overrides {passport['overrides']})")
+        problems.append(text(language, "consistency_dry_run", overrides=passport["overrides"]))
     device = str(passport.get("device", ""))
     wanted = "cpu" if not profile.needs_gpu else "cuda"
     if not device.startswith(wanted):
-        problems.append(f"device {device!r}, profile {profile_name!r} runs on {wanted}")
+        problems.append(text(language, "consistency_device", device=device, profile=profile_name, wanted=wanted))
     if algorithm == "grpo":
         verifier = submission / VERIFIER_FILE
         recorded = (passport.get("verifier") or {}).get("sha256")
         if not verifier.is_file() or sha256_file(verifier) != recorded:
-            problems.append(f"{VERIFIER_FILE} does not hash to the passport's verifier sha256")
+            problems.append(text(language, "consistency_verifier_hash", file=VERIFIER_FILE))
     recorded_files = (passport.get("adapter") or {}).get("files") or {}
     adapter = submission / "adapter"
     for name in ADAPTER_FILES:
         path = adapter / name
         if not path.is_file() or recorded_files.get(name) != sha256_file(path):
-            problems.append(f"adapter/{name} is missing or does not hash to the passport's")
+            problems.append(text(language, "consistency_adapter_hash", name=name))
     if problems:
         return GradeCheck("consistency", 0.0, 1.0, "; ".join(problems))
-    return GradeCheck("consistency", 1.0, 1.0, f"{steps} logged steps, curve, device and hashes agree")
+    return GradeCheck("consistency", 1.0, 1.0, text(language, "consistency_ok", steps=steps))
 
 
 def png_size(path: Path) -> tuple[int, int] | None:
@@ -137,19 +143,20 @@ def png_size(path: Path) -> tuple[int, int] | None:
     return (width, height) if image.shape[:2] == (height, width) else None
 
 
-def check_figures(submission: Path) -> GradeCheck:
+def check_figures(submission: Path, language: str = "en") -> GradeCheck:
     """Every figure of FIGURES is a decodable PNG of at least MIN_FIGURE_SIZE."""
     problems = []
     for name in FIGURES:
         path = submission / name
         size = png_size(path) if path.is_file() else None
         if size is None:
-            problems.append(f"{name} is missing or not a PNG image")
+            problems.append(text(language, "figures_not_png", name=name))
         elif size[0] < MIN_FIGURE_SIZE[0] or size[1] < MIN_FIGURE_SIZE[1]:
-            problems.append(f"{name} is {size[0]}x{size[1]} pixels, at least {MIN_FIGURE_SIZE} expected")
+            problems.append(text(language, "figures_small", name=name, width=size[0], height=size[1],
+                                 minimum=MIN_FIGURE_SIZE))
     if problems:
         return GradeCheck("figures", 0.0, 1.0, "; ".join(problems))
-    return GradeCheck("figures", 1.0, 1.0, f"{len(FIGURES)} figures decode as PNG")
+    return GradeCheck("figures", 1.0, 1.0, text(language, "figures_ok", count=len(FIGURES)))
 
 
 # ----------------------------------------------------------------------------- the whole submission
@@ -170,7 +177,8 @@ def _unpacked(submission: Path, temp: Path) -> Path:
 
 def grade_submission(submission, model: str | None = None, data_dir=None, language: str = "en",
                      verifier_check: GradeCheck | None = None) -> dict:
-    """The grade of one submission: {"submission", "score", "max_score", "checks": [GradeCheck as dict]}.
+    """The grade of one submission: {"submission", "score", "max_score", "checks": [GradeCheck as dict]},
+    the messages in ``language``.
 
     ``verifier_check`` lets a batch pass the engine's verdict computed for many submissions at once
     (:func:`grade_verifiers`). Never raises for a submission's fault: a part that cannot be checked scores 0.
@@ -180,29 +188,30 @@ def grade_submission(submission, model: str | None = None, data_dir=None, langua
         root = _unpacked(submission, Path(temp))
         verifier_path = root / VERIFIER_FILE
         if verifier_check is None:
-            text = verifier_path.read_text(encoding="utf-8", errors="replace") if verifier_path.is_file() else None
-            verifier_check = grade_verifiers({"submission": text})["submission"]
+            source = verifier_path.read_text(encoding="utf-8", errors="replace") if verifier_path.is_file() else None
+            verifier_check = grade_verifiers({"submission": source}, language)["submission"]
         checks = [verifier_check]
-        passport_report = check_passport(root)
+        passport_report = check_passport(root, language)
         checks += [GradeCheck(f"passport.{c['name']}", float(c["passed"]), 1.0, c["message"])
                    for c in passport_report["checks"]]
         passport = _read(root / PASSPORT_NAME)
         if passport is None or not passport_report["checks"][1]["passed"]:  # no passport, or its fields are missing
-            checks += [GradeCheck(name, 0.0, 1.0, "not checked: the passport is unusable")
+            checks += [GradeCheck(name, 0.0, 1.0, text(language, "grade_unusable"))
                        for name in ("consistency", "figures", "reevaluation", "improvement")]
         else:
-            consistency = check_consistency(passport, root)
-            checks += [consistency, check_figures(root)]
+            consistency = check_consistency(passport, root, language)
+            checks += [consistency, check_figures(root, language)]
             if not consistency.points:  # nothing to re-evaluate against: do not spend a GPU on it
-                checks += [GradeCheck(name, 0.0, 1.0, "not measured: the passport is not consistent")
+                checks += [GradeCheck(name, 0.0, 1.0, text(language, "grade_inconsistent"))
                            for name in ("reevaluation", "improvement")]
                 return _total(submission, checks)
             try:
-                checks += check_reevaluation(passport, reevaluate(passport, root, model, data_dir))
+                checks += check_reevaluation(passport, reevaluate(passport, root, model, data_dir), language)
             except Exception as error:  # noqa: BLE001 - a broken adapter is the submission's fault
-                checks += [GradeCheck("reevaluation", 0.0, 1.0, f"the adapter could not be re-evaluated: "
-                                                                f"{type(error).__name__}: {error}"),
-                           GradeCheck("improvement", 0.0, 1.0, "not measured")]
+                reason = error.text(language) if isinstance(error, CapstoneError) else str(error)
+                checks += [GradeCheck("reevaluation", 0.0, 1.0, text(language, "grade_reeval_failed",
+                                                                     error=f"{type(error).__name__}: {reason}")),
+                           GradeCheck("improvement", 0.0, 1.0, text(language, "grade_not_measured"))]
     return _total(submission, checks)
 
 
@@ -221,9 +230,7 @@ def _read(path: Path) -> dict | None:
 
 
 def format_grade(report: dict, language: str = "en") -> str:
-    """One line per check (points/max and message), then the score."""
-    from solutions.capstone.texts import text
-
+    """One line per check (points/max, its name -- an id -- and message), then the score."""
     lines = [text(language, "grade_title", submission=report["submission"])]
     for check in report["checks"]:
         lines.append(f"  [{check['points']:g}/{check['max_points']:g}] {check['name']}: {check['message']}")

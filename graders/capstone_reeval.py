@@ -24,8 +24,9 @@ from pathlib import Path
 
 from graders.capstone import GradeCheck
 from graders.paths import SOLUTIONS_DIR
-from solutions.capstone.passport import HEADLINE_METRIC
-from solutions.capstone.profiles import PROFILES
+from graders.capstone_run.passport import HEADLINE_METRIC
+from graders.capstone_run.profiles import PROFILES, CapstoneError
+from graders.capstone_run.texts import text
 
 KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
@@ -49,7 +50,7 @@ def reevaluate(passport: dict, submission: Path, model: str | None = None, data_
     The base model is the kit's (tiny: rebuilt from the passport's seed; else ``model`` or the profile's
     Hub id); the adapter is read from adapter_model.safetensors; GRPO is scored by the kit's verifier.
     """
-    from solutions.capstone.run import torch_threads
+    from graders.capstone_run.run import torch_threads
 
     profile = PROFILES[(passport["algorithm"], passport["profile"])]
     with torch_threads(profile):
@@ -60,16 +61,16 @@ def _reevaluate(profile, passport: dict, submission: Path, model: str | None, da
     import torch
     from peft import PeftModel
 
-    from solutions.capstone.data import load_rows
-    from solutions.capstone.run import RunOptions, load_model_and_tokenizer, measure, trainer_arguments
+    from graders.capstone_run.data import load_rows
+    from graders.capstone_run.run import RunOptions, load_model_and_tokenizer, measure, trainer_arguments
 
     extra = [p.name for p in (submission / "adapter").iterdir() if p.name not in ADAPTER_FILES and p.name != "README.md"]
     if extra:
-        raise ValueError(f"adapter/ holds files the grader does not load: {extra} (only {ADAPTER_FILES})")
+        raise CapstoneError("reeval_extra_files", extra=extra, allowed=ADAPTER_FILES)
     config = json.loads((submission / "adapter" / "adapter_config.json").read_text(encoding="utf-8"))
     if config.get("peft_type") != "LORA" or config.get("r") != profile.lora["r"]:
-        raise ValueError(f"adapter_config.json is not a LoRA adapter of rank {profile.lora['r']}: "
-                         f"peft_type {config.get('peft_type')!r}, r {config.get('r')!r}")
+        raise CapstoneError("reeval_not_lora", rank=profile.lora["r"], peft_type=config.get("peft_type"),
+                            found=config.get("r"))
     options = RunOptions(profile.algorithm, profile.name, submission, seed=int(passport["seeds"]["seed"]),
                          model=model, data_dir=data_dir)
     dtype = "float32" if not torch.cuda.is_available() else "bfloat16"
@@ -90,7 +91,7 @@ def _preference_eval(profile, model, tokenizer, eval_rows, args):
     from datasets import Dataset
     from trl import DPOTrainer
 
-    from solutions.capstone.run import lora_config
+    from graders.capstone_run.run import lora_config
 
     trainer = DPOTrainer(model=model, args=args, train_dataset=Dataset.from_list(eval_rows[:1]),
                          eval_dataset=Dataset.from_list(eval_rows), processing_class=tokenizer,
@@ -100,7 +101,7 @@ def _preference_eval(profile, model, tokenizer, eval_rows, args):
     return dataset
 
 
-def check_reevaluation(passport: dict, measured: dict) -> list[GradeCheck]:
+def check_reevaluation(passport: dict, measured: dict, language: str = "en") -> list[GradeCheck]:
     """[``reevaluation``, ``improvement``] as GradeChecks (the claim equals the measurement; the gain)."""
 
     metric = HEADLINE_METRIC[passport["algorithm"]]
@@ -108,14 +109,14 @@ def check_reevaluation(passport: dict, measured: dict) -> list[GradeCheck]:
     claimed = ((passport.get("metrics") or {}).get("after") or {}).get(metric)
     same = isinstance(claimed, (int, float)) and math.isfinite(claimed) and abs(claimed - after) <= CLAIM_TOLERANCE
     checks = [GradeCheck("reevaluation", float(same), 1.0,
-                         f"{metric} measured by the grader: base {before:.4g}, with the adapter {after:.4g}; "
-                         f"the passport claims {claimed!r}" + ("" if same else " -- not what was measured"))]
+                         text(language, "reeval_claim_ok" if same else "reeval_claim_wrong", metric=metric,
+                              before=before, after=after, claimed=claimed))]
     minimum = MIN_IMPROVEMENT[(passport["algorithm"], passport["profile"])]
     if minimum is None:
-        checks.append(GradeCheck("improvement", 0.0, 0.0, f"not required for the {passport['profile']} profile "
-                                                          f"(measured gain {after - before:+.4g})"))
+        checks.append(GradeCheck("improvement", 0.0, 0.0, text(language, "improvement_not_required",
+                                                               profile=passport["profile"], gain=after - before)))
     else:
         gained = after - before >= minimum
         checks.append(GradeCheck("improvement", float(gained), 1.0,
-                                 f"measured gain {after - before:+.4g}, at least {minimum:+.4g} required"))
+                                 text(language, "improvement", gain=after - before, minimum=minimum)))
     return checks

@@ -1,9 +1,11 @@
-"""``rl4llm`` in the learner bundle (``rl4llm bundle``): ``rl4llm run`` only; the instructor's CLI adds the same
-``run`` subcommand (:func:`add_run_command`).
+"""``rl4llm`` in the learner bundle (``rl4llm bundle``): ``rl4llm run`` and ``rl4llm capstone
+preflight|run|check``; the instructor's CLI defines the same subcommands with the same functions
+(:func:`add_run_command`, :func:`graders.capstone_cli.add_capstone_arguments`).
 
 The instructor's CLI (:mod:`graders.cli`) also builds, grades and exports; the learner's install has
 none of that (no solutions, no checks, no engine), so its ``rl4llm`` offers what works there: running
-a course notebook on the learner's own files. Help texts follow the kit's language setting.
+a course notebook on the learner's own files, and the capstone's runs and passport check (the
+capstone's TRL libraries: ``pip install -e ".[capstone]"``). Help texts follow the kit's language setting.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from graders.language import default_language
 
 HELP = {
     "en": {
-        "description": "RL for LLMs, modules 8 and 9: run a course notebook on your own code.",
+        "description": "RL for LLMs, modules 8 and 9: run a course notebook on your own code; the TRL capstone.",
         "run": "run a course notebook headless on your files (tables + PNG figures)",
         "module": "module08 or module09 (also 8, 9, module_08, module_09)",
         "impl": "your files: a folder laid out like starter/ (DIR/module_09/module_9_reference.py) or the "
@@ -30,7 +32,7 @@ HELP = {
         "traceback": "print Python's full traceback when a cell fails",
     },
     "ru": {
-        "description": "RL для LLM, модули 8 и 9: ноутбук курса на вашем коде.",
+        "description": "RL для LLM, модули 8 и 9: ноутбук курса на вашем коде; капстоун на TRL.",
         "run": "выполнить ноутбук курса на ваших файлах без Jupyter (таблицы и рисунки PNG)",
         "module": "module08 или module09 (также 8, 9, module_08, module_09)",
         "impl": "ваши файлы: папка, устроенная как starter/ (DIR/module_09/module_9_reference.py), или сама "
@@ -74,10 +76,32 @@ def run_command(args: argparse.Namespace) -> int:
                         language=args.lang, show_traceback=args.traceback)
 
 
+def capstone_command(args: argparse.Namespace) -> int:
+    """``rl4llm capstone preflight|run|check`` (imported only when asked: the TRL libraries are optional)."""
+    from graders.capstone_cli import capstone_command as dispatch
+
+    return dispatch(args)
+
+
+def add_capstone_command(sub, language: str | None = None):
+    """The learner's ``capstone`` subcommand: the instructor's arguments for ``LEARNER_ACTIONS``."""
+    from graders.capstone_cli import LEARNER_ACTIONS, add_capstone_arguments
+    from graders.capstone_run.texts import text
+
+    language = language or default_language()
+    capstone = sub.add_parser("capstone", help=text(language, "help_capstone"),
+                              description=text(language, "help_capstone"))
+    add_capstone_arguments(capstone, language, actions=LEARNER_ACTIONS)
+    capstone.set_defaults(func=capstone_command)
+    return capstone
+
+
 def parser(language: str | None = None) -> argparse.ArgumentParser:
     text = HELP[language or default_language()]
     top = argparse.ArgumentParser(prog="rl4llm", description=text["description"])
-    add_run_command(top.add_subparsers(dest="command", required=True), language)
+    sub = top.add_subparsers(dest="command", required=True)
+    add_run_command(sub, language)
+    add_capstone_command(sub, language)
     return top
 
 

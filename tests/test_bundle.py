@@ -31,7 +31,8 @@ def bundle(tmp_path_factory) -> Path:
 
 
 def test_the_bundle_holds_the_starter_the_runner_and_two_readmes(bundle):
-    assert {p.name for p in bundle.iterdir()} == {"README.md", "README.ru.md", "pyproject.toml", "starter", "graders"}
+    assert {p.name for p in bundle.iterdir()} == {"README.md", "README.ru.md", "pyproject.toml", "starter", "graders",
+                                                  "constraints"}
     for learner_file in course.learner_files():
         stub = (bundle / "starter" / learner_file.relpath).read_text(encoding="utf-8")
         assert "NotImplementedError" in stub

@@ -16,8 +16,8 @@ from graders.capstone import check_passport, kit_verifier_version
 from graders.capstone_grade import grade_submission, grade_verifiers
 from graders.cli import main
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
-from solutions.capstone.data import canonical_hash, tiny_preference_rows, tiny_second_digit_rows
-from solutions.capstone.profiles import CapstoneError, get_profile
+from graders.capstone_run.data import canonical_hash, tiny_preference_rows, tiny_second_digit_rows
+from graders.capstone_run.profiles import CapstoneError, get_profile
 
 KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
 CONSTANT = '''VERIFIER_VERSION = {version!r}
@@ -29,7 +29,7 @@ def verify_numeric_answer(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):
 
 
 def _run(algorithm: str, out: Path, verifier: Path | None = None) -> Path:
-    from solutions.capstone.run import RunOptions, run_capstone
+    from graders.capstone_run.run import RunOptions, run_capstone
 
     run_capstone(RunOptions(algorithm, "tiny", out, verifier=verifier, progress=False))
     if verifier is not None:
@@ -195,7 +195,7 @@ def _tamper(run_dir: Path, change: str) -> None:
 
         weights = {key: torch.zeros_like(value) for key, value in load_file(other).items()}
         save_file(weights, run_dir / "adapter" / "adapter_model.safetensors")
-        from solutions.capstone.passport import sha256_tree
+        from graders.capstone_run.passport import sha256_tree
 
         passport["adapter"]["files"] = sha256_tree(run_dir / "adapter")
         passport["metrics"]["after"]["greedy_accuracy"] = 0.97
@@ -246,7 +246,7 @@ def test_broken_verifiers_lose_the_verifier_points(runs, verifier_checks):
 def test_expectations_come_from_the_installed_kit(runs, verifier_checks, tmp_path):
     """A submission that ships its own profiles.py (and a passport matching it) changes nothing."""
     run_dir = shutil.copytree(runs["grpo"], tmp_path / "run")
-    own = (SOLUTIONS_DIR / "capstone" / "profiles.py").read_text().replace('"loss_type": "dapo"', '"loss_type": "grpo"')
+    own = (REPO_ROOT / "graders" / "capstone_run" / "profiles.py").read_text().replace('"loss_type": "dapo"', '"loss_type": "grpo"')
     (run_dir / "profiles.py").write_text(own, encoding="utf-8")
     passport = _passport(run_dir)
     passport["trainer_args"]["loss_type"] = "grpo"
@@ -260,7 +260,7 @@ def test_an_unreadable_adapter_scores_zero_there(runs, verifier_checks, tmp_path
     run_dir = shutil.copytree(runs["grpo"], tmp_path / "run")
     (run_dir / "adapter" / "adapter_model.safetensors").write_bytes(b"not safetensors")
     (run_dir / "adapter" / "adapter_model.bin").write_bytes(b"a pickle would run code")
-    from solutions.capstone.passport import sha256_tree
+    from graders.capstone_run.passport import sha256_tree
 
     passport = _passport(run_dir)  # re-hashed by the student, so the passport is consistent
     passport["adapter"]["files"] = sha256_tree(run_dir / "adapter")
@@ -309,7 +309,7 @@ def test_malformed_fields_never_crash(runs, tmp_path):
 
 # ----------------------------------------------------------------------------- real profiles without a GPU
 def test_real_profiles_build_the_course_arguments(tmp_path):
-    from solutions.capstone.run import trainer_arguments
+    from graders.capstone_run.run import trainer_arguments
 
     expected_grpo = {"learning_rate": 5e-6, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 4,
                      "max_completion_length": 512, "num_generations": 4, "num_iterations": 1, "loss_type": "dapo",
@@ -342,7 +342,7 @@ def test_real_profiles_refuse_without_a_gpu(tmp_path, capsys):
     error = capsys.readouterr().err
     assert code == 2 and "needs a CUDA GPU" in error and "--device cpu" in error
     assert not (tmp_path / "smoke").exists()
-    from solutions.capstone.run import RunOptions, run_capstone
+    from graders.capstone_run.run import RunOptions, run_capstone
 
     with pytest.raises(CapstoneError, match="Qwen/Qwen3-0.6B and needs a CUDA GPU"):
         run_capstone(RunOptions("dpo", "full", tmp_path / "full"))

@@ -11,11 +11,11 @@ import pytest
 
 from graders.loader import load_module
 from graders.paths import SOLUTIONS_DIR
-from solutions.capstone.data import BOX_INSTRUCTION, prepare_math_rows, with_box_instruction
-from solutions.capstone.latex import canonical_completion, canonical_number
-from solutions.capstone.models import verifier_reward_function
-from solutions.capstone.passport import reward_curve, step_series
-from solutions.capstone.texts import TEXT
+from graders.capstone_run.data import BOX_INSTRUCTION, prepare_math_rows, with_box_instruction
+from graders.capstone_run.latex import canonical_completion, canonical_number
+from graders.capstone_run.models import verifier_reward_function
+from graders.capstone_run.passport import reward_curve, step_series
+from graders.capstone_run.texts import TEXT
 
 # Reference strings in the forms of DeepMath-103K's final answers (typed here from the data set's
 # conventions; no download): the canonical number the verifier gets, or None = dropped (not one rational).
@@ -103,7 +103,7 @@ def test_unreadable_references_give_none_and_none_steps_never_crash(kit_reward):
 
 
 def test_all_none_history_plots_without_error(tmp_path):
-    from solutions.capstone.passport import plot_training_curves
+    from graders.capstone_run.passport import plot_training_curves
 
     history = [{"step": step, "reward": None, "completions/mean_length": 3.0} for step in (1, 2)]
     path = plot_training_curves(history, "grpo", "tiny", tmp_path / "curves.png", "ru", beta=0.0)

@@ -15,7 +15,7 @@ import pytest
 
 from graders.cli import main
 from graders.paths import REPO_ROOT
-from solutions.capstone.preflight import LIBRARY_FLOORS, format_preflight, preflight
+from graders.capstone_run.preflight import LIBRARY_FLOORS, format_preflight, preflight
 
 CONSTRAINTS = REPO_ROOT / "constraints" / "capstone.txt"
 ACCELERATE = REPO_ROOT / "assignments" / "capstone" / "accelerate"

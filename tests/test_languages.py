@@ -7,6 +7,7 @@ modules that hold the kit's texts, so a new table is checked the day it is added
 
 from __future__ import annotations
 
+import ast
 import string
 
 import pytest
@@ -111,3 +112,55 @@ def test_translations_keep_the_placeholders(table):
                     assert _placeholders(other[sub]) == _placeholders(text[sub]), (language, key, sub)
             else:
                 assert _placeholders(other) == _placeholders(text), (language, key)
+
+
+# ----------------------------------------------------------------------------- the capstone's texts
+CAPSTONE_CODE = sorted([*(REPO_ROOT / "graders").glob("capstone*.py"),
+                        *(REPO_ROOT / "graders" / "capstone_run").glob("*.py")])
+# call -> the position of its text key: text(language, KEY), say(KEY), CapstoneError(KEY), PreflightLine(status, KEY)
+KEY_ARGUMENT = {"text": 1, "say": 0, "CapstoneError": 0, "PreflightLine": 1}
+
+
+def _capstone_keys_named() -> dict[str, str]:
+    """{text key: where} for every key the capstone's code names literally: in a text call (an ``a if c else b``
+    of keys too) and in the (passed, key, values) a passport check returns."""
+    named = {}
+    for path in CAPSTONE_CODE:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            found = None
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", getattr(node.func, "attr", None))
+                if name in KEY_ARGUMENT and len(node.args) > KEY_ARGUMENT[name]:
+                    found = node.args[KEY_ARGUMENT[name]]
+            elif (isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == 3
+                  and path.name == "capstone.py"):
+                found = node.value.elts[1]
+            for key in _literal_keys(found):
+                named[key] = f"{path.relative_to(REPO_ROOT)}:{node.lineno}"
+    return named
+
+
+def _literal_keys(expression) -> set[str]:
+    """The keys an expression names: a string, or either branch of ``a if c else b`` (a built key, none)."""
+    if isinstance(expression, ast.Constant) and isinstance(expression.value, str):
+        return {expression.value}
+    if isinstance(expression, ast.IfExp):
+        return _literal_keys(expression.body) | _literal_keys(expression.orelse)
+    return set()
+
+
+def test_every_capstone_text_is_in_both_languages_and_every_key_named_exists():
+    from graders.capstone_run import texts as capstone_texts
+
+    assert capstone_texts in TEXT_MODULES  # so the table tests above check it
+    table = capstone_texts.TEXT
+    assert set(table) == set(course.LANGUAGES)
+    named = _capstone_keys_named()
+    assert {"passport_verifier_version", "consistency_dry_run", "reeval_claim_wrong", "error_no_verifier",
+            "help_verifier", "preflight_no_cuda"} <= set(named)  # the scan sees every kind of use
+    for language in course.LANGUAGES:
+        missing = {key: where for key, where in named.items() if key not in table[language]}
+        assert not missing, f"{language}: keys named in the capstone's code but not in its TEXT: {missing}"
+    for key, english in table["en"].items():  # a Russian text is Russian, unless it is only names and numbers
+        russian = table["ru"][key]
+        assert re.search("[а-яё]", russian, re.IGNORECASE) or russian == english, key

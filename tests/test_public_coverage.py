@@ -8,9 +8,12 @@ built from, which also notes the calls that raised).
 
 - every kind of check a hidden case of an exercise makes, some recorded public call of that exercise
   makes too (a function that passes the public tests cannot lose points to an argument check it never
-  saw). Not covered: the toy training runs the grader makes through a harness (two short GRPO / DPO
-  runs with the learner's loss); a learner runs them with ``rl4llm run module09 --impl starter/``,
-  not in pytest, whose whole run stays under 3 s;
+  saw);
+- every toy training run the grader makes through a harness (``check="toy experiment"``: short GRPO /
+  DPO runs of the given toys' "check" profile with the learner's function) a public test makes too,
+  selected by ``-k <function>``, comparing with the reference outcomes ``rl4llm build`` writes to
+  ``starter/module_0X/_toy_reference.json`` by the same harness (that the public test and the harness
+  run the same experiment shows when the public tests pass on the reference: tests/test_public_tests.py);
 - a case whose label says "public" is a call a public test makes: the same arguments, bound to the
   function's parameters. (Cases shown from the seed notebook, ``hidden=False`` and labelled "seed ...",
   are the notebook's, not the tests'.)
@@ -21,6 +24,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import re
 import sys
 import traceback
 import warnings
@@ -32,11 +36,12 @@ import pytest
 
 from graders import course
 from graders.build.hints import record_public_calls, starter_conftest
+from graders.build.toys import TOY_CHECK, TOY_NAME
 from graders.checks import spec_for
 from graders.engine import calls
 from graders.engine.kit import DEFAULT_KIT
 from graders.engine.references import fresh_inputs
-from graders.paths import SOLUTIONS_DIR
+from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 
 pytestmark = pytest.mark.slow  # the public tests run once, recorded (about 10 s)
 
@@ -134,3 +139,26 @@ def test_a_case_labelled_public_is_a_call_a_public_test_makes(exercise):
     assert all(not case.hidden for case in labelled), f"{exercise}: a hidden case is labelled public"
     unmade = [case.label for case in labelled if _bound(function, *fresh_inputs(case)) not in made]
     assert not unmade, f"{exercise}: cases labelled public that no public test makes: {unmade}"
+
+
+TOY_EXERCISES = [e for e in EXERCISES if any(c.kwargs.get("check") == TOY_CHECK for c in spec_for(e).cases())]
+
+
+def test_the_grader_makes_toy_runs():
+    assert TOY_EXERCISES == ["module_8_training.sequence_logprobs", "module_8_training.dpo_loss",
+                             "module_9_training.grpo_loss"]
+
+
+@pytest.mark.parametrize("exercise", TOY_EXERCISES)
+def test_a_toy_run_the_grader_makes_a_public_test_makes_too(exercise):
+    stem, function = exercise.split(".")
+    folder = course.module_of(stem).folder
+    shipped = json.loads((STARTER_DIR / folder / TOY_NAME).read_text(encoding="utf-8"))
+    runs = [case.kwargs for case in spec_for(exercise).cases() if case.kwargs.get("check") == TOY_CHECK]
+    assert [dict(run["kwargs"], check=TOY_CHECK) for run in shipped[exercise]["runs"]] == runs
+    source = (STARTER_DIR / folder / f"test_{stem}.py").read_text(encoding="utf-8")
+    toy_tests = re.findall(r"^@pytest\.mark\.toy_run\n(?:@.*\n)*def (test_\w+)\(", source, re.M)
+    assert any(name.startswith(f"test_{function}_") or f"_{function}_" in name for name in toy_tests), (
+        f"no public test of {function} runs the toy (@pytest.mark.toy_run, named test_..._{function}_...): "
+        f"{toy_tests}")
+    assert f'"{exercise}"' in source, f"the public toy test does not read {exercise}'s reference outcomes"

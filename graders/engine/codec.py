@@ -74,9 +74,14 @@ class TensorSpec:
 # Normalising returned values
 # ---------------------------------------------------------------------------
 def _torch_module():
+    """torch once it is imported; None before, and while a thread is still importing it (a partially
+    initialised torch may lack ``Tensor``, and no tensor exists before its import has finished)."""
     import sys
 
-    return sys.modules.get("torch")
+    torch = sys.modules.get("torch")
+    if torch is None or getattr(getattr(torch, "__spec__", None), "_initializing", False):
+        return None
+    return torch
 
 
 def normalise(value, _depth: int = 0):

@@ -6,12 +6,15 @@ Run from the kit's root:  pytest starter/module_08
 from __future__ import annotations
 
 import gc
+import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
 
 import module_8_training as training
+from _kit_say import say
 
 # torch's import leaves ~160,000 objects that live until the end of the run: keep them out of every
 # garbage collection (pytest's at the end of the session, the interpreter's at exit; ~0.5 s of each run)
@@ -107,3 +110,38 @@ def test_dpo_loss_refuses_what_the_grader_refuses(beta, label_smoothing):
     logps = [torch.tensor([-1.0, -2.0], dtype=torch.float64) for _ in range(4)]
     with pytest.raises(ValueError):
         training.dpo_loss(*logps, beta=beta, label_smoothing=label_smoothing)
+
+
+# --- the toy experiment: the autograder's own short DPO run, with your two functions --------------------
+# The autograder trains the given toy (dpo_toy, profile "check": a 40-step warm-up, 5 moderate and 10
+# high-pressure DPO steps; about 0.15 s) once with your sequence_logprobs and once with your dpo_loss
+# (the other function its own) and compares each outcome with the reference's run. This test makes the
+# run with BOTH of yours and compares with the reference outcomes in _toy_reference.json (written by the
+# kit's build, with the grader's bands). When only this test fails, the tests above of the two functions
+# say which one is off.
+TOY = json.loads(Path(__file__).with_name("_toy_reference.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.toy_run
+def test_sequence_logprobs_and_dpo_loss_train_the_toy_like_the_reference():
+    import dpo_toy
+
+    out = dpo_toy.run_toy_dpo_experiment("check", seed=7, loss_fn=training.dpo_loss,
+                                         logprob_fn=training.sequence_logprobs)
+    got = {"policy_generation_match": out["policy_generation_match"],
+           "stress_generation_match": out["stress_generation_match"]}
+    for part in ("before", "after", "stress"):
+        for key in ("loss", "pair_accuracy", "mean_margin", "mean_chosen_logp", "mean_rejected_logp"):
+            got[f"{part}_{key}"] = out[part][key]
+    for exercise in ("module_8_training.sequence_logprobs", "module_8_training.dpo_loss"):
+        (run,) = TOY[exercise]["runs"]
+        for key, rtol, atol in TOY[exercise]["bands"]:  # the most telling first
+            want, have = run["outcome"][key], float(got[key])
+            tol = atol + rtol * abs(want)
+            assert math.isfinite(have) and abs(have - want) <= tol, say(
+                f"toy DPO run with your sequence_logprobs and dpo_loss: {key} is {have:.6g}, the reference run "
+                f"gives {want:.6g} (+- {tol:.2g}) (the autograder makes this run too, and computes the "
+                f"reference's on its own machine)",
+                f"игрушечный запуск DPO с вашими sequence_logprobs и dpo_loss: {key} = {have:.6g}, эталонный "
+                f"запуск даёт {want:.6g} (± {tol:.2g}) (автогрейдер делает этот же запуск, а эталонный считает "
+                f"на своей машине)")

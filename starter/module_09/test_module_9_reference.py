@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import module_9_reference as m9
+from _kit_say import say
 
 FAST = settings(max_examples=50, deadline=None, database=None)
 REL = 1e-9  # float64 tolerance for exact formulas
@@ -36,7 +37,8 @@ SEED_VERIFIER_CASES = [  # raw strings with a DOUBLE backslash, as in the notebo
 @pytest.mark.parametrize("text, reference, expected, _status", SEED_VERIFIER_CASES)
 def test_verify_numeric_answer_seed_cases(text, reference, expected, _status):
     observed = m9.verify_numeric_answer(text, reference)
-    assert observed == expected and type(observed) is int, f"{text!r} vs {reference!r}"
+    assert observed == expected and type(observed) is int, say(f"{text!r} vs {reference!r}",
+                                                               f"текст {text!r}, эталон {reference!r}")
 
 
 @pytest.mark.parametrize("text, reference, _expected, status", SEED_VERIFIER_CASES)
@@ -234,7 +236,8 @@ SEED_REDUCTIONS = {
 def _assert_seed_weights(weights, reduction):
     contributions, absolute_sum = SEED_REDUCTIONS[reduction]
     assert [len(w) for w in weights] == SEED_LENGTHS
-    assert all(np.all(w == w[0]) for w in weights), "every token of one response has the same weight"
+    assert all(np.all(w == w[0]) for w in weights), say("every token of one response has the same weight",
+                                                        "все токены одного ответа получают одинаковый вес")
     np.testing.assert_allclose([np.sum(w) for w in weights], contributions, rtol=REL_EPS)  # c_i = sum_t w_it
     assert sum(np.abs(w).sum() for w in weights) == pytest.approx(absolute_sum, rel=REL_EPS)
 

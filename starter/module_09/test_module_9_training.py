@@ -10,11 +10,16 @@ until you write the function.
 from __future__ import annotations
 
 import gc
+import json
 import math
+from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
+from _kit_say import say
 from module_9_training import grpo_loss
 
 # torch's import leaves ~160,000 objects that live until the end of the run: keep them out of every
@@ -47,9 +52,11 @@ TWO_RESPONSES = dict(new=[[-1.0, -2.0, 0.0], [-0.5, -0.5, -3.0]], old=[[-1.0, -2
 def test_grpo_loss_reductions_by_hand(loss_type, expected):
     loss = grpo_loss(*(_t(TWO_RESPONSES[k]) for k in ("new", "old", "advantages", "mask")),
                      loss_type=loss_type, eps_low=0.2, eps_high=0.28, max_length=4)
-    assert loss.ndim == 0, "return a 0-dim tensor (a scalar loss)"
-    assert math.isclose(float(loss), expected, rel_tol=REL), (
-        f"{loss_type}: expected {expected}, got {float(loss)}; the loss is MINUS the objective")
+    assert loss.ndim == 0, say("return a 0-dim tensor (a scalar loss)",
+                               "верните 0-мерный тензор (скалярное значение функции потерь)")
+    assert math.isclose(float(loss), expected, rel_tol=REL), say(
+        f"{loss_type}: expected {expected}, got {float(loss)}; the loss is MINUS the objective",
+        f"{loss_type}: ожидалось {expected}, получено {float(loss)}; функция потерь — это МИНУС целевая функция")
 
 
 @pytest.mark.parametrize("loss_type, weights", [
@@ -59,15 +66,17 @@ def test_grpo_loss_reductions_by_hand(loss_type, expected):
 ])
 def test_grpo_loss_gradient_is_minus_the_token_weight(loss_type, weights):
     _, grad = _loss_and_grad(**TWO_RESPONSES, loss_type=loss_type, eps_low=0.2, eps_high=0.28, max_length=4)
-    assert torch.allclose(grad, -_t(weights), rtol=REL, atol=1e-15), (
-        f"{loss_type}: d loss / d new_logprobs should be {(-_t(weights)).tolist()}, got {grad.tolist()}")
+    assert torch.allclose(grad, -_t(weights), rtol=REL, atol=1e-15), say(
+        f"{loss_type}: d loss / d new_logprobs should be {(-_t(weights)).tolist()}, got {grad.tolist()}",
+        f"{loss_type}: ожидалось d loss / d new_logprobs = {(-_t(weights)).tolist()}, получено {grad.tolist()}")
 
 
 def test_grpo_loss_gradient_sign_raises_good_tokens():
     # one response with advantage +1, one with -1: gradient DEScent must raise the first, lower the second
     _, grad = _loss_and_grad([[-1.0], [-1.0]], [[-1.0], [-1.0]], [1.0, -1.0], [[1], [1]],
                              loss_type="dapo", eps_low=0.2, eps_high=0.2)
-    assert grad[0, 0] < 0 < grad[1, 0], f"expected gradient [-0.5, +0.5], got {grad.flatten().tolist()}"
+    assert grad[0, 0] < 0 < grad[1, 0], say(f"expected gradient [-0.5, +0.5], got {grad.flatten().tolist()}",
+                                            f"ожидался градиент [-0.5, +0.5], получен {grad.flatten().tolist()}")
 
 
 # Four one-token responses. rho = exp(new - old) = 1.5, 0.5, 0.5, 1.5; A = +1, +1, -1, -1; eps_low 0.2, eps_high 0.28.
@@ -82,11 +91,14 @@ CLIP_CASE = dict(new=[[math.log(1.5)], [math.log(0.5)], [math.log(0.5)], [math.l
 
 def test_grpo_loss_asymmetric_clipping_by_hand():
     loss, grad = _loss_and_grad(**CLIP_CASE, loss_type="dapo", eps_low=0.2, eps_high=0.28)
-    assert math.isclose(float(loss), 0.13, rel_tol=1e-9), f"expected 0.13, got {float(loss)}"
+    assert math.isclose(float(loss), 0.13, rel_tol=1e-9), say(f"expected 0.13, got {float(loss)}",
+                                                              f"ожидалось 0.13, получено {float(loss)}")
     # d loss / d new = -rho * A / 4 where unclipped, 0 where the clipped branch is taken
     expected = [0.0, -0.5 / 4, 0.0, 1.5 / 4]
-    assert torch.allclose(grad.flatten(), _t(expected), rtol=REL, atol=1e-15), (
-        f"expected gradient {expected}, got {grad.flatten().tolist()}; take min(rho*A, clip(rho)*A) per token")
+    assert torch.allclose(grad.flatten(), _t(expected), rtol=REL, atol=1e-15), say(
+        f"expected gradient {expected}, got {grad.flatten().tolist()}; take min(rho*A, clip(rho)*A) per token",
+        f"ожидался градиент {expected}, получен {grad.flatten().tolist()}; "
+        f"вычисляйте min(rho*A, clip(rho)*A) для каждого токена")
 
 
 def test_grpo_loss_huge_eps_is_the_unclipped_objective():
@@ -101,9 +113,12 @@ def test_grpo_loss_masked_tokens_get_zero_gradient():
                                [[1, 0], [1, 1]], loss_type="dapo", eps_low=0.2, eps_high=0.28)
     clean, _ = _loss_and_grad([[-1.0, 0.0], [-2.0, -3.0]], [[-1.2, 0.0], [-2.0, -3.5]], [1.0, -1.0],
                               [[1, 0], [1, 1]], loss_type="dapo", eps_low=0.2, eps_high=0.28)
-    assert math.isclose(float(loss), float(clean), rel_tol=REL), (
-        f"padding changed the loss ({float(loss)} vs {float(clean)}): apply the mask to every token sum and count")
-    assert grad[0, 1] == 0.0, f"the masked token got gradient {float(grad[0, 1])}"
+    assert math.isclose(float(loss), float(clean), rel_tol=REL), say(
+        f"padding changed the loss ({float(loss)} vs {float(clean)}): apply the mask to every token sum and count",
+        f"паддинг изменил значение функции потерь ({float(loss)} против {float(clean)}): учитывайте маску "
+        f"в каждой сумме по токенам и в каждом подсчёте числа токенов")
+    assert grad[0, 1] == 0.0, say(f"the masked token got gradient {float(grad[0, 1])}",
+                                  f"замаскированный токен получил градиент {float(grad[0, 1])}")
 
 
 def test_grpo_loss_does_not_modify_inputs():
@@ -112,3 +127,58 @@ def test_grpo_loss_does_not_modify_inputs():
     grpo_loss(tensors["new"], tensors["old"], tensors["advantages"], tensors["mask"],
               loss_type="grpo", eps_low=0.2, eps_high=0.28)
     assert all(torch.equal(tensors[k], copies[k]) for k in tensors)
+
+
+# --- the toy experiment: the autograder's own two-update run, with your grpo_loss --------------------
+# The autograder trains the given toy (grpo_toy, profile "check": a 60-step warm-up, then two GRPO updates;
+# about 0.4 s a run) with your grpo_loss and compares the outcome with the reference's run. This test makes
+# the same runs and compares with the reference outcomes in _toy_reference.json (written by the kit's
+# build, with the grader's bands). The advantages come from that file too: the toy's rewards are 0 or 1, so
+# an advantage depends only on the reward and the number of successes in its group; a mistake in your
+# group_relative_advantages shows in ITS tests, not here. The metrics the loop logs with your other
+# module_9_reference functions are not compared, so they are switched off.
+TOY = json.loads(Path(__file__).with_name("_toy_reference.json").read_text(encoding="utf-8"))
+
+
+def _advantages_from_the_table(rewards, scale=True, *, eps=1e-6):
+    table, size = TOY["advantages"]["scaled" if scale else "unscaled"], TOY["advantages"]["group_size"]
+    rewards = np.asarray(rewards, dtype=np.float64)
+    rows = []
+    for group in rewards.reshape(-1, rewards.shape[-1]):
+        assert len(group) == size and set(group.tolist()) <= {0.0, 1.0}, say(
+            f"the toy's rewards should be {size} zeros and ones per group, got {group}",
+            f"награды игрушечной задачи — {size} нулей и единиц в группе, получено {group}")
+        by_reward = table[str(int(group.sum()))]  # [A of a 0 reward, A of a 1 reward]
+        rows.append([by_reward[int(r)] for r in group])
+    return np.array(rows, dtype=np.float64).reshape(rewards.shape)
+
+
+TOY_FORMULAS = SimpleNamespace(
+    group_relative_advantages=_advantages_from_the_table,
+    clip_activity=lambda ratios, advantages, **_: np.zeros(np.broadcast(ratios, advantages).shape, bool),
+    categorical_entropy=lambda probabilities: np.zeros(np.shape(probabilities)[:-1]),
+    pass_at_k_unbiased=lambda n, c, k: 0.0)
+
+
+@pytest.mark.toy_run
+@pytest.mark.parametrize("run", TOY["module_9_training.grpo_loss"]["runs"], ids=lambda run: run["kwargs"]["loss_type"])
+def test_grpo_loss_trains_the_toy_like_the_reference(run):
+    import grpo_toy
+
+    loss_type = run["kwargs"]["loss_type"]
+    config = grpo_toy.profile_config("check", seed=9, loss_type=loss_type)
+    out = grpo_toy.run_toy_grpo_experiment(config, loss_fn=grpo_loss, formulas=TOY_FORMULAS)
+    first = out["history"][0]
+    got = {"first_update_loss": first["loss"], "first_update_ratio_min": first["ratio_min"],
+           "first_update_ratio_max": first["ratio_max"], "after_train_accuracy": out["after_train"]["accuracy"],
+           "after_train_kl": out["after_train"]["teacher_forced_kl"]}
+    for key, rtol, atol in TOY["module_9_training.grpo_loss"]["bands"]:  # the most telling first
+        want, have = run["outcome"][key], got[key]
+        tol = atol + rtol * abs(want)
+        assert math.isfinite(have) and abs(have - want) <= tol, say(
+            f"toy GRPO run ({loss_type}) with your grpo_loss: {key} is {have:.6g}, the reference run gives "
+            f"{want:.6g} (+- {tol:.2g}): your loss trains differently from the reference (the autograder makes "
+            f"this run too, and computes the reference's on its own machine)",
+            f"игрушечный запуск GRPO ({loss_type}) с вашей grpo_loss: {key} = {have:.6g}, эталонный запуск "
+            f"даёт {want:.6g} (± {tol:.2g}): ваша функция потерь обучает не так, как эталонная (автогрейдер "
+            f"делает этот же запуск, а эталонный считает на своей машине)")

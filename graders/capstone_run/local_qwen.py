@@ -2,7 +2,7 @@
 
 Given code: the capstone student need not change it.
 
-    python -m solutions.capstone.local_qwen OUT [--layers N] [--seed S]
+    python -m graders.capstone_run.local_qwen OUT [--layers N] [--seed S]
 
 writes OUT/ (config.json, model.safetensors, tokenizer files) that
 ``rl4llm capstone run --model OUT --device cpu`` loads exactly as it would load

@@ -14,7 +14,7 @@ so ``\frac{1}{2}`` would be read as 2. This module translates:
                               powers of integers), else None.
 
 Data preparation keeps only the rows whose reference has a canonical number
-and stores that number as the reference (:func:`solutions.capstone.data.prepare_math_rows`
+and stores that number as the reference (:func:`graders.capstone_run.data.prepare_math_rows`
 reports the kept fraction); the reward rewrites the model's last
 ``\boxed{...}`` the same way before the learner's verifier reads it
 (:func:`canonical_completion`), so ``\boxed{\frac{1}{2}}`` and ``\boxed{0.5}``

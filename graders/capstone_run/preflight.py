@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from solutions.capstone.profiles import get_profile
+from graders.capstone_run.profiles import get_profile
 
 # The first versions that work (see README "The capstone"): Qwen3 in transformers 4.51 and
 # from_pretrained(dtype=) in 4.56; PEFT's Qwen3 LoRA targets in 0.16; TRL's DPO columns
@@ -140,7 +140,7 @@ def preflight(algorithm: str, profile_name: str, model: str | None = None, data_
 
 def format_preflight(lines: list[PreflightLine], algorithm: str, profile_name: str, language: str = "en") -> str:
     """The title, one "[status] text" line per check, and the verdict."""
-    from solutions.capstone.texts import text
+    from graders.capstone_run.texts import text
 
     out = [text(language, "preflight_title", algorithm=algorithm, profile=profile_name)]
     for line in lines:

@@ -23,11 +23,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from solutions.capstone.data import canonical_hash, load_rows
-from solutions.capstone.passport import (ACCURACY_FIGURE_NAME, CURVES_FIGURE_NAME, FIGURE_NAME, library_versions,
+from graders.capstone_run.data import canonical_hash, load_rows
+from graders.capstone_run.passport import (ACCURACY_FIGURE_NAME, CURVES_FIGURE_NAME, FIGURE_NAME, library_versions,
                                          plot_before_after, plot_reward_curve, plot_training_curves, reward_curve,
                                          sha256_tree, write_passport)
-from solutions.capstone.profiles import DEFAULT_SEED, DEVICES, PASSPORT_SCHEMA, CapstoneError, Profile, get_profile
+from graders.capstone_run.profiles import DEFAULT_SEED, DEVICES, PASSPORT_SCHEMA, CapstoneError, Profile, get_profile
 
 ADAPTER_DIR = "adapter"
 
@@ -40,7 +40,7 @@ class RunOptions:
     verifier: the learner's module_9_reference.py (GRPO; required).
     seed: the trainer's seed and data_seed (42 = TRL's default, as the notebooks ran).
     model: a local folder (or Hub id) that replaces the profile's model, e.g. a cached snapshot.
-    data_dir: a folder with <split>.jsonl files that replaces the Hub (see solutions.capstone.data).
+    data_dir: a folder with <split>.jsonl files that replaces the Hub (see graders.capstone_run.data).
     max_steps, max_completion_length (GRPO), max_length (DPO): trainer overrides for a dry run;
         any of them set makes the run a dry run (recorded under "overrides"; the grader refuses it).
     device: "auto" (tiny: CPU; smoke/full: CUDA required), "cpu" (a dry run of a real profile) or "cuda".
@@ -78,17 +78,13 @@ def resolve_device(profile: Profile, device: str) -> tuple[str, dict]:
     torch sees no GPU.
     """
     if device not in DEVICES:
-        raise CapstoneError(f"device must be one of {DEVICES}, got {device!r}")
+        raise CapstoneError("error_device", choices=DEVICES, got=device)
     if device == "cpu" or (device == "auto" and not profile.needs_gpu):
         return "cpu", {"use_cpu": True, "bf16": False, "fp16": False, "dtype": "float32"}
     import torch
 
     if not torch.cuda.is_available():
-        raise CapstoneError(
-            f"profile {profile.name!r} trains {profile.model} and needs a CUDA GPU, but torch sees none "
-            f"(torch {torch.__version__}, torch.cuda.is_available() is False). Run it on a GPU machine "
-            f"(see `rl4llm capstone preflight`), use --profile tiny on a CPU, or --device cpu for a dry run "
-            f"(with --model PATH and --max-steps 1).")
+        raise CapstoneError("error_no_gpu", profile=profile.name, model=profile.model, torch=torch.__version__)
     name = f"cuda: {torch.cuda.get_device_name(0)}"
     if torch.cuda.is_bf16_supported():
         return name, {"use_cpu": False, "bf16": True, "fp16": False, "dtype": "bfloat16"}
@@ -126,7 +122,7 @@ def load_model_and_tokenizer(profile: Profile, options: RunOptions, dtype: str):
     """(model, tokenizer, passport entry). Tiny: built here. Real: from ``options.model`` (a folder) or the
     profile's Hub id, through transformers (offline when HF_HUB_OFFLINE=1: then only the cache is read)."""
     if profile.name == "tiny" and options.model is None:
-        from solutions.capstone.models import TINY_CONFIG, tiny_model, tiny_tokenizer
+        from graders.capstone_run.models import TINY_CONFIG, tiny_model, tiny_tokenizer
 
         tokenizer = tiny_tokenizer()
         return tiny_model(options.seed), tokenizer, {"id": profile.model, "tiny_config": dict(TINY_CONFIG),
@@ -139,8 +135,7 @@ def load_model_and_tokenizer(profile: Profile, options: RunOptions, dtype: str):
         model = AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, dtype))
         tokenizer = AutoTokenizer.from_pretrained(source)
     except OSError as error:
-        raise CapstoneError(f"cannot load the model {source!r}: {str(error).splitlines()[0]} (offline? pass "
-                            f"--model PATH, or see `rl4llm capstone preflight`)") from error
+        raise CapstoneError("error_model", source=source, reason=str(error).splitlines()[0]) from error
     config = model.config
     return model, tokenizer, {"id": profile.model, "source": str(source), "architecture": type(model).__name__,
                               "num_hidden_layers": config.num_hidden_layers, "hidden_size": config.hidden_size,
@@ -151,7 +146,7 @@ def _build_trainer(profile: Profile, args, model, tokenizer, train_rows, eval_ro
     from datasets import Dataset
     from trl import DPOTrainer, GRPOTrainer
 
-    from solutions.capstone.models import verifier_reward_function
+    from graders.capstone_run.models import verifier_reward_function
 
     common = {"model": model, "args": args, "train_dataset": Dataset.from_list(train_rows),
               "processing_class": tokenizer, "peft_config": lora_config(profile)}
@@ -162,8 +157,8 @@ def _build_trainer(profile: Profile, args, model, tokenizer, train_rows, eval_ro
 
 def measure(algorithm: str, model, tokenizer, eval_rows, verifier_module, args, eval_dataset=None) -> dict:
     """The before/after metrics: greedy verifier accuracy (GRPO) or pair accuracy (DPO)."""
-    from solutions.capstone.metrics import greedy_metrics, preference_metrics
-    from solutions.capstone.models import verifier_reward_function
+    from graders.capstone_run.metrics import greedy_metrics, preference_metrics
+    from graders.capstone_run.models import verifier_reward_function
 
     if algorithm == "grpo":
         return greedy_metrics(model, tokenizer, eval_rows, verifier_reward_function(verifier_module),
@@ -205,9 +200,8 @@ def _run(options: RunOptions) -> dict:
     verifier_module, verifier = None, None
     if profile.algorithm == "grpo":
         if options.verifier is None:
-            raise CapstoneError("GRPO needs your verifier: pass --verifier PATH/module_9_reference.py "
-                                "(your Module 9 file; its verify_numeric_answer is the reward)")
-        from solutions.capstone.models import load_verifier
+            raise CapstoneError("error_no_verifier")
+        from graders.capstone_run.models import load_verifier
 
         verifier_module, verifier = load_verifier(Path(options.verifier))
     out_dir = Path(options.out_dir)

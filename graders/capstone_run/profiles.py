@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from graders.capstone_run.texts import text
+
 ALGORITHMS = ("grpo", "dpo")
 PROFILE_NAMES = ("tiny", "smoke", "full")
 COURSE_MODEL = "Qwen/Qwen3-0.6B"
@@ -45,10 +47,25 @@ PASSPORT_SCHEMA = "rl4llm-capstone-passport-1"
 DEFAULT_SEED = 42  # TRL's default seed; the notebooks never set one
 MAX_CLIPPED_RATIO = 0.5  # a smoke run whose completions are clipped more often than this is misconfigured
 DEVICES = ("auto", "cpu", "cuda")
+# The VERIFIER_VERSION a GRPO run's reward must report: the Module 9 file's (module_9_reference.py, the
+# line the stub keeps). Here, not read from solutions/, so the learner bundle's `capstone check` knows it
+# too; tests/test_capstone_bundle.py checks that it is the reference's.
+VERIFIER_VERSION = "m9-numeric-verifier-1.0"
 
 
 class CapstoneError(RuntimeError):
-    """A capstone run that cannot start (no GPU, unknown profile, unreadable verifier, ...)."""
+    """A capstone run that cannot start (no GPU, unknown profile, unreadable verifier, ...).
+
+    ``key`` names its text in :mod:`graders.capstone_run.texts` and ``values`` fill it: ``str(error)``
+    is the English text, ``error.text(language)`` the text in any language of the course.
+    """
+
+    def __init__(self, key: str, **values):
+        self.key, self.values = key, values
+        super().__init__(self.text("en"))
+
+    def text(self, language: str) -> str:
+        return text(language, self.key, **self.values)
 
 
 # The Module 9 notebook's GRPOConfig (real-model branch), minus output_dir / max_steps / report_to,
@@ -139,7 +156,7 @@ PROFILES: dict[tuple[str, str], Profile] = {
 def get_profile(algorithm: str, name: str) -> Profile:
     """The profile for (algorithm, name); CapstoneError naming the bad argument otherwise."""
     if algorithm not in ALGORITHMS:
-        raise CapstoneError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+        raise CapstoneError("error_algorithm", choices=ALGORITHMS, got=algorithm)
     if name not in PROFILE_NAMES:
-        raise CapstoneError(f"profile must be one of {PROFILE_NAMES}, got {name!r}")
+        raise CapstoneError("error_profile", choices=PROFILE_NAMES, got=name)
     return PROFILES[(algorithm, name)]

@@ -16,8 +16,8 @@ from pathlib import Path
 from types import ModuleType
 
 from graders.loader import load_module
-from solutions.capstone.latex import canonical_completion, canonical_number
-from solutions.capstone.profiles import CapstoneError
+from graders.capstone_run.latex import canonical_completion, canonical_number
+from graders.capstone_run.profiles import CapstoneError
 
 TINY_ALPHABET = "0123456789 +-="
 TINY_SPECIALS = ("<pad>", "<bos>", "<eos>")  # ids 0, 1, 2
@@ -65,16 +65,16 @@ def load_verifier(path: Path) -> tuple[ModuleType, dict]:
     try:
         module = load_module(path, VERIFIER_MODULE_NAME)
     except Exception as error:  # the learner's file: any import failure is theirs to read
-        raise CapstoneError(f"cannot import the verifier {path}: {type(error).__name__}: {error}") from error
+        raise CapstoneError("error_verifier_import", path=path, error=f"{type(error).__name__}: {error}") from error
     if not callable(getattr(module, "verify_numeric_answer", None)):
-        raise CapstoneError(f"the verifier {path} defines no function verify_numeric_answer")
+        raise CapstoneError("error_verifier_missing", path=path)
     try:  # a smoke test before any training: an unimplemented or crashing verifier stops here, in one line
         probe = module.verify_numeric_answer("so the answer is \\boxed{7}", "7")
     except Exception as error:  # noqa: BLE001 - the learner's code
-        raise CapstoneError(f"the verifier {path} raised {type(error).__name__} on a simple answer: "
-                            f"{str(error).splitlines()[0] if str(error) else ''}") from error
+        raise CapstoneError("error_verifier_raised", path=path, error=type(error).__name__,
+                            message=str(error).splitlines()[0] if str(error) else "") from error
     if probe not in (0, 1):
-        raise CapstoneError(f"the verifier {path} returned {probe!r} for a simple answer; it must return 0 or 1")
+        raise CapstoneError("error_verifier_value", path=path, value=probe)
     version = getattr(module, "VERIFIER_VERSION", None)
     return module, {"path": str(path), "version": version, "sha256": sha256_file(path)}
 
@@ -90,13 +90,13 @@ def verifier_reward_function(module: ModuleType):
     r"""A TRL reward function: reward = verify_numeric_answer(canonical_completion(completion), solution).
 
     The completion's last ``\boxed{...}`` is first rewritten to its canonical
-    number (``\frac{1}{2}`` -> ``1/2``, :mod:`solutions.capstone.latex`), the
+    number (``\frac{1}{2}`` -> ``1/2``, :mod:`graders.capstone_run.latex`), the
     same form the data preparation gives the references; the reference is
     canonicalised too. A reference that is not one rational number (``\ln 2``,
     ``(0, 1)``) or that the verifier cannot read (ValueError) gives None, which TRL skips, as its own
     ``accuracy_reward`` does for an unparseable gold answer; a step whose
     rewards are all None is logged as NaN and never stops a run
-    (:func:`solutions.capstone.passport.step_series`).
+    (:func:`graders.capstone_run.passport.step_series`).
     """
     verify = module.verify_numeric_answer
 

@@ -23,8 +23,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from solutions.capstone.latex import canonical_number
-from solutions.capstone.profiles import CapstoneError, Profile
+from graders.capstone_run.latex import canonical_number
+from graders.capstone_run.profiles import CapstoneError, Profile
 
 TINY_OPERANDS = range(5)  # a, b in 0..4: every sum is one digit
 TINY_HELD_OUT = 20  # of the 100 pairs "a b =", the last 20 of a fixed shuffle are never trained on
@@ -125,8 +125,8 @@ def _load_split(profile: Profile, split: str, data_dir: Path | None) -> list[dic
     name = split.split("[")[0]
     path = Path(data_dir) / f"{name}.jsonl"
     if not path.is_file():
-        raise CapstoneError(f"--data-dir {data_dir} has no {name}.jsonl for the split {split!r} of "
-                            f"{profile.data.dataset} (one JSON row per line, the Hub's columns)")
+        raise CapstoneError("error_data_dir", data_dir=data_dir, name=name, split=split,
+                            dataset=profile.data.dataset)
     return [dict(row) for row in load_dataset("json", data_files={name: str(path)}, split=split)]
 
 
@@ -146,7 +146,7 @@ def load_rows(profile: Profile, data_dir: Path | None = None) -> tuple[list[dict
     train, report = prepare_math_rows(train)
     evaluation, eval_report = prepare_math_rows(evaluation)
     if not train or not evaluation:
-        raise CapstoneError(f"no row of {profile.data.dataset} has a reference the verifier reads exactly "
-                            f"(train kept {report['kept']}/{report['rows']}, eval {eval_report['kept']}/"
-                            f"{eval_report['rows']}); dropped e.g. {report['dropped_examples']}")
+        raise CapstoneError("error_no_rows", dataset=profile.data.dataset, kept=report["kept"], rows=report["rows"],
+                            eval_kept=eval_report["kept"], eval_rows=eval_report["rows"],
+                            examples=report["dropped_examples"])
     return train, evaluation, {"train": report, "eval": eval_report}

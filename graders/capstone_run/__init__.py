@@ -1,6 +1,9 @@
 """The capstone: GRPO and DPO with TRL and LoRA, with the learner's verifier as the reward.
 
-Given code: a capstone student runs it (``rl4llm capstone run``) and need not change it.
+Given code: a capstone student runs it (``rl4llm capstone run``) and need not change it. The learner
+bundle (``rl4llm bundle``) ships this package with graders/capstone.py (the passport checks) and
+graders/capstone_cli.py; nothing here imports the reference solutions (``solutions/``): GRPO's reward is
+always the student's own verifier (``--verifier``), never the kit's.
 
     profiles.py   what each profile prescribes (the grader checks runs against it); the settled decisions
     latex.py      LaTeX answers -> the verifier's one-number form (\\frac{1}{2} -> 1/2), or None
@@ -15,5 +18,5 @@ Given code: a capstone student runs it (``rl4llm capstone run``) and need not ch
 
 ``profiles``, ``latex``, ``data`` and ``texts`` import no ML library, so the grader stays light.
 The grader is graders/capstone.py (passport), graders/capstone_grade.py (a submission) and
-graders/capstone_reeval.py (the adapter, re-evaluated).
+graders/capstone_reeval.py (the adapter, re-evaluated with the kit's verifier; instructor only).
 """

@@ -98,7 +98,7 @@ def _pyplot():
 
 def plot_reward_curve(curve: dict, path: Path, title: str, language: str = "en") -> Path:
     """Save the curve as a PNG with matplotlib's Agg backend (no display needed)."""
-    from solutions.capstone.texts import text
+    from graders.capstone_run.texts import text
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 4.0))
@@ -116,7 +116,7 @@ def plot_reward_curve(curve: dict, path: Path, title: str, language: str = "en")
 def plot_training_curves(log_history: list[dict], algorithm: str, profile: str, path: Path,
                          language: str = "en", beta: float | None = None) -> Path:
     """One panel per STEP_SERIES entry (x: optimizer step, y: the series); an unlogged series says why."""
-    from solutions.capstone.texts import text
+    from graders.capstone_run.texts import text
 
     plt = _pyplot()
     series = STEP_SERIES[algorithm]
@@ -142,7 +142,7 @@ def plot_training_curves(log_history: list[dict], algorithm: str, profile: str, 
 
 def plot_before_after(metrics: dict, algorithm: str, profile: str, path: Path, language: str = "en") -> Path:
     """Two bars: the headline metric of the base model and of the model with the adapter."""
-    from solutions.capstone.texts import text
+    from graders.capstone_run.texts import text
 
     plt = _pyplot()
     metric = HEADLINE_METRIC[algorithm]
