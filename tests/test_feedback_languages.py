@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from graders import checks
 from graders.build.stubs import stub_message
 from graders.cli import build_parser, main
 from graders.engine import compare, grading, runner, sandbox, submission, texts
@@ -339,6 +340,16 @@ def test_russian_feedback_of_a_failed_a_missing_and_an_error_exercise(graded):
     changed = mixed["module_9_reference.leave_one_out_baseline"]
     assert changed["status"] == "failed"
     assert "функция изменила входные данные на месте: rewards; входные данные изменять нельзя" in changed["feedback"]
+
+
+def test_check_labels_are_in_the_language_of_the_report(graded):
+    english, russian = (_entries(_reports(graded[run])["mutant"])[GRA]["feedback"] for run in ("en", "flag_ru"))
+    assert "\n- 'seed table, standardised' (public): input rewards=" in english
+    assert "\n- 'таблица из ноутбука, стандартизация' (открытая), входные данные: rewards=" in russian
+    labels = {case.label for case in checks.spec_for(GRA).cases()}
+    russian_labels = {case.label_ru for case in checks.spec_for(GRA).cases()}
+    shown = re.findall(r"^- '(.*)' \((?:скрытая|открытая)\)", russian, re.MULTILINE)
+    assert shown and all(label in russian_labels and (label not in labels or label.isascii()) for label in shown)
 
 
 def test_english_feedback_is_unchanged(graded):

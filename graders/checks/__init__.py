@@ -15,11 +15,13 @@ with one decorated *case generator* per exercise. The exercise id is
     @exercise("module_9_reference.group_relative_advantages", points=2)
     def _cases():
         # public cases (from the seed notebook): the learner has seen these
-        yield Case(args=([1.0, 0.0, 0.0, 0.0],), label="one success in G=4", hidden=False)
+        yield Case(args=([1.0, 0.0, 0.0, 0.0],), label="one success in G=4",
+                   label_ru="один успех при G=4", hidden=False)
         # hidden fixed cases
         yield Case(args=(np.array([[1.0, 0.0], [0.0, 0.0]]),), kwargs={"scale": False},
-                   label="two groups, unscaled")
-        yield Case(args=([],), raises=ValueError, label="an empty group is refused")
+                   label="two groups, unscaled", label_ru="две группы, без масштабирования")
+        yield Case(args=([],), raises=ValueError, label="an empty group is refused",
+                   label_ru="пустая группа отклоняется")
         # property-based cases: Hypothesis with a FIXED seed -> the same inputs for everyone
         groups = st.lists(st.sampled_from([0.0, 1.0]), min_size=2, max_size=8)
         yield from hypothesis_cases(groups, count=20, seed=9_001,
@@ -52,6 +54,11 @@ What the engine does with a spec
   the grading process (once per batch). For an expensive harness (a training
   run per entry) pass ``detect_misconceptions=False`` and let a cheaper
   exercise or call mode name the mistake.
+- Every label comes in English (``label``: also the case's identity in
+  ``report.json``, the reference cache and the tests) and in Russian
+  (``label_ru``, at the same call site; a helper that builds cases passes both
+  through). Feedback shows the label in the report's language; keep numbers,
+  formulas, argument names and ``loss_type`` values as in the English one.
 - Feedback per failed case: its label, its input (``hidden input`` for
   ``hidden=True`` cases when grading with ``--hide-hidden-inputs``), expected
   vs got, and any catalogued misconception (``graders/misconceptions/``)
@@ -118,7 +125,7 @@ import inspect
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -142,7 +149,13 @@ def Tensor(data, dtype: str = "float64", requires_grad: bool = False) -> TensorS
 
 @dataclass(frozen=True)
 class Case:
-    """One call of the exercise function."""
+    """One call of the exercise function.
+
+    ``label`` is the case's identity (``report.json``, the reference cache and the
+    tests know it by it) and its English name in feedback; ``label_ru`` is the same
+    label in Russian, which feedback in Russian shows instead (every labelled case
+    of the course has one: ``tests/test_check_labels_ru.py``).
+    """
 
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
@@ -152,6 +165,7 @@ class Case:
     weight: float = 1.0
     rtol: float | None = None  # None: the exercise's
     atol: float | None = None
+    label_ru: str = ""
 
 
 @dataclass(frozen=True)
@@ -334,7 +348,7 @@ def hypothesis_cases(strategy, *, count: int, seed: int, to_case: Callable[[obje
     Hypothesis draws with a fixed ``seed``, no example database and none of
     the constants it would harvest from the modules a process has imported
     (:func:`_seed_alone`), so every submission meets the same inputs. Each example becomes a case via
-    ``to_case``; cases without a label get ``"property case #<i>"``.
+    ``to_case``; cases without a label get ``"property case #<i>"`` (in Russian ``"случайная проверка #<i>"``).
     """
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fixed_seed
@@ -354,8 +368,7 @@ def hypothesis_cases(strategy, *, count: int, seed: int, to_case: Callable[[obje
     for index, example in enumerate(drawn[:count]):
         case = to_case(example)
         if not case.label:
-            case = Case(case.args, case.kwargs, f"property case #{index + 1}", case.hidden, case.raises,
-                        case.weight, case.rtol, case.atol)
+            case = replace(case, label=f"property case #{index + 1}", label_ru=f"случайная проверка #{index + 1}")
         cases.append(case)
     return cases
 

@@ -100,24 +100,33 @@ def _policy_problem(count_betas: bool):
 # ---------------------------------------------------------------------------
 @exercise(f"{M}.optimal_kl_policy", points=2)
 def _optimal_kl_policy():
-    yield Case(args=(PI_REF, REWARDS), kwargs={"beta": 1.0}, label="seed: beta = 1 optimum", hidden=False)
+    yield Case(args=(PI_REF, REWARDS), kwargs={"beta": 1.0}, label="seed: beta = 1 optimum",
+               label_ru="из ноутбука: оптимум при beta = 1", hidden=False)
     yield Case(args=(PI_REF, REWARDS + 100.0), kwargs={"beta": 1.0},
-               label="seed: rewards shifted by +100 (shift invariance)", hidden=False)
+               label="seed: rewards shifted by +100 (shift invariance)",
+               label_ru="из ноутбука: награды сдвинуты на +100 (инвариантность к сдвигу)", hidden=False)
     for beta in (4.0, 0.5, 0.25):
-        yield Case(args=(PI_REF, REWARDS, beta), label=f"seed reference and rewards, beta = {beta}")
+        yield Case(args=(PI_REF, REWARDS, beta), label=f"seed reference and rewards, beta = {beta}",
+                   label_ru=f"референс и награды из ноутбука, beta = {beta}")
     yield Case(args=(PI_REF, np.array([1000.0, 1001.0, 999.0]), 1.0),
-               label="large rewards: r/beta ~ 1000 must not overflow")
-    yield Case(args=(PI_REF, REWARDS * 10.0, 0.01), label="small beta: r/beta up to 1000 must not overflow")
+               label="large rewards: r/beta ~ 1000 must not overflow",
+               label_ru="большие награды: r/beta ~ 1000 без переполнения")
+    yield Case(args=(PI_REF, REWARDS * 10.0, 0.01), label="small beta: r/beta up to 1000 must not overflow",
+               label_ru="малое beta: r/beta до 1000 без переполнения")
     yield Case(args=(np.array([0.5, 0.0, 0.5]), np.array([0.0, 3.0, 1.0]), 0.5),
-               label="a zero-probability reference entry stays at 0")
+               label="a zero-probability reference entry stays at 0",
+               label_ru="элемент референса с нулевой вероятностью остаётся равным 0")
     yield Case(args=(np.array([0.5, 0.5, 0.0]), np.array([0.0, 1.0, 1000.0]), 0.01),
-               label="zero-probability entry with a huge reward stays at 0")
-    yield Case(args=([0.2, 0.3, 0.5], [1.0, -1.0, 0.5], 2.0), label="lists as inputs")
-    yield Case(args=(np.array([1.0]), np.array([3.0]), 0.7), label="a single response")
-    yield Case(args=(PI_REF, REWARDS, 0.0), raises=ValueError, label="beta = 0 is refused")
-    yield Case(args=(PI_REF, REWARDS, -1.0), raises=ValueError, label="beta < 0 is refused")
+               label="zero-probability entry with a huge reward stays at 0",
+               label_ru="элемент с нулевой вероятностью и огромной наградой остаётся равным 0")
+    yield Case(args=([0.2, 0.3, 0.5], [1.0, -1.0, 0.5], 2.0), label="lists as inputs", label_ru="списки на входе")
+    yield Case(args=(np.array([1.0]), np.array([3.0]), 0.7), label="a single response", label_ru="единственный ответ")
+    yield Case(args=(PI_REF, REWARDS, 0.0), raises=ValueError, label="beta = 0 is refused",
+               label_ru="beta = 0 отклоняется")
+    yield Case(args=(PI_REF, REWARDS, -1.0), raises=ValueError, label="beta < 0 is refused",
+               label_ru="beta < 0 отклоняется")
     yield Case(args=(PI_REF, np.array([0.0, 1.0]), 1.0), raises=ValueError,
-               label="rewards of another length are refused")
+               label="rewards of another length are refused", label_ru="награды другой длины отклоняются")
     yield from hypothesis_cases(_policy_problem(False), count=15, seed=8_101,
                                 to_case=lambda p: Case(args=p))
 
@@ -162,19 +171,25 @@ def frontier_with_exact_optimum(fn, learner, starter, *args, **kwargs):
 
 @exercise(f"{M}.reward_kl_frontier", points=2, call=Harness(frontier_with_exact_optimum, torch=False))
 def _reward_kl_frontier():
-    yield Case(args=(PI_REF, REWARDS, SEED_BETAS), label="seed: the frontier table", hidden=False)
-    yield Case(args=(PI_REF, REWARDS, np.array([0.25, 1.0, 4.0])), label="betas in increasing order")
-    yield Case(args=(PI_REF, REWARDS, 1.0), label="a scalar beta counts as M = 1")
+    yield Case(args=(PI_REF, REWARDS, SEED_BETAS), label="seed: the frontier table",
+               label_ru="из ноутбука: таблица границы «награда–KL»", hidden=False)
+    yield Case(args=(PI_REF, REWARDS, np.array([0.25, 1.0, 4.0])), label="betas in increasing order",
+               label_ru="значения beta по возрастанию")
+    yield Case(args=(PI_REF, REWARDS, 1.0), label="a scalar beta counts as M = 1",
+               label_ru="скалярное beta считается как M = 1")
     yield Case(args=(np.array([0.5, 0.0, 0.5]), np.array([0.0, 3.0, 1.0]), np.array([0.5, 2.0])),
-               label="a zero-probability reference entry (0 log 0 = 0)")
+               label="a zero-probability reference entry (0 log 0 = 0)",
+               label_ru="элемент референса с нулевой вероятностью (0 log 0 = 0)")
     yield Case(args=(PI_REF, REWARDS, np.array([1e-3, 1e4])),
-               label="extreme betas: a near one-hot optimum and pi* ~ pi_ref")
+               label="extreme betas: a near one-hot optimum and pi* ~ pi_ref",
+               label_ru="крайние beta: почти one-hot оптимум и pi* ~ pi_ref")
     yield Case(args=([0.25, 0.25, 0.25, 0.25], [1.0, 1.0, 1.0, 1.0], [0.5, 3.0]),
-               label="equal rewards: pi* = pi_ref, KL = 0")
+               label="equal rewards: pi* = pi_ref, KL = 0", label_ru="равные награды: pi* = pi_ref, KL = 0")
     yield Case(args=(PI_REF, REWARDS, np.array([1.0, 0.0])), raises=ValueError,
-               label="a beta of 0 is refused")
+               label="a beta of 0 is refused", label_ru="beta, равное 0, отклоняется")
     yield Case(args=(np.array([0.5, 0.6, -0.1]), REWARDS, SEED_BETAS), raises=ValueError,
-               label="a reference with a negative entry is refused")
+               label="a reference with a negative entry is refused",
+               label_ru="референс с отрицательным элементом отклоняется")
     yield from hypothesis_cases(_policy_problem(True), count=12, seed=8_102,
                                 to_case=lambda p: Case(args=p))
 
@@ -201,11 +216,13 @@ def _shape_token_rewards():
     reference = np.array([-0.9, -0.9, -0.5, -0.6])
     yield Case(args=(policy, reference), kwargs={"terminal_reward": 2.0, "beta": 0.15,
                                                  "mask": np.array([0.0, 1.0, 1.0, 1.0])},
-               label="seed: the shaping example", hidden=False)
+               label="seed: the shaping example",
+               label_ru="из ноутбука: пример потокенного формирования наград", hidden=False)
     yield Case(args=(policy, reference, 2.0, 0.15, np.array([1.0, 1.0, 1.0, 0.0])),
-               label="right padding: R goes on the last ACTIVE token")
+               label="right padding: R goes on the last ACTIVE token",
+               label_ru="паддинг справа: R ставится на последний АКТИВНЫЙ токен")
     yield Case(args=(policy, reference, -1.0, 0.5, np.array([0.0, 1.0, 0.0, 1.0])),
-               label="a mask with a gap")
+               label="a mask with a gap", label_ru="маска с пропуском")
     batch_policy = np.array([[-1.0, -0.5, -2.0, -0.1, -3.0, 0.0],
                              [-0.2, -0.3, -0.4, 0.0, 0.0, 0.0]])
     batch_reference = np.array([[-1.2, -0.4, -1.0, -0.3, -2.5, -9.0],
@@ -213,25 +230,27 @@ def _shape_token_rewards():
     batch_mask = np.array([[0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
                            [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
     yield Case(args=(batch_policy, batch_reference, np.array([1.0, -2.0]), 0.3, batch_mask),
-               label="(N, T) with gaps, padding values on inactive tokens, R per row")
+               label="(N, T) with gaps, padding values on inactive tokens, R per row",
+               label_ru="(N, T) с пропусками, значения паддинга на неактивных токенах, своё R для каждой строки")
     yield Case(args=(batch_policy, batch_reference, 0.5, 0.3, batch_mask),
-               label="(N, T) with a scalar R for every row")
+               label="(N, T) with a scalar R for every row", label_ru="(N, T) с одним скалярным R для всех строк")
     padded_policy = np.array([-0.5, -1.5, -np.inf, -np.inf])
     padded_reference = np.array([-0.7, -1.0, -np.inf, -np.inf])
     yield Case(args=(padded_policy, padded_reference, 1.0, 0.2, np.array([1.0, 1.0, 0.0, 0.0])),
-               label="-inf padding on inactive tokens is ignored")
+               label="-inf padding on inactive tokens is ignored",
+               label_ru="паддинг -inf на неактивных токенах игнорируется")
     yield Case(args=(policy, reference, 2.0, 0.0, np.array([0.0, 1.0, 1.0, 1.0])),
-               label="beta = 0: only the terminal reward")
+               label="beta = 0: only the terminal reward", label_ru="beta = 0: только финальная награда")
     yield Case(args=(policy.tolist(), reference.tolist(), 1.5, 1.0, [0, 0, 1, 0]),
-               label="lists, a single active token")
+               label="lists, a single active token", label_ru="списки, единственный активный токен")
     yield Case(args=(policy, reference, 2.0, 0.15, np.zeros(4)), raises=ValueError,
-               label="an all-zero mask is refused")
+               label="an all-zero mask is refused", label_ru="полностью нулевая маска отклоняется")
     yield Case(args=(policy, reference, 2.0, 0.15, np.array([0.0, 2.0, 1.0, 1.0])), raises=ValueError,
-               label="a mask value other than 0/1 is refused")
+               label="a mask value other than 0/1 is refused", label_ru="значение маски, отличное от 0/1, отклоняется")
     yield Case(args=(policy, reference[:3], 2.0, 0.15, np.ones(4)), raises=ValueError,
-               label="mismatched shapes are refused")
+               label="mismatched shapes are refused", label_ru="несовпадающие формы отклоняются")
     yield Case(args=(policy, reference, 2.0, -0.1, np.ones(4)), raises=ValueError,
-               label="beta < 0 is refused")
+               label="beta < 0 is refused", label_ru="beta < 0 отклоняется")
     yield from hypothesis_cases(_shaping_problem(), count=15, seed=8_103,
                                 to_case=lambda p: Case(args=p))
 
@@ -250,16 +269,18 @@ def _constraint_problem():
 @exercise(f"{M}.constrained_lagrangian", points=1)
 def _constrained_lagrangian():
     yield Case(kwargs={"expected_reward": 1.4, "expected_costs": [0.10, 0.03], "limits": [0.06, 0.04],
-                       "multipliers": [2.0, 1.5]}, label="seed: the Lagrangian call", hidden=False)
-    yield Case(args=(0.5, 0.3, 0.1, 2.0), label="scalars count as J = 1")
+                       "multipliers": [2.0, 1.5]}, label="seed: the Lagrangian call",
+               label_ru="из ноутбука: вызов лагранжиана", hidden=False)
+    yield Case(args=(0.5, 0.3, 0.1, 2.0), label="scalars count as J = 1", label_ru="скаляры считаются как J = 1")
     yield Case(args=(2.0, np.array([0.1, 0.2, 0.3]), np.array([0.2, 0.2, 0.2]), np.array([0.0, 1.0, 3.0])),
-               label="J = 3, one zero multiplier, slack and violation")
+               label="J = 3, one zero multiplier, slack and violation",
+               label_ru="J = 3, один нулевой множитель, запас и нарушение")
     yield Case(args=(0.0, np.array([0.05, 0.01]), np.array([0.10, 0.03]), np.array([4.0, 2.0])),
-               label="both constraints satisfied with slack")
+               label="both constraints satisfied with slack", label_ru="оба ограничения выполнены с запасом")
     yield Case(args=(1.0, [0.1, 0.2], [0.1, 0.1], [1.0, -0.5]), raises=ValueError,
-               label="a negative multiplier is refused")
+               label="a negative multiplier is refused", label_ru="отрицательный множитель отклоняется")
     yield Case(args=(1.0, [0.1, 0.2], [0.1], [1.0, 0.5]), raises=ValueError,
-               label="limits of another length are refused")
+               label="limits of another length are refused", label_ru="limits другой длины отклоняются")
     yield from hypothesis_cases(_constraint_problem(), count=12, seed=8_104,
                                 to_case=lambda p: Case(args=p))
 
@@ -267,19 +288,24 @@ def _constrained_lagrangian():
 @exercise(f"{M}.dual_ascent_step", points=2)
 def _dual_ascent_step():
     yield Case(args=(np.array([0.5, 0.1]), np.array([0.10, 0.00]), np.array([0.06, 0.04])),
-               kwargs={"learning_rate": 5.0}, label="the public example: projection onto >= 0", hidden=False)
+               kwargs={"learning_rate": 5.0}, label="the public example: projection onto >= 0",
+               label_ru="открытый пример: проекция на >= 0", hidden=False)
     yield Case(args=(np.array([1.0, 2.0, 0.0]), np.array([0.3, 0.1, 0.5]), np.array([0.2, 0.2, 0.2]), 0.5),
-               label="J = 3: raise, lower, raise from 0")
-    yield Case(args=(0.2, 0.06, 0.1, 10.0), label="scalars: projected to 0 (a float back)")
-    yield Case(args=(0.2, 0.3, 0.1, 1.0), label="scalars: a violated constraint raises lambda")
+               label="J = 3: raise, lower, raise from 0", label_ru="J = 3: рост, снижение, рост от 0")
+    yield Case(args=(0.2, 0.06, 0.1, 10.0), label="scalars: projected to 0 (a float back)",
+               label_ru="скаляры: проекция в 0 (возвращается float)")
+    yield Case(args=(0.2, 0.3, 0.1, 1.0), label="scalars: a violated constraint raises lambda",
+               label_ru="скаляры: нарушенное ограничение увеличивает lambda")
     yield Case(args=(np.array([3.0, 0.0]), np.array([0.1, 0.1]), np.array([0.1, 0.1]), 2.0),
-               label="constraints exactly met: unchanged")
+               label="constraints exactly met: unchanged", label_ru="ограничения выполнены в точности: без изменений")
     yield Case(args=(np.array([-0.1, 1.0]), np.array([0.1, 0.1]), np.array([0.1, 0.1]), 1.0),
-               raises=ValueError, label="a negative multiplier is refused")
+               raises=ValueError, label="a negative multiplier is refused",
+               label_ru="отрицательный множитель отклоняется")
     yield Case(args=(np.array([0.1, 1.0]), np.array([0.1, 0.1]), np.array([0.1, 0.1]), 0.0),
-               raises=ValueError, label="learning_rate = 0 is refused")
+               raises=ValueError, label="learning_rate = 0 is refused", label_ru="learning_rate = 0 отклоняется")
     yield Case(args=(np.array([0.1, 1.0]), np.array([0.1, 0.1, 0.1]), np.array([0.1, 0.1]), 1.0),
-               raises=ValueError, label="observed_costs of another length are refused")
+               raises=ValueError, label="observed_costs of another length are refused",
+               label_ru="observed_costs другой длины отклоняются")
 
     def build(size):
         costs = st.lists(_floats(0.05, 1.0), min_size=size, max_size=size).map(np.array)  # E[C] >= 0
@@ -291,16 +317,24 @@ def _dual_ascent_step():
 
 @exercise(f"{M}.two_action_constrained_optimum", points=2)
 def _two_action_constrained_optimum():
-    yield Case(args=(0.6, 1.0, 1.0, 0.25), label="the spec's example (q = 0.25, E[R] = 0.7)", hidden=False)
-    yield Case(args=(1.0, 0.5, 2.0, 0.1), label="the risky action is worse: q = 0")
-    yield Case(args=(0.2, 0.9, 0.5, 0.8), label="a loose budget: q = 1, multiplier 0")
-    yield Case(args=(0.0, 2.0, 4.0, 1.0), label="a binding budget: q = d / c")
-    yield Case(args=(0.3, 0.8, 2.0, 0.0), label="a zero budget: q = 0, positive multiplier")
-    yield Case(args=(0.5, 0.5, 1.0, 0.5), label="equal rewards: q = 0")
-    yield Case(args=(0.1, 0.4, 0.0, 0.0), label="a free risky action: q = 1")
-    yield Case(args=(0.0, 1.0, 0.5, 2.0), label="a budget four times the cost: q = 1")
-    yield Case(args=(0.6, 1.0, -1.0, 0.25), raises=ValueError, label="a negative cost is refused")
-    yield Case(args=(0.6, 1.0, 1.0, -0.25), raises=ValueError, label="a negative budget is refused")
+    yield Case(args=(0.6, 1.0, 1.0, 0.25), label="the spec's example (q = 0.25, E[R] = 0.7)",
+               label_ru="пример из условия (q = 0.25, E[R] = 0.7)", hidden=False)
+    yield Case(args=(1.0, 0.5, 2.0, 0.1), label="the risky action is worse: q = 0",
+               label_ru="рискованное действие хуже: q = 0")
+    yield Case(args=(0.2, 0.9, 0.5, 0.8), label="a loose budget: q = 1, multiplier 0",
+               label_ru="свободный бюджет: q = 1, множитель 0")
+    yield Case(args=(0.0, 2.0, 4.0, 1.0), label="a binding budget: q = d / c", label_ru="бюджет исчерпан: q = d / c")
+    yield Case(args=(0.3, 0.8, 2.0, 0.0), label="a zero budget: q = 0, positive multiplier",
+               label_ru="нулевой бюджет: q = 0, положительный множитель")
+    yield Case(args=(0.5, 0.5, 1.0, 0.5), label="equal rewards: q = 0", label_ru="равные награды: q = 0")
+    yield Case(args=(0.1, 0.4, 0.0, 0.0), label="a free risky action: q = 1",
+               label_ru="бесплатное рискованное действие: q = 1")
+    yield Case(args=(0.0, 1.0, 0.5, 2.0), label="a budget four times the cost: q = 1",
+               label_ru="бюджет вчетверо больше стоимости: q = 1")
+    yield Case(args=(0.6, 1.0, -1.0, 0.25), raises=ValueError, label="a negative cost is refused",
+               label_ru="отрицательная стоимость отклоняется")
+    yield Case(args=(0.6, 1.0, 1.0, -0.25), raises=ValueError, label="a negative budget is refused",
+               label_ru="отрицательный бюджет отклоняется")
     problems = st.tuples(_floats(-2.0, 2.0), _floats(-2.0, 2.0), _floats(0.01, 3.0), _floats(0.0, 3.0))
     yield from hypothesis_cases(problems, count=15, seed=8_106, to_case=lambda p: Case(args=p))
 
@@ -317,16 +351,21 @@ def _broadcast_margins():
 
 @exercise(f"{M}.dpo_loss_from_margin", points=2)
 def _dpo_loss_from_margin():
-    yield Case(args=(0.8,), kwargs={"beta": 0.2}, label="seed: h = 0.8, beta = 0.2", hidden=False)
-    yield Case(args=(0.0, 0.7), label="h = 0: log 2")
-    yield Case(args=(EXTREME, 1.0), label="extreme margins +-1e4 (no overflow)")
-    yield Case(args=(np.array([-5e3, 5e3]), np.array([2.0, 2.0])), label="beta h = +-1e4 with array beta")
-    yield Case(args=(np.array([-3.0, -0.5, 0.0, 0.5, 3.0]), 1.5), label="an array of margins")
-    yield Case(args=_broadcast_margins(), label="broadcasting (3, 1) with (2,)")
-    yield Case(args=([0.3, -0.3], 0.5), label="a list of margins")
-    yield Case(args=(0.8, 0.0), raises=ValueError, label="beta = 0 is refused")
-    yield Case(args=(0.8, -0.2), raises=ValueError, label="beta < 0 is refused")
-    yield Case(args=(np.nan, 0.2), raises=ValueError, label="a NaN margin is refused")
+    yield Case(args=(0.8,), kwargs={"beta": 0.2}, label="seed: h = 0.8, beta = 0.2",
+               label_ru="из ноутбука: h = 0.8, beta = 0.2", hidden=False)
+    yield Case(args=(0.0, 0.7), label="h = 0: log 2", label_ru="h = 0: log 2")
+    yield Case(args=(EXTREME, 1.0), label="extreme margins +-1e4 (no overflow)",
+               label_ru="экстремальные отступы +-1e4 (без переполнения)")
+    yield Case(args=(np.array([-5e3, 5e3]), np.array([2.0, 2.0])), label="beta h = +-1e4 with array beta",
+               label_ru="beta h = +-1e4, beta — массив")
+    yield Case(args=(np.array([-3.0, -0.5, 0.0, 0.5, 3.0]), 1.5), label="an array of margins",
+               label_ru="массив отступов")
+    yield Case(args=_broadcast_margins(), label="broadcasting (3, 1) with (2,)", label_ru="бродкастинг (3, 1) и (2,)")
+    yield Case(args=([0.3, -0.3], 0.5), label="a list of margins", label_ru="список отступов")
+    yield Case(args=(0.8, 0.0), raises=ValueError, label="beta = 0 is refused", label_ru="beta = 0 отклоняется")
+    yield Case(args=(0.8, -0.2), raises=ValueError, label="beta < 0 is refused", label_ru="beta < 0 отклоняется")
+    yield Case(args=(np.nan, 0.2), raises=ValueError, label="a NaN margin is refused",
+               label_ru="отступ NaN отклоняется")
     yield from hypothesis_cases(_margin_and_beta, count=15, seed=8_107, to_case=lambda p: Case(args=p))
 
 
@@ -334,43 +373,54 @@ def _dpo_loss_from_margin():
 def _dpo_gradient_weight():
     margins = np.linspace(-5.0, 5.0, 401)
     for beta in (0.5, 1.0, 2.0):
-        yield Case(args=(margins, beta), label=f"seed: the weight curve, beta = {beta}", hidden=False)
-    yield Case(args=(0.0, 2.0), label="h = 0: beta / 2")
-    yield Case(args=(EXTREME, 1.0), label="extreme margins +-1e4 (no overflow, no NaN)")
-    yield Case(args=(np.array([-5e3, 5e3]), np.array([2.0, 0.5])), label="large beta h with array beta")
-    yield Case(args=_broadcast_margins(), label="broadcasting (3, 1) with (2,)")
-    yield Case(args=(0.8, 0.0), raises=ValueError, label="beta = 0 is refused")
-    yield Case(args=(np.inf, 1.0), raises=ValueError, label="an infinite margin is refused")
+        yield Case(args=(margins, beta), label=f"seed: the weight curve, beta = {beta}",
+                   label_ru=f"из ноутбука: кривая веса, beta = {beta}", hidden=False)
+    yield Case(args=(0.0, 2.0), label="h = 0: beta / 2", label_ru="h = 0: beta / 2")
+    yield Case(args=(EXTREME, 1.0), label="extreme margins +-1e4 (no overflow, no NaN)",
+               label_ru="экстремальные отступы +-1e4 (без переполнения и NaN)")
+    yield Case(args=(np.array([-5e3, 5e3]), np.array([2.0, 0.5])), label="large beta h with array beta",
+               label_ru="большое beta h, beta — массив")
+    yield Case(args=_broadcast_margins(), label="broadcasting (3, 1) with (2,)", label_ru="бродкастинг (3, 1) и (2,)")
+    yield Case(args=(0.8, 0.0), raises=ValueError, label="beta = 0 is refused", label_ru="beta = 0 отклоняется")
+    yield Case(args=(np.inf, 1.0), raises=ValueError, label="an infinite margin is refused",
+               label_ru="бесконечный отступ отклоняется")
     yield from hypothesis_cases(_margin_and_beta, count=15, seed=8_108, to_case=lambda p: Case(args=p))
 
 
 @exercise(f"{M}.conservative_dpo_loss", points=2)
 def _conservative_dpo_loss():
     yield Case(args=(0.8,), kwargs={"beta": 0.2, "label_smoothing": 0.1}, label="seed: cDPO eps = 0.1",
+               label_ru="из ноутбука: cDPO eps = 0.1",
                hidden=False)
-    yield Case(args=(0.8, 0.2, 0.0), label="eps = 0 is plain DPO")
-    yield Case(args=(-1.5, 1.0, 0.3), label="a wrong pair, eps = 0.3")
-    yield Case(args=(EXTREME, 1.0, 0.1), label="extreme margins +-1e4 (no overflow)")
-    yield Case(args=(np.array([-5e3, 5e3]), 2.0, np.array([0.25, 0.0])), label="beta h = +-1e4 with array eps")
+    yield Case(args=(0.8, 0.2, 0.0), label="eps = 0 is plain DPO", label_ru="eps = 0 — обычный DPO")
+    yield Case(args=(-1.5, 1.0, 0.3), label="a wrong pair, eps = 0.3", label_ru="пара в неверном порядке, eps = 0.3")
+    yield Case(args=(EXTREME, 1.0, 0.1), label="extreme margins +-1e4 (no overflow)",
+               label_ru="экстремальные отступы +-1e4 (без переполнения)")
+    yield Case(args=(np.array([-5e3, 5e3]), 2.0, np.array([0.25, 0.0])), label="beta h = +-1e4 with array eps",
+               label_ru="beta h = +-1e4, eps — массив")
     yield Case(args=(np.array([[-1.0], [2.0]]), 0.5, np.array([0.0, 0.2, 0.45])),
-               label="broadcasting h (2, 1) with eps (3,)")
-    yield Case(args=(np.array([0.5, -0.5, 4.0]), np.array([1.0, 2.0, 0.1]), 0.25), label="array beta")
-    yield Case(args=(0.8, 0.2, 0.5), raises=ValueError, label="eps = 0.5 is refused")
-    yield Case(args=(0.8, 0.2, -0.1), raises=ValueError, label="eps < 0 is refused")
-    yield Case(args=(0.8, -1.0, 0.1), raises=ValueError, label="beta < 0 is refused")
+               label="broadcasting h (2, 1) with eps (3,)", label_ru="бродкастинг h (2, 1) и eps (3,)")
+    yield Case(args=(np.array([0.5, -0.5, 4.0]), np.array([1.0, 2.0, 0.1]), 0.25), label="array beta",
+               label_ru="beta — массив")
+    yield Case(args=(0.8, 0.2, 0.5), raises=ValueError, label="eps = 0.5 is refused", label_ru="eps = 0.5 отклоняется")
+    yield Case(args=(0.8, 0.2, -0.1), raises=ValueError, label="eps < 0 is refused", label_ru="eps < 0 отклоняется")
+    yield Case(args=(0.8, -1.0, 0.1), raises=ValueError, label="beta < 0 is refused", label_ru="beta < 0 отклоняется")
     problems = st.tuples(_floats(-30.0, 30.0), _floats(0.01, 5.0), _floats(0.0, 0.49))
     yield from hypothesis_cases(problems, count=15, seed=8_109, to_case=lambda p: Case(args=p))
 
 
 @exercise(f"{M}.ipo_loss", points=2)
 def _ipo_loss():
-    yield Case(args=(0.8,), kwargs={"tau": 0.5}, label="seed: IPO tau = 0.5", hidden=False)
-    yield Case(args=(0.0, 0.1), label="tau = 0.1: target 5")
-    yield Case(args=(np.array([-1.0, 0.0, 0.25, 3.0]), 2.0), label="an array of margins, tau = 2")
-    yield Case(args=(np.array([[0.0], [1.0]]), np.array([0.25, 1.0, 4.0])), label="broadcasting (2, 1) with (3,)")
-    yield Case(args=(EXTREME, 0.5), label="extreme margins +-1e4")
-    yield Case(args=(0.8, 0.0), raises=ValueError, label="tau = 0 is refused")
-    yield Case(args=(0.8, -0.5), raises=ValueError, label="tau < 0 is refused")
+    yield Case(args=(0.8,), kwargs={"tau": 0.5}, label="seed: IPO tau = 0.5",
+               label_ru="из ноутбука: IPO tau = 0.5", hidden=False)
+    yield Case(args=(0.0, 0.1), label="tau = 0.1: target 5", label_ru="tau = 0.1: целевой отступ 5")
+    yield Case(args=(np.array([-1.0, 0.0, 0.25, 3.0]), 2.0), label="an array of margins, tau = 2",
+               label_ru="массив отступов, tau = 2")
+    yield Case(args=(np.array([[0.0], [1.0]]), np.array([0.25, 1.0, 4.0])), label="broadcasting (2, 1) with (3,)",
+               label_ru="бродкастинг (2, 1) и (3,)")
+    yield Case(args=(EXTREME, 0.5), label="extreme margins +-1e4", label_ru="экстремальные отступы +-1e4")
+    yield Case(args=(0.8, 0.0), raises=ValueError, label="tau = 0 is refused", label_ru="tau = 0 отклоняется")
+    yield Case(args=(0.8, -0.5), raises=ValueError, label="tau < 0 is refused", label_ru="tau < 0 отклоняется")
     problems = st.tuples(_floats(-10.0, 10.0), _floats(0.05, 10.0))
     yield from hypothesis_cases(problems, count=15, seed=8_110, to_case=lambda p: Case(args=p))
 
@@ -378,18 +428,23 @@ def _ipo_loss():
 @exercise(f"{M}.simpo_loss", points=2)
 def _simpo_loss():
     yield Case(args=(-4.0, 4, -5.4, 6), kwargs={"beta": 2.0, "target_margin": 0.3},
-               label="seed: SimPO(-4, 4, -5.4, 6, beta=2, gamma=0.3)", hidden=False)
-    yield Case(args=(-12.0, 10, -3.0, 2, 2.5, 0.0), label="gamma = 0, unequal lengths")
-    yield Case(args=(-2.0, 4, -30.0, 12, 0.5, 1.2), label="beta = 0.5, gamma = 1.2")
+               label="seed: SimPO(-4, 4, -5.4, 6, beta=2, gamma=0.3)",
+               label_ru="из ноутбука: SimPO(-4, 4, -5.4, 6, beta=2, gamma=0.3)", hidden=False)
+    yield Case(args=(-12.0, 10, -3.0, 2, 2.5, 0.0), label="gamma = 0, unequal lengths",
+               label_ru="gamma = 0, разные длины")
+    yield Case(args=(-2.0, 4, -30.0, 12, 0.5, 1.2), label="beta = 0.5, gamma = 1.2", label_ru="beta = 0.5, gamma = 1.2")
     yield Case(args=(np.array([-400.0, -1.0]), 2, np.array([-1.0, -400.0]), 2, 1.0, 0.0),
-               label="large margins +-200")
+               label="large margins +-200", label_ru="большие отступы +-200")
     yield Case(args=(np.array([-3.0, -8.0, -1.5]), np.array([3, 4, 1]), np.array([-6.0, -2.0, -9.0]),
-                     np.array([2, 5, 3]), 2.0, 0.5), label="arrays of sums and lengths")
+                     np.array([2, 5, 3]), 2.0, 0.5), label="arrays of sums and lengths", label_ru="массивы сумм и длин")
     yield Case(args=(np.array([[-3.0], [-6.0]]), 3, np.array([-4.0, -5.0, -9.0]), 5, 1.5, 0.2),
-               label="broadcasting (2, 1) with (3,)")
-    yield Case(args=(-4.0, 0, -5.4, 6, 2.0, 0.3), raises=ValueError, label="a zero length is refused")
-    yield Case(args=(-4.0, 4, -5.4, -6, 2.0, 0.3), raises=ValueError, label="a negative length is refused")
-    yield Case(args=(-4.0, 4, -5.4, 6, 0.0, 0.3), raises=ValueError, label="beta = 0 is refused")
+               label="broadcasting (2, 1) with (3,)", label_ru="бродкастинг (2, 1) и (3,)")
+    yield Case(args=(-4.0, 0, -5.4, 6, 2.0, 0.3), raises=ValueError, label="a zero length is refused",
+               label_ru="нулевая длина отклоняется")
+    yield Case(args=(-4.0, 4, -5.4, -6, 2.0, 0.3), raises=ValueError, label="a negative length is refused",
+               label_ru="отрицательная длина отклоняется")
+    yield Case(args=(-4.0, 4, -5.4, 6, 0.0, 0.3), raises=ValueError, label="beta = 0 is refused",
+               label_ru="beta = 0 отклоняется")
     problems = st.tuples(_floats(-40.0, -0.1), st.integers(1, 20), _floats(-40.0, -0.1), st.integers(1, 20),
                          _floats(0.1, 5.0), _floats(0.0, 2.0))
     yield from hypothesis_cases(problems, count=15, seed=8_111, to_case=lambda p: Case(args=p))
@@ -398,31 +453,42 @@ def _simpo_loss():
 @exercise(f"{M}.orpo_total_loss", points=2)
 def _orpo_total_loss():
     yield Case(args=(0.8, -0.7, -1.5), kwargs={"lam": 0.2}, label="seed: ORPO(0.8, -0.7, -1.5, lam=0.2)",
+               label_ru="из ноутбука: ORPO(0.8, -0.7, -1.5, lam=0.2)",
                hidden=False)
-    yield Case(args=(1.3, -0.2, -0.05, 1.0), label="chosen less likely than rejected, lam = 1")
-    yield Case(args=(0.5, -2.0, -1.0, 0.0), label="lam = 0: the NLL alone")
-    yield Case(args=(0.2, -1e-3, -4.0, 0.5), label="a mean log-probability near 0")
-    yield Case(args=(2.0, -30.0, -0.3, 0.1), label="a very unlikely chosen response")
+    yield Case(args=(1.3, -0.2, -0.05, 1.0), label="chosen less likely than rejected, lam = 1",
+               label_ru="выбранный ответ менее вероятен, чем отвергнутый, lam = 1")
+    yield Case(args=(0.5, -2.0, -1.0, 0.0), label="lam = 0: the NLL alone", label_ru="lam = 0: только NLL")
+    yield Case(args=(0.2, -1e-3, -4.0, 0.5), label="a mean log-probability near 0",
+               label_ru="средний логарифм вероятности около 0")
+    yield Case(args=(2.0, -30.0, -0.3, 0.1), label="a very unlikely chosen response",
+               label_ru="очень маловероятный выбранный ответ")
     yield Case(args=(np.array([0.8, 1.2, 0.1]), np.array([-0.7, -2.5, -0.05]), np.array([-1.5, -0.4, -3.0]),
-                     0.2), label="arrays")
+                     0.2), label="arrays", label_ru="массивы")
     yield Case(args=(0.6, np.array([[-0.3], [-1.2]]), np.array([-0.1, -0.9, -2.0]), np.array([0.1, 0.5, 1.0])),
-               label="broadcasting (2, 1) with (3,)")
-    yield Case(args=(0.8, 0.0, -1.5, 0.2), raises=ValueError, label="chosen_mean_logp = 0 is refused")
-    yield Case(args=(0.8, -0.7, 0.3, 0.2), raises=ValueError, label="rejected_mean_logp > 0 is refused")
-    yield Case(args=(0.8, -0.7, -1.5, -0.2), raises=ValueError, label="lam < 0 is refused")
-    yield Case(args=(-0.8, -0.7, -1.5, 0.2), raises=ValueError, label="a negative NLL is refused")
+               label="broadcasting (2, 1) with (3,)", label_ru="бродкастинг (2, 1) и (3,)")
+    yield Case(args=(0.8, 0.0, -1.5, 0.2), raises=ValueError, label="chosen_mean_logp = 0 is refused",
+               label_ru="chosen_mean_logp = 0 отклоняется")
+    yield Case(args=(0.8, -0.7, 0.3, 0.2), raises=ValueError, label="rejected_mean_logp > 0 is refused",
+               label_ru="rejected_mean_logp > 0 отклоняется")
+    yield Case(args=(0.8, -0.7, -1.5, -0.2), raises=ValueError, label="lam < 0 is refused",
+               label_ru="lam < 0 отклоняется")
+    yield Case(args=(-0.8, -0.7, -1.5, 0.2), raises=ValueError, label="a negative NLL is refused",
+               label_ru="отрицательный NLL отклоняется")
     problems = st.tuples(_floats(0.0, 5.0), _floats(-8.0, -0.02), _floats(-8.0, -0.02), _floats(0.0, 2.0))
     yield from hypothesis_cases(problems, count=15, seed=8_112, to_case=lambda p: Case(args=p))
 
 
 @exercise(f"{M}.likelihood_displacement_curve", points=2)
 def _likelihood_displacement_curve():
-    yield Case(args=(np.linspace(0.0, 1.0, 301),), label="seed: the displacement curve on [0, 1]", hidden=False)
-    yield Case(args=(0.5,), label="a scalar t (floats back)")
-    yield Case(args=(np.array([-1.0, -0.25, 0.0]),), label="negative t")
-    yield Case(args=(np.array([5.0, 10.0]),), label="larger t: a tiny rejected probability")
-    yield Case(args=(np.array([[0.1, 0.2], [0.3, 0.4]]),), label="a (2, 2) array of t")
-    yield Case(args=(np.nan,), raises=ValueError, label="a NaN t is refused")
+    yield Case(args=(np.linspace(0.0, 1.0, 301),), label="seed: the displacement curve on [0, 1]",
+               label_ru="из ноутбука: кривая смещения правдоподобия на [0, 1]", hidden=False)
+    yield Case(args=(0.5,), label="a scalar t (floats back)", label_ru="скалярное t (возвращаются float)")
+    yield Case(args=(np.array([-1.0, -0.25, 0.0]),), label="negative t", label_ru="отрицательные t")
+    yield Case(args=(np.array([5.0, 10.0]),), label="larger t: a tiny rejected probability",
+               label_ru="большие t: очень малая вероятность отвергнутого ответа")
+    yield Case(args=(np.array([[0.1, 0.2], [0.3, 0.4]]),), label="a (2, 2) array of t",
+               label_ru="массив t формы (2, 2)")
+    yield Case(args=(np.nan,), raises=ValueError, label="a NaN t is refused", label_ru="t = NaN отклоняется")
     yield from hypothesis_cases(_floats(-3.0, 3.0), count=10, seed=8_113, to_case=lambda t: Case(args=(t,)))
 
 

@@ -93,11 +93,14 @@ TRUSTED = Harness(with_trusted_dependencies, torch=False)
 # The verifier
 # ---------------------------------------------------------------------------
 SEED_VERIFIER = [  # the seed notebook's table (a DOUBLE backslash before boxed)
-    (r"Final: \\boxed{3/7}", "0.428571", "seed: fraction in a box vs a decimal reference"),
-    ("The reference number 42 is mentioned, but the answer is 41", "42", "seed: the LAST number counts"),
-    (r"First \\boxed{2}, then corrected: \\boxed{3}", "3", "seed: the LAST box counts"),
-    ("No numerical answer", "5", "seed: no number at all"),
-    ("1/0", "0", "seed: zero denominator"),
+    (r"Final: \\boxed{3/7}", "0.428571", "seed: fraction in a box vs a decimal reference",
+     "из ноутбука: дробь в \\boxed{} против десятичного эталонного ответа"),
+    ("The reference number 42 is mentioned, but the answer is 41", "42", "seed: the LAST number counts",
+     "из ноутбука: считается ПОСЛЕДНЕЕ число"),
+    (r"First \\boxed{2}, then corrected: \\boxed{3}", "3", "seed: the LAST box counts",
+     "из ноутбука: считается ПОСЛЕДНИЙ \\boxed{}"),
+    ("No numerical answer", "5", "seed: no number at all", "из ноутбука: чисел нет вовсе"),
+    ("1/0", "0", "seed: zero denominator", "из ноутбука: нулевой знаменатель"),
 ]
 PUBLIC_VERIFIER = [  # rows of the public learner tests
     (r"\boxed{5} no wait \boxed{6}", 6), (r"\boxed{5} so the answer is 6", 5),
@@ -105,28 +108,32 @@ PUBLIC_VERIFIER = [  # rows of the public learner tests
     (r"$\boxed{ -2/4 }$", "-0.5"), ("about 1.5e3 metres", 1500), (r"\boxed{\boxed{7}}", 7), (r"\boxed{7", 7),
     (r"\boxed{seven}", 7), (r"\boxed{3/0}", 0), (r"\boxed{nan}", 0), ("1e999999", 0), ("", 0),
 ]
-HIDDEN_VERIFIER = [
-    (r"so \boxed{3} is wrong; the answer is \boxed{5}", "5", "single backslash boxes, the last wins"),
-    (r"The answer is \boxed{12}. Check: 12 - 2 = 10", "12", "a single-backslash box beats later numbers"),
-    (r"The answer is \\boxed{12}. Check: 12 - 2 = 10", "12", "a double-backslash box beats later numbers"),
-    (r"\boxed{\frac{1}{2}} or \boxed{{7}}", "7", "nested braces in the last box"),
-    ("the total is 1,234,567 apples", 1234567, "thousands separators"),
-    ("0.1 + 0.2 = 0.30000000000000004", "0.3", "float within tolerance"),
-    ("the answer is 0.3001", "0.3", "outside tolerance"),
-    ("x = 1.5e3", 1500, "scientific notation"),
-    (r"\boxed{$-3/4$}", "-0.75", "dollar signs inside the box"),
-    (r"\boxed{nan}", "1", "NaN is never correct"),
-    (r"\boxed{\infty}", "1", "infinity in a box"),
-    (r"\boxed{1/0}", "0", "a zero denominator in a box"),
-    (r"\boxed{}", "1", "an empty box"),
-    (r"\boxed{ 12 } and \boxed{7", "7", "the last box never closes"),
-    (r"\boxed{1,234}", 1234, "thousands separators in a box"),
-    ("0.428571", "3/7", "a fraction as the reference"),
-    ("we get 0.1", 0.1, "a float reference"),
-    ("5-3 leaves 3", 3, "a minus between numbers is an operator"),
-    ("1000.0005", 1000, "relative tolerance: 5e-4 <= 1e-6 * 1000"),
-    ("0.000002", 0, "absolute tolerance: 2e-6 > 1e-6"),
-    ("7 " * 50_000 + "8", "8", "a long response (linear time)"),
+HIDDEN_VERIFIER = [  # (text, reference, label, label_ru)
+    (r"so \boxed{3} is wrong; the answer is \boxed{5}", "5", "single backslash boxes, the last wins",
+     "\\boxed{} с одной обратной косой чертой: побеждает последний"),
+    (r"The answer is \boxed{12}. Check: 12 - 2 = 10", "12", "a single-backslash box beats later numbers",
+     "\\boxed{} с одной обратной косой чертой важнее чисел после него"),
+    (r"The answer is \\boxed{12}. Check: 12 - 2 = 10", "12", "a double-backslash box beats later numbers",
+     "\\boxed{} с двумя обратными косыми чертами важнее чисел после него"),
+    (r"\boxed{\frac{1}{2}} or \boxed{{7}}", "7", "nested braces in the last box",
+     "вложенные фигурные скобки в последнем \\boxed{}"),
+    ("the total is 1,234,567 apples", 1234567, "thousands separators", "разделители тысяч"),
+    ("0.1 + 0.2 = 0.30000000000000004", "0.3", "float within tolerance", "float в пределах допуска"),
+    ("the answer is 0.3001", "0.3", "outside tolerance", "вне допуска"),
+    ("x = 1.5e3", 1500, "scientific notation", "экспоненциальная запись"),
+    (r"\boxed{$-3/4$}", "-0.75", "dollar signs inside the box", "знаки доллара внутри \\boxed{}"),
+    (r"\boxed{nan}", "1", "NaN is never correct", "NaN никогда не бывает верным ответом"),
+    (r"\boxed{\infty}", "1", "infinity in a box", "бесконечность в \\boxed{}"),
+    (r"\boxed{1/0}", "0", "a zero denominator in a box", "нулевой знаменатель в \\boxed{}"),
+    (r"\boxed{}", "1", "an empty box", "пустой \\boxed{}"),
+    (r"\boxed{ 12 } and \boxed{7", "7", "the last box never closes", "последний \\boxed{} не закрыт"),
+    (r"\boxed{1,234}", 1234, "thousands separators in a box", "разделители тысяч в \\boxed{}"),
+    ("0.428571", "3/7", "a fraction as the reference", "дробь в качестве эталонного ответа"),
+    ("we get 0.1", 0.1, "a float reference", "эталонный ответ типа float"),
+    ("5-3 leaves 3", 3, "a minus between numbers is an operator", "минус между числами — это оператор"),
+    ("1000.0005", 1000, "relative tolerance: 5e-4 <= 1e-6 * 1000", "относительный допуск: 5e-4 <= 1e-6 * 1000"),
+    ("0.000002", 0, "absolute tolerance: 2e-6 > 1e-6", "абсолютный допуск: 2e-6 > 1e-6"),
+    ("7 " * 50_000 + "8", "8", "a long response (linear time)", "длинный ответ (линейное время)"),
 ]
 # Property texts: space-separated segments (a bare number, a word, or a box holding ONE token, maybe
 # unclosed), so every case is decided by the documented rules, not by how numbers run into each other.
@@ -140,19 +147,26 @@ references = st.sampled_from(["12", "-3", "0.75", "3/4", "1234", "1000", 0, 12, 
 
 
 def _verifier_cases():
-    for text, reference, label in SEED_VERIFIER:
-        yield Case(args=(text, reference), label=label, hidden=False)
+    for text, reference, label, label_ru in SEED_VERIFIER:
+        yield Case(args=(text, reference), label=label, label_ru=label_ru, hidden=False)
     for text, reference in PUBLIC_VERIFIER:
-        yield Case(args=(text, reference), label="public test row", hidden=False)
-    for text, reference, label in HIDDEN_VERIFIER:
-        yield Case(args=(text, reference), label=label)
-    yield Case(args=("0.000002", 0), kwargs={"abs_tol": 1e-5}, label="abs_tol is passed through")
-    yield Case(args=("3.14", "3.14159"), kwargs={"rel_tol": 1e-3}, label="rel_tol is passed through")
-    yield Case(args=("12", 12.5), kwargs={"rel_tol": 0.0, "abs_tol": 0.5}, label="tolerance boundary is inclusive")
-    yield Case(args=("12", "twelve"), raises=ValueError, label="a reference without a number is refused")
-    yield Case(args=("12", "1/0"), raises=ValueError, label="a reference with a zero denominator is refused")
-    yield Case(args=("12", float("nan")), raises=ValueError, label="a NaN reference is refused")
-    yield Case(args=("12", 12), kwargs={"rel_tol": -1e-6}, raises=ValueError, label="a negative rel_tol is refused")
+        yield Case(args=(text, reference), label="public test row", label_ru="строка открытого теста", hidden=False)
+    for text, reference, label, label_ru in HIDDEN_VERIFIER:
+        yield Case(args=(text, reference), label=label, label_ru=label_ru)
+    yield Case(args=("0.000002", 0), kwargs={"abs_tol": 1e-5}, label="abs_tol is passed through",
+               label_ru="abs_tol передаётся дальше")
+    yield Case(args=("3.14", "3.14159"), kwargs={"rel_tol": 1e-3}, label="rel_tol is passed through",
+               label_ru="rel_tol передаётся дальше")
+    yield Case(args=("12", 12.5), kwargs={"rel_tol": 0.0, "abs_tol": 0.5}, label="tolerance boundary is inclusive",
+               label_ru="граница допуска включается")
+    yield Case(args=("12", "twelve"), raises=ValueError, label="a reference without a number is refused",
+               label_ru="эталонный ответ без числа отклоняется")
+    yield Case(args=("12", "1/0"), raises=ValueError, label="a reference with a zero denominator is refused",
+               label_ru="эталонный ответ с нулевым знаменателем отклоняется")
+    yield Case(args=("12", float("nan")), raises=ValueError, label="a NaN reference is refused",
+               label_ru="эталонный ответ NaN отклоняется")
+    yield Case(args=("12", 12), kwargs={"rel_tol": -1e-6}, raises=ValueError, label="a negative rel_tol is refused",
+               label_ru="отрицательный rel_tol отклоняется")
     yield from hypothesis_cases(st.tuples(texts, references), count=30, seed=9_300,
                                 to_case=lambda tr: Case(args=tr))
     answers = st.integers(min_value=-10_000, max_value=10_000)
@@ -183,16 +197,21 @@ probabilities = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_s
 @exercise(f"{M}.informative_group_probability", points=2)
 def _informative_group_probability():
     for p in SEED_P:
-        yield Case(args=(p, 8), label=f"seed table p={p}, G=8", hidden=False)
+        yield Case(args=(p, 8), label=f"seed table p={p}, G=8",
+                   label_ru=f"таблица из ноутбука: p={p}, G=8", hidden=False)
     for p, group_size in ((0.5, 2), (0.5, 8), (0.1, 2), (0.0, 4), (1.0, 4), (0.3, 1)):
-        yield Case(args=(p, group_size), label="public test row", hidden=False)
-    yield Case(args=(0.5, 1), label="a group of one is never informative")
-    yield Case(args=(0.2, 3), label="G=3: 1 - 0.2^3 - 0.8^3")
-    yield Case(args=(0.7, 5), label="p above 1/2")
-    yield Case(args=(1e-9, 16), label="tiny p")
-    for p, group_size, label in ((1.5, 4, "p above 1"), (-0.1, 4, "negative p"), (float("nan"), 4, "NaN p"),
-                                 (0.5, 0, "group_size 0"), (0.5, -2, "negative group_size")):
-        yield Case(args=(p, group_size), raises=ValueError, label=f"{label} is refused")
+        yield Case(args=(p, group_size), label="public test row", label_ru="строка открытого теста", hidden=False)
+    yield Case(args=(0.5, 1), label="a group of one is never informative",
+               label_ru="группа из одного ответа никогда не информативна")
+    yield Case(args=(0.2, 3), label="G=3: 1 - 0.2^3 - 0.8^3", label_ru="G=3: 1 - 0.2^3 - 0.8^3")
+    yield Case(args=(0.7, 5), label="p above 1/2", label_ru="p больше 1/2")
+    yield Case(args=(1e-9, 16), label="tiny p", label_ru="очень малое p")
+    for p, group_size, label, label_ru in ((1.5, 4, "p above 1", "p больше 1 отклоняется"),
+                                           (-0.1, 4, "negative p", "отрицательное p отклоняется"),
+                                           (float("nan"), 4, "NaN p", "p = NaN отклоняется"),
+                                           (0.5, 0, "group_size 0", "group_size 0 отклоняется"),
+                                           (0.5, -2, "negative group_size", "отрицательный group_size отклоняется")):
+        yield Case(args=(p, group_size), raises=ValueError, label=f"{label} is refused", label_ru=label_ru)
     yield from hypothesis_cases(st.tuples(probabilities, st.integers(min_value=1, max_value=64)), count=20,
                                 seed=9_302, to_case=lambda pg: Case(args=pg))
 
@@ -200,17 +219,24 @@ def _informative_group_probability():
 @exercise(f"{M}.expected_draws_for_informative_groups", points=1, call=TRUSTED)
 def _expected_draws_for_informative_groups():
     for p in SEED_P:
-        yield Case(args=(100, p, 8), label=f"seed table: 100 informative prompts, p={p}, G=8", hidden=False)
+        yield Case(args=(100, p, 8), label=f"seed table: 100 informative prompts, p={p}, G=8",
+                   label_ru=f"таблица из ноутбука: 100 информативных промптов, p={p}, G=8", hidden=False)
     for wanted, p, group_size in ((100, 0.5, 2), (100, 0.5, 8), (5, 0.0, 8)):
-        yield Case(args=(wanted, p, group_size), label="public test row", hidden=False)
-    yield Case(args=(1, 0.5, 2), label="one informative group at P_info = 1/2")
-    yield Case(args=(3, 0.25, 4), label="B=3, p=0.25, G=4")
-    yield Case(args=(0, 0.5, 8), label="B = 0 needs no draws")
-    yield Case(args=(0, 1.0, 8), label="B = 0 needs no draws even when P_info = 0")
-    yield Case(args=(7, 0.3, 1), label="a group of one never helps: inf")
-    yield Case(args=(-1, 0.5, 8), raises=ValueError, label="negative num_informative is refused")
-    yield Case(args=(10, 1.2, 8), raises=ValueError, label="p above 1 is refused")
-    yield Case(args=(10, 0.5, 0), raises=ValueError, label="group_size 0 is refused")
+        yield Case(args=(wanted, p, group_size), label="public test row",
+                   label_ru="строка открытого теста", hidden=False)
+    yield Case(args=(1, 0.5, 2), label="one informative group at P_info = 1/2",
+               label_ru="одна информативная группа при P_info = 1/2")
+    yield Case(args=(3, 0.25, 4), label="B=3, p=0.25, G=4", label_ru="B=3, p=0.25, G=4")
+    yield Case(args=(0, 0.5, 8), label="B = 0 needs no draws", label_ru="B = 0: сэмплировать группы не нужно")
+    yield Case(args=(0, 1.0, 8), label="B = 0 needs no draws even when P_info = 0",
+               label_ru="B = 0: сэмплировать группы не нужно даже при P_info = 0")
+    yield Case(args=(7, 0.3, 1), label="a group of one never helps: inf",
+               label_ru="группа из одного ответа никогда не поможет: inf")
+    yield Case(args=(-1, 0.5, 8), raises=ValueError, label="negative num_informative is refused",
+               label_ru="отрицательный num_informative отклоняется")
+    yield Case(args=(10, 1.2, 8), raises=ValueError, label="p above 1 is refused", label_ru="p больше 1 отклоняется")
+    yield Case(args=(10, 0.5, 0), raises=ValueError, label="group_size 0 is refused",
+               label_ru="group_size 0 отклоняется")
     not_tiny = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(1e-3, 1.0 - 1e-3))  # no 1e97 draws
     yield from hypothesis_cases(st.tuples(st.integers(0, 1000), not_tiny, st.integers(1, 32)), count=15,
                                 seed=9_304, to_case=lambda bpg: Case(args=bpg))
@@ -229,28 +255,40 @@ def _rectangle(groups):
 
 @exercise(f"{M}.group_relative_advantages", points=3, rtol=1e-5, atol=1e-8)
 def _group_relative_advantages():
-    yield Case(args=(SEED_REWARDS,), kwargs={"scale": True}, label="seed table, standardised", hidden=False)
-    yield Case(args=(SEED_REWARDS,), kwargs={"scale": False}, label="seed table, centred", hidden=False)
+    yield Case(args=(SEED_REWARDS,), kwargs={"scale": True}, label="seed table, standardised",
+               label_ru="таблица из ноутбука, стандартизация", hidden=False)
+    yield Case(args=(SEED_REWARDS,), kwargs={"scale": False}, label="seed table, centred",
+               label_ru="таблица из ноутбука, только центрирование", hidden=False)
     for group_size in (2, 3, 4, 8, 16):
-        yield Case(args=(np.eye(1, group_size)[0],), label=f"public: one success in G={group_size}", hidden=False)
+        yield Case(args=(np.eye(1, group_size)[0],), label=f"public: one success in G={group_size}",
+                   label_ru=f"открытый тест: один успех при G={group_size}", hidden=False)
     yield Case(args=(np.array([[0.7, 0.7, 0.7], [1.0, 0.0, 0.0]]),), kwargs={"eps": 0.0},
-               label="public: an all-equal group gives zeros, eps = 0", hidden=False)
-    yield Case(args=(np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5]]),), label="two groups, one all-equal")
-    yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), label="two groups of 4")
+               label="public: an all-equal group gives zeros, eps = 0",
+               label_ru="открытый тест: группа равных наград даёт нули, eps = 0", hidden=False)
+    yield Case(args=(np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5]]),), label="two groups, one all-equal",
+               label_ru="две группы, в одной все награды равны")
+    yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), label="two groups of 4",
+               label_ru="две группы по 4")
     yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), kwargs={"scale": False},
-               label="two groups of 4, centred")
+               label="two groups of 4, centred", label_ru="две группы по 4, только центрирование")
     yield Case(args=(np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]),),
-               label="three groups of 3 (square)")
-    yield Case(args=([0.2, 0.9, 0.4],), kwargs={"ddof": 1}, label="ddof=1 on request (a list input)")
-    yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.0}, label="eps = 0")
-    yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.5}, label="a large eps")
-    yield Case(args=(np.array([2.0, 2.0, 2.0]),), label="an all-equal group gives zeros")
-    yield Case(args=(np.zeros((2, 0)),), raises=ValueError, label="an empty group is refused")
-    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label="3-D rewards are refused")
-    yield Case(args=(np.array([1.0, np.nan]),), raises=ValueError, label="NaN rewards are refused")
-    yield Case(args=(np.array([1.0, 0.0]),), kwargs={"ddof": 2}, raises=ValueError, label="ddof >= G is refused")
+               label="three groups of 3 (square)", label_ru="три группы по 3 (квадратная матрица)")
+    yield Case(args=([0.2, 0.9, 0.4],), kwargs={"ddof": 1}, label="ddof=1 on request (a list input)",
+               label_ru="ddof=1 по запросу (вход — список)")
+    yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.0}, label="eps = 0", label_ru="eps = 0")
+    yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.5}, label="a large eps", label_ru="большое eps")
+    yield Case(args=(np.array([2.0, 2.0, 2.0]),), label="an all-equal group gives zeros",
+               label_ru="группа равных наград даёт нули")
+    yield Case(args=(np.zeros((2, 0)),), raises=ValueError, label="an empty group is refused",
+               label_ru="пустая группа отклоняется")
+    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label="3-D rewards are refused",
+               label_ru="3-мерные награды отклоняются")
+    yield Case(args=(np.array([1.0, np.nan]),), raises=ValueError, label="NaN rewards are refused",
+               label_ru="награды NaN отклоняются")
+    yield Case(args=(np.array([1.0, 0.0]),), kwargs={"ddof": 2}, raises=ValueError, label="ddof >= G is refused",
+               label_ru="ddof >= G отклоняется")
     yield Case(args=(np.array([1.0, 0.0]),), kwargs={"eps": -1.0}, raises=ValueError,
-               label="negative eps is refused")
+               label="negative eps is refused", label_ru="отрицательное eps отклоняется")
     groups = st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=2, max_size=8)
     yield from hypothesis_cases(st.lists(groups, min_size=1, max_size=3), count=20,
                                 seed=9_303, to_case=lambda g: Case(args=(_rectangle(g),)))
@@ -261,14 +299,18 @@ def _group_relative_advantages():
 
 @exercise(f"{M}.leave_one_out_baseline", points=2, rtol=1e-6, atol=1e-9)
 def _leave_one_out_baseline():
-    yield Case(args=([1.0, 2.0, 3.0, 4.0],), label="public test row", hidden=False)
-    yield Case(args=(SEED_REWARDS,), label="the seed group [1, 1, 0, 0]")
-    yield Case(args=(np.array([1.0, 0.0]),), label="G = 2: the other reward")
-    yield Case(args=(np.array([[1.0, 0.0, 0.0], [2.0, 4.0, 6.0]]),), label="two groups")
-    yield Case(args=(np.array([[1.0, 1.0], [0.0, 1.0], [5.0, -5.0]]),), label="three groups of 2")
-    yield Case(args=([1.0],), raises=ValueError, label="G = 1 has no other answers")
-    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label="3-D rewards are refused")
-    yield Case(args=(np.array([1.0, np.inf]),), raises=ValueError, label="infinite rewards are refused")
+    yield Case(args=([1.0, 2.0, 3.0, 4.0],), label="public test row", label_ru="строка открытого теста", hidden=False)
+    yield Case(args=(SEED_REWARDS,), label="the seed group [1, 1, 0, 0]", label_ru="группа из ноутбука [1, 1, 0, 0]")
+    yield Case(args=(np.array([1.0, 0.0]),), label="G = 2: the other reward", label_ru="G = 2: награда другого ответа")
+    yield Case(args=(np.array([[1.0, 0.0, 0.0], [2.0, 4.0, 6.0]]),), label="two groups", label_ru="две группы")
+    yield Case(args=(np.array([[1.0, 1.0], [0.0, 1.0], [5.0, -5.0]]),), label="three groups of 2",
+               label_ru="три группы по 2")
+    yield Case(args=([1.0],), raises=ValueError, label="G = 1 has no other answers",
+               label_ru="при G = 1 других ответов нет")
+    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label="3-D rewards are refused",
+               label_ru="3-мерные награды отклоняются")
+    yield Case(args=(np.array([1.0, np.inf]),), raises=ValueError, label="infinite rewards are refused",
+               label_ru="бесконечные награды отклоняются")
     rows = st.lists(st.floats(-10.0, 10.0, allow_subnormal=False), min_size=2, max_size=6)
     yield from hypothesis_cases(st.lists(rows, min_size=1, max_size=3), count=15, seed=9_306,
                                 to_case=lambda g: Case(args=(_rectangle(g),)))
@@ -293,25 +335,37 @@ def _clip_case(drawn):
 
 
 def _clip_cases():
-    yield Case(args=(SEED_RATIOS, SEED_ADVANTAGES, 0.2, 0.2), label="seed table", hidden=False)
-    yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0]), 0.2, 0.2), label="public test row", hidden=False)
+    yield Case(args=(SEED_RATIOS, SEED_ADVANTAGES, 0.2, 0.2), label="seed table",
+               label_ru="таблица из ноутбука", hidden=False)
+    yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0]), 0.2, 0.2), label="public test row",
+               label_ru="строка открытого теста", hidden=False)
     yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0])), kwargs={"eps_low": 0.2, "eps_high": 0.28},
-               label="clip-higher: eps_high = 0.28 (DAPO)")
+               label="clip-higher: eps_high = 0.28 (DAPO)",
+               label_ru="асимметричный клиппинг (clip-higher): eps_high = 0.28 (DAPO)")
     yield Case(args=(np.array([0.6, 0.9, 1.15, 1.3, 1.5]), np.array([-1.0, -1.0, 1.0, 1.0, 1.0]), 0.3, 0.1),
-               label="eps_low > eps_high")
+               label="eps_low > eps_high", label_ru="eps_low > eps_high")
     yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), -2.0), kwargs={"eps_low": 0.2, "eps_high": 0.28},
-               label="a scalar negative advantage broadcasts")
-    yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), 0.5), label="a scalar positive advantage broadcasts")
+               label="a scalar negative advantage broadcasts",
+               label_ru="бродкастинг скалярного отрицательного преимущества")
+    yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), 0.5), label="a scalar positive advantage broadcasts",
+               label_ru="бродкастинг скалярного положительного преимущества")
     yield Case(args=(np.array([[0.5, 1.5], [1.1, 0.9]]), np.array([[1.0], [-1.0]]), 0.25, 0.25),
-               label="(N, T) ratios with (N, 1) advantages")
-    yield Case(args=(np.array([0.3, 1.0, 2.5]), np.zeros(3)), label="zero advantages")
-    yield Case(args=(BOUNDARY_RATIOS, np.ones(6), 0.25, 0.5), label="ratios on the clip boundaries, A > 0")
-    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.25, 0.5), label="ratios on the clip boundaries, A < 0")
-    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.5, 0.25), label="boundaries with eps_low = 0.5, A < 0")
-    yield Case(args=(np.array([-0.1, 1.0]), np.ones(2)), raises=ValueError, label="negative ratios are refused")
-    yield Case(args=(np.ones(3), np.ones(2)), raises=ValueError, label="shapes that do not broadcast are refused")
-    yield Case(args=(np.ones(2), np.ones(2), -0.1, 0.2), raises=ValueError, label="negative eps_low is refused")
-    yield Case(args=(np.ones(2), np.ones(2), 0.2, float("nan")), raises=ValueError, label="NaN eps_high is refused")
+               label="(N, T) ratios with (N, 1) advantages", label_ru="отношения (N, T) и преимущества (N, 1)")
+    yield Case(args=(np.array([0.3, 1.0, 2.5]), np.zeros(3)), label="zero advantages", label_ru="нулевые преимущества")
+    yield Case(args=(BOUNDARY_RATIOS, np.ones(6), 0.25, 0.5), label="ratios on the clip boundaries, A > 0",
+               label_ru="отношения на границах клиппинга, A > 0")
+    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.25, 0.5), label="ratios on the clip boundaries, A < 0",
+               label_ru="отношения на границах клиппинга, A < 0")
+    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.5, 0.25), label="boundaries with eps_low = 0.5, A < 0",
+               label_ru="границы при eps_low = 0.5, A < 0")
+    yield Case(args=(np.array([-0.1, 1.0]), np.ones(2)), raises=ValueError, label="negative ratios are refused",
+               label_ru="отрицательные отношения отклоняются")
+    yield Case(args=(np.ones(3), np.ones(2)), raises=ValueError, label="shapes that do not broadcast are refused",
+               label_ru="формы, несовместимые при бродкастинге, отклоняются")
+    yield Case(args=(np.ones(2), np.ones(2), -0.1, 0.2), raises=ValueError, label="negative eps_low is refused",
+               label_ru="отрицательный eps_low отклоняется")
+    yield Case(args=(np.ones(2), np.ones(2), 0.2, float("nan")), raises=ValueError, label="NaN eps_high is refused",
+               label_ru="eps_high = NaN отклоняется")
     yield from hypothesis_cases(clip_inputs, count=20, seed=9_307, to_case=_clip_case)
 
 
@@ -329,24 +383,29 @@ def _clip_activity():
 def _gspo_sequence_ratios():
     new = np.array([[-1.0, -2.0, -9.0], [-0.5, -0.5, -0.5]])
     old = np.array([[-1.5, -2.5, -1.0], [-0.5, -0.5, -0.5]])
-    yield Case(args=(new, old, np.array([[1, 1, 0], [1, 1, 1]])), label="public test row", hidden=False)
+    yield Case(args=(new, old, np.array([[1, 1, 0], [1, 1, 1]])), label="public test row",
+               label_ru="строка открытого теста", hidden=False)
     yield Case(args=(np.array([[-1.0, -3.0, -2.0, -0.5]]), np.array([[-2.0, -1.0, -2.5, -0.5]]), np.ones((1, 4))),
-               label="geometric, not arithmetic, mean of token ratios")
+               label="geometric, not arithmetic, mean of token ratios",
+               label_ru="геометрическое, а не арифметическое среднее отношений по токенам")
     yield Case(args=(np.array([[-0.2, -1.0, -np.inf], [-0.4, -np.inf, -np.inf]]),
                      np.array([[-0.5, -0.7, -np.inf], [-0.1, -np.inf, -np.inf]]),
                      np.array([[True, True, False], [True, False, False]])),
-               label="-inf padding under a boolean mask")
+               label="-inf padding under a boolean mask", label_ru="паддинг -inf под булевой маской")
     yield Case(args=(np.array([[-1.0, -1.0], [-2.0, -1.0]]), np.array([[-1.5, -1.5], [-1.0, -3.0]]),
-                     np.array([[0.0, 0.0], [1.0, 1.0]])), label="a response with no active token has ratio 1")
+                     np.array([[0.0, 0.0], [1.0, 1.0]])), label="a response with no active token has ratio 1",
+               label_ru="у ответа без активных токенов отношение равно 1")
     yield Case(args=(np.array([[-0.3, -0.2, -0.9, -0.4]]), np.array([[-0.6, -0.1, -0.2, -2.0]]),
-                     np.array([[1.0, 1.0, 1.0, 0.0]])), label="the padding holds a finite log-prob")
+                     np.array([[1.0, 1.0, 1.0, 0.0]])), label="the padding holds a finite log-prob",
+               label_ru="в паддинге конечный логарифм вероятности")
     yield Case(args=(np.zeros((2, 3)), np.zeros((2, 2)), np.ones((2, 3))), raises=ValueError,
-               label="mismatched shapes are refused")
-    yield Case(args=(np.zeros(3), np.zeros(3), np.ones(3)), raises=ValueError, label="1-D inputs are refused")
+               label="mismatched shapes are refused", label_ru="несовпадающие формы отклоняются")
+    yield Case(args=(np.zeros(3), np.zeros(3), np.ones(3)), raises=ValueError, label="1-D inputs are refused",
+               label_ru="1-мерные входы отклоняются")
     yield Case(args=(np.zeros((1, 2)), np.zeros((1, 2)), np.array([[1.0, 2.0]])), raises=ValueError,
-               label="a mask entry of 2 is refused")
+               label="a mask entry of 2 is refused", label_ru="значение маски 2 отклоняется")
     yield Case(args=(np.array([[-np.inf, 0.0]]), np.zeros((1, 2)), np.ones((1, 2))), raises=ValueError,
-               label="-inf on an active token is refused")
+               label="-inf on an active token is refused", label_ru="-inf на активном токене отклоняется")
 
     def to_case(drawn):
         rows, width = drawn
@@ -372,24 +431,32 @@ def _reduction_case(drawn, *extra):
 
 
 def _reduction_errors(*extra):
-    yield Case(args=(SEED_GROUP, [3, 0, 2], *extra), raises=ValueError, label="a zero length is refused")
-    yield Case(args=(SEED_GROUP, [3, -1, 2], *extra), raises=ValueError, label="a negative length is refused")
-    yield Case(args=(SEED_GROUP, [3, 2], *extra), raises=ValueError, label="fewer lengths than rewards are refused")
+    yield Case(args=(SEED_GROUP, [3, 0, 2], *extra), raises=ValueError, label="a zero length is refused",
+               label_ru="нулевая длина отклоняется")
+    yield Case(args=(SEED_GROUP, [3, -1, 2], *extra), raises=ValueError, label="a negative length is refused",
+               label_ru="отрицательная длина отклоняется")
+    yield Case(args=(SEED_GROUP, [3, 2], *extra), raises=ValueError, label="fewer lengths than rewards are refused",
+               label_ru="длин меньше, чем наград: отклоняется")
     yield Case(args=(np.array([[1.0, 0.0], [0.0, 1.0]]), [2, 3], *extra), raises=ValueError,
-               label="2-D rewards are refused (one group)")
+               label="2-D rewards are refused (one group)", label_ru="2-мерные награды отклоняются (группа одна)")
 
 
 def _standardised_reduction_cases(seed):
     yield Case(args=(SEED_GROUP, SEED_LENGTHS), label="seed table: rewards [1, 0, 1], lengths [2, 5, 8]",
+               label_ru="таблица из ноутбука: награды [1, 0, 1], длины [2, 5, 8]",
                hidden=False)
-    yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3]), label="equal lengths")
-    yield Case(args=(np.array([1.0, 0.0, 0.0, 1.0]), [1, 10, 4, 7]), label="lengths 1 to 10")
-    yield Case(args=(np.array([0.5, 0.5, 0.5]), [2, 4, 6]), label="an all-equal group gets zero weights")
-    yield Case(args=(np.array([1.0, 0.0]), [200, 50]), label="long responses: small weights")
-    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9]), kwargs={"eps": 0.5}, label="a large eps")
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3]), label="equal lengths", label_ru="равные длины")
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 1.0]), [1, 10, 4, 7]), label="lengths 1 to 10",
+               label_ru="длины от 1 до 10")
+    yield Case(args=(np.array([0.5, 0.5, 0.5]), [2, 4, 6]), label="an all-equal group gets zero weights",
+               label_ru="группа равных наград получает нулевые веса")
+    yield Case(args=(np.array([1.0, 0.0]), [200, 50]), label="long responses: small weights",
+               label_ru="длинные ответы: малые веса")
+    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9]), kwargs={"eps": 0.5}, label="a large eps",
+               label_ru="большое eps")
     yield from _reduction_errors()
     yield Case(args=(SEED_GROUP, SEED_LENGTHS), kwargs={"eps": -1.0}, raises=ValueError,
-               label="negative eps is refused")
+               label="negative eps is refused", label_ru="отрицательное eps отклоняется")
     yield from hypothesis_cases(reduction_inputs, count=15, seed=seed, to_case=_reduction_case)
 
 
@@ -405,16 +472,24 @@ def _dapo_token_weights():
 
 @exercise(f"{M}.dr_grpo_token_weights", points=2, call=TRUSTED, atol=1e-10)
 def _dr_grpo_token_weights():
-    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 8), label="seed table: fixed_length = 8", hidden=False)
-    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 16), label="a budget above the longest response")
-    yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3], 3), label="equal lengths, budget = length")
-    yield Case(args=(np.array([1.0, 0.0, 0.0, 1.0]), [1, 10, 4, 7], 12), label="lengths 1 to 10, budget 12")
-    yield Case(args=(np.array([0.2, 0.9]), [5, 2], 5), label="non-binary rewards")
-    yield Case(args=(np.array([0.5, 0.5, 0.5]), [2, 4, 6], 6), label="an all-equal group gets zero weights")
-    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9], 9), kwargs={"eps": 0.5}, label="eps is unused")
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 8), label="seed table: fixed_length = 8",
+               label_ru="таблица из ноутбука: fixed_length = 8", hidden=False)
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 16), label="a budget above the longest response",
+               label_ru="бюджет больше самого длинного ответа")
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3], 3), label="equal lengths, budget = length",
+               label_ru="равные длины, бюджет = длина")
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 1.0]), [1, 10, 4, 7], 12), label="lengths 1 to 10, budget 12",
+               label_ru="длины от 1 до 10, бюджет 12")
+    yield Case(args=(np.array([0.2, 0.9]), [5, 2], 5), label="non-binary rewards", label_ru="небинарные награды")
+    yield Case(args=(np.array([0.5, 0.5, 0.5]), [2, 4, 6], 6), label="an all-equal group gets zero weights",
+               label_ru="группа равных наград получает нулевые веса")
+    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9], 9), kwargs={"eps": 0.5}, label="eps is unused",
+               label_ru="eps не используется")
     yield Case(args=(SEED_GROUP, SEED_LENGTHS, 7), raises=ValueError,
-               label="public: fixed_length below the longest response is refused", hidden=False)
-    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 0), raises=ValueError, label="fixed_length 0 is refused")
+               label="public: fixed_length below the longest response is refused",
+               label_ru="открытый тест: fixed_length меньше самого длинного ответа отклоняется", hidden=False)
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 0), raises=ValueError, label="fixed_length 0 is refused",
+               label_ru="fixed_length 0 отклоняется")
     yield from _reduction_errors(8)
     yield from hypothesis_cases(st.tuples(reduction_inputs, st.integers(0, 5)), count=15, seed=9_311,
                                 to_case=lambda d: _reduction_case(d[0], max(n for _, n in d[0]) + d[1]))
@@ -430,6 +505,7 @@ SEED_WEIGHTS = {
     "Dr. GRPO": _weights([(1 / 72, 2), (-2 / 72, 5), (1 / 72, 8)]),
     "DAPO": _weights([(A / 15, 2), (-2 * A / 15, 5), (A / 15, 8)]),
 }
+SEED_WEIGHTS_RU = {"original GRPO": "исходного GRPO", "Dr. GRPO": "Dr. GRPO", "DAPO": "DAPO"}  # in labels
 HIDDEN_WEIGHTS = {
     "one-token responses": [np.array([0.5]), np.array([-0.25]), np.array([-0.25])],
     "unequal entries in one response": [np.array([0.1, -0.3, 0.2]), np.array([0.05, 0.05])],
@@ -437,17 +513,27 @@ HIDDEN_WEIGHTS = {
     "an empty response": [np.array([0.3, 0.3]), np.zeros(0), np.array([-0.1])],
     "equal lengths": [np.array([0.25, 0.25]), np.array([-0.25, -0.25])],
 }
+HIDDEN_WEIGHTS_RU = {  # the labels of HIDDEN_WEIGHTS in Russian
+    "one-token responses": "ответы из одного токена",
+    "unequal entries in one response": "разные веса внутри одного ответа",
+    "lists instead of arrays": "списки вместо массивов",
+    "an empty response": "пустой ответ",
+    "equal lengths": "равные длины",
+}
 weight_lists = st.lists(st.lists(st.floats(-1.0, 1.0, allow_subnormal=False), min_size=1, max_size=6),
                         min_size=1, max_size=5)
 
 
 def _token_weight_cases(seed):
     for name, weights in SEED_WEIGHTS.items():
-        yield Case(args=(weights,), label=f"seed table: {name} weights", hidden=False)
+        yield Case(args=(weights,), label=f"seed table: {name} weights",
+                   label_ru=f"таблица из ноутбука: веса {SEED_WEIGHTS_RU[name]}", hidden=False)
     for name, weights in HIDDEN_WEIGHTS.items():
-        yield Case(args=(weights,), label=name)
-    yield Case(args=([np.ones((2, 2))],), raises=ValueError, label="a 2-D weight array is refused")
-    yield Case(args=([np.array([0.1, np.nan])],), raises=ValueError, label="NaN weights are refused")
+        yield Case(args=(weights,), label=name, label_ru=HIDDEN_WEIGHTS_RU[name])
+    yield Case(args=([np.ones((2, 2))],), raises=ValueError, label="a 2-D weight array is refused",
+               label_ru="2-мерный массив весов отклоняется")
+    yield Case(args=([np.array([0.1, np.nan])],), raises=ValueError, label="NaN weights are refused",
+               label_ru="веса NaN отклоняются")
     yield from hypothesis_cases(weight_lists, count=12, seed=seed,
                                 to_case=lambda ws: Case(args=([np.array(w) for w in ws],)))
 
@@ -460,23 +546,33 @@ def _response_contributions():
 @exercise(f"{M}.flatten_token_weights", points=1, atol=1e-10)
 def _flatten_token_weights():
     yield from _token_weight_cases(9_313)
-    yield Case(args=([],), label="no responses: an empty array")
+    yield Case(args=([],), label="no responses: an empty array", label_ru="нет ответов: пустой массив")
 
 
 @exercise(f"{M}.overlong_penalty", points=2)
 def _overlong_penalty():
     for length in (0, 15, 16, 18, 20, 21):
-        yield Case(args=(length, 20, 5), label="public test row: L_max = 20, L_cache = 5", hidden=False)
+        yield Case(args=(length, 20, 5), label="public test row: L_max = 20, L_cache = 5",
+                   label_ru="строка открытого теста: L_max = 20, L_cache = 5", hidden=False)
     for length in (0, 3, 4, 6, 9, 10, 11, 25):
-        yield Case(args=(length, 10, 10), label="L_cache = L_max: the soft zone starts at 0")
+        yield Case(args=(length, 10, 10), label="L_cache = L_max: the soft zone starts at 0",
+                   label_ru="L_cache = L_max: мягкая зона начинается с 0")
     for length in (99, 100, 101, 102, 130):
-        yield Case(args=(length, 100, 1), label="L_cache = 1: a hard cut at L_max")
-    yield Case(args=(3000, 4096, 1024), label="DAPO-like sizes, below the soft zone")
-    yield Case(args=(3584, 4096, 1024), label="DAPO-like sizes, half-way through the soft zone")
-    yield Case(args=(5000, 4096, 1024), label="DAPO-like sizes, beyond L_max")
-    for args, label in (((-1, 20, 5), "public: a negative length"), ((5, 0, 0), "max_length 0"),
-                        ((5, 20, 0), "cache_length 0"), ((5, 20, 21), "cache_length > max_length")):
-        yield Case(args=args, raises=ValueError, label=f"{label} is refused", hidden=not label.startswith("public"))
+        yield Case(args=(length, 100, 1), label="L_cache = 1: a hard cut at L_max",
+                   label_ru="L_cache = 1: жёсткая отсечка на L_max")
+    yield Case(args=(3000, 4096, 1024), label="DAPO-like sizes, below the soft zone",
+               label_ru="размеры как в DAPO, до мягкой зоны")
+    yield Case(args=(3584, 4096, 1024), label="DAPO-like sizes, half-way through the soft zone",
+               label_ru="размеры как в DAPO, середина мягкой зоны")
+    yield Case(args=(5000, 4096, 1024), label="DAPO-like sizes, beyond L_max",
+               label_ru="размеры как в DAPO, за пределами L_max")
+    for args, label, label_ru in (
+            ((-1, 20, 5), "public: a negative length", "открытый тест: отрицательная длина отклоняется"),
+            ((5, 0, 0), "max_length 0", "max_length 0 отклоняется"),
+            ((5, 20, 0), "cache_length 0", "cache_length 0 отклоняется"),
+            ((5, 20, 21), "cache_length > max_length", "cache_length > max_length отклоняется")):
+        yield Case(args=args, raises=ValueError, label=f"{label} is refused", label_ru=label_ru,
+                   hidden=not label.startswith("public"))
 
     def to_case(drawn):
         cache, room, length = drawn
@@ -488,15 +584,21 @@ def _overlong_penalty():
 @exercise(f"{M}.k3_kl", points=2)
 def _k3_kl():
     yield Case(args=(np.array([-1.0, -2.0, -1.0]), np.array([-1.0, -1.0, -2.0])), label="public test row",
+               label_ru="строка открытого теста",
                hidden=False)
     yield Case(args=(np.array([[-0.5, -3.0], [-2.0, -0.1]]), np.array([[-1.5, -1.0], [-0.2, -0.1]])),
-               label="(N, T) log-probs, both signs of the difference")
-    yield Case(args=(np.array([-2.0, -0.7]), np.array([-2.0, -0.7])), label="equal policies: exactly 0")
-    yield Case(args=(np.array([-1.0, -1.0]), np.array([-1.0 + 1e-7, -1.0 - 1e-7])), label="tiny differences")
-    yield Case(args=(-0.5, -2.5), label="0-d inputs")
+               label="(N, T) log-probs, both signs of the difference",
+               label_ru="логарифмы вероятностей (N, T), разность обоих знаков")
+    yield Case(args=(np.array([-2.0, -0.7]), np.array([-2.0, -0.7])), label="equal policies: exactly 0",
+               label_ru="одинаковые политики: ровно 0")
+    yield Case(args=(np.array([-1.0, -1.0]), np.array([-1.0 + 1e-7, -1.0 - 1e-7])), label="tiny differences",
+               label_ru="очень малые разности")
+    yield Case(args=(-0.5, -2.5), label="0-d inputs", label_ru="0-мерные входы")
     yield Case(args=(np.zeros(2), np.zeros(3)), raises=ValueError, label="public: mismatched shapes are refused",
+               label_ru="открытый тест: несовпадающие формы отклоняются",
                hidden=False)
-    yield Case(args=(np.array([np.nan]), np.zeros(1)), raises=ValueError, label="NaN log-probs are refused")
+    yield Case(args=(np.array([np.nan]), np.zeros(1)), raises=ValueError, label="NaN log-probs are refused",
+               label_ru="логарифмы вероятностей NaN отклоняются")
     logprobs = st.lists(st.tuples(st.floats(-6.0, 0.0), st.floats(-6.0, 0.0)), min_size=1, max_size=8)
     yield from hypothesis_cases(logprobs, count=15, seed=9_315,
                                 to_case=lambda pairs: Case(args=tuple(np.array(pairs).T)))
@@ -516,18 +618,26 @@ SEED_SUCCESSFUL_MASS = {0: 0.8176, 9: 0.8449, 19: 0.8718, 39: 0.9138, 60: 0.9413
 def _categorical_entropy():
     for step, probabilities in SEED_MODE_PROBABILITIES.items():
         p = np.array(probabilities)
-        yield Case(args=(p / p.sum(),), label=f"seed table: entropy at step {step}", hidden=False)
-    yield Case(args=([0.25, 0.25, 0.25, 0.25],), label="public: uniform over 4", hidden=False)
-    yield Case(args=([1.0, 0.0],), label="public: 0 log 0 = 0", hidden=False)
-    yield Case(args=([[0.5, 0.5], [1.0, 0.0]],), label="public: a batch of two", hidden=False)
-    yield Case(args=(np.array([0.7, 0.2, 0.1]),), label="three modes")
-    yield Case(args=(np.array([0.5, 0.0, 0.5, 0.0]),), label="zeros inside a distribution")
-    yield Case(args=(np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5], [1 / 3, 1 / 3, 1 / 3]]),), label="a batch of three")
-    yield Case(args=(np.full((2, 2, 2), 0.5),), label="a (2, 2, 2) batch")
-    yield Case(args=([1.0],), label="one mode")
-    yield Case(args=([0.5, 0.6],), raises=ValueError, label="a row that does not sum to 1 is refused")
-    yield Case(args=([1.5, -0.5],), raises=ValueError, label="negative probabilities are refused")
-    yield Case(args=(np.zeros(0),), raises=ValueError, label="an empty distribution is refused")
+        yield Case(args=(p / p.sum(),), label=f"seed table: entropy at step {step}",
+                   label_ru=f"таблица из ноутбука: энтропия на шаге {step}", hidden=False)
+    yield Case(args=([0.25, 0.25, 0.25, 0.25],), label="public: uniform over 4",
+               label_ru="открытый тест: равномерное распределение на 4 исхода", hidden=False)
+    yield Case(args=([1.0, 0.0],), label="public: 0 log 0 = 0", label_ru="открытый тест: 0 log 0 = 0", hidden=False)
+    yield Case(args=([[0.5, 0.5], [1.0, 0.0]],), label="public: a batch of two",
+               label_ru="открытый тест: батч из двух распределений", hidden=False)
+    yield Case(args=(np.array([0.7, 0.2, 0.1]),), label="three modes", label_ru="три моды")
+    yield Case(args=(np.array([0.5, 0.0, 0.5, 0.0]),), label="zeros inside a distribution",
+               label_ru="нули внутри распределения")
+    yield Case(args=(np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5], [1 / 3, 1 / 3, 1 / 3]]),), label="a batch of three",
+               label_ru="батч из трёх распределений")
+    yield Case(args=(np.full((2, 2, 2), 0.5),), label="a (2, 2, 2) batch", label_ru="батч формы (2, 2, 2)")
+    yield Case(args=([1.0],), label="one mode", label_ru="одна мода")
+    yield Case(args=([0.5, 0.6],), raises=ValueError, label="a row that does not sum to 1 is refused",
+               label_ru="строка с суммой, отличной от 1, отклоняется")
+    yield Case(args=([1.5, -0.5],), raises=ValueError, label="negative probabilities are refused",
+               label_ru="отрицательные вероятности отклоняются")
+    yield Case(args=(np.zeros(0),), raises=ValueError, label="an empty distribution is refused",
+               label_ru="пустое распределение отклоняется")
 
     def to_case(weights):
         p = np.array(weights)
@@ -539,15 +649,18 @@ def _categorical_entropy():
 @exercise(f"{M}.pass_at_k_independent", points=1)
 def _pass_at_k_independent():
     for step, mass in SEED_SUCCESSFUL_MASS.items():
-        yield Case(args=(mass, 4), label=f"seed table: pass@4 at step {step}", hidden=False)
-    yield Case(args=(0.5, 4), label="public test row", hidden=False)
-    yield Case(args=(0.1, 1), label="k = 1 is p")
-    yield Case(args=(0.2, 3), label="p = 0.2, k = 3")
-    yield Case(args=(0.0, 5), label="p = 0")
-    yield Case(args=(1.0, 5), label="p = 1")
-    yield Case(args=(0.3, 100), label="many attempts")
-    for args, label in (((1.2, 2), "p above 1"), ((-0.2, 2), "negative p"), ((0.5, 0), "k = 0")):
-        yield Case(args=args, raises=ValueError, label=f"{label} is refused")
+        yield Case(args=(mass, 4), label=f"seed table: pass@4 at step {step}",
+                   label_ru=f"таблица из ноутбука: pass@4 на шаге {step}", hidden=False)
+    yield Case(args=(0.5, 4), label="public test row", label_ru="строка открытого теста", hidden=False)
+    yield Case(args=(0.1, 1), label="k = 1 is p", label_ru="k = 1 даёт p")
+    yield Case(args=(0.2, 3), label="p = 0.2, k = 3", label_ru="p = 0.2, k = 3")
+    yield Case(args=(0.0, 5), label="p = 0", label_ru="p = 0")
+    yield Case(args=(1.0, 5), label="p = 1", label_ru="p = 1")
+    yield Case(args=(0.3, 100), label="many attempts", label_ru="много попыток")
+    for args, label, label_ru in (((1.2, 2), "p above 1", "p больше 1 отклоняется"),
+                                  ((-0.2, 2), "negative p", "отрицательное p отклоняется"),
+                                  ((0.5, 0), "k = 0", "k = 0 отклоняется")):
+        yield Case(args=args, raises=ValueError, label=f"{label} is refused", label_ru=label_ru)
     yield from hypothesis_cases(st.tuples(probabilities, st.integers(1, 50)), count=15, seed=9_317,
                                 to_case=lambda pk: Case(args=pk))
 
@@ -555,16 +668,18 @@ def _pass_at_k_independent():
 @exercise(f"{M}.pass_at_k_unbiased", points=2)
 def _pass_at_k_unbiased():
     for args in ((10, 3, 4), (5, 3, 3), (5, 0, 3)):
-        yield Case(args=args, label="public test row", hidden=False)
-    yield Case(args=(10, 3, 1), label="k = 1 is c / n")
-    yield Case(args=(20, 5, 10), label="n = 20, c = 5, k = 10")
-    yield Case(args=(8, 8, 4), label="every sample correct")
-    yield Case(args=(4, 1, 4), label="k = n")
-    yield Case(args=(200, 7, 50), label="large n (no overflow)")
-    yield Case(args=(3000, 2, 5), label="very large n: no huge binomials")
-    for args, label in (((5, 6, 2), "c > n"), ((5, 2, 6), "k > n"), ((0, 0, 1), "n = 0"), ((5, 2, 0), "k = 0"),
-                        ((5, -1, 2), "negative c")):
-        yield Case(args=args, raises=ValueError, label=f"{label} is refused")
+        yield Case(args=args, label="public test row", label_ru="строка открытого теста", hidden=False)
+    yield Case(args=(10, 3, 1), label="k = 1 is c / n", label_ru="k = 1 даёт c / n")
+    yield Case(args=(20, 5, 10), label="n = 20, c = 5, k = 10", label_ru="n = 20, c = 5, k = 10")
+    yield Case(args=(8, 8, 4), label="every sample correct", label_ru="все сэмплы верны")
+    yield Case(args=(4, 1, 4), label="k = n", label_ru="k = n")
+    yield Case(args=(200, 7, 50), label="large n (no overflow)", label_ru="большое n (без переполнения)")
+    yield Case(args=(3000, 2, 5), label="very large n: no huge binomials",
+               label_ru="очень большое n: без огромных биномиальных коэффициентов")
+    for args, label, label_ru in (((5, 6, 2), "c > n", "c > n отклоняется"), ((5, 2, 6), "k > n", "k > n отклоняется"),
+                                  ((0, 0, 1), "n = 0", "n = 0 отклоняется"), ((5, 2, 0), "k = 0", "k = 0 отклоняется"),
+                                  ((5, -1, 2), "negative c", "отрицательное c отклоняется")):
+        yield Case(args=args, raises=ValueError, label=f"{label} is refused", label_ru=label_ru)
 
     def to_case(drawn):
         n, c_share, k_share = drawn
@@ -577,22 +692,31 @@ def _pass_at_k_unbiased():
 def _synthetic_mode_training():
     for steps in (0, 9, 19, 39, 60):
         yield Case(kwargs={"beta_entropy": 0.0, "learning_rate": 0.18, "steps": steps},
-                   label=f"seed table: step {steps}", hidden=False)
+                   label=f"seed table: step {steps}", label_ru=f"таблица из ноутбука: шаг {steps}", hidden=False)
     yield Case(kwargs={"beta_entropy": 0.5, "learning_rate": 0.18, "steps": 60}, label="public: entropy bonus 0.5",
+               label_ru="открытый тест: энтропийный бонус 0.5",
                hidden=False)
-    yield Case(kwargs={"beta_entropy": 0.2, "learning_rate": 0.5, "steps": 25}, label="a small entropy bonus")
-    yield Case(kwargs={"beta_entropy": 2.0, "steps": 40}, label="a bonus that beats the reward")
-    yield Case(kwargs={"learning_rate": 0.0, "steps": 10}, label="lr = 0 keeps the initial state")
+    yield Case(kwargs={"beta_entropy": 0.2, "learning_rate": 0.5, "steps": 25}, label="a small entropy bonus",
+               label_ru="малый энтропийный бонус")
+    yield Case(kwargs={"beta_entropy": 2.0, "steps": 40}, label="a bonus that beats the reward",
+               label_ru="бонус, перевешивающий награду")
+    yield Case(kwargs={"learning_rate": 0.0, "steps": 10}, label="lr = 0 keeps the initial state",
+               label_ru="lr = 0 сохраняет начальное состояние")
     yield Case(kwargs={"steps": 30, "rewards": [0.0, 1.0, 0.5], "initial_logits": [2.0, 0.0, 1.0]},
-               label="three modes: the best starts least likely")
+               label="three modes: the best starts least likely",
+               label_ru="три моды: лучшая в начале наименее вероятна")
     yield Case(kwargs={"beta_entropy": 0.3, "steps": 30, "rewards": [0.2, 0.2], "initial_logits": [0.0, 3.0]},
-               label="equal rewards: only the bonus moves the policy")
+               label="equal rewards: only the bonus moves the policy",
+               label_ru="равные награды: политику сдвигает только бонус")
     yield Case(kwargs={"steps": 5, "rewards": [1.0, 0.0, 0.0], "initial_logits": [500.0, 0.0, 0.0]},
-               label="huge logits (a stable softmax)")
-    for kwargs, label in (({"learning_rate": -0.1}, "negative learning_rate"), ({"steps": -1}, "negative steps"),
-                          ({"beta_entropy": -0.5}, "negative beta_entropy"),
-                          ({"rewards": [1.0, 0.0], "initial_logits": [0.0, 0.0, 0.0]}, "mismatched shapes")):
-        yield Case(kwargs=kwargs, raises=ValueError, label=f"{label} is refused")
+               label="huge logits (a stable softmax)", label_ru="огромные логиты (устойчивый softmax)")
+    for kwargs, label, label_ru in (
+            ({"learning_rate": -0.1}, "negative learning_rate", "отрицательный learning_rate отклоняется"),
+            ({"steps": -1}, "negative steps", "отрицательное значение steps отклоняется"),
+            ({"beta_entropy": -0.5}, "negative beta_entropy", "отрицательный beta_entropy отклоняется"),
+            ({"rewards": [1.0, 0.0], "initial_logits": [0.0, 0.0, 0.0]}, "mismatched shapes",
+             "несовпадающие формы отклоняются")):
+        yield Case(kwargs=kwargs, raises=ValueError, label=f"{label} is refused", label_ru=label_ru)
 
     def to_case(drawn):
         modes, beta, steps = drawn

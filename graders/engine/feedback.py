@@ -10,7 +10,8 @@ not judged (no file, load error, timeout, crash, sandbox refusal).
 The words come from :mod:`graders.engine.texts`, in the language of the
 grading options (``GradeOptions.lang``: ``rl4llm grade --lang``, else
 ``RL4LLM_LANG``, else the locale, else English); ids, names and statuses are
-the same in every language.
+the same in every language. A check's label is its case's ``label`` in
+English and its ``label_ru`` in Russian (:func:`label_in`).
 """
 
 from __future__ import annotations
@@ -52,10 +53,23 @@ def language_of(ctx) -> str:
 
 
 def hint_in(hints: dict | str, language: str) -> str:
-    """A misconception's hint (the catalogue's docstring) in ``language``; English where it has none."""
+    """A misconception's hint (the catalogue's docstring) in ``language``; English where it has none.
+
+    The same for the label of the check a misconception was named on (``{language: label}``).
+    """
     if isinstance(hints, str):
         return hints
     return hints.get(language) or hints.get("en", "")
+
+
+def label_in(case, language: str) -> str:
+    """A check's label in ``language``: ``label_ru`` in Russian where the case has one, else ``label``.
+
+    ``label`` (English) stays the case's identity; only the text a learner reads changes.
+    """
+    if language != "en":
+        return getattr(case, f"label_{language}", "") or case.label
+    return case.label
 
 
 def render(judgement: Judgement, exercise, ctx) -> str:
@@ -163,9 +177,9 @@ def _case_lines(judgement: Judgement, exercise, ctx) -> list[str]:
                                checks=judgement.checks))
     shown = _problem_lines(problems, names, ctx.options.hide_hidden_inputs, language)
     lines += shown
-    for name, (hints, label) in judgement.misconceptions.items():
+    for name, (hints, labels) in judgement.misconceptions.items():
         if not any(feedback_text(language, "misconception", name=name) in line for line in shown):
-            lines.append(feedback_text(language, "misconception_summary", name=name, label=label,
+            lines.append(feedback_text(language, "misconception_summary", name=name, label=hint_in(labels, language),
                                        hint=hint_in(hints, language)))
     for problem in judgement.kit_problems:
         lines.append(feedback_text(language, "kit_problem", problem=translated(problem, language)))
@@ -233,7 +247,7 @@ def _problem_lines(problems: list[CaseOutcome], names: list[str], hide: bool, la
         problem, text = same[0]
         case = problem.case
         visibility = say("hidden") if case.hidden else say("public")
-        label = f"'{case.label}'" if case.label else say("a_check")
+        label = f"'{label_in(case, language)}'" if case.label else say("a_check")
         lines.append(say("check", label=label, visibility=visibility,
                          input=describe_input(case, names, hide and case.hidden, language)))
         lines.append(f"    {text}")

@@ -131,7 +131,7 @@ def _judge_case(index: int, case, want, got: dict, arrays: dict, compare) -> Cas
     return CaseOutcome(index, case, CaseResult.NO_RESULT)
 
 
-def _name_misconceptions(matched: list[tuple[CaseOutcome, list[Misconception]]]) -> dict[str, tuple[dict, str]]:
+def _name_misconceptions(matched: list[tuple[CaseOutcome, list[Misconception]]]) -> dict[str, tuple[dict, dict]]:
     """The catalogue entries that explain the most wrong answers (ties kept); each goes on its first one.
 
     An entry can coincide with another mistake on some inputs; the one that
@@ -144,14 +144,22 @@ def _name_misconceptions(matched: list[tuple[CaseOutcome, list[Misconception]]])
     if not counts:
         return {}
     best = max(counts.values())
-    found: dict[str, tuple[str, str]] = {}
+    found: dict[str, tuple[dict, dict]] = {}
     for outcome, entries in matched:
         for entry in entries:
             if counts[entry.name] == best and entry.name not in found:
                 hints = dict(entry.hints) or {"en": entry.hint}  # feedback picks the language
-                found[entry.name] = (hints, outcome.case.label or f"#{outcome.index + 1}")
+                found[entry.name] = (hints, _labels(outcome))
                 outcome.named.append((entry.name, hints))
     return found
+
+
+def _labels(outcome: CaseOutcome) -> dict[str, str]:
+    """The failing check's label in every language it has (feedback picks one; ``#<n>`` when it has none)."""
+    case = outcome.case
+    if not case.label:
+        return {"en": f"#{outcome.index + 1}"}
+    return {"en": case.label, **({"ru": case.label_ru} if getattr(case, "label_ru", "") else {})}
 
 
 def _matching_misconceptions(exercise, index, case, want, value, compare, ctx) -> list[Misconception]:

@@ -113,7 +113,8 @@ class Judgement:
     checks: int = 0  # usable checks
     problems: list[CaseOutcome] = field(default_factory=list)  # the failing checks, in order
     kit_problems: list[str] = field(default_factory=list)  # checks skipped for the kit's own fault
-    misconceptions: dict[str, tuple[dict, str]] = field(default_factory=dict)  # name -> ({language: hint}, label)
+    # name -> ({language: hint}, {language: label of the check it was named on})
+    misconceptions: dict[str, tuple[dict, dict]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -198,14 +198,15 @@ def kept_cases(store: ReferenceStore | None, spec) -> None:
             raises = getattr(builtins, row["raises"]) if row["raises"] else None
             args, kwargs = codec.decode(row["inputs"], arrays)
             cases.append(Case(tuple(args), kwargs, row["label"], row["hidden"], raises, row["weight"],
-                              row["rtol"], row["atol"]))
+                              row["rtol"], row["atol"], row.get("label_ru", "")))
         spec._cases = cases
         return
     cases = spec.cases()
     if any(c.raises is not None and getattr(builtins, c.raises.__name__, None) is not c.raises for c in cases):
         return
     encoder = codec.Encoder("c")
-    rows = [{"inputs": encoder.encode((tuple(c.args), dict(c.kwargs))), "label": c.label, "hidden": c.hidden,
-             "raises": c.raises.__name__ if c.raises else None, "weight": c.weight, "rtol": c.rtol, "atol": c.atol}
+    rows = [{"inputs": encoder.encode((tuple(c.args), dict(c.kwargs))), "label": c.label, "label_ru": c.label_ru,
+             "hidden": c.hidden, "raises": c.raises.__name__ if c.raises else None, "weight": c.weight,
+             "rtol": c.rtol, "atol": c.atol}
             for c in cases]
     store.write(key, {"cases": rows}, encoder.arrays)

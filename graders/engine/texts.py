@@ -4,10 +4,12 @@ What ``rl4llm grade`` tells a learner: the feedback lines of an exercise
 (:data:`FEEDBACK`, rendered by :mod:`graders.engine.feedback`) and the
 scoreboard (:data:`SCOREBOARD`, :func:`graders.engine.reports.scoreboard`).
 Every template exists in every language with the same placeholders; exercise
-ids, function names, check labels, misconception NAMES and statuses
-(``passed``, ``failed``, ...) are keys and read the same in all of them. The
-English templates are exactly the kit's historical strings: English reports
-do not change by a byte.
+ids, function names, misconception NAMES and statuses (``passed``,
+``failed``, ...) are keys and read the same in all of them. A check's label
+comes from its case in every language (``Case.label`` in English, the case's
+identity; ``Case.label_ru`` in Russian, :func:`graders.engine.feedback.label_in`).
+The English templates are exactly the kit's historical strings: English
+reports do not change by a byte.
 
 :data:`DETAILS` holds the particulars that other parts of the engine write in
 English (a sandbox refusal, a worker's exit, a file's syntax error, the
@@ -89,7 +91,7 @@ FEEDBACK = {
         "check": "- {label} ({visibility}), входные данные: {input}",
         "a_check": "проверка",
         "hidden": "скрытая",
-        "public": "публичная",
+        "public": "открытая",
         "hidden_input": "скрыты",
         "same_result": "(тот же результат ещё в проверках: {count})",
         "more_failing": "- ... и ещё непройденных проверок: {count}",
