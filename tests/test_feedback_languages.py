@@ -385,3 +385,49 @@ def test_the_scoreboard_speaks_the_setting(graded, monkeypatch):
     assert scoreboard([], language="ru") == "ни одна сдача не проверена.\n"
     for status in ("passed", "failed", "error", "timeout", "missing"):  # statuses are keys: the same words
         assert status in russian.splitlines()[0]
+
+
+# ----------------------------------------------------------------------------- the checks' own messages
+def test_every_outcome_band_is_said_in_both_languages():
+    from graders.checks import module_8_training, module_9_training
+
+    for bands in (module_8_training.OUTCOME_BANDS, module_9_training.OUTCOME_BANDS):
+        for key, (_, _, what, advice) in bands.items():
+            for english, russian in (what, advice):
+                assert english and CYRILLIC.search(russian) and not CYRILLIC.search(english), (key, english, russian)
+
+
+def test_a_band_miss_is_shown_in_the_reports_language():
+    from graders.checks.module_9_training import OUTCOME_BANDS, compare_with_bands
+
+    compare = compare_with_bands(OUTCOME_BANDS, checks.close())
+    want = {key: 0.5 for key in OUTCOME_BANDS}
+    reason = compare(want, {**want, "after_train_kl": 0.9}, checks.Case())
+    assert reason == ("the teacher-forced KL to the reference after two updates (after_train_kl) is 0.9, the "
+                      "reference gives 0.5 (+- 0.14): the loss trains differently from the reference")
+    assert texts.translated(reason, "en") == reason
+    assert texts.translated(reason, "ru") == ("KL к эталонной политике (teacher forcing) после двух обновлений "
+                                              "(after_train_kl) = 0.9, эталон даёт 0.5 (± 0.14): функция потерь "
+                                              "обучает не так, как эталонная")
+    assert texts.translated(compare(want, [], checks.Case()), "ru") == "проверка вернула list, а не словарь метрик"
+    assert compare(want, dict(want), checks.Case()) is None
+    failing = checks.band(lambda expected, got: got > expected, "too small", "слишком мало")
+    assert texts.translated(failing(1, 0, checks.Case()), "ru") == "слишком мало"
+    assert texts.translated(failing(1, None, checks.Case()), "ru") == "слишком мало (не удалось вычислить: TypeError)"
+    assert failing(1, None, checks.Case()) == "too small (could not evaluate: TypeError)"
+
+
+def test_a_toy_run_that_trains_wrongly_is_explained_in_russian(tmp_path):
+    (tmp_path / "flipped").mkdir()
+    # right on the value checks, sign-flipped on the toy's batches (groups of 8 responses of up to 6 tokens)
+    (tmp_path / "flipped" / "module_9_training.py").write_text(
+        DEFAULT_KIT.solution_path("module_9_training").read_text(encoding="utf-8") + "\n\n"
+        "_right = grpo_loss\n\n\n"
+        "def grpo_loss(new_logprobs, *args, **kwargs):\n"
+        "    loss = _right(new_logprobs, *args, **kwargs)\n"
+        "    return -loss if new_logprobs.shape[0] % 8 == 0 and new_logprobs.shape[1] == 6 else loss\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["grade", str(tmp_path / "flipped"), "--out", str(out), "--module", "9", "--quiet", "--lang", "ru"]) == 0
+    entry = _entries(json.loads((out / "flipped" / "report.json").read_text(encoding="utf-8")))["module_9_training.grpo_loss"]
+    assert entry["status"] == "failed"
+    assert "эталон даёт" in entry["feedback"] and "the reference gives" not in entry["feedback"], entry["feedback"]

@@ -93,11 +93,13 @@ Call modes (``call=``)
 
       @exercise("module_8_training.dpo_loss", points=3, call=Harness(run_dpo, given=("dpo_toy",)), timeout=60,
                 compare=band(lambda exp, got: abs(got["after_accuracy"] - 1.0) < 1e-9,
-                             "pair accuracy should reach 1.0"))
+                             "pair accuracy should reach 1.0", "точность по парам должна дойти до 1.0"))
 
 Custom comparison: ``compare(expected, got, case) -> None | str`` returns
-``None`` on a match, else a one-line reason. :func:`close` builds the default;
-:func:`band` wraps a predicate (outcome bands of a training run).
+``None`` on a match, else a one-line reason, in both languages with
+:func:`said` (``said(en, ru)``: feedback shows the report's language).
+:func:`close` builds the default; :func:`band` wraps a predicate (outcome
+bands of a training run).
 
 A harness runs once per case per submission, in the worker, and once per case
 in the grader for the reference: keep it short, and let a broken ``fn`` fail
@@ -218,6 +220,20 @@ RETURNS = Returns()
 Compare = Callable[[object, object, Case], "str | None"]
 
 
+class Said(str):
+    """A check's own message in every language of the course: the English text itself, and
+    ``translations`` (language -> text), which the feedback picks from (``graders.engine.texts.translated``)."""
+
+    translations: dict
+
+
+def said(en: str, ru: str) -> Said:
+    """A comparison's message in English and Russian (same numbers, names and keys in both)."""
+    text = Said(en)
+    text.translations = {"en": en, "ru": ru}
+    return text
+
+
 def close(rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> Compare:
     """The default comparison at the given tolerances (a case's own rtol/atol win)."""
     def compare(expected, got, case: Case) -> str | None:
@@ -226,13 +242,16 @@ def close(rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> Compare:
     return compare
 
 
-def band(predicate: Callable[[object, object], bool], message: str) -> Compare:
-    """A comparison that passes when ``predicate(expected, got)`` is true, else says ``message``."""
+def band(predicate: Callable[[object, object], bool], message: str, message_ru: str = "") -> Compare:
+    """A comparison that passes when ``predicate(expected, got)`` is true, else says ``message``
+    (``message_ru`` in Russian)."""
     def compare(expected, got, case: Case) -> str | None:
+        ru = message_ru or message
         try:
-            return None if predicate(expected, got) else message
+            return None if predicate(expected, got) else said(message, ru)
         except Exception as error:  # noqa: BLE001 - a malformed answer fails the band
-            return f"{message} (could not evaluate: {type(error).__name__})"
+            name = type(error).__name__
+            return said(f"{message} (could not evaluate: {name})", f"{ru} (не удалось вычислить: {name})")
     return compare
 
 

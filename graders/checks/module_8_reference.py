@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graders.checks import DEFAULT_ATOL, DEFAULT_RTOL, Case, Harness, close, hypothesis_cases, st
+from graders.checks import DEFAULT_ATOL, DEFAULT_RTOL, Case, Harness, close, hypothesis_cases, said, st
 from graders.checks import exercise as _register
 
 M = "module_8_reference"
@@ -54,7 +54,9 @@ def _infinity_mismatch(expected, got, where: str = "") -> str | None:
     if isinstance(expected, (float, np.ndarray)) and isinstance(got, (float, np.ndarray)):
         want, have = np.asarray(expected, dtype=np.float64), np.asarray(got, dtype=np.float64)
         if want.shape == have.shape and np.any(np.isinf(want) & (have != want)):
-            return f"at {where or 'the result'}: expected an infinity where the answer is finite (or the other sign)"
+            return said(f"at {where or 'the result'}: expected an infinity where the answer is finite (or the other sign)",
+                        f"{'в ' + where if where else 'в результате'}: ожидалась бесконечность, а ответ конечен "
+                        f"(или другого знака)")
     return None
 
 

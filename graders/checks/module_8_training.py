@@ -66,23 +66,32 @@ F32 = dict(rtol=1e-4, atol=1e-4)
 
 
 # ----------------------------------------------------------------------------- bands
-# key -> (rtol, atol, what it is, what a miss means)
-_PLUGGED = "the toy DPO run with your function plugged in differs from the reference run"
+# key -> (rtol, atol, what it is, what a miss means); each text as (English, Russian)
+_PLUGGED = ("the toy DPO run with your function plugged in differs from the reference run",
+            "игрушечный запуск DPO с вашей функцией отличается от эталонного")
+_DETACH = ("return the rewards with .detach(): they are for logging, not for gradients",
+           "верните награды через .detach(): они нужны для логов, а не для градиентов")
 OUTCOME_BANDS = {
-    **{f"{part}_{key}": (1e-3, 1e-3, f"{what} ({stage})", _PLUGGED)
-       for part, stage in (("before", "the reference policy"), ("after", "after moderate DPO"),
-                           ("stress", "after high-pressure DPO"))
-       for key, what in (("loss", "the DPO loss"), ("mean_margin", "the mean margin h"),
-                         ("mean_chosen_logp", "the mean log pi(y_w|x)"),
-                         ("mean_rejected_logp", "the mean log pi(y_l|x)"))},
-    **{f"{part}_pair_accuracy": (0.0, 0.13, f"the pair accuracy ({part})", _PLUGGED)
-       for part in ("before", "after", "stress")},
-    "policy_generation_match": (0.0, 0.13, "the greedy generation match after moderate DPO", _PLUGGED),
-    "stress_generation_match": (0.0, 0.13, "the greedy generation match after high-pressure DPO", _PLUGGED),
-    "chosen_rewards_detached": (0.0, 0.0, "whether the returned chosen_rewards are detached (1 = yes)",
-                                "return the rewards with .detach(): they are for logging, not for gradients"),
-    "rejected_rewards_detached": (0.0, 0.0, "whether the returned rejected_rewards are detached (1 = yes)",
-                                  "return the rewards with .detach(): they are for logging, not for gradients"),
+    **{f"{part}_{key}": (1e-3, 1e-3, (f"{what} ({stage})", f"{what_ru} ({stage_ru})"), _PLUGGED)
+       for part, stage, stage_ru in (("before", "the reference policy", "эталонная политика"),
+                                     ("after", "after moderate DPO", "после умеренного DPO"),
+                                     ("stress", "after high-pressure DPO", "после DPO с сильным давлением"))
+       for key, what, what_ru in (("loss", "the DPO loss", "функция потерь DPO"),
+                                  ("mean_margin", "the mean margin h", "средний отступ h"),
+                                  ("mean_chosen_logp", "the mean log pi(y_w|x)", "среднее log pi(y_w|x)"),
+                                  ("mean_rejected_logp", "the mean log pi(y_l|x)", "среднее log pi(y_l|x)"))},
+    **{f"{part}_pair_accuracy": (0.0, 0.13, (f"the pair accuracy ({part})", f"точность по парам ({part_ru})"),
+                                 _PLUGGED)
+       for part, part_ru in (("before", "до"), ("after", "после"), ("stress", "после сильного давления"))},
+    "policy_generation_match": (0.0, 0.13, ("the greedy generation match after moderate DPO",
+                                            "доля совпадений жадной генерации после умеренного DPO"), _PLUGGED),
+    "stress_generation_match": (0.0, 0.13, ("the greedy generation match after high-pressure DPO",
+                                            "доля совпадений жадной генерации после DPO с сильным давлением"),
+                                _PLUGGED),
+    "chosen_rewards_detached": (0.0, 0.0, ("whether the returned chosen_rewards are detached (1 = yes)",
+                                           "отсоединены ли возвращённые chosen_rewards (1 = да)"), _DETACH),
+    "rejected_rewards_detached": (0.0, 0.0, ("whether the returned rejected_rewards are detached (1 = yes)",
+                                             "отсоединены ли возвращённые rejected_rewards (1 = да)"), _DETACH),
 }
 
 

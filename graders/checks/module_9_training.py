@@ -65,7 +65,7 @@ import math
 
 import numpy as np
 
-from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
+from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, said, st
 
 M = "module_9_training"
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo")
@@ -123,36 +123,47 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
     return result
 
 
-# key -> (rtol, atol, what it is, what a miss means)
-_TRAINS = "the loss trains differently from the reference"
+# key -> (rtol, atol, what it is, what a miss means); each text as (English, Russian)
+_TRAINS = ("the loss trains differently from the reference", "функция потерь обучает не так, как эталонная")
 OUTCOME_BANDS = {
-    "first_update_loss": (1e-4, 1e-7, "the mean loss of the first update (same rollouts as the reference)", _TRAINS),
-    "first_update_ratio_min": (1e-4, 1e-7, "the smallest ratio rho in the first update", _TRAINS),
-    "first_update_ratio_max": (1e-4, 1e-7, "the largest ratio rho in the first update", _TRAINS),
-    "after_train_accuracy": (0.0, 0.1, "the train accuracy after two updates", _TRAINS),
-    "after_train_kl": (0.25, 0.01, "the teacher-forced KL to the reference after two updates", _TRAINS),
+    "first_update_loss": (1e-4, 1e-7, ("the mean loss of the first update (same rollouts as the reference)",
+                                       "средняя функция потерь первого обновления (те же роллауты, что у эталона)"),
+                          _TRAINS),
+    "first_update_ratio_min": (1e-4, 1e-7, ("the smallest ratio rho in the first update",
+                                            "наименьшее отношение rho в первом обновлении"), _TRAINS),
+    "first_update_ratio_max": (1e-4, 1e-7, ("the largest ratio rho in the first update",
+                                            "наибольшее отношение rho в первом обновлении"), _TRAINS),
+    "after_train_accuracy": (0.0, 0.1, ("the train accuracy after two updates",
+                                        "точность на обучающих задачах после двух обновлений"), _TRAINS),
+    "after_train_kl": (0.25, 0.01, ("the teacher-forced KL to the reference after two updates",
+                                    "KL к эталонной политике (teacher forcing) после двух обновлений"), _TRAINS),
 }
 
 
 def compare_with_bands(bands: dict, default):
     """Dicts whose keys all belong to ``bands`` (outcome metrics, flags) checked key by key; else ``default``.
 
-    ``bands`` maps a key to (rtol, atol, what it is, what a miss means); a value
-    matches when ``|got - expected| <= atol + rtol * |expected|``.
+    ``bands`` maps a key to (rtol, atol, what it is, what a miss means), the two
+    texts as (English, Russian); a value matches when
+    ``|got - expected| <= atol + rtol * |expected|``. The reasons are said in both languages.
     """
     def compare(expected, got, case):
         if not (isinstance(expected, dict) and expected and set(expected) <= set(bands)):
             return default(expected, got, case)
         if not isinstance(got, dict):
-            return f"the check returned {type(got).__name__}, not a dict of metrics"
+            kind = type(got).__name__
+            return said(f"the check returned {kind}, not a dict of metrics",
+                        f"проверка вернула {kind}, а не словарь метрик")
         for key in [k for k in bands if k in expected]:  # in the bands' order: the most telling first
-            want, (rtol, atol, what, advice) = expected[key], bands[key]
+            want, (rtol, atol, (what, what_ru), (advice, advice_ru)) = expected[key], bands[key]
             have = got.get(key)
             if not isinstance(have, float) or not math.isfinite(have):
-                return f"{what} ({key}) is {have!r}, not a finite number"
+                return said(f"{what} ({key}) is {have!r}, not a finite number",
+                            f"{what_ru} ({key}) = {have!r}, а не конечное число")
             tol = atol + rtol * abs(want)
             if abs(have - want) > tol:
-                return f"{what} ({key}) is {have:.6g}, the reference gives {want:.6g} (+- {tol:.2g}): {advice}"
+                return said(f"{what} ({key}) is {have:.6g}, the reference gives {want:.6g} (+- {tol:.2g}): {advice}",
+                            f"{what_ru} ({key}) = {have:.6g}, эталон даёт {want:.6g} (± {tol:.2g}): {advice_ru}")
         return None
     return compare
 

@@ -313,7 +313,12 @@ def detail(key: str, **fields) -> str:
 
 
 def translated(text: str, language: str) -> str:
-    """``text``, a particular the engine wrote in English, in ``language`` (as it is when not recognised)."""
+    """``text``, a particular the engine wrote in English, in ``language`` (as it is when not recognised).
+
+    A check's own message made with ``graders.checks.said`` carries its translations: they win."""
+    spoken = getattr(text, "translations", None)
+    if isinstance(spoken, dict) and isinstance(spoken.get(checked(language)), str):
+        return spoken[checked(language)]
     if checked(language) == "en":
         return text
     found = _translate(text, DETAILS, language)

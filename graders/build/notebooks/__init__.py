@@ -139,9 +139,9 @@ def build_notebook(folder: str, stem: str, language: str) -> str:
                                                         spec.points, deps, trusted, language,
                                                         f"{stem}.{segment.name}"))
             nb.code(segment.name, segment.text, solution=True, locked=False)
-            checks = visible_checks(f"{stem}.{segment.name}", getattr(reference, segment.name))
+            checks = visible_checks(f"{stem}.{segment.name}", getattr(reference, segment.name), language)
             nb.code(f"test-{segment.name}", graded_cell(f"{stem}.{segment.name}", segment.name, spec.points, checks,
-                                                        trusted), grade=True, points=spec.points)
+                                                        trusted, language), grade=True, points=spec.points)
     return nb.text()
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graders.build.notebooks.render import render_expected, render_input
-from graders.build.notebooks.texts import points_text
+from graders.build.notebooks.texts import TEXT, points_text
 from graders.checks import Harness, spec_for
 from graders.engine.codec import normalise
 
@@ -53,8 +53,9 @@ def _call_text(name: str, function, case, harness: bool) -> str | None:
     return f"{name}({', '.join(parts)})"
 
 
-def visible_checks(exercise_id: str, reference_function) -> list[VisibleCheck]:
-    """Up to MAX_VISIBLE public cases of the exercise as one-line checks (expected from the reference)."""
+def visible_checks(exercise_id: str, reference_function, language: str = "en") -> list[VisibleCheck]:
+    """Up to MAX_VISIBLE public cases of the exercise as one-line checks (expected from the reference), each
+    labelled in ``language``."""
     import torch  # the rendered calls may build tensors; only the build imports it
 
     spec = spec_for(exercise_id)
@@ -70,7 +71,8 @@ def visible_checks(exercise_id: str, reference_function) -> list[VisibleCheck]:
         if call is None or call in seen:
             continue
         seen.add(call)
-        label = " ".join(case.label.split()) or "a public case"
+        label = " ".join((case.label_ru if language == "ru" and case.label_ru else case.label).split()) \
+            or TEXT[language]["test_a_case"]
         if case.raises is not None:
             try:
                 eval(call, dict(namespace))  # noqa: S307 - kit code rendered above
@@ -109,7 +111,8 @@ def hidden_exercise(source: str) -> str | None:
     return None
 
 
-def graded_cell(exercise_id: str, name: str, points: float, checks: list[VisibleCheck], trusted: list[str]) -> str:
+def graded_cell(exercise_id: str, name: str, points: float, checks: list[VisibleCheck], trusted: list[str],
+                language: str = "en") -> str:
     """The hidden part first (a refusal naming the exercise: the engine, not a kernel, scores this cell), then
     the visible checks.
 
@@ -117,20 +120,19 @@ def graded_cell(exercise_id: str, name: str, points: float, checks: list[Visible
     advisory visible checks: they run on the learner's own copies, so they only
     print a note, lest one mistake cost two cells.
     """
-    lines = [f"# Tests of {name} ({points_text(points, 'en')}): visible checks, for you while you work.",
-             "# The autograder does not run this cell: the kit's engine scores the exercise from your notebook's "
-             "definitions.",
+    text = TEXT[language]
+    lines = [text["test_header"].format(name=name, points=points_text(points, language)),
+             text["test_not_run"],
              "### BEGIN HIDDEN TESTS",
              f"# Exercise {exercise_id}: its verdict is written here by graders.engine.nbgrader_scoring.",
              f"raise RuntimeError({HIDDEN_REFUSAL.format(exercise_id=exercise_id)!r})",
              "### END HIDDEN TESTS"]
     if not checks:
-        lines.append("# (No visible checks: the public cases of this function do not fit on a line; "
-                     "the autograder's hidden checks include them.)")
+        lines.append(text["test_none"])
         return "\n".join(lines)
-    lines.append("# Visible checks: public cases. The autograder also runs hidden checks on inputs you have not seen.")
+    lines.append(text["test_visible"])
     if trusted:
-        advisory = f"it uses your {', '.join(trusted)}"
+        advisory = text["test_advisory"].format(names=", ".join(trusted))
         for check in checks:
             lines.append(f"with visible_checks(advisory={advisory!r}):  # {check.label}")
             lines += ["    " + line for line in check.code.splitlines()]

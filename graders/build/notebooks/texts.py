@@ -132,6 +132,16 @@ TEXT = {
                      "a note when they disagree.",
         "builds_on": "`{name}` calls your {deps}: a mistake there shows up here too.",
         "it": "it", "them": "them",
+        # the graded test cells (comments; the hidden part stays as the engine reads it)
+        "test_header": "# Tests of {name} ({points}): visible checks, for you while you work.",
+        "test_not_run": "# The autograder does not run this cell: the kit's engine scores the exercise from your "
+                        "notebook's definitions.",
+        "test_visible": "# Visible checks: public cases. The autograder also runs hidden checks on inputs you have "
+                        "not seen.",
+        "test_none": "# (No visible checks: the public cases of this function do not fit on a line; the "
+                     "autograder's hidden checks include them.)",
+        "test_advisory": "it uses your {names}",
+        "test_a_case": "a public case",
     },
     "ru": {
         "notebook": "Этот ноутбук — версия учебного файла `{stem}.py` для nbgrader ({blurb}): упражнений — "
@@ -154,6 +164,15 @@ TEXT = {
                      "{deps} и при расхождении только выводят сообщение.",
         "builds_on": "`{name}` вызывает вашу реализацию {deps}: ошибка там проявится и здесь.",
         "it": "этой функции", "them": "этих функций",
+        "test_header": "# Тесты {name} ({points}): видимые проверки, для вас во время работы.",
+        "test_not_run": "# Автогрейдер эту ячейку не запускает: упражнение оценивает движок rl4llm-kit по "
+                        "определениям из вашего ноутбука.",
+        "test_visible": "# Видимые проверки: открытые случаи. Автогрейдер также запускает скрытые проверки на "
+                        "входах, которых вы не видели.",
+        "test_none": "# (Видимых проверок нет: открытые случаи этой функции не помещаются в строку; скрытые "
+                     "проверки автогрейдера их включают.)",
+        "test_advisory": "она использует ваши {names}",
+        "test_a_case": "открытый случай",
     },
 }
 
