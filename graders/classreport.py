@@ -18,7 +18,9 @@ What it computes, per exercise ``e`` over the submissions ``s`` (pandas does the
 - misconceptions: how many submissions the report names each catalogued mistake for, with its hint
   (from the kit's catalogue, in the report's language);
 - errors and timeouts (statuses ``error`` and ``timeout``) listed apart from wrong answers: they
-  usually point at the environment, not at what a learner understood.
+  usually point at the environment, not at what a learner understood. An exercise still the untouched
+  stub (its report entry says ``"not_implemented": true``) shows as ``not_implemented``, neither a
+  wrong answer nor an environment problem.
 
 Nothing in it comes from a check's feedback text, so it never shows an input, hidden or not: it is
 shareable with teaching assistants whatever ``--hide-hidden-inputs`` was.
@@ -41,7 +43,7 @@ SUMMARY_FILE = "class_summary.csv"
 MISCONCEPTIONS_FILE = "class_misconceptions.csv"
 FIGURES = {"scores": "class_scores.png", "exercises": "class_exercises.png", "heatmap": "class_heatmap.png"}
 STATUS_COLOURS = {"passed": "#2e7d32", "failed": "#ef6c00", "error": "#6a1b9a", "timeout": "#b71c1c",
-                  "missing": "#9e9e9e"}
+                  "missing": "#9e9e9e", "not_implemented": "#cfd8dc"}
 ENVIRONMENT_STATUSES = ("error", "timeout")
 
 TEXT = {
@@ -66,12 +68,12 @@ TEXT = {
         "heatmap_figure": "Status of each exercise in each submission (submissions by total score)",
         "submission_axis": "submission (highest total first)",
         "environment": "Errors and timeouts (usually the environment, not the learning)",
-        "environment_note": ("an exercise left as its stub (NotImplementedError) ends in an error too: a row for "
-                             "every exercise of a submission usually means work not handed in"),
+        "environment_note": ("an exercise left as its stub (NotImplementedError) is counted apart, as not "
+                             "implemented; a row for every exercise of a submission usually means a broken setup"),
         "no_environment": "No exercise ended in an error or a timeout.",
         "submission": "submission", "status": "status",
         "statuses": {"passed": "passed", "failed": "failed", "error": "error", "timeout": "timeout",
-                     "missing": "missing"},
+                     "missing": "missing", "not_implemented": "not implemented"},
     },
     "ru": {
         "title": "Отчёт по группе: работ {submissions}, заданий {exercises}",
@@ -94,12 +96,12 @@ TEXT = {
         "heatmap_figure": "Статус каждого задания в каждой работе (работы по итоговому баллу)",
         "submission_axis": "работа (от наибольшего балла)",
         "environment": "Ошибки выполнения и превышения времени (обычно среда, а не понимание)",
-        "environment_note": ("задание, оставленное заготовкой (NotImplementedError), тоже заканчивается ошибкой: "
-                             "строки для всех заданий одной работы обычно значат, что работа не сдана"),
+        "environment_note": ("задание, оставленное заготовкой (NotImplementedError), учитывается отдельно, как "
+                             "не реализованное; строки для всех заданий одной работы обычно значат сломанную среду"),
         "no_environment": "Ни одно задание не закончилось ошибкой выполнения или превышением времени.",
         "submission": "работа", "status": "статус",
         "statuses": {"passed": "зачтено", "failed": "неверно", "error": "ошибка", "timeout": "время",
-                     "missing": "нет"},
+                     "missing": "нет", "not_implemented": "не реализовано"},
     },
 }
 
@@ -138,7 +140,9 @@ def read_reports(folder: Path | str) -> ClassData:
         for entry in entries:
             order.setdefault(entry["id"], len(order))
             records.append({"submission": report.get("submission", path.parent.name), "exercise": entry["id"],
-                            "status": entry["status"], "points": float(entry["points"]),
+                            # an untouched stub is neither a wrong answer nor an environment problem
+                            "status": "not_implemented" if entry.get("not_implemented") else entry["status"],
+                            "points": float(entry["points"]),
                             "max_points": float(entry["max_points"]),
                             "misconceptions": tuple(entry.get("misconceptions") or ())})
     rows = pd.DataFrame.from_records(records)

@@ -164,3 +164,20 @@ def test_rl4llm_grade_writes_the_class_report_of_a_real_batch(tmp_path):
         statuses = [e["status"] for r in reports for e in r["exercises"] if e["id"] == exercise]
         assert summary.loc[exercise, "pass_rate"] == pytest.approx(statuses.count("passed") / len(statuses),
                                                                    abs=1e-4)  # the CSV keeps 4 decimals
+
+
+def test_an_untouched_stub_is_counted_apart_from_errors(batch):
+    path = batch / "s3_broken" / "report.json"
+    report = json.loads(path.read_text(encoding="utf-8"))
+    for entry in report["exercises"]:
+        if entry["id"] == B:  # the error there is the untouched stub's NotImplementedError
+            entry["not_implemented"] = True
+    path.write_text(json.dumps(report), encoding="utf-8")
+    build_class_report(batch, "en")
+    page = (batch / REPORT_FILE).read_text(encoding="utf-8")
+    environment = page[page.index('<section id="environment">'):]
+    assert "s3_broken" not in environment and "s4_absent" in environment
+    assert "not implemented" in page
+    stub = SubmissionReport("x", (ExerciseReport(B, Status.ERROR, 0.0, 1.0, "", (), True),)).to_dict()
+    assert stub["exercises"][0]["not_implemented"] is True
+    assert "not_implemented" not in _exercise(B, "error", 0.0, 1.0).to_dict()  # the other reports read as before

@@ -431,3 +431,12 @@ def test_a_toy_run_that_trains_wrongly_is_explained_in_russian(tmp_path):
     entry = _entries(json.loads((out / "flipped" / "report.json").read_text(encoding="utf-8")))["module_9_training.grpo_loss"]
     assert entry["status"] == "failed"
     assert "эталон даёт" in entry["feedback"] and "the reference gives" not in entry["feedback"], entry["feedback"]
+
+
+def test_only_an_untouched_stub_is_marked_not_implemented(graded):
+    mutant, starter, mixed = (_entries(r) for r in _reports(graded["en"]).values())
+    assert all(entry.get("not_implemented") is True and entry["status"] == "error" and entry["points"] == 0
+               for entry in starter.values() if entry["status"] != "missing")
+    assert not any("not_implemented" in entry for entry in mutant.values())
+    assert not any(entry.get("not_implemented") for entry in mixed.values() if entry["status"] != "error"
+                   or "NotImplementedError" not in entry["feedback"])

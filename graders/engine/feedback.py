@@ -44,7 +44,7 @@ def assess(exercise, submission: Submission, sources: dict, file_problems: dict,
     """Judge one exercise of one submission and render its feedback."""
     judgement = judge(exercise, submission, sources, file_problems, runs, ctx)
     return ExerciseReport(exercise.id, judgement.status, judgement.points, exercise.max_points,
-                          render(judgement, exercise, ctx), tuple(judgement.misconceptions))
+                          render(judgement, exercise, ctx), tuple(judgement.misconceptions), judgement.not_implemented)
 
 
 def language_of(ctx) -> str:

@@ -198,7 +198,7 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
         feedback = "\n".join([feedback_text(language, "checks_passed", passed=0, checks=count),
                               feedback_text(language, "not_implemented", detail=translated(message, language))])
         return {"id": exercise_id, "points": 0.0, "max_points": round(spec.points, 4), "status": "error",
-                "feedback": feedback, "misconceptions": []}
+                "feedback": feedback, "misconceptions": [], "not_implemented": True}
     return assess(exercise, submission, {stem: ""}, {}, {0: run}, ctx).to_dict()
 
 

@@ -102,6 +102,7 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
     if judgement.problems:
         is_error = any(p.result.is_error for p in judgement.problems)
         judgement.status = Status.ERROR if is_error else Status.FAILED
+        judgement.not_implemented = passed == 0 and all(p.not_implemented for p in judgement.problems)
     judgement.misconceptions = _name_misconceptions(matched)
     return judgement
 

@@ -231,7 +231,7 @@ def keep_report(report_dir: Path, assignment: str, student: str, entries: dict[s
     merged.update(entries)
     order = {exercise_id: index for index, exercise_id in enumerate(DEFAULT_KIT.exercises())}
     exercises = tuple(ExerciseReport(e["id"], Status(e["status"]), e["points"], e["max_points"], e["feedback"],
-                                     tuple(e["misconceptions"]))
+                                     tuple(e["misconceptions"]), bool(e.get("not_implemented")))
                       for e in sorted(merged.values(), key=lambda e: (order.get(e["id"], len(order)), e["id"])))
     path.write_text(report_json(SubmissionReport(Path(student).name, exercises, {}).to_dict()), encoding="utf-8")
     return path

@@ -115,6 +115,7 @@ class Judgement:
     kit_problems: list[str] = field(default_factory=list)  # checks skipped for the kit's own fault
     # name -> ({language: hint}, {language: label of the check it was named on})
     misconceptions: dict[str, tuple[dict, dict]] = field(default_factory=dict)
+    not_implemented: bool = False  # every failing check raised NotImplementedError: the untouched stub
 
 
 @dataclass(frozen=True)
@@ -127,11 +128,15 @@ class ExerciseReport:
     max_points: float
     feedback: str
     misconceptions: tuple[str, ...] = ()
+    not_implemented: bool = False  # still the untouched stub (status error, 0 points)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "points": round(self.points, 4), "max_points": round(self.max_points, 4),
-                "status": self.status.value, "feedback": self.feedback,
-                "misconceptions": sorted(set(self.misconceptions))}
+        entry = {"id": self.id, "points": round(self.points, 4), "max_points": round(self.max_points, 4),
+                 "status": self.status.value, "feedback": self.feedback,
+                 "misconceptions": sorted(set(self.misconceptions))}
+        if self.not_implemented:  # only then: every other report reads as it always did
+            entry["not_implemented"] = True
+        return entry
 
 
 @dataclass(frozen=True)
