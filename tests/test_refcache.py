@@ -154,3 +154,49 @@ def test_the_store_defaults_to_the_user_cache(monkeypatch, tmp_path):
     monkeypatch.delenv("RL4LLM_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert refcache.ReferenceStore.default().folder == tmp_path / "rl4llm"
+
+
+# ---------------------------------------------------------------------------
+# A given module's kept state (grpo_toy's warm-ups)
+# ---------------------------------------------------------------------------
+def test_kept_warm_ups_give_bit_identical_toy_runs_without_warming_up(tmp_path, monkeypatch):
+    from graders.checks.module_9_training import grpo_checks
+    from graders.engine.worker import fill_kept_state
+    from graders.loader import load_module
+
+    kit = Kit()
+    files = {name: kit.starter_path(name) for name in kit.given_modules(("9",))}
+    fresh = lambda tag: load_module(files["grpo_toy"], f"_test_kept_{tag}", given=files)  # noqa: E731
+    loss = kit.reference_module("module_9_training").grpo_loss
+    first = fresh("first")
+    warmed = grpo_checks(loss, None, lambda _name: first, check="toy experiment", loss_type="dapo")
+    assert len(first.WARMED_UP) == 1
+    store = refcache.ReferenceStore(tmp_path / "store")
+    assert refcache.save_given_state(store, kit, "grpo_toy", first)
+    assert not refcache.save_given_state(store, kit, "grpo_toy", first)  # once
+    second = fresh("second")
+    fill_kept_state(second, *refcache.read_given_state(store, kit, "grpo_toy"))
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("warmed up again")
+
+    monkeypatch.setattr(second, "supervised_warmup", refuse)
+    assert grpo_checks(loss, None, lambda _name: second, check="toy experiment", loss_type="dapo") == warmed
+    assert refcache.read_given_state(None, kit, "grpo_toy") is None
+    assert refcache.read_given_state(store, kit, "no_such_module") is None
+
+
+def test_a_warm_batch_hands_the_kept_warm_ups_to_its_workers(store, tmp_path):
+    folder = tmp_path / "in" / "correct"
+    folder.mkdir(parents=True)
+    folder.joinpath("module_9_training.py").write_text(
+        DEFAULT_KIT.solution_path("module_9_training").read_text(encoding="utf-8"), encoding="utf-8")
+    options = GradeOptions(modules=("9",), timeout=60.0)
+    first = grade_paths([folder], tmp_path / "first", options, jobs=1, kit=Kit(), progress=False, log=lambda _m: None)
+    kit = Kit()
+    job = prepare_job(kit, options, tmp_path / "job", refcache.ReferenceStore.default())
+    assert job.given_state == ["grpo_toy"] and (tmp_path / "job" / "given_grpo_toy.npz").is_file()
+    second = grade_paths([folder], tmp_path / "second", options, jobs=1, kit=kit, progress=False, log=lambda _m: None)
+    assert second.reports == first.reports
+    (entry,) = [e for e in second.reports[0]["exercises"] if e["id"] == "module_9_training.grpo_loss"]
+    assert entry["status"] == "passed"

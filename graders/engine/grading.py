@@ -25,7 +25,7 @@ from graders.engine import calls, codec
 from graders.engine.feedback import assess
 from graders.engine.kit import Kit
 from graders.engine.protocol import ExerciseReport, SubmissionReport
-from graders.engine.refcache import ReferenceStore, cases_digest, kept_cases
+from graders.engine.refcache import ReferenceStore, cases_digest, kept_cases, read_given_state
 from graders.engine.references import ReferenceBook, uses_torch
 from graders.engine.runner import ExerciseRun, ForkServer, WorkerConfig, run_worker
 from graders.engine.submission import Submission, learner_source
@@ -72,6 +72,7 @@ class Job:
     entries: list[dict]  # what the worker sees, indexed by Exercise.index
     given_sources: dict[str, str] = field(default_factory=dict)  # the starter's given modules, by name
     load_timeout: float = 60.0
+    given_state: list[str] = field(default_factory=list)  # given modules whose kept state is in the job
 
     @property
     def torch(self) -> list[int]:
@@ -121,7 +122,15 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
     # harnesses run): workers never open the kit's starter/ folder, nor take a given module from a submission
     given_sources = {name: kit.starter_path(name).read_text(encoding="utf-8")
                      for name in kit.given_modules(options.modules)}
-    return Job(exercises, job_dir, entries, given_sources, options.load_timeout)
+    # and what an earlier batch's reference runs of that code kept (grpo_toy's warm-ups): a harness's copy
+    # starts with it, bit-identical to computing it again (refcache.save_given_state)
+    given_state = []
+    for name in given_sources:
+        found = read_given_state(store, kit, name)
+        if found is not None:
+            codec.write_bundle(job_dir / f"given_{name}", *found)
+            given_state.append(name)
+    return Job(exercises, job_dir, entries, given_sources, options.load_timeout, given_state)
 
 
 def write_settings(job: Job, sandbox_settings: dict) -> None:
@@ -136,7 +145,7 @@ def write_settings(job: Job, sandbox_settings: dict) -> None:
                # exercises of that same harness
                "harness": {str(i): hashlib.sha256(entry["call"]["source"].encode()).hexdigest()[:16]
                            for i, entry in enumerate(entries) if entry["call"]["kind"] == "harness"},
-               "given_sources": job.given_sources, "sandbox": sandbox_settings}
+               "given_sources": job.given_sources, "given_state": job.given_state, "sandbox": sandbox_settings}
     codec.write_bundle(job.job_dir / "job", payload, {})
     for path in (job.job_dir, *job.job_dir.iterdir()):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)

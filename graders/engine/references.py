@@ -152,7 +152,8 @@ class ReferenceBook:
         return self._records[key][1]
 
     def save(self) -> int:
-        """Write every record that learned something to the store; returns how many were written."""
+        """Write every record that learned something to the store, and the kept state of the given modules
+        the harnesses ran here (``refcache.save_given_state``); returns how many records were written."""
         with self._guard:
             written = 0
             for _, record in self._records.values():
@@ -160,6 +161,9 @@ class ReferenceBook:
                     if self.store.write(record.key, *record.payload()):
                         written += 1
                     record.dirty = False
+            for key, module in list(self.kit._cache.items()):
+                if isinstance(key, tuple) and key[0] == "starter" and key[1] in self.kit.given_modules():
+                    refcache.save_given_state(self.store, self.kit, key[1], module)
             return written
 
     def _call(self, exercise, function, module, case) -> Outcome:

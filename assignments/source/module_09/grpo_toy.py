@@ -203,7 +203,9 @@ def supervised_warmup(policy: GRUPolicy, vocab: Vocab, pool: list[ArithmeticProm
         optimizer.step()
 
 
-_WARMED_UP: dict[str, dict] = {}  # runs that differ only after the warm-up (it never sees the loss) share it
+# the warm-ups this process has run, by key: runs that differ only after the warm-up (which never sees the
+# loss) share it; the autograder fills it in advance from its own runs of the same code
+WARMED_UP: dict[str, dict] = {}
 
 
 def warm_up_once(policy: GRUPolicy, vocab: Vocab, pool: list[ArithmeticPrompt], config: GRPOConfig) -> None:
@@ -213,10 +215,10 @@ def warm_up_once(policy: GRUPolicy, vocab: Vocab, pool: list[ArithmeticPrompt], 
     key = hashlib.sha256(repr((config.warmup_steps, config.warmup_batch, config.warmup_learning_rate, config.seed,
                                pool, [(k, tuple(t.shape), t.dtype) for k, t in state.items()])).encode()
                          + b"".join(t.detach().numpy().tobytes() for t in state.values())).hexdigest()
-    if key not in _WARMED_UP:
+    if key not in WARMED_UP:
         supervised_warmup(policy, vocab, pool, config, torch.Generator().manual_seed(config.seed))
-        _WARMED_UP[key] = copy.deepcopy(policy.state_dict())
-    policy.load_state_dict(_WARMED_UP[key])
+        WARMED_UP[key] = copy.deepcopy(policy.state_dict())
+    policy.load_state_dict(WARMED_UP[key])
 
 
 def grpo_update(policy: GRUPolicy, optimizer: Adam, vocab: Vocab, groups: list,
