@@ -91,6 +91,12 @@ class Kit:
         return self._load(("starter", stem), self.starter_path(stem), f"_rl4llm_grader_starter_{stem}",
                           self.starter_dir)
 
+    def loaded_given_modules(self) -> dict[str, ModuleType]:
+        """The given modules this kit has loaded as a harness's given code (:meth:`starter_module`), by name."""
+        given = self.given_modules()
+        return {key[1]: module for key, module in list(self._cache.items())
+                if isinstance(key, tuple) and key[0] == "starter" and key[1] in given}
+
     def _load(self, key, path: Path, name: str, root: Path) -> ModuleType:
         """Load once; the given modules next to it (under ``root``) are looked up on the first load only."""
         lock = self._cache.setdefault("lock", threading.RLock())

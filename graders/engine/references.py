@@ -161,9 +161,8 @@ class ReferenceBook:
                     if self.store.write(record.key, *record.payload()):
                         written += 1
                     record.dirty = False
-            for key, module in list(self.kit._cache.items()):
-                if isinstance(key, tuple) and key[0] == "starter" and key[1] in self.kit.given_modules():
-                    refcache.save_given_state(self.store, self.kit, key[1], module)
+            for name, module in self.kit.loaded_given_modules().items():
+                refcache.save_given_state(self.store, self.kit, name, module)
             return written
 
     def _call(self, exercise, function, module, case) -> Outcome:
