@@ -19,6 +19,14 @@ reward and the number of successes c in its group: the file carries the
 reference's ``group_relative_advantages`` of a group with c successes, for
 every c, scaled and not (``advantages``).
 
+The GRPO run samples, so it is only comparable on a torch that samples as the
+build's did: the file also carries the run's ``fingerprint``, what the
+experiment measures before its first update (train accuracy, overall and by
+prompt, after the warm-up: the loss plays no part in it). Where a learner's
+run measures something else there, the public test says so and skips: the
+reference outcomes were computed on another numeric stack, and the
+autograder computes its reference on its own machine.
+
 Outcomes are rounded to 10 significant digits (the tightest band is a relative
 1e-4), so a machine that differs in the last bits writes the same file.
 """
@@ -86,7 +94,25 @@ def toy_references(solutions_dir: Path = SOLUTIONS_DIR) -> dict[str, dict]:
             "bands": [[key, *bands[key][:2]] for key in used], "runs": runs}
     if "module_09" in tables:
         tables["module_09"]["advantages"] = _binary_group_advantages(starter)
+        tables["module_09"]["fingerprint"] = _grpo_fingerprint(starter)
     return tables
+
+
+def _grpo_fingerprint(starter) -> dict:
+    """What the GRPO toy's check run measures before its first update (the warm-up's policy, sampled)."""
+    from types import SimpleNamespace
+
+    toy = starter("grpo_toy")
+    reference = DEFAULT_KIT.reference_module("module_9_reference")
+    formulas = SimpleNamespace(group_relative_advantages=reference.group_relative_advantages,
+                               clip_activity=reference.clip_activity,
+                               categorical_entropy=reference.categorical_entropy,
+                               pass_at_k_unbiased=reference.pass_at_k_unbiased)
+    out = toy.run_toy_grpo_experiment(toy.profile_config("check"),
+                                      loss_fn=DEFAULT_KIT.reference_module("module_9_training").grpo_loss,
+                                      formulas=formulas)
+    return {"before_train_accuracy": out["before_train"]["accuracy"],
+            "before_train_by_prompt": {str(k): v for k, v in sorted(out["before_train_by_prompt"].items())}}
 
 
 def _binary_group_advantages(starter) -> dict:

@@ -168,6 +168,16 @@ def test_grpo_loss_trains_the_toy_like_the_reference(run):
     loss_type = run["kwargs"]["loss_type"]
     config = grpo_toy.profile_config("check", seed=9, loss_type=loss_type)
     out = grpo_toy.run_toy_grpo_experiment(config, loss_fn=grpo_loss, formulas=TOY_FORMULAS)
+    before = {"before_train_accuracy": out["before_train"]["accuracy"],  # measured before your loss ever runs
+              "before_train_by_prompt": {str(k): v for k, v in sorted(out["before_train_by_prompt"].items())}}
+    if before != TOY["fingerprint"]:
+        pytest.skip(say(
+            f"torch {torch.__version__} here samples the toy differently from the torch that computed "
+            f"_toy_reference.json (the policy differs before any update), so the outcomes cannot be compared "
+            f"on this machine; the autograder compares with a reference run it makes on its own machine",
+            f"torch {torch.__version__} здесь сэмплирует игрушечную задачу иначе, чем torch, на котором посчитан "
+            f"_toy_reference.json (политика отличается ещё до первого обновления), поэтому результаты здесь "
+            f"сравнить нельзя; автогрейдер сравнивает с эталонным запуском, который делает на своей машине"))
     first = out["history"][0]
     got = {"first_update_loss": first["loss"], "first_update_ratio_min": first["ratio_min"],
            "first_update_ratio_max": first["ratio_max"], "after_train_accuracy": out["after_train"]["accuracy"],
