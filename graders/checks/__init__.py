@@ -132,7 +132,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from graders.engine.codec import TensorSpec
-from graders.engine.compare import mismatch
+from graders.engine.compare import Said, mismatch, spoken
 
 try:  # re-exported for check authors
     from hypothesis import strategies as st
@@ -220,18 +220,10 @@ RETURNS = Returns()
 Compare = Callable[[object, object, Case], "str | None"]
 
 
-class Said(str):
-    """A check's own message in every language of the course: the English text itself, and
-    ``translations`` (language -> text), which the feedback picks from (``graders.engine.texts.translated``)."""
-
-    translations: dict
-
-
 def said(en: str, ru: str) -> Said:
-    """A comparison's message in English and Russian (same numbers, names and keys in both)."""
-    text = Said(en)
-    text.translations = {"en": en, "ru": ru}
-    return text
+    """A comparison's message in English and Russian (same numbers, names and keys in both); the feedback
+    shows the report's language (``graders.engine.texts.translated``)."""
+    return spoken({"en": en, "ru": ru})
 
 
 def close(rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> Compare:

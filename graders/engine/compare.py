@@ -159,3 +159,18 @@ def mismatch(expected, got, *, rtol: float, atol: float, where: str = "") -> str
 
 def matches(expected, got, *, rtol: float, atol: float) -> bool:
     return mismatch(expected, got, rtol=rtol, atol=atol) is None
+
+
+class Said(str):
+    """A text in every language at once (a comparison's reason, an engine particular): the English text
+    itself, and ``translations`` (language -> text), which ``graders.engine.texts.translated`` returns
+    instead of parsing the English back."""
+
+    translations: dict
+
+
+def spoken(translations: dict[str, str]) -> Said:
+    """``translations`` (language -> text, English included) as one :class:`Said`."""
+    text = Said(translations["en"])
+    text.translations = dict(translations)
+    return text

@@ -20,7 +20,7 @@ from graders.engine.misconceptions import Misconception
 from graders.engine.protocol import CaseOutcome, CaseResult, Judgement, Reason, Status
 from graders.engine.runner import ExerciseRun
 from graders.engine.submission import Submission
-from graders.engine.texts import detail
+from graders.engine.texts import detail, detail_in_every_language
 
 MISCONCEPTION_CASES = 8  # wrong answers per exercise compared with the catalogue (each entry runs on them)
 
@@ -76,12 +76,12 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
     for index, case in enumerate(cases):
         want = expected[index]
         if case.raises is not None and not (want.raised and case.raises.__name__ in want.raised):
-            judgement.kit_problems.append(detail("kit_no_raise", label=case.label or index,
-                                                 exception=case.raises.__name__))
+            judgement.kit_problems.append(detail_in_every_language(
+                "kit_no_raise", _label_fields(case, index), exception=case.raises.__name__))
             continue
         if case.raises is None and want.raised:
-            judgement.kit_problems.append(detail("kit_reference_raised", label=case.label or index,
-                                                 message=want.message))
+            judgement.kit_problems.append(detail_in_every_language(
+                "kit_reference_raised", _label_fields(case, index), message=want.message))
             continue
         total += case.weight
         got = results[index] if index < len(results) and isinstance(results[index], dict) else {}
@@ -153,6 +153,12 @@ def _name_misconceptions(matched: list[tuple[CaseOutcome, list[Misconception]]])
                 found[entry.name] = (hints, _labels(outcome))
                 outcome.named.append((entry.name, hints))
     return found
+
+
+def _label_fields(case, index: int) -> dict[str, dict]:
+    """``{language: {"label": ...}}``: the check's label in each language it has (its index without one)."""
+    english = case.label or index
+    return {"en": {"label": english}, "ru": {"label": getattr(case, "label_ru", "") or english}}
 
 
 def _labels(outcome: CaseOutcome) -> dict[str, str]:

@@ -27,6 +27,7 @@ import re
 import string
 
 from graders.course import LANGUAGES
+from graders.engine.compare import Said, spoken
 
 FEEDBACK = {
     "en": {
@@ -310,6 +311,13 @@ def scoreboard_text(language: str, key: str, **fields) -> str:
 def detail(key: str, **fields) -> str:
     """A particular in the form the engine writes it (English; :func:`translated` reads it back)."""
     return DETAILS["en"][key].format(**fields)
+
+
+def detail_in_every_language(key: str, per_language: dict[str, dict] | None = None, **fields) -> Said:
+    """:func:`detail` with the fields that differ by language (a check's label) given per language."""
+    per_language = per_language or {}
+    return spoken({language: DETAILS[language][key].format(**{**fields, **per_language.get(language, {})})
+                   for language in LANGUAGES})
 
 
 def translated(text: str, language: str) -> str:
