@@ -53,7 +53,8 @@ def _cmd_bundle(args: argparse.Namespace) -> int:
     except BundleError as error:
         print(f"rl4llm bundle: {error}", file=sys.stderr)
         return 2
-    print(f"learner bundle in {out}/ (README.md, README.ru.md, pyproject.toml, starter/, graders/: rl4llm run only)")
+    print(f"learner bundle in {out}/ (README.md, README.ru.md, pyproject.toml, constraints/, starter/, graders/: "
+          "rl4llm run and rl4llm capstone preflight|run|check)")
     return 0
 
 
