@@ -101,9 +101,10 @@ def test_floors_are_the_first_versions_that_work_and_agree_everywhere():
     extra = _capstone_extra()
     assert {name: floor for name, (floor, _) in extra.items()} == {
         name: floor for name, floor in LIBRARY_FLOORS.items() if name != "torch"}
-    assert _version(extra["transformers"][0]) >= (4, 51)  # Qwen3
+    assert _version(extra["transformers"][0]) >= (5, 0)  # no token_type_ids from the local Qwen3 tokenizer
     assert _version(extra["peft"][0]) >= (0, 16)  # PEFT's default Qwen3 LoRA targets
-    assert _version(extra["trl"][0]) >= (0, 29)  # DPO's column names; dapo needs 0.22
+    assert _version(extra["trl"][0]) >= (1, 1)  # ships chat_templates/qwen3.jinja
+    assert _version(extra["datasets"][0]) >= (4, 7) and _version(extra["accelerate"][0]) >= (1, 4)  # TRL 1.x's
 
 
 def test_constraints_pin_versions_inside_the_floors():

@@ -24,11 +24,11 @@ from pathlib import Path
 
 from graders.capstone_run.profiles import get_profile
 
-# The first versions that work (see README "The capstone"): Qwen3 in transformers 4.51 and
-# from_pretrained(dtype=) in 4.56; PEFT's Qwen3 LoRA targets in 0.16; TRL's DPO columns
-# (prompt_ids/chosen_ids/rejected_ids) and GRPO's chat_template_kwargs in 0.29 (dapo since 0.22).
-LIBRARY_FLOORS = {"torch": "2.4", "transformers": "4.56", "trl": "0.29", "peft": "0.16", "datasets": "3.0",
-                  "accelerate": "1.0"}
+# The first versions that work, installed together and tested (see README "The capstone", "Versions."):
+# TRL 1.1 ships chat_templates/qwen3.jinja; transformers 5.0 stops returning token_type_ids that TRL passes
+# to generate; PEFT's Qwen3 LoRA targets in 0.16; TRL >= 1.0 requires datasets 4.7 and accelerate 1.4.
+LIBRARY_FLOORS = {"torch": "2.4", "transformers": "5.0", "trl": "1.1", "peft": "0.16", "datasets": "4.7",
+                  "accelerate": "1.4"}
 NEED_GIB = {"grpo": 10.0, "dpo": 8.0}  # GPU memory a smoke/full run of Qwen3-0.6B with LoRA takes, with headroom
 
 
