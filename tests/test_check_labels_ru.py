@@ -16,7 +16,6 @@ import pytest
 
 from graders import checks
 from graders.engine import feedback, judge, refcache
-from graders.engine.feedback import label_in
 from graders.engine.grading import GradeOptions
 from graders.engine.inline import grade_exercise
 from graders.engine.kit import DEFAULT_KIT
@@ -81,8 +80,8 @@ def test_generated_labels_come_in_both_languages():
 
 def test_label_in_picks_the_language():
     case = checks.Case(label="two groups", label_ru="две группы")
-    assert label_in(case, "en") == "two groups" and label_in(case, "ru") == "две группы"
-    assert label_in(checks.Case(label="two groups"), "ru") == "two groups"  # no Russian: the English one
+    assert case.label_in("en") == "two groups" and case.label_in("ru") == "две группы"
+    assert checks.Case(label="two groups").label_in("ru") == "two groups"  # no Russian: the English one
 
 
 def test_kept_cases_keep_the_russian_label(tmp_path):

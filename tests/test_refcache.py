@@ -161,7 +161,6 @@ def test_the_store_defaults_to_the_user_cache(monkeypatch, tmp_path):
 # ---------------------------------------------------------------------------
 def test_kept_warm_ups_give_bit_identical_toy_runs_without_warming_up(tmp_path, monkeypatch):
     from graders.checks.module_9_training import grpo_checks
-    from graders.engine.worker import fill_kept_state
     from graders.loader import load_module
 
     kit = Kit()
@@ -175,7 +174,7 @@ def test_kept_warm_ups_give_bit_identical_toy_runs_without_warming_up(tmp_path, 
     assert refcache.save_given_state(store, kit, "grpo_toy", first)
     assert not refcache.save_given_state(store, kit, "grpo_toy", first)  # once
     second = fresh("second")
-    fill_kept_state(second, *refcache.read_given_state(store, kit, "grpo_toy"))
+    codec.fill_kept_state(second, *refcache.read_given_state(store, kit, "grpo_toy"))
 
     def refuse(*_args, **_kwargs):
         raise AssertionError("warmed up again")

@@ -169,6 +169,10 @@ class Case:
     atol: float | None = None
     label_ru: str = ""
 
+    def label_in(self, language: str) -> str:
+        """The label a learner reads in ``language``: ``label_ru`` in Russian where it is set, else ``label``."""
+        return (self.label_ru or self.label) if language == "ru" else self.label
+
 
 @dataclass(frozen=True)
 class Returns:

@@ -115,13 +115,7 @@ def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradi
                     (beta * (policy_rejected - reference_rejected)).detach())
 
         toy = starter("dpo_toy")
-        out = toy.run_toy_dpo_experiment("check", seed=7, loss_fn=dpo, logprob_fn=fn)
-        metrics = {"policy_generation_match": out["policy_generation_match"],
-                   "stress_generation_match": out["stress_generation_match"]}
-        for part in ("before", "after", "stress"):
-            for key in ("loss", "pair_accuracy", "mean_margin", "mean_chosen_logp", "mean_rejected_logp"):
-                metrics[f"{part}_{key}"] = out[part][key]
-        return metrics
+        return toy.check_metrics(toy.run_toy_dpo_experiment("check", seed=7, loss_fn=dpo, logprob_fn=fn))
     weights = kwargs.pop("gradient_weights")
     logits = args[0]
     out = fn(*args, **kwargs)
@@ -152,13 +146,7 @@ def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **k
             return -(nll * mask).sum(dim=-1)
 
         toy = starter("dpo_toy")
-        out = toy.run_toy_dpo_experiment("check", seed=7, loss_fn=fn, logprob_fn=logps)
-        metrics = {"policy_generation_match": out["policy_generation_match"],
-                   "stress_generation_match": out["stress_generation_match"]}
-        for part in ("before", "after", "stress"):
-            for key in ("loss", "pair_accuracy", "mean_margin", "mean_chosen_logp", "mean_rejected_logp"):
-                metrics[f"{part}_{key}"] = out[part][key]
-        return metrics
+        return toy.check_metrics(toy.run_toy_dpo_experiment("check", seed=7, loss_fn=fn, logprob_fn=logps))
     out = fn(*args, **kwargs)
     parts = tuple(out) if isinstance(out, (tuple, list)) and len(out) == 3 else None
     if check == "rewards detached":

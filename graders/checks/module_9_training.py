@@ -105,11 +105,7 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
             pass_at_k_unbiased=lambda n, c, k: 0.0)
         toy = starter("grpo_toy")  # its warm-up is kept: the second toy case reuses the first one's weights
         config = toy.profile_config("check", seed=9, loss_type=kwargs["loss_type"])
-        out = toy.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas)
-        first = out["history"][0]
-        return {"first_update_loss": first["loss"], "first_update_ratio_min": first["ratio_min"],
-                "first_update_ratio_max": first["ratio_max"], "after_train_accuracy": out["after_train"]["accuracy"],
-                "after_train_kl": out["after_train"]["teacher_forced_kl"]}
+        return toy.check_metrics(toy.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas))
     loss = fn(*args, **kwargs)
     grad = None
     if isinstance(loss, torch.Tensor) and loss.numel() == 1 and loss.is_floating_point():

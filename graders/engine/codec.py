@@ -330,3 +330,35 @@ def read_bundle(path_stem: Path) -> tuple[dict, dict[str, np.ndarray]]:
         with AST_LOCK, np.load(npz, allow_pickle=False) as loaded:
             arrays = {key: loaded[key] for key in loaded.files}
     return payload, arrays
+
+
+# ---------------------------------------------------------------------------
+# A given module's kept state (grpo_toy.WARMED_UP): grader -> store -> job -> worker
+# ---------------------------------------------------------------------------
+KEPT_STATE = "WARMED_UP"  # the given module's attribute: key -> {parameter name: tensor}
+
+
+def encode_kept_state(module) -> tuple[dict, dict[str, np.ndarray]] | None:
+    """``module.WARMED_UP`` as ``(payload, arrays)`` (each entry: its key and its tensors' names, in order),
+    or ``None`` when the module keeps nothing."""
+    kept = getattr(module, KEPT_STATE, None)
+    if not isinstance(kept, dict) or not kept:
+        return None
+    entries, arrays = [], {}
+    for i, (key, state) in enumerate(sorted(kept.items())):
+        entries.append({"key": key, "names": list(state)})
+        for j, tensor in enumerate(state.values()):
+            arrays[f"s{i}_{j}"] = tensor.detach().cpu().numpy()
+    return {"entries": entries}, arrays
+
+
+def fill_kept_state(module, payload: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Fill ``module.WARMED_UP`` with what :func:`encode_kept_state` wrote: the same tensors, so a run that
+    starts from them is bit-identical to one that computes them."""
+    import torch
+
+    kept = getattr(module, KEPT_STATE, None)
+    if not isinstance(kept, dict):
+        return
+    for i, entry in enumerate(payload.get("entries", [])):
+        kept[entry["key"]] = {name: torch.from_numpy(arrays[f"s{i}_{j}"]) for j, name in enumerate(entry["names"])}

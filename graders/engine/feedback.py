@@ -11,7 +11,7 @@ The words come from :mod:`graders.engine.texts`, in the language of the
 grading options (``GradeOptions.lang``: ``rl4llm grade --lang``, else
 ``RL4LLM_LANG``, else the locale, else English); ids, names and statuses are
 the same in every language. A check's label is its case's ``label`` in
-English and its ``label_ru`` in Russian (:func:`label_in`).
+English and its ``label_ru`` in Russian (``Case.label_in``).
 """
 
 from __future__ import annotations
@@ -60,16 +60,6 @@ def hint_in(hints: dict | str, language: str) -> str:
     if isinstance(hints, str):
         return hints
     return hints.get(language) or hints.get("en", "")
-
-
-def label_in(case, language: str) -> str:
-    """A check's label in ``language``: ``label_ru`` in Russian where the case has one, else ``label``.
-
-    ``label`` (English) stays the case's identity; only the text a learner reads changes.
-    """
-    if language != "en":
-        return getattr(case, f"label_{language}", "") or case.label
-    return case.label
 
 
 def render(judgement: Judgement, exercise, ctx) -> str:
@@ -247,7 +237,7 @@ def _problem_lines(problems: list[CaseOutcome], names: list[str], hide: bool, la
         problem, text = same[0]
         case = problem.case
         visibility = say("hidden") if case.hidden else say("public")
-        label = f"'{label_in(case, language)}'" if case.label else say("a_check")
+        label = f"'{case.label_in(language)}'" if case.label else say("a_check")
         lines.append(say("check", label=label, visibility=visibility,
                          input=describe_input(case, names, hide and case.hidden, language)))
         lines.append(f"    {text}")

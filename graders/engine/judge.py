@@ -15,6 +15,7 @@ them are named (ties kept), each on the first check it explains.
 
 from __future__ import annotations
 
+from graders.course import LANGUAGES
 from graders.engine import codec
 from graders.engine.misconceptions import Misconception
 from graders.engine.protocol import CaseOutcome, CaseResult, Judgement, Reason, Status
@@ -156,17 +157,15 @@ def _name_misconceptions(matched: list[tuple[CaseOutcome, list[Misconception]]])
 
 
 def _label_fields(case, index: int) -> dict[str, dict]:
-    """``{language: {"label": ...}}``: the check's label in each language it has (its index without one)."""
-    english = case.label or index
-    return {"en": {"label": english}, "ru": {"label": getattr(case, "label_ru", "") or english}}
+    """``{language: {"label": ...}}``: the check's label in each language (its index without one)."""
+    return {language: {"label": case.label_in(language) or index} for language in LANGUAGES}
 
 
 def _labels(outcome: CaseOutcome) -> dict[str, str]:
-    """The failing check's label in every language it has (feedback picks one; ``#<n>`` when it has none)."""
-    case = outcome.case
-    if not case.label:
+    """The failing check's label in every language (feedback picks one; ``#<n>`` when it has none)."""
+    if not outcome.case.label:
         return {"en": f"#{outcome.index + 1}"}
-    return {"en": case.label, **({"ru": case.label_ru} if getattr(case, "label_ru", "") else {})}
+    return {language: outcome.case.label_in(language) for language in LANGUAGES}
 
 
 def _matching_misconceptions(exercise, index, case, want, value, compare, ctx) -> list[Misconception]:

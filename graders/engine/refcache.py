@@ -177,7 +177,6 @@ class ReferenceStore:
 # ---------------------------------------------------------------------------
 # Given modules' kept state
 # ---------------------------------------------------------------------------
-KEPT_STATE = "WARMED_UP"  # a given module's weights kept by key (``grpo_toy.WARMED_UP``: its warm-ups)
 
 
 def given_state_key(store: ReferenceStore, kit, name: str) -> str:
@@ -196,16 +195,11 @@ def read_given_state(store: ReferenceStore | None, kit, name: str) -> tuple[dict
 
 def save_given_state(store: ReferenceStore | None, kit, name: str, module) -> bool:
     """Keep ``module.WARMED_UP`` (the grader's own copy of given module ``name``, after its reference runs)
-    in the store, unless it is empty or already there. Each entry: its key and its tensors, in order."""
-    kept = getattr(module, KEPT_STATE, None)
-    if store is None or not isinstance(kept, dict) or not kept or read_given_state(store, kit, name) is not None:
+    in the store (:func:`graders.engine.codec.encode_kept_state`), unless it is empty or already there."""
+    encoded = codec.encode_kept_state(module)
+    if store is None or encoded is None or read_given_state(store, kit, name) is not None:
         return False
-    entries, arrays = [], {}
-    for i, (key, state) in enumerate(sorted(kept.items())):
-        entries.append({"key": key, "names": list(state)})
-        for j, tensor in enumerate(state.values()):
-            arrays[f"s{i}_{j}"] = tensor.detach().cpu().numpy()
-    return store.write(given_state_key(store, kit, name), {"entries": entries}, arrays)
+    return store.write(given_state_key(store, kit, name), *encoded)
 
 
 # ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ Every template exists in every language with the same placeholders; exercise
 ids, function names, misconception NAMES and statuses (``passed``,
 ``failed``, ...) are keys and read the same in all of them. A check's label
 comes from its case in every language (``Case.label`` in English, the case's
-identity; ``Case.label_ru`` in Russian, :func:`graders.engine.feedback.label_in`).
+identity; ``Case.label_ru`` in Russian, ``graders.checks.Case.label_in``).
 The English templates are exactly the kit's historical strings: English
 reports do not change by a byte.
 

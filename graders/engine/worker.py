@@ -352,7 +352,7 @@ class Child:
         for name in exercise["call"].get("given", ()):
             self.starters[name] = load_module(files[name], f"{HARNESS_PREFIX}{name}", given=files)
             if name in self.kept:  # an earlier batch's warm-ups of the same code
-                fill_kept_state(self.starters[name], *self.kept[name])
+                codec.fill_kept_state(self.starters[name], *self.kept[name])
         for key in [key for key in sys.modules if key.startswith(HARNESS_PREFIX)]:
             del sys.modules[key]
 
@@ -451,18 +451,6 @@ def kill_descendants() -> None:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
-
-
-def fill_kept_state(module, payload: dict, arrays: dict) -> None:
-    """Fill a given module's ``WARMED_UP`` with what the grader kept from its own runs of the same code
-    (``graders.engine.refcache.save_given_state``): the same tensors, so the runs are bit-identical."""
-    import torch
-
-    kept = getattr(module, "WARMED_UP", None)
-    if not isinstance(kept, dict):
-        return
-    for i, entry in enumerate(payload.get("entries", [])):
-        kept[entry["key"]] = {name: torch.from_numpy(arrays[f"s{i}_{j}"]) for j, name in enumerate(entry["names"])}
 
 
 def warm_up_torch() -> None:

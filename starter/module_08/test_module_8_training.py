@@ -126,13 +126,8 @@ TOY = json.loads(Path(__file__).with_name("_toy_reference.json").read_text(encod
 def test_sequence_logprobs_and_dpo_loss_train_the_toy_like_the_reference():
     import dpo_toy
 
-    out = dpo_toy.run_toy_dpo_experiment("check", seed=7, loss_fn=training.dpo_loss,
-                                         logprob_fn=training.sequence_logprobs)
-    got = {"policy_generation_match": out["policy_generation_match"],
-           "stress_generation_match": out["stress_generation_match"]}
-    for part in ("before", "after", "stress"):
-        for key in ("loss", "pair_accuracy", "mean_margin", "mean_chosen_logp", "mean_rejected_logp"):
-            got[f"{part}_{key}"] = out[part][key]
+    got = dpo_toy.check_metrics(dpo_toy.run_toy_dpo_experiment("check", seed=7, loss_fn=training.dpo_loss,
+                                                               logprob_fn=training.sequence_logprobs))
     for exercise in ("module_8_training.sequence_logprobs", "module_8_training.dpo_loss"):
         (run,) = TOY[exercise]["runs"]
         for key, rtol, atol in TOY[exercise]["bands"]:  # the most telling first

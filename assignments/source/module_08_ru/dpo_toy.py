@@ -281,6 +281,18 @@ def _metrics(row: dict) -> dict:
     return {key: value for key, value in row.items() if key != "step"}
 
 
+def check_metrics(out: dict) -> dict:
+    """What the autograder compares after a "check" run (its toy checks and the public toy test): the two
+    generation matches, then per stage (before, after, stress) the loss, pair accuracy, mean margin and
+    mean log-likelihoods."""
+    metrics = {"policy_generation_match": out["policy_generation_match"],
+               "stress_generation_match": out["stress_generation_match"]}
+    for part in ("before", "after", "stress"):
+        for key in ("loss", "pair_accuracy", "mean_margin", "mean_chosen_logp", "mean_rejected_logp"):
+            metrics[f"{part}_{key}"] = out[part][key]
+    return metrics
+
+
 def run_toy_dpo_experiment(profile="smoke", seed: int = 7, *, loss_fn, logprob_fn, progress: bool = False) -> dict:
     """Warm up a reference, then run moderate and high-pressure DPO from it; see the module docstring.
 

@@ -203,8 +203,7 @@ def supervised_warmup(policy: GRUPolicy, vocab: Vocab, pool: list[ArithmeticProm
         optimizer.step()
 
 
-# the warm-ups this process has run, by key: runs that differ only after the warm-up (which never sees the
-# loss) share it; the autograder fills it in advance from its own runs of the same code
+# this process's warm-ups by key (runs differing only after it share one); the autograder fills it in advance
 WARMED_UP: dict[str, dict] = {}
 
 
@@ -274,13 +273,20 @@ def profile_config(profile: str = "smoke", seed: int = 9, loss_type: str = "dapo
                               scale_rewards=loss_type != "dr_grpo"), **PROFILES[profile])
 
 
+def check_metrics(out: dict) -> dict:
+    """What the autograder compares after a "check" run (its toy check and the public toy test)."""
+    first = out["history"][0]
+    return {"first_update_loss": first["loss"], "first_update_ratio_min": first["ratio_min"],
+            "first_update_ratio_max": first["ratio_max"], "after_train_accuracy": out["after_train"]["accuracy"],
+            "after_train_kl": out["after_train"]["teacher_forced_kl"]}
+
+
 def run_toy_grpo_experiment(profile: str = "smoke", seed: int = 9, loss_type: str = "dapo", *,
                             loss_fn, progress: bool = False, formulas=None) -> dict:
     """Warm up, then train the GRU policy with clipped group-relative updates; evaluate before and after.
 
-    ``profile`` is "smoke" (seconds), "full" (a larger budget) or "check" (the
-    autograder's two updates), or a ready
-    ``GRPOConfig`` (then ``seed`` and ``loss_type`` are taken from it).
+    ``profile`` is "smoke" (seconds), "full" (a larger budget), "check" (the autograder's two
+    updates) or a ready ``GRPOConfig`` (then ``seed`` and ``loss_type`` are taken from it).
     ``loss_fn`` is the loss to minimise, with the signature of
     ``module_9_training.grpo_loss``: this is how your implementation is plugged
     in. ``progress=True`` shows a progress bar.

@@ -71,8 +71,7 @@ def visible_checks(exercise_id: str, reference_function, language: str = "en") -
         if call is None or call in seen:
             continue
         seen.add(call)
-        label = " ".join((case.label_ru if language == "ru" and case.label_ru else case.label).split()) \
-            or TEXT[language]["test_a_case"]
+        label = " ".join(case.label_in(language).split()) or TEXT[language]["test_a_case"]
         if case.raises is not None:
             try:
                 eval(call, dict(namespace))  # noqa: S307 - kit code rendered above
