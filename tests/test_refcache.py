@@ -199,3 +199,37 @@ def test_a_warm_batch_hands_the_kept_warm_ups_to_its_workers(store, tmp_path):
     assert second.reports == first.reports
     (entry,) = [e for e in second.reports[0]["exercises"] if e["id"] == "module_9_training.grpo_loss"]
     assert entry["status"] == "passed"
+
+
+POISON_WARM_UPS = '''
+
+import gc as _gc
+
+for _module in [o for o in _gc.get_objects() if type(o).__name__ == "module" and hasattr(o, "WARMED_UP")]:
+    for _state in _module.WARMED_UP.values():  # the harness's copy too: it is filled before this file runs
+        for _tensor in _state.values():
+            _tensor.zero_()
+    _module.WARMED_UP["junk"] = {}
+'''
+
+
+def test_a_submission_that_poisons_the_kept_warm_ups_hurts_only_itself(store, tmp_path):
+    """A learner file that zeroes every kept warm-up it can reach (the harness's copy included) changes its own
+    toy runs at most: a correct submission of the same batch keeps full marks, and the store keeps the grader's."""
+    reference = DEFAULT_KIT.solution_path("module_9_training").read_text(encoding="utf-8")
+    paths = []
+    for name, text in (("correct", reference), ("poisoner", reference + POISON_WARM_UPS)):
+        (tmp_path / "in" / name).mkdir(parents=True)
+        (tmp_path / "in" / name / "module_9_training.py").write_text(text, encoding="utf-8")
+        paths.append(tmp_path / "in" / name)
+    options = GradeOptions(modules=("9",), timeout=60.0)
+    grade_paths(paths[:1], tmp_path / "clean", options, jobs=1, kit=Kit(), progress=False, log=lambda _m: None)
+    kept, kept_arrays = refcache.read_given_state(refcache.ReferenceStore.default(), DEFAULT_KIT, "grpo_toy")
+    warm = grade_paths(paths, tmp_path / "warm", options, jobs=2, kit=Kit(), progress=False, log=lambda _m: None)
+    loss_entries = {report["submission"]: e for report in warm.reports for e in report["exercises"]
+                    if e["id"] == "module_9_training.grpo_loss"}
+    assert loss_entries["correct"]["status"] == "passed" and loss_entries["correct"]["points"] == 6.0
+    assert loss_entries["poisoner"]["points"] < 6.0  # its own toy runs started from zeroed weights
+    after, after_arrays = refcache.read_given_state(refcache.ReferenceStore.default(), DEFAULT_KIT, "grpo_toy")
+    assert after == kept and after_arrays.keys() == kept_arrays.keys()
+    assert all(np.array_equal(after_arrays[k], kept_arrays[k]) for k in kept_arrays)
