@@ -41,8 +41,7 @@ import numpy as np
 
 from graders import course
 from graders.checks import spec_for
-from graders.engine.kit import DEFAULT_KIT
-from graders.loader import load_module
+from graders.engine.kit import Kit
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 
 TOY_NAME = "_toy_reference.json"
@@ -56,34 +55,24 @@ def _rounded(value):
     return float(f"{float(value):.{DIGITS}g}")
 
 
-def _given_loader(solutions_dir: Path):
-    """The harness's ``starter(name)``: the given modules, from their source in solutions/ (the starter's copies
-    are verbatim), each loaded once under a private name."""
-    loaded = {}
-    files = {name: solutions_dir / folder / f"{name}.py" for name, folder in course.given_modules(solutions_dir).items()}
-
-    def starter(name: str):
-        if name not in loaded:
-            loaded[name] = load_module(files[name], f"_rl4llm_build_toy_{name}", given=files)
-        return loaded[name]
-    return starter
-
-
 def toy_references(solutions_dir: Path = SOLUTIONS_DIR) -> dict[str, dict]:
     """Module folder -> {exercise id: {"bands": [[key, rtol, atol], ...], "runs": [{"kwargs", "outcome"}]}}.
 
     The bands in the grader's order (the most telling first); a value matches when
     ``|got - expected| <= atol + rtol * |expected|``."""
-    starter = _given_loader(solutions_dir)
+    # a kit whose "starter" is solutions/: the given modules from their source (the starter's copies are
+    # verbatim, and may be stale while `rl4llm build --check` runs), loaded once, as the grader loads them
+    kit = Kit(solutions_dir=solutions_dir, starter_dir=solutions_dir)
+    starter = kit.starter_module
     tables: dict[str, dict] = {}
-    for exercise in DEFAULT_KIT.exercises():
+    for exercise in kit.exercises():
         spec = spec_for(exercise)
         toy_cases = [case for case in spec.cases() if case.kwargs.get("check") == TOY_CHECK]
         if not toy_cases:
             continue
         stem, function = exercise.split(".")
         harness = spec.call.function
-        reference = getattr(DEFAULT_KIT.reference_module(stem), function)
+        reference = getattr(kit.reference_module(stem), function)
         bands = importlib.import_module(f"graders.checks.{stem}").OUTCOME_BANDS
         runs = []
         for case in toy_cases:
@@ -93,33 +82,33 @@ def toy_references(solutions_dir: Path = SOLUTIONS_DIR) -> dict[str, dict]:
         tables.setdefault(course.module_of(stem).folder, {})[exercise] = {
             "bands": [[key, *bands[key][:2]] for key in used], "runs": runs}
     if "module_09" in tables:
-        tables["module_09"]["advantages"] = _binary_group_advantages(starter)
-        tables["module_09"]["fingerprint"] = _grpo_fingerprint(starter)
+        tables["module_09"]["advantages"] = _binary_group_advantages(kit)
+        tables["module_09"]["fingerprint"] = _grpo_fingerprint(kit)
     return tables
 
 
-def _grpo_fingerprint(starter) -> dict:
+def _grpo_fingerprint(kit: Kit) -> dict:
     """What the GRPO toy's check run measures before its first update (the warm-up's policy, sampled)."""
     from types import SimpleNamespace
 
-    toy = starter("grpo_toy")
-    reference = DEFAULT_KIT.reference_module("module_9_reference")
+    toy = kit.starter_module("grpo_toy")
+    reference = kit.reference_module("module_9_reference")
     formulas = SimpleNamespace(group_relative_advantages=reference.group_relative_advantages,
                                clip_activity=reference.clip_activity,
                                categorical_entropy=reference.categorical_entropy,
                                pass_at_k_unbiased=reference.pass_at_k_unbiased)
     out = toy.run_toy_grpo_experiment(toy.profile_config("check"),
-                                      loss_fn=DEFAULT_KIT.reference_module("module_9_training").grpo_loss,
+                                      loss_fn=kit.reference_module("module_9_training").grpo_loss,
                                       formulas=formulas)
     return {"before_train_accuracy": out["before_train"]["accuracy"],
             "before_train_by_prompt": {str(k): v for k, v in sorted(out["before_train_by_prompt"].items())}}
 
 
-def _binary_group_advantages(starter) -> dict:
+def _binary_group_advantages(kit: Kit) -> dict:
     """{"scaled"|"unscaled": {c: [A of a 0 reward, A of a 1 reward]}} in a group of the check profile's size with
     c successes (the reference's group_relative_advantages; None where no such reward is in the group)."""
-    config = starter("grpo_toy").profile_config("check")
-    formula = DEFAULT_KIT.reference_module("module_9_reference").group_relative_advantages
+    config = kit.starter_module("grpo_toy").profile_config("check")
+    formula = kit.reference_module("module_9_reference").group_relative_advantages
     size, table = config.group_size, {}
     for name, scale in (("scaled", True), ("unscaled", False)):
         rows = {}
