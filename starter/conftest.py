@@ -545,8 +545,11 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "toy_run: trains a given toy with your functions (its calls are not "
-                                       "recorded for hints: hundreds of them, on inputs no table holds)")
+    config.addinivalue_line("markers", "toy_run: " + kit_say.say(
+        "trains a given toy with your functions (its calls are not recorded for hints: hundreds of them, on "
+        "inputs no table holds)",
+        "обучает готовую игрушечную модель вашими функциями (её вызовы не записываются для подсказок: их сотни, "
+        "и таких входов нет ни в одной таблице)"))
 
 
 @pytest.hookimpl(tryfirst=True)
