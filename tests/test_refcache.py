@@ -185,22 +185,6 @@ def test_kept_warm_ups_give_bit_identical_toy_runs_without_warming_up(tmp_path, 
     assert refcache.read_given_state(store, kit, "no_such_module") is None
 
 
-def test_a_warm_batch_hands_the_kept_warm_ups_to_its_workers(store, tmp_path):
-    folder = tmp_path / "in" / "correct"
-    folder.mkdir(parents=True)
-    folder.joinpath("module_9_training.py").write_text(
-        DEFAULT_KIT.solution_path("module_9_training").read_text(encoding="utf-8"), encoding="utf-8")
-    options = GradeOptions(modules=("9",), timeout=60.0)
-    first = grade_paths([folder], tmp_path / "first", options, jobs=1, kit=Kit(), progress=False, log=lambda _m: None)
-    kit = Kit()
-    job = prepare_job(kit, options, tmp_path / "job", refcache.ReferenceStore.default())
-    assert job.given_state == ["grpo_toy"] and (tmp_path / "job" / "given_grpo_toy.npz").is_file()
-    second = grade_paths([folder], tmp_path / "second", options, jobs=1, kit=kit, progress=False, log=lambda _m: None)
-    assert second.reports == first.reports
-    (entry,) = [e for e in second.reports[0]["exercises"] if e["id"] == "module_9_training.grpo_loss"]
-    assert entry["status"] == "passed"
-
-
 POISON_WARM_UPS = '''
 
 import gc as _gc
@@ -214,7 +198,8 @@ for _module in [o for o in _gc.get_objects() if type(o).__name__ == "module" and
 
 
 def test_a_submission_that_poisons_the_kept_warm_ups_hurts_only_itself(store, tmp_path):
-    """A learner file that zeroes every kept warm-up it can reach (the harness's copy included) changes its own
+    """A warm batch hands the kept warm-ups to its workers (the correct submission's report is the cold one's);
+    a learner file that zeroes every kept warm-up it can reach (the harness's copy included) changes its own
     toy runs at most: a correct submission of the same batch keeps full marks, and the store keeps the grader's."""
     reference = DEFAULT_KIT.solution_path("module_9_training").read_text(encoding="utf-8")
     paths = []
@@ -223,9 +208,15 @@ def test_a_submission_that_poisons_the_kept_warm_ups_hurts_only_itself(store, tm
         (tmp_path / "in" / name / "module_9_training.py").write_text(text, encoding="utf-8")
         paths.append(tmp_path / "in" / name)
     options = GradeOptions(modules=("9",), timeout=60.0)
-    grade_paths(paths[:1], tmp_path / "clean", options, jobs=1, kit=Kit(), progress=False, log=lambda _m: None)
+    clean = grade_paths(paths[:1], tmp_path / "clean", options, jobs=1, kit=Kit(), progress=False,
+                        log=lambda _m: None)
     kept, kept_arrays = refcache.read_given_state(refcache.ReferenceStore.default(), DEFAULT_KIT, "grpo_toy")
-    warm = grade_paths(paths, tmp_path / "warm", options, jobs=2, kit=Kit(), progress=False, log=lambda _m: None)
+    # the next batch is warm: its job hands the kept warm-ups to the workers
+    kit = Kit()
+    job = prepare_job(kit, options, tmp_path / "job", refcache.ReferenceStore.default())
+    assert job.given_state == ["grpo_toy"] and (tmp_path / "job" / "given_grpo_toy.npz").is_file()
+    warm = grade_paths(paths, tmp_path / "warm", options, jobs=2, kit=kit, progress=False, log=lambda _m: None)
+    assert warm.reports[0] == clean.reports[0]  # the correct submission: the same report, warm or cold
     loss_entries = {report["submission"]: e for report in warm.reports for e in report["exercises"]
                     if e["id"] == "module_9_training.grpo_loss"}
     assert loss_entries["correct"]["status"] == "passed" and loss_entries["correct"]["points"] == 6.0
