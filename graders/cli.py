@@ -151,12 +151,16 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 LAYER_TEXT = {
     "namespaces": "own user, PID, mount, network and IPC namespaces (unshare): nothing outlives the worker",
     "scratch_quota": "a size-capped tmpfs is the only writable folder",
-    "resource_limits": "hard memory, file-size, CPU-time and open-file limits",
-    "process_limit": "a hard limit on processes and threads (counted in the worker's own user namespace)",
+    "closed_root": "a minimal root: only the allow-listed paths exist (no host sockets, /tmp or kit folders)",
+    "resource_limits": "hard memory, file-size, CPU-time and open-file limits (memfd refused: memory binds)",
+    "process_limit": "no new process: fork, vfork, exec and non-thread clone refused by the system-call filter",
+    "syscall_filter": "seccomp: no sockets, memfd, ptrace, io_uring, bpf, mounts or namespaces",
     "no_capabilities": "no capability, no_new_privs: the limits cannot be raised",
     "landlock_files": "Landlock: only the interpreter, its libraries and the scratch folder",
     "landlock_tcp": "Landlock: no TCP bind or connect",
     "landlock_scopes": "Landlock: no signals or abstract UNIX sockets outside the worker",
+    "cpu_budget": "each exercise's time limit counts CPU seconds, not the clock (load does not change grades)",
+    "cgroup_limits": "a cgroup per worker: memory, processes + threads and one core, whoever the worker is",
     "grader_not_dumpable": "the grading process's memory is not readable by the worker's user",
 }
 

@@ -58,7 +58,7 @@ def test_english_feedback_templates_are_the_historical_strings():
     assert say("en", "file_missing", stem="module_9_training") == "missing: no module_9_training.py in the submission"
     assert say("en", "misconception_on_check", name="sample_std", hint="h") == "misconception 'sample_std': h"
     assert say("en", "misconception_summary", name="x", label="#1", hint="h") == "- misconception 'x' (on check '#1'): h"
-    assert say("en", "timeout", seconds=10.0) == "timeout: did not finish within 10 s (all checks together); 0 points"
+    assert say("en", "timeout", seconds=10.0) == "timeout: did not finish within 10 s of CPU time (all checks together); 0 points"
     assert say("en", "check", label="a check", visibility="hidden", input="hidden input") == \
         "- a check (hidden): input hidden input"
     assert say("en", "wrong", expected="1", got="2") == "expected 1, got 2"

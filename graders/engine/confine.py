@@ -7,18 +7,28 @@ In order:
 1. **scratch quota** (in the worker's own mount namespace): a fresh ``tmpfs``
    of a fixed size is mounted on the scratch folder, so everything the
    learner's code writes is capped in total and vanishes with the worker;
-2. **hard resource limits** (soft = hard): address space, processes and
+2. **closed root** (:func:`enter_closed_root`, in the child's own mount
+   namespace): a minimal file tree becomes ``/`` -- the allow-list of
+   :func:`readable_roots` bound read-only, the scratch folder read-write;
+   host paths, ``/tmp``, ``/run`` (named sockets), the kit checkout and
+   earlier output folders do not exist for learner code;
+3. **hard resource limits** (soft = hard): address space, processes and
    threads (in the worker's own user namespace only: elsewhere the count is
    the whole user's), file size, CPU seconds, open files, no core dumps;
-3. **no capabilities**: the bounding and ambient sets emptied, root's
+4. **no capabilities**: the bounding and ambient sets emptied, root's
    special treatment turned off (``SECBIT_NOROOT``), every capability
    dropped, ``no_new_privs`` set -- so none of the limits can be raised again
    (raising a hard limit needs ``CAP_SYS_RESOURCE`` in the initial user
    namespace, which a worker never has);
-4. **Landlock**: read-only the interpreter, its standard library, its
-   site-packages (minus the kit's own packages) and the system libraries;
-   read-write the scratch folder; nothing else. TCP denied, signals and
-   abstract UNIX sockets scoped to the worker (see :mod:`.landlock`).
+5. **Landlock**: read-only the same allow-list; read-write the scratch
+   folder; nothing else. TCP denied, signals and abstract UNIX sockets
+   scoped to the worker (see :mod:`.landlock`);
+6. **system-call filter** (:mod:`.seccomp`): no sockets, no ``memfd``, no
+   new processes other than threads, no ptrace, io_uring, bpf or mounts.
+
+The grader adds what a process cannot do to itself: the per-exercise
+CPU-time budget (the worker's parent, :meth:`graders.engine.worker.Parent.relay`)
+and cgroup limits on the whole worker (:mod:`.cgroups`).
 
 Each step reports whether it took effect; the list travels back to the grader
 and into every report (``sandbox`` in ``report.json``).
@@ -29,13 +39,18 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import site
 import sys
+import sysconfig
 from pathlib import Path
 
-from graders.engine import landlock
+from graders.engine import landlock, seccomp
 from graders.engine.libc import libc as _libc
 
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+MS_REMOUNT, MS_BIND, MS_REC, MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 0x20, 0x1000, 0x4000, 0x400, 0x800, 1 << 21
+MNT_DETACH = 2
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine if hasattr(os, "uname") else "", 155)
 PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 28, 47, 4
 SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 1 << 0, 1 << 1
 SECBIT_NO_SETUID_FIXUP, SECBIT_NO_SETUID_FIXUP_LOCKED = 1 << 2, 1 << 3
@@ -132,16 +147,30 @@ def _capability_mask(field: str) -> int:
     return 0
 
 
-def readable_roots(forbidden: list[str]) -> list[str]:
-    """What learner code may read (and map as code): this interpreter's path and the system libraries,
-    with every ``forbidden`` hierarchy cut out (a folder that holds one is opened up child by child)."""
-    forbidden_real = [os.path.realpath(p) for p in forbidden]
-    candidates = [p for p in sys.path if p and os.path.isdir(p)]
-    candidates += [os.path.join(sys.base_prefix, "lib"), os.path.join(sys.base_exec_prefix, "lib"), sys.prefix]
+def readable_roots(closed: list[str]) -> list[str]:
+    """What learner code may read (and map as code): an allow-list, never "the kit minus a deny list".
+
+    The interpreter's standard library (with ``lib-dynload``), its site-packages (the venv's and, where the
+    venv sees them, the base interpreter's), its shared library (``libpython``, where it has one), and the system
+    libraries and files of :data:`SYSTEM_READ_ONLY`; a ``closed`` hierarchy inside one of them (the kit's
+    own packages, when the kit is installed into site-packages) is cut out, its siblings opened up one
+    by one. The kit checkout, earlier output folders, ``/tmp`` and the home folder are not on the list,
+    whatever the import path says: the child's given modules and learner files are copied into its
+    scratch folder, and everything else it runs was imported before it was confined.
+    """
+    closed_real = [os.path.realpath(p) for p in closed]
+    paths = sysconfig.get_paths()
+    candidates = [paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    candidates += [os.path.join(paths.get("stdlib", ""), "lib-dynload"), *site.getsitepackages()]
     roots: list[str] = []
-    for candidate in dict.fromkeys(os.path.realpath(p) for p in candidates):
-        roots += _open_up(candidate, forbidden_real, depth=0)
-    roots += [p for p in SYSTEM_READ_ONLY if os.path.exists(p)]
+    library = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("LDLIBRARY") or "")
+    if os.path.isfile(library):  # libpython, for a shared-library build (the file alone)
+        roots.append(os.path.realpath(library))
+    for candidate in dict.fromkeys(os.path.realpath(p) for p in candidates if p and os.path.isdir(p)):
+        roots += _open_up(candidate, closed_real, depth=0)
+    for path in SYSTEM_READ_ONLY:
+        if os.path.exists(path):
+            roots += _open_up(os.path.realpath(path), closed_real, depth=0)
     return sorted(dict.fromkeys(roots))
 
 
@@ -169,27 +198,142 @@ def _open_up(path: str, forbidden: list[str], depth: int) -> list[str]:
     return found
 
 
-def confine(scratch: Path, settings: dict, layers: dict, readable: list[str] | None = None) -> dict:
+def enter_closed_root(root: Path, read_only: list[str], read_write: list[str], keep: list[str] = ()) -> bool:
+    """Make a minimal file tree this process's ``/``: only ``read_only`` (bound read-only) and ``read_write``.
+
+    Needs the process's own mount namespace and ``CAP_SYS_ADMIN`` in its user namespace (the child has
+    both until :func:`drop_capabilities`). A small ``tmpfs`` is mounted on ``root`` (an empty folder);
+    each allowed path is bind-mounted at its own path inside it (files onto empty files), the symbolic
+    links along the allowed paths and along ``keep`` (the import path as the interpreter spells it) are
+    made again, ``/proc`` of the worker's PID namespace is bound too (Landlock narrows it to
+    ``/proc/cpuinfo``), then ``pivot_root`` makes the tree ``/`` and the old root is detached. From then
+    on the host's named sockets, ``/tmp``, ``/run``, the kit checkout and every earlier output folder do
+    not exist for this process: nothing to connect to, read or list. The paths keep their names, so
+    ``sys.path`` and the modules already imported stay valid. True when all of it took effect.
+    """
+    libc = _libc()
+    if libc.mount(b"tmpfs", os.fsencode(root), b"tmpfs", ctypes.c_ulong(MS_NOSUID | MS_NODEV),
+                  b"size=4m,mode=0755,nr_inodes=8192") != 0:
+        return False
+    top = str(root)
+    bound: list[str] = []
+
+    def visible(path: str) -> bool:
+        return any(_under(path, done) for done in bound)
+
+    def bind(source: str, writable: bool) -> bool:
+        real = os.path.realpath(source)
+        _mirror_links(top, source)
+        if visible(real) or not os.path.exists(real):
+            return True
+        target = top + real
+        _mirror_links(top, os.path.dirname(real))
+        if os.path.isdir(real):
+            os.makedirs(target, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            open(target, "ab").close()
+        if libc.mount(os.fsencode(real), os.fsencode(target), None, ctypes.c_ulong(MS_BIND | MS_REC), None) != 0:
+            return False
+        if not writable:
+            flags = MS_BIND | MS_REMOUNT | MS_RDONLY | _locked_flags(real)
+            if libc.mount(None, os.fsencode(target), None, ctypes.c_ulong(flags), None) != 0:
+                return False
+        bound.append(real)
+        return True
+
+    try:
+        ok = all([bind(path, False) for path in sorted(read_only, key=lambda p: len(os.path.realpath(p)))]
+                 + [bind(path, True) for path in read_write] + [bind("/proc", True)])
+        for path in keep:
+            _mirror_links(top, path)
+        old = os.path.join(top, ".old-root")
+        os.mkdir(old, 0o700)
+        if not ok or libc.syscall(SYS_PIVOT_ROOT, os.fsencode(top), os.fsencode(old)) != 0:
+            return False
+        os.chdir("/")
+        if libc.umount2(b"/.old-root", MNT_DETACH) != 0:
+            return False
+        os.rmdir("/.old-root")
+        # the new root itself read-only: nothing can be created beside the bound paths
+        return libc.mount(None, b"/", None, ctypes.c_ulong(MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV),
+                          None) == 0
+    except OSError:
+        return False
+
+
+def _mirror_links(top: str, path: str) -> None:
+    """Make each symbolic link along ``path`` again under ``top`` (``/lib -> usr/lib``, a venv's ``lib64``)."""
+    current = "/"
+    for part in Path(path).parts[1:]:
+        candidate = os.path.join(current, part)
+        if os.path.islink(candidate):
+            inside = top + candidate
+            if not os.path.lexists(inside):
+                os.makedirs(os.path.dirname(inside), exist_ok=True)
+                os.symlink(os.readlink(candidate), inside)
+            current = os.path.realpath(candidate)
+        else:
+            current = candidate
+
+
+def _locked_flags(path: str) -> int:
+    """The mount flags of ``path``'s mount that a bind remount must keep (the kernel refuses to drop
+    ``nosuid``, ``nodev``, ``noexec`` or the access-time mode of a mount inherited from another namespace)."""
+    try:
+        found = os.statvfs(path).f_flag
+    except OSError:
+        return 0
+    flags = 0
+    for st_flag, ms_flag in ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
+                             (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME),
+                             (os.ST_RELATIME, MS_RELATIME)):
+        if found & st_flag:
+            flags |= ms_flag
+    return flags
+
+
+def confine(scratch: Path, settings: dict, layers: dict, readable: list[str] | None = None,
+            root: Path | None = None) -> dict:
     """Apply every remaining layer this machine allows (after :func:`mount_scratch`, whose result is in
-    ``layers``, and after the scratch folder is filled); return ``{layer: True/False}`` for the report."""
+    ``layers``, and after the scratch folder is filled); return ``{layer: True/False}`` for the report.
+
+    ``root``: an empty folder for :func:`enter_closed_root` (only in the child's own mount namespace).
+    A flag is true only when what it claims binds: ``resource_limits`` needs the system-call filter too
+    (``memfd_create`` files are outside ``RLIMIT_AS``), ``process_limit`` is the filter's refusal of
+    every new process (``RLIMIT_NPROC`` does not bind for uid 0 outside).
+    """
     namespaced = layers.get("namespaces", False)
+    allowed = readable if readable is not None else readable_roots(list(settings.get("forbidden_paths", [])))
+    writable = [str(scratch), *(p for p in SYSTEM_READ_WRITE if os.path.exists(p))]
+    layers["closed_root"] = False
+    if root is not None and namespaced and settings.get("closed_root", True) \
+            and os.environ.get("RL4LLM_NO_CLOSED_ROOT") != "1":
+        layers["closed_root"] = enter_closed_root(root, allowed, writable, keep=[p for p in sys.path if p])
+        os.chdir(scratch / "work") if (scratch / "work").is_dir() else None
     limits = set_limits(settings, count_processes=namespaced)
-    layers["resource_limits"] = {"memory", "file_size", "cpu_seconds", "open_files"} <= set(limits)
-    layers["process_limit"] = "processes" in limits
+    rlimits = {"memory", "file_size", "cpu_seconds", "open_files"} <= set(limits)
     layers["no_capabilities"] = drop_capabilities()
-    forbidden = list(settings.get("forbidden_paths", []))
     if os.environ.get("RL4LLM_NO_LANDLOCK") == "1" or settings.get("landlock") is False:
         # the instructor's switch, for machines where Landlock misbehaves (and for the kit's own
         # test that the hostile suite fails without it); reported as missing layers
         layers["landlock_files"] = layers["landlock_tcp"] = layers["landlock_scopes"] = False
-        return layers
-    try:
-        applied = landlock.restrict_self(readable if readable is not None else readable_roots(forbidden),
-                                         [str(scratch), *(p for p in SYSTEM_READ_WRITE if os.path.exists(p))])
-        layers["landlock_files"], layers["landlock_tcp"], layers["landlock_scopes"] = (
-            applied.filesystem, applied.tcp, applied.scoped)
-    except (landlock.LandlockError, OSError):
-        layers["landlock_files"] = layers["landlock_tcp"] = layers["landlock_scopes"] = False
+    else:
+        try:
+            applied = landlock.restrict_self(allowed, writable)
+            layers["landlock_files"], layers["landlock_tcp"], layers["landlock_scopes"] = (
+                applied.filesystem, applied.tcp, applied.scoped)
+        except (landlock.LandlockError, OSError):
+            layers["landlock_files"] = layers["landlock_tcp"] = layers["landlock_scopes"] = False
+    layers["syscall_filter"] = False
+    if os.environ.get("RL4LLM_NO_SECCOMP") != "1" and settings.get("seccomp", True):
+        try:
+            seccomp.install()
+            layers["syscall_filter"] = True
+        except OSError:
+            pass
+    layers["resource_limits"] = rlimits and layers["syscall_filter"]
+    layers["process_limit"] = layers["syscall_filter"]
     return layers
 
 
@@ -230,9 +374,12 @@ def _probe(argv: list[str]) -> None:
     who = identity()
     layers = {"namespaces": args.namespaced}
     layers["scratch_quota"] = args.namespaced and mount_scratch(args.probe, 1 << 20)
+    (args.probe / "work").mkdir(exist_ok=True)
+    root = args.probe.with_name("root")
+    root.mkdir(exist_ok=True)
     settings = {"memory_bytes": 1 << 30, "file_bytes": 1 << 20, "cpu_seconds": 30, "open_files": 64,
                 "processes": 16, "forbidden_paths": [os.path.dirname(args.secret)]}
-    layers = confine(args.probe, settings, layers)
+    layers = confine(args.probe, settings, layers, root=root if args.namespaced else None)
     notes = []
     try:
         with open(args.secret, encoding="utf-8") as handle:
@@ -241,6 +388,9 @@ def _probe(argv: list[str]) -> None:
         notes.append("a file outside the scratch folder was readable")
     except OSError:
         pass
+    if layers["closed_root"] and (os.path.lexists(args.secret) or os.path.lexists("/run")):
+        layers["closed_root"] = False
+        notes.append("a host path was still there after the closed root")
     try:
         resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
         layers["resource_limits"] = False
@@ -254,6 +404,18 @@ def _probe(argv: list[str]) -> None:
         pass
     except OSError:
         layers["landlock_tcp"] = False  # the kernel let the connection attempt through (refused or timed out)
+    if layers["syscall_filter"]:
+        for what, attempt in (("a UNIX socket", lambda: socket.socket(socket.AF_UNIX)),
+                              ("a memfd file", lambda: os.memfd_create("probe")), ("a fork", os.fork)):
+            try:
+                if attempt() == 0:
+                    os._exit(0)  # a child of the fork that should not have happened
+            except PermissionError:
+                continue
+            except OSError:
+                pass
+            layers["syscall_filter"] = layers["process_limit"] = layers["resource_limits"] = False
+            notes.append(f"{what} was allowed under the system-call filter")
     print(json.dumps({"layers": layers, "identity": who, "detail": "; ".join(notes)}), flush=True)
     os._exit(0)
 

@@ -145,7 +145,12 @@ def write_settings(job: Job, sandbox_settings: dict) -> None:
                # exercises of that same harness
                "harness": {str(i): hashlib.sha256(entry["call"]["source"].encode()).hexdigest()[:16]
                            for i, entry in enumerate(entries) if entry["call"]["kind"] == "harness"},
-               "given_sources": job.given_sources, "given_state": job.given_state, "sandbox": sandbox_settings}
+               "given_sources": job.given_sources, "given_state": job.given_state, "sandbox": sandbox_settings,
+               # CPU-time budgets the worker's parent holds each child to (seconds of CPU, not of the clock)
+               # (RL4LLM_NO_CPU_BUDGET=1: none, only the wall-clock backstop; for the kit's own control test)
+               **({} if os.environ.get("RL4LLM_NO_CPU_BUDGET") == "1" else
+                  {"timeouts": {str(i): entry["timeout"] for i, entry in enumerate(entries)},
+                   "load_timeout": job.load_timeout})}
     codec.write_bundle(job.job_dir / "job", payload, {})
     for path in (job.job_dir, *job.job_dir.iterdir()):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)

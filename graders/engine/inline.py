@@ -22,8 +22,8 @@ output captured), and they are judged by :func:`graders.engine.feedback.assess`
 against a :class:`graders.engine.references.ReferenceBook` -- the same
 comparison, statuses, points, feedback text and misconception detection as
 ``rl4llm grade``. There is no process isolation here. A per-exercise
-wall-clock limit (the spec's ``timeout``) applies where a POSIX interval timer
-is available (the main thread).
+CPU-time limit (the spec's ``timeout``, with a wall-clock backstop, as in the
+worker) applies where a POSIX interval timer is available (the main thread).
 
 Harness call modes get ``learner`` = the namespace the function lives in (its
 ``__globals__``: in a notebook, the kernel's user namespace, so a harness that
@@ -60,7 +60,10 @@ class _ExerciseTimeout(BaseException):
 
 
 class _Deadline:
-    """SIGALRM after ``seconds`` in the main thread (no-op elsewhere or without setitimer)."""
+    """The exercise's CPU-time budget (``ITIMER_PROF``: this process's CPU seconds, every thread) and a
+    wall-clock backstop (``ITIMER_REAL``, :func:`graders.engine.runner.wall_backstop`) for a function that
+    sleeps or waits: the verdict does not depend on how busy the machine is. Main thread only (no-op
+    elsewhere or without ``setitimer``)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -72,14 +75,19 @@ class _Deadline:
 
     def __enter__(self):
         if self.active:
-            self.previous = signal.signal(signal.SIGALRM, self._fire)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            from graders.engine.runner import wall_backstop
+
+            self.previous = {number: signal.signal(number, self._fire) for number in (signal.SIGPROF, signal.SIGALRM)}
+            signal.setitimer(signal.ITIMER_PROF, self.seconds)
+            signal.setitimer(signal.ITIMER_REAL, wall_backstop(self.seconds))
         return self
 
     def __exit__(self, *exc):
         if self.active:
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
+            for number, handler in self.previous.items():
+                signal.signal(number, handler)
         return False
 
 
@@ -100,7 +108,7 @@ def _where(error: BaseException, function) -> str:
 
 def _run_case(call: dict, function, learner, starter, case, encoder) -> dict:
     """One case on the learner's function, as the worker runs it (see ``Worker.run_case``)."""
-    from graders.engine import calls, codec
+    from graders.engine import calls, codec, learner_text
     from graders.engine.references import fresh_inputs
     from graders.engine.worker import CappedWriter, describe_exception
 
@@ -128,7 +136,7 @@ def _run_case(call: dict, function, learner, starter, case, encoder) -> dict:
         if changed:
             outcome = {"outcome": "modified_input", "changed": changed}
     outcome["output"] = capture.text()
-    return outcome
+    return learner_text.clean(outcome)  # its messages, names and output made safe for every report, once, here
 
 
 def _hide_default() -> bool:
@@ -151,6 +159,7 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
     from graders.engine.feedback import assess
     from graders.engine.grading import Exercise, GradeOptions
     from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.learner_text import clean_text
     from graders.engine.references import _single_thread_torch, uses_torch
     from graders.engine.runner import ExerciseRun
     from graders.engine.submission import Submission
@@ -177,7 +186,7 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
     outcomes: list[dict] = []
     status = "done"
     if not callable(function):
-        payload = {"cases": [], "missing": f"{name} is not a function (got {type(function).__name__})",
+        payload = {"cases": [], "missing": clean_text(f"{name} is not a function (got {type(function).__name__})"),
                    "violations": []}
         run = ExerciseRun("done", payload, {})
     else:

@@ -24,12 +24,28 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders.engine import codec
+from graders.engine import cgroups, codec
+from graders.engine.learner_text import clean as clean_learner_text
 
 LOG_TAIL = 1500
 LOG_KEEP = 64 << 10  # bytes of the worker's stdout/stderr kept (the tail)
 MAX_EVENT_BYTES = 64 << 20  # one event line (a result with its arrays, base64)
 MAX_RESULT_JSON = 8 << 20  # the JSON part of one exercise's result
+
+
+WALL_FACTOR, WALL_GRACE = 3.0, 15.0  # the wall-clock backstop: 3 x the CPU budget + 15 s
+CPU_BUDGET_MESSAGE = "the exercise used more CPU time than its budget"
+
+
+def wall_backstop(cpu_seconds: float) -> float:
+    """Wall-clock seconds after which the grader ends a worker whose child spends ``cpu_seconds`` of CPU.
+
+    The budget itself is CPU time, held by the worker's parent (:meth:`graders.engine.worker.Parent.relay`),
+    so the verdict does not depend on how busy the machine is; the clock only catches a child that sleeps
+    or deadlocks (no CPU spent, no progress). Generous: on a machine so loaded that a child gets a third of
+    a core, a child within its CPU budget still finishes before it.
+    """
+    return WALL_FACTOR * float(cpu_seconds) + WALL_GRACE
 
 
 class WorkerStartError(RuntimeError):
@@ -58,6 +74,7 @@ class WorkerConfig:
     require: tuple = ()  # layers every worker must report active (--require-sandbox)
     ready: object = None  # a threading.Event: set once the grader has loaded all it executes
     abort: bool = False  # set before ``ready`` when that loading failed: workers run nothing
+    cgroup: cgroups.Limits | None = None  # each worker's cgroup limits (graders.engine.cgroups), where given
 
 
 class SandboxMissing(WorkerStartError):
@@ -278,6 +295,7 @@ class _Process:
             for fd in (write_fd, log_write, go_read):
                 os.close(fd)
         self.read_fd, self.log_fd = read_fd, log_read
+        self.group = self.cgroup(config)  # before "go": the worker runs nothing outside it
         if config.ready is not None:
             config.ready.wait()
         try:
@@ -322,7 +340,8 @@ class _Process:
                 line = bytes(self.buffer[:end])
                 del self.buffer[:end + 1]
                 try:
-                    event = json.loads(line.decode("utf-8"))
+                    # learner text (messages, output, names) made safe for every report, once, here
+                    event = clean_learner_text(json.loads(line.decode("utf-8")))
                 except (UnicodeDecodeError, ValueError, RecursionError):
                     continue  # noise on the events pipe is ignored
                 if isinstance(event, dict):
@@ -335,6 +354,22 @@ class _Process:
                 raise TimeoutError
             self._pump(min(remaining, 1.0))
 
+    def cgroup(self, config: WorkerConfig):
+        """The worker (and whatever it forked already) in a cgroup of its own with ``config.cgroup``'s
+        limits; ``None`` where this machine gives none (the report's ``cgroup_limits`` says so)."""
+        if config.cgroup is None or not cgroups.manager().works:
+            return None
+        try:
+            group = cgroups.manager().create(config.cgroup)
+        except OSError:
+            return None
+        try:
+            group.add(self.proc.pid)
+        except OSError:
+            group.close()
+            return None
+        return group
+
     def kill(self) -> None:
         """SIGKILL the worker's process group: W0 and the namespace's PID 1 (so the namespace ends)."""
         self.proc.kill()
@@ -346,6 +381,8 @@ class _Process:
             self.kill()
             code = self.proc.wait()
         self.kill()  # whatever is left of the group (outside namespaces: stray children)
+        if self.group is not None:
+            self.group.close()  # and of the cgroup: nothing it started outlives it
         deadline = time.monotonic() + 0.5
         while self.log_fd in self.selector.get_map() and time.monotonic() < deadline:
             self._pump(0.05)
@@ -373,7 +410,7 @@ def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir:
         attempt += 1
         process = _Process(config, server, job_dir, sub_dir, remaining)
         current: tuple[str, object] | None = None
-        deadline = time.monotonic() + config.load_timeout
+        deadline = time.monotonic() + wall_backstop(config.load_timeout)
         started_anything = False
         outcome = None
         try:
@@ -385,6 +422,7 @@ def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir:
                 started_anything = True
                 if "sandbox" in event and not layers and isinstance(event["sandbox"], dict):
                     layers.update({str(k): bool(v) for k, v in event["sandbox"].items()})
+                    layers["cgroup_limits"] = process.group is not None
                     layers["identity"] = str(event.get("identity", ""))[:200]
                     missing = [name for name in config.require if layers.get(name) is not True]
                     if missing:
@@ -393,7 +431,7 @@ def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir:
                         raise SandboxMissing("a worker started without the sandbox layer(s) "
                                              f"{', '.join(missing)} (--require-sandbox)")
                 elif "load" in event:
-                    current, deadline = ("load", event["load"]), time.monotonic() + config.load_timeout
+                    current, deadline = ("load", event["load"]), time.monotonic() + wall_backstop(config.load_timeout)
                 elif "loaded" in event:
                     stem, error = event["loaded"], event.get("error")
                     if error:
@@ -405,27 +443,30 @@ def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir:
                     index = event["start"]
                     if index in remaining:
                         current = ("exercise", index)
-                        deadline = time.monotonic() + exercises[index]["timeout"]
+                        deadline = time.monotonic() + wall_backstop(exercises[index]["timeout"])
                 elif "done" in event:
                     index = event["done"]
                     if index in remaining:
                         results[index] = _read_result(event)
                         remaining.remove(index)
                     current = None
-                    deadline = time.monotonic() + config.load_timeout
+                    deadline = time.monotonic() + wall_backstop(config.load_timeout)
                 elif "crashed" in event:  # a child died; the worker goes on with the next exercise
                     index, code = event["crashed"], event.get("code")
-                    message = describe_exit(code if isinstance(code, int) else None)
-                    tail = process.log_tail(sub_dir)
+                    over_budget = event.get("cpu_timeout") is True  # its parent ended it: CPU budget spent
+                    message = CPU_BUDGET_MESSAGE if over_budget else describe_exit(code if isinstance(code, int) else None)
+                    tail = "" if over_budget else process.log_tail(sub_dir)
                     if event.get("during") == "load":
                         for other in [i for i in remaining if exercises[i]["stem"] == event.get("stem")]:
-                            results[other] = ExerciseRun("load_crashed", message=message, output=tail)
+                            status = "load_timeout" if over_budget else "load_crashed"
+                            results[other] = ExerciseRun(status, message=message, output=tail)
                             remaining.remove(other)
                     elif index in remaining:
-                        results[index] = ExerciseRun("crashed", message=message, output=tail)
+                        results[index] = ExerciseRun("timeout" if over_budget else "crashed", message=message,
+                                                     output=tail)
                         remaining.remove(index)
                     current = None
-                    deadline = time.monotonic() + config.load_timeout
+                    deadline = time.monotonic() + wall_backstop(config.load_timeout)
                 elif event.get("finished"):
                     outcome = "finished"
                     break
@@ -466,7 +507,7 @@ def _read_result(event: dict) -> ExerciseRun:
             raise ValueError("malformed result")
         if len(text) > MAX_RESULT_JSON:
             raise ValueError(f"result larger than {MAX_RESULT_JSON} bytes")
-        payload = json.loads(text)
+        payload = clean_learner_text(json.loads(text))  # the result's learner text, as the events' (above)
         if not isinstance(payload, dict) or not isinstance(payload.get("cases"), list):
             raise ValueError("malformed result")
         arrays = codec.unpack_blob(packed, MAX_EVENT_BYTES)

@@ -41,8 +41,22 @@ from functools import lru_cache
 from graders.engine.libc import libc as _libc
 
 NOBODY = 65534
-LAYERS = ("namespaces", "scratch_quota", "resource_limits", "process_limit", "no_capabilities",
-          "landlock_files", "landlock_tcp", "landlock_scopes", "grader_not_dumpable")
+LAYERS = ("namespaces", "scratch_quota", "closed_root", "resource_limits", "process_limit", "syscall_filter",
+          "no_capabilities", "landlock_files", "landlock_tcp", "landlock_scopes", "cpu_budget", "cgroup_limits",
+          "grader_not_dumpable")
+# the instructor's switches, one per layer, for machines where a layer misbehaves (each reported missing)
+SWITCHES = ("RL4LLM_NO_NAMESPACES", "RL4LLM_NO_LANDLOCK", "RL4LLM_NO_SECCOMP", "RL4LLM_NO_CLOSED_ROOT",
+            "RL4LLM_NO_CGROUPS", "RL4LLM_NO_CPU_BUDGET")
+WORKER_TASKS = 64  # processes + threads in one worker's cgroup: its parent, one child and their threads
+
+
+def worker_cgroup_limits(memory_mb: float, scratch_mb: float):
+    """The cgroup limits of one worker (:mod:`graders.engine.cgroups`): a child's memory limit and its
+    scratch ``tmpfs`` (whose pages the cgroup counts), twice over for the parent and copy-on-write pages,
+    plus 512 MiB; :data:`WORKER_TASKS` tasks; one core."""
+    from graders.engine.cgroups import Limits
+
+    return Limits(memory_bytes=int(2 * (memory_mb + scratch_mb) + 512) << 20, tasks=WORKER_TASKS, cpus=1.0)
 UNSHARE_ARGS = ("--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc",
                 "--net", "--ipc")
 PR_SET_DUMPABLE = 4
@@ -223,7 +237,8 @@ def probe_layers(python: str | None = None, pythonpath: str = "") -> Probe:
         if prefix:
             command.append("--namespaced")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath,
-               "PYTHONDONTWRITEBYTECODE": "1", "RL4LLM_NO_LANDLOCK": os.environ.get("RL4LLM_NO_LANDLOCK", "")}
+               "PYTHONDONTWRITEBYTECODE": "1",
+               **{name: os.environ.get(name, "") for name in SWITCHES}}
         try:
             result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=temp)
         except (OSError, subprocess.SubprocessError) as error:
@@ -233,6 +248,26 @@ def probe_layers(python: str | None = None, pythonpath: str = "") -> Probe:
     except (IndexError, ValueError):
         tail = (result.stderr.strip().splitlines() or ["?"])[-1]
         return Probe({name: False for name in LAYERS}, detail=f"the probe failed: {tail}")
-    layers = {name: bool(found["layers"].get(name)) for name in LAYERS if name != "grader_not_dumpable"}
+    grader_side = ("cpu_budget", "cgroup_limits", "grader_not_dumpable")
+    layers = {name: bool(found["layers"].get(name)) for name in LAYERS if name not in grader_side}
     layers["grader_not_dumpable"] = sys.platform.startswith("linux")
-    return Probe(layers, identity=found.get("identity", ""), detail=found.get("detail", ""))
+    layers["cpu_budget"] = (os.path.exists(f"/proc/{os.getpid()}/stat")  # the worker's parent reads it
+                            and os.environ.get("RL4LLM_NO_CPU_BUDGET") != "1")
+    detail = [found.get("detail", "")]
+    layers["cgroup_limits"], why = cgroups_work()
+    detail.append(why)
+    return Probe(layers, identity=found.get("identity", ""), detail="; ".join(d for d in detail if d))
+
+
+def cgroups_work() -> tuple[bool, str]:
+    """Whether this grader can give each worker a cgroup with limits (tried once), and why not."""
+    from graders.engine import cgroups
+
+    manager = cgroups.manager()
+    if not manager.works:
+        return False, manager.reason
+    try:
+        manager.create(worker_cgroup_limits(512, 128)).close()
+    except OSError as error:
+        return False, f"cgroup v{manager.version}: a worker's cgroup could not be made ({error})"
+    return True, ""

@@ -38,9 +38,9 @@ FEEDBACK = {
         "no_result": "not graded: the worker returned nothing for this exercise",
         "load_failed": "{stem}.py could not be loaded: {error}",
         "load_refused": "{stem}.py tried {what} while loading; the grader refuses this, so its exercises score 0",
-        "load_timeout": "loading {stem}.py did not finish within {seconds:g} s; 0 points",
+        "load_timeout": "loading {stem}.py did not finish within {seconds:g} s of CPU time; 0 points",
         "load_crashed": "loading {stem}.py ended the grading process: {detail}",
-        "timeout": "timeout: did not finish within {seconds:g} s (all checks together); 0 points",
+        "timeout": "timeout: did not finish within {seconds:g} s of CPU time (all checks together); 0 points",
         "crashed": "crashed: {detail} while running this exercise; 0 points",
         "function_missing": "missing: {detail}",
         "refused": "this exercise tried {what}; the grader refuses access to the reference solutions and hidden "
@@ -80,9 +80,9 @@ FEEDBACK = {
         "load_failed": "не удалось загрузить {stem}.py: {error}",
         "load_refused": "при загрузке {stem}.py грейдер запретил действие: {what}; поэтому все упражнения этого "
                         "файла получают 0 баллов",
-        "load_timeout": "загрузка {stem}.py не завершилась за {seconds:g} с; 0 баллов",
+        "load_timeout": "загрузка {stem}.py не завершилась за {seconds:g} с процессорного времени; 0 баллов",
         "load_crashed": "загрузка {stem}.py аварийно завершила процесс проверки: {detail}",
-        "timeout": "превышено время: упражнение не завершилось за {seconds:g} с (все проверки вместе); 0 баллов",
+        "timeout": "превышено время: упражнение не завершилось за {seconds:g} с процессорного времени (все проверки вместе); 0 баллов",
         "crashed": "аварийное завершение: {detail} во время выполнения этого упражнения; 0 баллов",
         "function_missing": "не найдено: {detail}",
         "refused": "упражнение попыталось выполнить запрещённое действие: {what}; грейдер закрывает доступ к "
@@ -164,6 +164,8 @@ DETAILS = {
         "file_not_utf8": "{where} is not valid UTF-8 (byte {position}: {byte}); save it as UTF-8 and resubmit",
         "file_syntax": "{where} has a syntax error at line {line} ({message}){code}",
         "file_uncompilable": "{where} cannot be compiled: {error}",
+        "file_too_deep": "{where} is too deeply nested or too long to be compiled ({error}); shorten its longest "
+                         "expression or its deepest nesting and resubmit",
         # graders.engine.submission: notes about where the learner file was found
         "note_copies": "found {count} copies of {stem}.py; graded the shallowest, {chosen} (ignored: {others})",
         "note_notebook": "graded the definitions in notebook {notebook} (no {stem}.py in the submission)",
@@ -228,6 +230,9 @@ DETAILS = {
                          "файл в кодировке UTF-8 и отправьте заново",
         "file_syntax": "в {where} синтаксическая ошибка в строке {line} ({message}){code}",
         "file_uncompilable": "файл {where} не удаётся скомпилировать: {error}",
+        "file_too_deep": "в файле {where} слишком глубокая вложенность или слишком длинное выражение, его нельзя "
+                         "скомпилировать ({error}); сократите самое длинное выражение или самую глубокую "
+                         "вложенность и отправьте файл заново",
         "note_copies": "найдено копий {stem}.py: {count}; проверена ближайшая к корню сдачи, {chosen} "
                        "(пропущены: {others})",
         "note_notebook": "проверены определения из ноутбука {notebook} (в сдаче нет {stem}.py)",

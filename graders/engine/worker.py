@@ -63,6 +63,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import select
 import shutil
 import signal
 import sys
@@ -78,6 +79,7 @@ OUTPUT_LIMIT = 4000  # characters of printed output kept per case
 MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child (a result with its arrays)
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 PR_SET_CHILD_SUBREAPER = 36
+CPU_POLL_SECONDS = 0.05  # how often the parent reads a child's CPU time while it is silent
 MS_REC, MS_PRIVATE = 0x4000, 0x40000
 HARNESS_PREFIX = "_rl4llm_given_"  # the harness's own copies of given modules (never in sys.modules)
 
@@ -196,7 +198,7 @@ class Parent:
             sys.__stderr__.flush()
             os._exit(code)
         os.close(write_fd)
-        stage, finished = self.relay(indices, stem, read_fd)
+        stage, finished, over_budget = self.relay(indices, stem, read_fd, CpuClock(pid))
         status = self.clean_up(pid)
         left: list[tuple[int, str]] = []
         if stage != "done":
@@ -204,26 +206,45 @@ class Parent:
             if stage == "load":
                 self.failed_stems.add(stem)
             self.emit(crashed=indices[finished], stem=stem, during="load" if stage == "load" else "exercise",
-                      code=code)
+                      code=None if over_budget else code, cpu_timeout=over_budget)
             left = [(index, stem) for index in indices[finished + 1:]]
         shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch.with_name(scratch.name + ".root"), ignore_errors=True)
         return left
 
-    def relay(self, indices: list[int], stem: str, fd: int) -> tuple[str, int]:
-        """Forward the child's reports, labelled with the exercises it was started for, in order.
+    def budget(self, stage: str, index: int) -> float | None:
+        """CPU seconds the child may spend on ``stage`` (its load, or exercise ``index``); None: no budget."""
+        if stage == "load":
+            return self.job.get("load_timeout")
+        return self.job.get("timeouts", {}).get(str(index))
 
-        Returns how far it got (``load``, ``exercise`` or ``done``) and how many exercises it finished.
+    def relay(self, indices: list[int], stem: str, fd: int, clock: "CpuClock") -> tuple[str, int, bool]:
+        """Forward the child's reports, labelled with the exercises it was started for, in order, and hold
+        it to its CPU-time budget: the load's, then each exercise's own.
+
+        The budget counts CPU seconds of the child's every thread (``/proc/<pid>/stat``), not wall-clock
+        time, so a loaded machine does not change the verdict; the grader keeps a generous wall-clock
+        backstop for a child that sleeps or deadlocks (:func:`graders.engine.runner.wall_backstop`).
+        Returns how far it got (``load``, ``exercise`` or ``done``), how many exercises it finished, and
+        whether the child was killed for spending more than its budget.
         """
         stage, finished = "load", 0
         buffer = bytearray()
+        limit, start = self.budget("load", indices[0]), clock.read()
         with os.fdopen(fd, "rb", buffering=0) as pipe:
             while True:
+                if limit is not None and clock.read() - start > limit:
+                    clock.kill()
+                    return stage, finished, True
+                ready, _, _ = select.select([pipe], [], [], CPU_POLL_SECONDS)
+                if not ready:
+                    continue
                 chunk = pipe.read(1 << 20)
                 if not chunk:
-                    return stage, finished
+                    return stage, finished, False
                 buffer += chunk
                 if len(buffer) > MAX_CHILD_BYTES:
-                    return stage, finished
+                    return stage, finished, False
                 while (end := buffer.find(b"\n")) >= 0:
                     line = bytes(buffer[:end])
                     del buffer[:end + 1]
@@ -235,20 +256,24 @@ class Parent:
                         continue
                     if "sandbox" in event and stage == "load" and not self.sent_sandbox:
                         self.sent_sandbox = True
-                        self.emit(sandbox=event["sandbox"], identity=event.get("identity", ""))
+                        layers = dict(event["sandbox"]) if isinstance(event["sandbox"], dict) else {}
+                        layers["cpu_budget"] = clock.works and limit is not None
+                        self.emit(sandbox=layers, identity=event.get("identity", ""))
                     elif "loaded" in event and stage == "load":
                         error = event["loaded"] if isinstance(event["loaded"], dict) else None
                         self.emit(loaded=stem, error=error)
                         if error:
                             self.failed_stems.add(stem)
-                            return "done", finished
+                            return "done", finished, False
                         stage = "exercise"
+                        limit, start = self.budget(stage, indices[0]), clock.read()
                         self.emit(start=indices[0])
                     elif "result" in event and stage == "exercise":
                         self.emit(done=indices[finished], result=event["result"], arrays=event.get("arrays"))
                         finished += 1
                         if finished == len(indices):
-                            return "done", finished
+                            return "done", finished, False
+                        limit, start = self.budget(stage, indices[finished]), clock.read()
                         self.emit(start=indices[finished])
 
     def clean_up(self, pid: int) -> int | None:
@@ -311,8 +336,11 @@ class Child:
                      for name in parent.job.get("given_state", ()) if name in needed}
         settings = parent.job["sandbox"]
         layers = {"namespaces": parent.namespaced, "scratch_quota": False}
+        root = None  # where the closed root is built: only in a mount namespace of its own
         if parent.namespaced and private_namespaces():
             layers["scratch_quota"] = confine.mount_scratch(self.scratch, settings.get("scratch_bytes", 128 << 20))
+            root = self.scratch.with_name(self.scratch.name + ".root")
+            root.mkdir(mode=0o700, exist_ok=True)
         for folder in ("files", "given", "work"):
             (self.scratch / folder).mkdir(exist_ok=True)
         for source in (parent.sub_dir / "files").glob("*.py"):
@@ -320,7 +348,7 @@ class Child:
         for name, text in parent.job.get("given_sources", {}).items():
             (self.given_dir / f"{name}.py").write_text(text, encoding="utf-8")
         os.chdir(self.scratch / "work")
-        layers = confine.confine(self.scratch, settings, layers, readable=parent.readable)
+        layers = confine.confine(self.scratch, settings, layers, readable=parent.readable, root=root)
         if settings.get("landlock_required") and not layers.get("landlock_files"):
             # the grader let learner code start before loading the kit's files, counting on Landlock
             raise RuntimeError("Landlock could not be applied, and this batch relies on it: no learner code runs")
@@ -428,6 +456,33 @@ class Child:
                 outcome["inputs_after"] = None
         outcome["output"] = capture.text()
         return outcome
+
+
+class CpuClock:
+    """The CPU time a child has used: user + system seconds of all its threads, and of children it waited
+    for (``/proc/<pid>/stat`` fields 14-17). ``works`` is False where ``/proc`` cannot tell (not Linux)."""
+
+    TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.works = True
+        self.read()
+
+    def read(self) -> float:
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            return sum(int(fields[i]) for i in (11, 12, 13, 14)) / self.TICKS
+        except (OSError, IndexError, ValueError):
+            self.works = False
+            return 0.0
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def kill_descendants() -> None:
