@@ -36,6 +36,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from graders.engine.learner_text import clean
 from graders.language import default_language
 
 REPORT_FILE = "class_report.html"
@@ -129,17 +130,23 @@ def read_reports(folder: Path | str) -> ClassData:
     if not paths:
         raise ReportError(f"{folder}: no <submission>/report.json here; grade a batch into it first "
                           f"(rl4llm grade ... --out {folder})")
-    records, order, max_scores = [], {}, []
+    records, order, max_scores, names = [], {}, [], set()
     for path in paths:
         try:
-            report = json.loads(path.read_text(encoding="utf-8"))
+            # a report's text (a submission name from an nbgrader student id, ids) is anyone's: cleaned here,
+            # then escaped for HTML, neutralised for CSV and shown without mathtext by the figures
+            report = clean(json.loads(path.read_text(encoding="utf-8")))
             entries = report["exercises"]
             max_scores.append(float(report["max_score"]))
-        except (OSError, ValueError, KeyError, TypeError) as error:
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
             raise ReportError(f"{path}: not a report.json of the kit ({type(error).__name__}: {error})") from error
+        name = str(report.get("submission", path.parent.name))
+        if name in names:  # two folders, one name: each submission keeps a row of its own
+            name = f"{name} ({path.parent.name})"
+        names.add(name)
         for entry in entries:
             order.setdefault(entry["id"], len(order))
-            records.append({"submission": report.get("submission", path.parent.name), "exercise": entry["id"],
+            records.append({"submission": name, "exercise": entry["id"],
                             # an untouched stub is neither a wrong answer nor an environment problem
                             "status": "not_implemented" if entry.get("not_implemented") else entry["status"],
                             "points": float(entry["points"]),
@@ -236,7 +243,8 @@ def figures(data: ClassData, table, language: str) -> dict[str, bytes]:
 
     figure, axis = plt.subplots(figsize=(7, 0.28 * len(table) + 1.2))
     axis.barh(range(len(table)), table["mean_fraction"].to_numpy(), color="#1565c0")
-    axis.set_yticks(range(len(table)), [_short(e) for e in table.index], fontsize=7)
+    # labels are text from the reports: never mathtext (a name like "$\x{$" would stop the figure)
+    axis.set_yticks(range(len(table)), [_short(e) for e in table.index], fontsize=7, parse_math=False)
     axis.invert_yaxis()  # hardest on top
     axis.set(title=text["exercises_figure"], xlabel=text["fraction_axis"], xlim=(0, 1))
     out["exercises"] = _png(figure)
@@ -250,9 +258,9 @@ def figures(data: ClassData, table, language: str) -> dict[str, bytes]:
     figure, axis = plt.subplots(figsize=(width, 0.22 * len(data.exercises) + 1.6))
     axis.imshow(codes, aspect="auto", interpolation="nearest", vmin=0, vmax=len(statuses) - 1,
                 cmap=ListedColormap(list(STATUS_COLOURS.values())))
-    axis.set_yticks(range(len(data.exercises)), [_short(e) for e in data.exercises], fontsize=6)
+    axis.set_yticks(range(len(data.exercises)), [_short(e) for e in data.exercises], fontsize=6, parse_math=False)
     if len(ranked) <= 60:
-        axis.set_xticks(range(len(ranked)), list(ranked), rotation=90, fontsize=6)
+        axis.set_xticks(range(len(ranked)), list(ranked), rotation=90, fontsize=6, parse_math=False)
     else:
         axis.set_xticks([])
     axis.set(title=text["heatmap_figure"], xlabel=text["submission_axis"], ylabel=text["exercise"])
@@ -325,6 +333,20 @@ def render_html(data: ClassData, table, misconceptions, environment, images: dic
             f"</title><style>{style}</style></head><body>\n" + "\n".join(sections) + "\n</body></html>\n")
 
 
+def _csv_safe(frame):
+    """``frame`` with every text cell and header neutralised for spreadsheets (:func:`graders.engine.reports.csv_cell`);
+    numbers stay numbers."""
+    from graders.engine.reports import csv_cell
+
+    import pandas as pd
+
+    frame = frame.copy()
+    for column in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[column]):  # text (object or pandas' string dtype)
+            frame[column] = frame[column].map(csv_cell)
+    return frame.rename(columns=csv_cell)
+
+
 def build_class_report(folder: Path | str, language: str | None = None) -> dict[str, Path]:
     """Write the class report files into ``folder`` (which holds the batch's reports); return their paths."""
     language = language or default_language()
@@ -338,10 +360,10 @@ def build_class_report(folder: Path | str, language: str | None = None) -> dict[
     for key, name in FIGURES.items():
         (folder / name).write_bytes(images[key])
         written[key] = folder / name
-    table.reset_index().to_csv(folder / SUMMARY_FILE, index=False, float_format="%.4f")
-    misconceptions.to_csv(folder / MISCONCEPTIONS_FILE, index=False)
+    _csv_safe(table.reset_index()).to_csv(folder / SUMMARY_FILE, index=False, float_format="%.4f")
+    _csv_safe(misconceptions).to_csv(folder / MISCONCEPTIONS_FILE, index=False)
     (folder / REPORT_FILE).write_text(render_html(data, table, misconceptions, environment, images, language),
-                                      encoding="utf-8")
+                                      encoding="utf-8", errors="backslashreplace")
     written.update(summary=folder / SUMMARY_FILE, misconceptions=folder / MISCONCEPTIONS_FILE,
                    report=folder / REPORT_FILE)
     return written

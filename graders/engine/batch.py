@@ -21,16 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import graders
+from graders import classreport
 from graders.engine import reports, sandbox
 from graders.engine.grading import Context, GradeOptions, grade_submission, prepare_job, write_settings
 from graders.engine.references import ReferenceBook
 from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
+from graders.engine.learner_text import clean
 from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
 from graders.engine.runner import ForkServer, WorkerConfig, WorkerStartError
 from graders.engine.submission import discover, submission_name
 
 FORBIDDEN_MODULES = ("solutions", "graders.checks", "graders.misconceptions")
-RESERVED_NAMES = {"grades.csv"}  # files of the output folder that a submission's folder must not shadow
+# files of the output folder that a submission's folder must not shadow (compared case-insensitively)
+RESERVED_NAMES = {"grades.csv", classreport.REPORT_FILE, classreport.SUMMARY_FILE, classreport.MISCONCEPTIONS_FILE,
+                  *classreport.FIGURES.values()}
+NAME_LIMIT = 200  # characters of a report folder's name, a number included (file systems allow 255 bytes)
 
 
 class GraderError(RuntimeError):
@@ -48,15 +53,34 @@ class BatchResult:
 
 
 def unique_names(names: list[str]) -> list[str]:
-    """Submission folder names: reserved output names renamed (``grades.csv-submission``), repeats numbered."""
-    seen: dict[str, int] = {}
+    """Submission folder names: reserved output names renamed (``grades.csv-submission``), repeats numbered.
+
+    The first of a repeated name keeps it; the others get ``-2``, ``-3``, ... -- never a name another
+    submission of the batch has of its own (``[a, a, a-2]`` gives ``[a, a-3, a-2]``), so every folder
+    is one submission's. At most :data:`NAME_LIMIT` characters each. Deterministic: the same list,
+    the same names (every shard of a batch computes them alike).
+    """
+    # every name a submission has of its own: no renamed or numbered name ever lands on one
+    taken = {name[:NAME_LIMIT] for name in names if name.lower() not in RESERVED_NAMES}
+    given: set[str] = set()
+    counts: dict[str, int] = {}
     out = []
     for name in names:
-        if name.lower() in RESERVED_NAMES:
-            name = f"{name}-submission"
-        count = seen.get(name, 0) + 1
-        seen[name] = count
-        out.append(name if count == 1 else f"{name}-{count}")
+        reserved = name.lower() in RESERVED_NAMES
+        name = (f"{name}-submission" if reserved else name)[:NAME_LIMIT]
+        if name in given or (reserved and name in taken):
+            count = counts.get(name, 1)
+            while True:
+                count += 1
+                suffix = f"-{count}"
+                candidate = name[:NAME_LIMIT - len(suffix)] + suffix
+                if candidate not in taken:
+                    break
+            counts[name] = count
+            name = candidate
+        given.add(name)
+        taken.add(name)
+        out.append(name)
     return out
 
 
@@ -162,7 +186,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         def grade(index: int) -> dict:
             submission = discover(paths[index], functions)
             submission.name = names[index]
-            return grade_submission(submission, ctx).to_dict()
+            # what the runner did not see as learner text (a crashed worker's last output) is cleaned here too
+            return clean(grade_submission(submission, ctx).to_dict())
 
         bar = _progress(len(paths), progress)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -192,9 +217,11 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                     results[index] = report
                     try:  # each report is written on its own: one failed write never stops the others
                         reports.write_submission_reports(out_dir, names[index], report)
-                    except OSError as error:
-                        internal.append(f"{names[index]}: the reports could not be written ({error})")
-                        log(f"error: the reports of {names[index]} could not be written: {error}")
+                    except Exception as error:  # noqa: BLE001 - whatever it is, it is this submission's alone
+                        internal.append(f"{names[index]}: the reports could not be written "
+                                        f"({type(error).__name__}: {error})")
+                        log(f"error: the reports of {names[index]} could not be written:\n{traceback.format_exc()}")
+                        results[index] = _unwritten(out_dir, names[index], job, error, log)
                     if bar is not None:
                         bar.update(1)
             finally:
@@ -255,10 +282,24 @@ def kit_fingerprint(kit: Kit) -> dict[str, str]:
     return found
 
 
-def _internal_error_report(name: str, job, error: BaseException) -> dict:
-    text = f"internal grader error ({type(error).__name__}); please report it"
+def _internal_error_report(name: str, job, error: BaseException, what: str = "") -> dict:
+    text = f"internal grader error ({type(error).__name__}{what}); please report it"
     return SubmissionReport(name, tuple(ExerciseReport(e.id, Status.ERROR, 0.0, e.max_points, text)
                                         for e in job.exercises)).to_dict()
+
+
+def _unwritten(out_dir: Path, name: str, job, error: BaseException, log) -> dict:
+    """The report of a submission whose reports could not be written: an internal error of its own.
+
+    Its ``grades.csv`` row (0 points), its folder (as far as the disk allows: a merge finds a report)
+    and the batch's internal errors say so; the other submissions and ``grades.csv`` are unaffected.
+    """
+    report = _internal_error_report(name, job, error, " while writing this submission's reports")
+    try:
+        reports.write_submission_reports(out_dir, name, report)
+    except Exception as again:  # noqa: BLE001 - logged; grades.csv still gets the row
+        log(f"error: not even the internal-error report of {name} could be written: {again}")
+    return report
 
 
 def _progress(total: int, enabled: bool):

@@ -202,7 +202,8 @@ def grade_notebook(notebook_text: str, stem: str, *, hide_hidden_inputs: bool, r
         root = Path(temp)
         submission = root / "submission"
         submission.mkdir()
-        (submission / f"{stem}.ipynb").write_text(notebook_text, encoding="utf-8")
+        # a lone surrogate in a cell (a JSON "\ud800" escape) goes back to the same escape: only that cell is lost
+        (submission / f"{stem}.ipynb").write_text(notebook_text, encoding="utf-8", errors="backslashreplace")
         options = GradeOptions(modules=(module,), hide_hidden_inputs=hide_hidden_inputs,
                                require_sandbox=require_sandbox, lang=language)
         with _artefacts_in(root):
@@ -220,10 +221,12 @@ def keep_report(report_dir: Path, assignment: str, student: str, entries: dict[s
     """Merge one notebook's entries into ``report_dir/<assignment>/<student>/report.json`` (the kit's report
     schema, :class:`graders.engine.protocol.SubmissionReport`; the exercises in course order) and return its path."""
     from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.learner_text import file_name
     from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
     from graders.engine.reports import report_json
 
-    folder = report_dir / Path(assignment).name / Path(student).name  # names, never paths
+    # names, never paths: ".." or a NUL in a student id would leave the folder or stop nbgrader
+    folder = report_dir / file_name(Path(assignment).name, "assignment") / file_name(student, "student")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "report.json"
     merged = {entry["id"]: entry for entry in
@@ -233,7 +236,8 @@ def keep_report(report_dir: Path, assignment: str, student: str, entries: dict[s
     exercises = tuple(ExerciseReport(e["id"], Status(e["status"]), e["points"], e["max_points"], e["feedback"],
                                      tuple(e["misconceptions"]), bool(e.get("not_implemented")))
                       for e in sorted(merged.values(), key=lambda e: (order.get(e["id"], len(order)), e["id"])))
-    path.write_text(report_json(SubmissionReport(Path(student).name, exercises, {}).to_dict()), encoding="utf-8")
+    path.write_text(report_json(SubmissionReport(str(student), exercises, {}).to_dict()), encoding="utf-8",
+                    errors="backslashreplace")  # the id as it is, cleaned; the class report escapes it
     return path
 
 
@@ -246,8 +250,8 @@ def untouched_stubs(notebook_text: str) -> set[str]:
     from graders.engine.submission import notebook_definitions
 
     try:
-        tree = ast.parse(notebook_definitions(notebook_text.encode("utf-8")))
-    except (ValueError, SyntaxError):
+        tree = ast.parse(notebook_definitions(notebook_text.encode("utf-8", "backslashreplace")))
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
         return set()
     last = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     return {name for name, node in last.items() if _raises_not_implemented_only(node.body)}

@@ -4,6 +4,13 @@ All of them are deterministic functions of a report's ``report.json`` dict
 (:meth:`graders.engine.protocol.SubmissionReport.to_dict`, or the file read
 back): same submission, same bytes (sorted keys, fixed order, no timestamps,
 paths or timings).
+
+None of them raises on odd text: each writer first cleans the report
+(:func:`graders.engine.learner_text.clean`: no lone surrogate, no control
+character XML forbids, no ESC), so ``junit.xml`` is well-formed XML and every
+file encodes as UTF-8 whatever a learner's code printed or raised, and the
+files are written with encoding errors replaced, not raised. Every CSV cell
+the kit writes goes through :func:`csv_cell` (no spreadsheet formulas).
 """
 
 from __future__ import annotations
@@ -14,17 +21,43 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from graders.engine.learner_text import clean
 from graders.engine.protocol import STATUSES
 from graders.engine.texts import scoreboard_text
 from graders.language import default_language
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may read as the start of a formula
+
+
+def csv_cell(value):
+    """A CSV cell no spreadsheet runs: text that begins like a formula gets a leading ``'`` (OWASP's rule).
+
+    ``=HYPERLINK(...)``, ``@SUM(1)``, ``+1``, ``-1``, a leading tab or carriage return: any of them in a
+    submission name or an id opened in Excel or LibreOffice could run as a formula. A carriage return
+    anywhere is written as ``\\r`` (``csv.writer`` with ``\\n`` line ends leaves it unquoted, and a
+    reader would end the row there). Only text is changed; numbers (``int``, ``float``) are returned as
+    they are and stay numbers. Every CSV writer of the kit (``grades.csv``, the class report's CSVs)
+    uses this.
+    """
+    if not isinstance(value, str):
+        return value
+    value = value.replace("\r", "\\r")
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
+def _write(path: Path, text: str) -> None:
+    """Write a report file: never raises for its text (clean text encodes; anything else is escaped)."""
+    path.write_text(text, encoding="utf-8", errors="backslashreplace")
+
+
 def report_json(report: dict) -> str:
-    return json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(clean(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def gradescope_results(report: dict) -> dict:
     """Gradescope's ``results.json``: one test per exercise, the learner-facing feedback as output."""
+    report = clean(report)
     tests = []
     for entry in report["exercises"]:
         output = f"status: {entry['status']}"
@@ -51,7 +84,12 @@ def gradescope_results(report: dict) -> dict:
 
 
 def junit_xml(report: dict) -> str:
-    """One ``<testcase>`` per exercise; ``<failure>`` for failed/missing, ``<error>`` for error/timeout."""
+    """One ``<testcase>`` per exercise; ``<failure>`` for failed/missing, ``<error>`` for error/timeout.
+
+    Well-formed for any report: its text is cleaned first (XML 1.0 has no way to write NUL, most other
+    C0 controls, a lone surrogate or U+FFFE); ElementTree escapes ``<``, ``&``, ``>`` and quotes.
+    """
+    report = clean(report)
     entries = report["exercises"]
     failures = sum(e["status"] in ("failed", "missing") for e in entries)
     errors = sum(e["status"] in ("error", "timeout") for e in entries)
@@ -79,13 +117,16 @@ def junit_xml(report: dict) -> str:
 
 
 def grades_csv(reports: list[dict], exercise_ids: list[str]) -> str:
-    """A row per submission (sorted by name), a column per exercise, then total and max."""
+    """A row per submission (sorted by name), a column per exercise, then total and max.
+
+    Names and ids are text cells (:func:`csv_cell`); the points are numbers, written as they are.
+    """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["submission", *exercise_ids, "total", "max_total"])
+    writer.writerow([csv_cell(clean(text)) for text in ["submission", *exercise_ids, "total", "max_total"]])
     for report in sorted(reports, key=lambda r: r["submission"]):
         points = {e["id"]: e["points"] for e in report["exercises"]}
-        writer.writerow([report["submission"], *(f"{points.get(i, 0):g}" for i in exercise_ids),
+        writer.writerow([csv_cell(clean(report["submission"])), *(f"{points.get(i, 0):g}" for i in exercise_ids),
                          f"{report['score']:g}", f"{report['max_score']:g}"])
     return buffer.getvalue()
 
@@ -93,11 +134,11 @@ def grades_csv(reports: list[dict], exercise_ids: list[str]) -> str:
 def write_submission_reports(out_dir: Path, name: str, report: dict) -> Path:
     folder = Path(out_dir) / name
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "report.json").write_text(report_json(report), encoding="utf-8")
-    (folder / "results.json").write_text(json.dumps(gradescope_results(report), indent=2, sort_keys=True,
-                                                    ensure_ascii=False) + "\n", encoding="utf-8")
-    (folder / "junit.xml").write_text('<?xml version="1.0" encoding="utf-8"?>\n' + junit_xml(report),
-                                      encoding="utf-8")
+    report = clean(report)
+    _write(folder / "report.json", report_json(report))
+    _write(folder / "results.json", json.dumps(gradescope_results(report), indent=2, sort_keys=True,
+                                               ensure_ascii=False) + "\n")
+    _write(folder / "junit.xml", '<?xml version="1.0" encoding="utf-8"?>\n' + junit_xml(report))
     return folder
 
 
@@ -109,6 +150,7 @@ def scoreboard(reports: list[dict], *, feedback: bool = False, feedback_lines: i
     statuses, ids and the reports' feedback are printed as they are.
     """
     language = language or default_language()
+    reports = clean(reports)  # printed on a terminal: no ESC or other control from a learner's text
 
     def say(key: str, **fields) -> str:
         return scoreboard_text(language, key, **fields)

@@ -28,6 +28,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from graders.engine.learner_text import clean, clean_text
 from graders.loader import parse
 
 MAX_MEMBERS = 2000
@@ -155,38 +156,50 @@ _KIT_IMPORT = re.compile(r"^module_\d+_\w+$")
 
 
 def notebook_definitions(data: bytes) -> str:
-    """The definitions of a notebook's code cells as one module source (raises ValueError)."""
+    """The definitions of a notebook's code cells as one module source (raises ValueError).
+
+    A cell that cannot be read as Python -- a syntax error, a NUL or a lone surrogate in it, an
+    expression too deep for the parser or for ``ast.unparse`` (RecursionError, MemoryError) -- is left
+    out, as if it were not there; a notebook whose JSON is too deep is not a readable notebook.
+    """
     try:
         notebook = json.loads(data.decode("utf-8"))
         cells = notebook["cells"]
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, RecursionError, MemoryError) as error:
         raise ValueError(f"not a readable notebook ({type(error).__name__})") from error
+    if not isinstance(cells, list):
+        raise ValueError("not a readable notebook (cells is not a list)")
     pieces: list[str] = []
     for cell in cells:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
-        text = "\n".join(lines)
         try:
-            tree = parse(text)
-        except SyntaxError:
+            piece = _cell_definitions(cell)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # learner input the parser cannot take
             continue
-        keep = []
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                keep.append(node)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
-                if not any(_KIT_IMPORT.match(n.split(".")[0]) for n in names):
-                    keep.append(node)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                if _is_constant(node):
-                    keep.append(node)
-        if keep:
-            pieces.append(ast.unparse(ast.Module(body=keep, type_ignores=[])))
+        if piece:
+            pieces.append(piece)
     return "\n\n\n".join(pieces) + "\n"
+
+
+def _cell_definitions(cell: dict) -> str:
+    """One code cell's definitions as source ("" for none); raises what parsing learner text may raise."""
+    source = cell.get("source", "")
+    source = "".join(map(str, source)) if isinstance(source, list) else str(source)
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    tree = parse("\n".join(lines))
+    keep = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            keep.append(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            if not any(_KIT_IMPORT.match(n.split(".")[0]) for n in names):
+                keep.append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            if _is_constant(node):
+                keep.append(node)
+    return ast.unparse(ast.Module(body=keep, type_ignores=[])) if keep else ""
 
 
 def _is_constant(node: ast.Assign | ast.AnnAssign) -> bool:
@@ -212,7 +225,7 @@ def _is_constant(node: ast.Assign | ast.AnnAssign) -> bool:
 def _defined_functions(source: str) -> set[str]:
     try:
         tree = parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
     return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
@@ -240,10 +253,10 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
         else:
             raise UnsafeSubmission(f"{path} is neither a folder, a .zip, nor a learner file")
     except UnsafeSubmission as error:
-        submission.problem = str(error)
+        submission.problem = clean_text(str(error))
         return submission
     except OSError as error:
-        submission.problem = f"the submission could not be read ({error})"
+        submission.problem = clean_text(f"the submission could not be read ({error})")
         return submission
 
     def depth_key(relative: str):
@@ -283,6 +296,9 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
                 submission.notes.setdefault(stem, []).append(
                     f"found {', '.join(near)}: is that your {stem}.py? Learner files are graded by "
                     f"their exact starter names; rename it to {stem}.py and resubmit")
+    # file and member names are the learner's text (any byte but / on Linux; a lone surrogate from os.walk
+    # when a name is not UTF-8): made safe for every report here, once
+    submission.where, submission.notes = clean(submission.where), clean(submission.notes)
     return submission
 
 
@@ -319,7 +335,10 @@ def learner_source(submission: Submission, stem: str) -> tuple[str | None, str |
         compile(text, f"{stem}.py", "exec", dont_inherit=True)
     except SyntaxError as error:
         code = f": {error.text.strip()[:120]}" if error.text and error.text.strip() else ""
-        return None, f"{where} has a syntax error at line {error.lineno} ({error.msg}){code}"
+        return None, clean_text(f"{where} has a syntax error at line {error.lineno} ({error.msg}){code}")
     except ValueError as error:  # e.g. NUL bytes
-        return None, f"{where} cannot be compiled: {error}"
+        return None, clean_text(f"{where} cannot be compiled: {error}")
+    except (RecursionError, MemoryError) as error:  # a 200,000-term sum, blocks in blocks: the learner's fault
+        return None, f"{where} is too deeply nested or too long to be compiled ({type(error).__name__}); shorten " \
+                     "its longest expression or its deepest nesting and resubmit"
     return text, None
