@@ -143,9 +143,6 @@ class Manager:
         self.lock = threading.Lock()
         self.count = 0
         self.version, self.bases, self.reason = 0, {}, ""
-        if os.environ.get("RL4LLM_NO_CGROUPS") == "1":
-            self.reason = "RL4LLM_NO_CGROUPS=1"
-            return
         try:
             self._find()
         except OSError as error:

@@ -53,8 +53,11 @@ WORKER_TASKS = 64  # processes + threads in one worker's cgroup: its parent, one
 def worker_cgroup_limits(memory_mb: float, scratch_mb: float):
     """The cgroup limits of one worker (:mod:`graders.engine.cgroups`): a child's memory limit and its
     scratch ``tmpfs`` (whose pages the cgroup counts), twice over for the parent and copy-on-write pages,
-    plus 512 MiB; :data:`WORKER_TASKS` tasks; one core."""
+    plus 512 MiB; :data:`WORKER_TASKS` tasks; one core. ``None`` under ``RL4LLM_NO_CGROUPS=1`` (read per batch)."""
     from graders.engine.cgroups import Limits
+
+    if os.environ.get("RL4LLM_NO_CGROUPS") == "1":
+        return None
 
     return Limits(memory_bytes=int(2 * (memory_mb + scratch_mb) + 512) << 20, tasks=WORKER_TASKS, cpus=1.0)
 UNSHARE_ARGS = ("--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc",
@@ -263,6 +266,8 @@ def cgroups_work() -> tuple[bool, str]:
     """Whether this grader can give each worker a cgroup with limits (tried once), and why not."""
     from graders.engine import cgroups
 
+    if os.environ.get("RL4LLM_NO_CGROUPS") == "1":
+        return False, "RL4LLM_NO_CGROUPS=1"
     manager = cgroups.manager()
     if not manager.works:
         return False, manager.reason

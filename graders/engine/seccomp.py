@@ -113,8 +113,11 @@ class FilterError(OSError):
     """libseccomp could not build or load the filter."""
 
 
-def install() -> list[str]:
+def install(code: int = errno.EPERM) -> list[str]:
     """Load the filter into this process (and every thread it starts later); returns the calls it refuses.
+
+    ``code``: the error the refused calls fail with (``EPERM``; the kit's tests pass an unusual one, to
+    tell the filter's refusal from the kernel's own).
 
     Calls this kernel or libseccomp does not know are skipped (they cannot be made here either). Raises
     :class:`FilterError` where libseccomp is missing or the kernel refuses the filter. ``no_new_privs``
@@ -139,9 +142,9 @@ def install() -> list[str]:
             refused.append(name)
 
         for name in REFUSED:
-            add(name, _errno_action(errno.EPERM))
+            add(name, _errno_action(code))
         # clone(flags, ...): refused when (flags & CLONE_THREAD) == 0, i.e. anything but a thread
-        add(CLONE_RULE, _errno_action(errno.EPERM), _ArgCompare(0, CMP_MASKED_EQ, CLONE_THREAD, 0))
+        add(CLONE_RULE, _errno_action(code), _ArgCompare(0, CMP_MASKED_EQ, CLONE_THREAD, 0))
         add(NO_SUCH_CALL, _errno_action(errno.ENOSYS))
         code = lib.seccomp_load(context)
         if code != 0:

@@ -1,0 +1,428 @@
+"""The layers that hold as root: the system-call filter, the closed root, cgroups and CPU-time budgets.
+
+Each attack below is one the kit's own sandbox let through before these layers
+(issue 19): a connection to a host's path-named UNIX socket, reading an
+earlier output folder inside the checkout, seeing host paths at all, memory in
+``memfd`` files past the memory limit, a fork loop as outer uid 0, hundreds of
+threads, busy threads that keep cores busy. Each turns its success into a
+number or a word in the feedback (its import raises it), beside a correct
+submission that keeps full marks.
+
+The same attacks are graded a second time with the new layers switched off
+(``RL4LLM_NO_NAMESPACES``, ``RL4LLM_NO_SECCOMP``, ``RL4LLM_NO_CLOSED_ROOT``, ``RL4LLM_NO_CGROUPS``,
+``RL4LLM_NO_CPU_BUDGET``, ``RL4LLM_NO_LANDLOCK``): there every attack must
+work, which shows that what stops it is the layer (and that each attack is real).
+(Namespaces are off in the control because, on this kernel, the worker's own user namespace makes
+``RLIMIT_NPROC`` count its tasks; the grader's outer uid 0 is exempt from it everywhere else.)
+A report's flag claims a limit; with the layers on, every flag is true here and
+the attack it names fails.
+
+Also here: grades do not depend on machine load. The same batch graded on an
+idle machine and beside ``2 x cores`` busy processes writes byte-identical
+``report.json`` files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from graders.engine import cgroups, sandbox
+from graders.engine.batch import grade_paths
+from graders.engine.grading import GradeOptions
+from graders.engine.kit import DEFAULT_KIT
+
+pytestmark = pytest.mark.slow
+
+STEM = "module_9_reference"
+KIT = DEFAULT_KIT.root
+OPTIONS = GradeOptions(modules=("9",), timeout=4.0, memory_mb=512, load_timeout=20.0)
+CANARY = "canary-" + secrets.token_hex(10)
+SWITCHES_OFF = {"RL4LLM_NO_NAMESPACES": "1", "RL4LLM_NO_SECCOMP": "1", "RL4LLM_NO_CLOSED_ROOT": "1", "RL4LLM_NO_CGROUPS": "1",
+                "RL4LLM_NO_CPU_BUDGET": "1", "RL4LLM_NO_LANDLOCK": "1"}
+NEW_LAYERS = ("syscall_filter", "closed_root", "process_limit", "resource_limits", "cgroup_limits", "cpu_budget")
+
+PRELUDE = '''
+import gc, os, sys
+
+def _disarm():
+    """Switch the in-process audit hook off by rewriting its own tables (the kernel's layers remain)."""
+    for obj in gc.get_objects():
+        try:
+            if type(obj).__name__ == "Fence":
+                obj.armed = False
+                obj.forbidden = ()
+                obj.modules = ()
+        except Exception:
+            pass
+
+_disarm()
+'''
+
+ATTACKS = {
+    # a host service on a path-named UNIX socket: outside Landlock (ABI < 9) and the network namespace
+    "host_unix_socket": """
+        import socket
+        try:
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.connect(SOCKET_PATH)
+        except OSError as error:
+            raise RuntimeError(f"ATTACK:refused {type(error).__name__}")
+        raise RuntimeError("ATTACK:connected")
+    """,
+    # another student's report in an earlier output folder inside the checkout
+    "earlier_output": """
+        try:
+            data = open(EARLIER).read()
+        except OSError as error:
+            raise RuntimeError(f"ATTACK:refused {type(error).__name__}")
+        raise RuntimeError("ATTACK:read " + data)
+    """,
+    # host paths are not even there (the folders above an allowed path exist, holding that path only)
+    "host_paths": """
+        seen = [p for p in ("/run", "/home", "/etc/hostname", KIT + "/solutions", KIT + "/graders", OUTSIDE)
+                if os.path.lexists(p)]
+        try:
+            seen += ["/tmp/" + n for n in os.listdir("/tmp") if not n.startswith("rl4llm-grade-")]
+        except OSError:
+            pass
+        raise RuntimeError("ATTACK:seen " + ",".join(seen) if seen else "ATTACK:nothing")
+    """,
+    # memory that RLIMIT_AS does not count: memfd files, each below the file-size limit
+    "memfd_hoard": """
+        held, files = 0, []
+        try:
+            for _ in range(20):
+                fd = os.memfd_create("hoard")
+                files.append(fd)
+                chunk = b"x" * (1 << 20)
+                for _ in range(63):
+                    os.write(fd, chunk)
+                held += 63
+        except OSError as error:
+            raise RuntimeError(f"ATTACK:held {held} MiB ({type(error).__name__})")
+        raise RuntimeError(f"ATTACK:held {held} MiB")
+    """,
+    # RLIMIT_NPROC does not bind outer uid 0
+    "fork_loop": """
+        import time
+        started = 0
+        try:
+            for _ in range(100):
+                if os.fork() == 0:
+                    time.sleep(30)
+                    os._exit(0)
+                started += 1
+        except OSError:
+            pass
+        raise RuntimeError(f"ATTACK:forked {started}")
+    """,
+    # threads are processes for the kernel's pids controller
+    "many_threads": """
+        import threading, time
+        threading.stack_size(1 << 16)
+        started = 0
+        try:
+            for _ in range(200):
+                threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+                started += 1
+        except (RuntimeError, OSError):
+            pass
+        raise RuntimeError(f"ATTACK:threads {started}")
+    """,
+}
+
+# busy threads inside an exercise (more than the cores): the CPU budget (and the cgroup's one core) bound what they burn
+SPIN_NAME = "rl4spin" + secrets.token_hex(3)
+BUSY = f'''
+import ctypes, gc, threading
+
+for obj in gc.get_objects():  # the audit hook off (it refuses ctypes), to name the threads
+    if type(obj).__name__ == "Fence":
+        obj.armed = False
+
+def _spin():
+    ctypes.CDLL(None).prctl(15, {SPIN_NAME!r}.encode(), 0, 0, 0)  # PR_SET_NAME: the test measures it
+    while True:
+        pass
+
+def group_relative_advantages(*args, **kwargs):
+    threading.stack_size(1 << 16)  # (each thread's stack and malloc arena count against RLIMIT_AS)
+    for _ in range(6):
+        threading.Thread(target=_spin, daemon=True).start()
+    threading.Event().wait()
+'''
+
+
+def _placebo() -> str:
+    functions = DEFAULT_KIT.functions_by_stem(("9",))[STEM]
+    return "".join(f"def {name}(*args, **kwargs):\n    return 0.0\n\n\n" for name in functions)
+
+
+def _attack(body: str, values: dict) -> str:
+    text = textwrap.dedent(body)
+    for key, value in values.items():
+        text = text.replace(key, repr(value))
+    return _placebo() + PRELUDE + text
+
+
+class _UnixListener:
+    """A host service on a path-named socket: counts the connections that reach it."""
+
+    def __init__(self, path: Path) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(path))
+        os.chmod(path, 0o777)
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.connections = 0
+        self.stop = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.stop = True
+        self.thread.join(2)
+        self.sock.close()
+
+
+def _attack_word(report: dict) -> str:
+    text = json.dumps(report, ensure_ascii=False)
+    found = re.search(r"ATTACK:([^\"\\]*)", text)
+    return found.group(1).split(f" ({STEM}.py")[0] if found else ""
+
+
+def _grade(root: Path, label: str, env: dict) -> dict:
+    earlier = KIT / "rl4llm-out" / f"earlier-{CANARY}"
+    earlier.mkdir(parents=True, exist_ok=True)
+    (earlier / "report.json").write_text(json.dumps({"submission": "someone-else", "secret": CANARY}))
+    outside = root / f"outside-{label}.txt"
+    outside.write_text("outside")
+    socket_path = root / f"host-{label}.sock"
+    listener = _UnixListener(socket_path)
+    values = {"SOCKET_PATH": str(socket_path), "EARLIER": str(earlier / "report.json"), "KIT": str(KIT),
+              "OUTSIDE": str(outside)}
+    paths = []
+    for name, text in [("correct", DEFAULT_KIT.solution_path(STEM).read_text(encoding="utf-8")),
+                       *((name, _attack(body, values)) for name, body in ATTACKS.items())]:
+        folder = root / label / "in" / name
+        folder.mkdir(parents=True)
+        (folder / f"{STEM}.py").write_text(text, encoding="utf-8")
+        paths.append(folder)
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    try:
+        result = grade_paths(paths, root / label / "out", OPTIONS, jobs=2, progress=False, log=lambda _m: None)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        listener.close()
+        shutil.rmtree(earlier, ignore_errors=True)
+    reports = dict(zip(result.names, result.reports))
+    return {"reports": reports, "words": {name: _attack_word(reports[name]) for name in ATTACKS},
+            "connections": listener.connections}
+
+
+class _SpinMeter:
+    """Samples the CPU seconds of every thread named SPIN_NAME (``/proc/<pid>/task/<tid>/stat``) while a
+    batch runs; :attr:`seconds` is their sum (each thread's last reading before it ended)."""
+
+    TICKS = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str, str], float] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.1):
+            for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+                try:
+                    tasks = os.listdir(f"/proc/{pid}/task")
+                except OSError:
+                    continue
+                for tid in tasks:
+                    try:
+                        if Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip() != SPIN_NAME:
+                            continue
+                        fields = Path(f"/proc/{pid}/task/{tid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+                    except OSError:
+                        continue
+                    self.seen[(pid, tid)] = (int(fields[11]) + int(fields[12])) / self.TICKS
+
+    @property
+    def seconds(self) -> float:
+        self.stop.set()
+        self.thread.join(2)
+        return sum(self.seen.values())
+
+
+def _grade_busy(root: Path, label: str, env: dict) -> tuple[dict, float]:
+    """Grade the busy-threads submission alone; returns its report and the CPU seconds its spinning
+    threads used (sampled: a kill reparents the worker, so no rusage of ours ever counts them)."""
+    folder = root / label / "in" / "busy"
+    folder.mkdir(parents=True)
+    placebo = _placebo().replace("def group_relative_advantages(*args, **kwargs):\n    return 0.0\n", "")
+    (folder / f"{STEM}.py").write_text(placebo + BUSY, encoding="utf-8")
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    meter = _SpinMeter()
+    try:
+        result = grade_paths([folder], root / label / "out", OPTIONS, jobs=1, progress=False, log=lambda _m: None)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return result.reports[0], meter.seconds
+
+
+@pytest.fixture(scope="module")
+def layers():
+    probe = sandbox.probe_layers()
+    missing = [name for name in NEW_LAYERS + ("namespaces", "landlock_files") if not probe.layers.get(name)]
+    if missing:
+        pytest.skip(f"this machine lacks {missing} (rl4llm doctor): the attacks would reach it")
+    return probe
+
+
+@pytest.fixture(scope="module")
+def confined(layers, tmp_path_factory):
+    return _grade(tmp_path_factory.mktemp("confined"), "on", {})
+
+
+@pytest.fixture(scope="module")
+def unconfined(layers, tmp_path_factory):
+    return _grade(tmp_path_factory.mktemp("unconfined"), "off", SWITCHES_OFF)
+
+
+def test_the_correct_submission_keeps_full_marks(confined):
+    report = confined["reports"]["correct"]
+    graded = [e for e in report["exercises"] if e["id"].startswith(STEM)]
+    assert graded and all(e["status"] == "passed" for e in graded), [
+        (e["id"], e["feedback"][:300]) for e in graded if e["status"] != "passed"]
+    for name in NEW_LAYERS:
+        assert report["sandbox"][name] is True, name
+
+
+def test_no_attack_gets_through_the_layers(confined):
+    words = confined["words"]
+    assert confined["connections"] == 0
+    assert words["host_unix_socket"].startswith("refused PermissionError"), words
+    assert words["earlier_output"].startswith("refused"), words
+    assert words["host_paths"] == "nothing", words
+    assert words["memfd_hoard"].startswith("held 0 MiB (PermissionError"), words
+    assert words["fork_loop"] == "forked 0", words
+    assert int(words["many_threads"].split()[1]) < sandbox.WORKER_TASKS, words
+    for name in ATTACKS:
+        assert CANARY not in json.dumps(confined["reports"][name])
+
+
+def test_each_attack_works_with_the_layers_off(unconfined):
+    """The control: the same attacks, the new layers switched off, all succeed (so the layers stop them)."""
+    words = unconfined["words"]
+    assert unconfined["connections"] >= 1 and words["host_unix_socket"] == "connected", words
+    assert words["earlier_output"].startswith("read ") and CANARY in json.dumps(unconfined["reports"]["earlier_output"])
+    assert "/run" in words["host_paths"] and str(KIT) + "/solutions" in words["host_paths"], words
+    held = int(words["memfd_hoard"].split()[1])
+    assert held > OPTIONS.memory_mb, words  # past the memory limit the report claims
+    assert words["fork_loop"] == "forked 100", words
+    assert int(words["many_threads"].split()[1]) == 200, words
+    sandbox_record = unconfined["reports"]["correct"]["sandbox"]
+    for name in ("syscall_filter", "closed_root", "process_limit", "resource_limits", "cgroup_limits",
+                 "cpu_budget", "landlock_files"):
+        assert sandbox_record[name] is False, name  # and the report says so
+
+
+def test_busy_threads_are_held_to_the_cpu_budget(layers, tmp_path):
+    """Six spinning threads in one exercise: stopped after its CPU budget (4 s, on at most one core);
+    with the budget and cgroups off, only the wall-clock backstop (3 x 4 + 15 s on both cores) ends them."""
+    report, used = _grade_busy(tmp_path, "on", {})
+    entry = next(e for e in report["exercises"] if e["id"] == f"{STEM}.group_relative_advantages")
+    assert entry["status"] == "timeout" and "CPU time" in entry["feedback"], entry
+    off_report, off_used = _grade_busy(tmp_path, "off", {"RL4LLM_NO_CPU_BUDGET": "1", "RL4LLM_NO_CGROUPS": "1"})
+    off_entry = next(e for e in off_report["exercises"] if e["id"] == f"{STEM}.group_relative_advantages")
+    assert off_entry["status"] == "timeout"
+    budget = OPTIONS.timeout
+    # CPU seconds of the spinning threads, not wall time: about the budget with the layers on (sampled
+    # every 0.1 s: a little under), about 2 cores x the 27 s backstop without
+    assert used <= budget + 1.0, used
+    assert off_used > 3 * budget, off_used
+
+
+BUSY_LOOP = "while True:\n    pass\n"
+
+
+def test_grades_do_not_depend_on_machine_load(layers, tmp_path):
+    """The same batch, idle and beside 2 x cores busy processes: byte-identical report.json files.
+
+    The batch holds a correct submission, one with typical mistakes, the placebo, one whose exercise
+    spins past its budget and one that sleeps past the wall-clock backstop's reach of its CPU budget.
+    """
+    submissions = {
+        "correct": DEFAULT_KIT.solution_path(STEM).read_text(encoding="utf-8"),
+        "placebo": _placebo(),
+        "spins": _placebo().replace("def k3_kl(*args, **kwargs):\n    return 0.0\n",
+                                    "def k3_kl(*args, **kwargs):\n    while True:\n        pass\n"),
+        "mistaken": DEFAULT_KIT.solution_path(STEM).read_text(encoding="utf-8").replace(
+            "def k3_kl(", "def _right_k3_kl(") + "\n\ndef k3_kl(logp_new, logp_ref):\n    import numpy as np\n"
+            "    return np.asarray(logp_new) - np.asarray(logp_ref)\n",
+    }
+    paths = []
+    for name, text in submissions.items():
+        folder = tmp_path / "in" / name
+        folder.mkdir(parents=True)
+        (folder / f"{STEM}.py").write_text(text, encoding="utf-8")
+        paths.append(folder)
+    idle = grade_paths(paths, tmp_path / "idle", OPTIONS, jobs=2, progress=False, log=lambda _m: None)
+    busy = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(2 * (os.cpu_count() or 2))]
+    try:
+        loaded = grade_paths(paths, tmp_path / "loaded", OPTIONS, jobs=2, progress=False, log=lambda _m: None)
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    spins = next(e for e in idle.reports[2]["exercises"] if e["id"] == f"{STEM}.k3_kl")
+    assert spins["status"] == "timeout"
+    for name in idle.names:
+        first = (tmp_path / "idle" / name / "report.json").read_bytes()
+        second = (tmp_path / "loaded" / name / "report.json").read_bytes()
+        assert first == second, name
+
+
+def test_a_cgroup_holds_its_limits_and_goes_away(layers):
+    manager = cgroups.manager()
+    group = manager.create(cgroups.Limits(memory_bytes=256 << 20, tasks=8, cpus=0.5))
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        group.add(process.pid)
+        assert all(str(process.pid) in (folder / "cgroup.procs").read_text().split() for folder in group.folders)
+    finally:
+        group.close()
+    assert process.wait(timeout=10) == -9  # closing the group ended what was in it
+    assert not any(folder.exists() for folder in group.folders)
