@@ -1,0 +1,73 @@
+"""Time limits are CPU-time budgets, on every route: a busy machine does not change a verdict.
+
+The worker route (``rl4llm grade``, nbgrader, Gradescope) is tested with whole batches in
+``tests/test_engine_confinement.py``; here the in-process route (:mod:`graders.engine.inline`, the
+learner's and instructor's checks in their own process) and the backstop's arithmetic.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from graders.engine import inline
+from graders.engine.kit import DEFAULT_KIT
+from graders.engine.runner import WALL_FACTOR, WALL_GRACE, wall_backstop
+from graders.loader import load_module
+
+EXERCISE = "module_9_reference.group_relative_advantages"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    path = DEFAULT_KIT.solution_path("module_9_reference")
+    return load_module(path, "_cpu_budget_reference").group_relative_advantages
+
+
+def test_the_backstop_is_generous():
+    assert wall_backstop(10) == WALL_FACTOR * 10 + WALL_GRACE
+    assert wall_backstop(0) == WALL_GRACE
+    assert WALL_FACTOR >= 3  # a child that gets a third of a core still finishes within its budget
+
+
+def test_spinning_past_the_budget_is_a_timeout():
+    def spins(*args, **kwargs):
+        while True:
+            pass
+
+    entry = inline.grade_exercise(EXERCISE, spins, timeout=0.5)
+    assert entry["status"] == "timeout" and entry["points"] == 0
+    assert "CPU time" in entry["feedback"]
+
+
+def test_waiting_costs_no_cpu_budget(reference):
+    """A function that sleeps longer than its budget but spends almost no CPU is not timed out by the
+    budget (only the wall-clock backstop, far beyond, would end it)."""
+    calls = []
+
+    def sleeps_then_answers(*args, **kwargs):
+        if not calls:
+            time.sleep(0.6)
+        calls.append(1)
+        return reference(*args, **kwargs)
+
+    entry = inline.grade_exercise(EXERCISE, sleeps_then_answers, timeout=0.5)
+    assert entry["status"] == "passed", entry["feedback"][:500]
+
+
+def test_the_in_process_route_gives_the_same_entry_on_a_busy_machine(reference):
+    idle = inline.grade_exercise(EXERCISE, reference)
+    busy = [subprocess.Popen([sys.executable, "-c", "while True:\n    pass\n"])
+            for _ in range(2 * (os.cpu_count() or 2))]
+    try:
+        loaded = inline.grade_exercise(EXERCISE, reference)
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert idle["status"] == "passed"
+    assert loaded == idle
