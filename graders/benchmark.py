@@ -125,8 +125,11 @@ def bench_grade_one_warm() -> float:
 
 def bench_sandbox_cost(count: int = 6, rounds: int = 2) -> float:
     """Seconds the kernel sandbox adds per submission: ``count`` module-9 reference submissions graded
-    with every layer and with namespaces and Landlock switched off, the best of ``rounds`` each."""
-    off = {"RL4LLM_NO_NAMESPACES": "1", "RL4LLM_NO_LANDLOCK": "1"}
+    with every layer and with every switchable layer off (namespaces, Landlock, the system-call filter, the
+    closed root, cgroups, the CPU budget: ``graders.engine.sandbox.SWITCHES``), the best of ``rounds`` each."""
+    from graders.engine.sandbox import SWITCHES
+
+    off = {name: "1" for name in SWITCHES}
     with tempfile.TemporaryDirectory() as tmp:
         subs = []
         for i in range(count):
@@ -400,7 +403,7 @@ MEASUREMENTS = {  # the default run: all of them, in this order
                         bench_verify_megabyte),
     "class-report-500": ("rl4llm report on 500 submissions (HTML, CSV, three PNG figures)",
                          bench_class_report_500),
-    "sandbox-cost": ("what the kernel sandbox adds per submission (namespaces, tmpfs, Landlock)",
+    "sandbox-cost": ("what the kernel sandbox adds per submission (every layer)",
                      bench_sandbox_cost),
 }
 GROUPS = {  # a name on the command line that stands for several measurements, run in this order
