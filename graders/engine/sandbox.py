@@ -8,14 +8,26 @@ The layers, outermost first (each one that a machine lacks is reported, and
   namespace, so everything it starts dies with it; it sees no network and no
   other process;
 - **scratch_quota**: a size-capped ``tmpfs`` is its only writable folder;
-- **resource_limits** / **process_limit**: hard memory, file size, CPU,
-  open-file and process limits that it cannot raise;
+- **closed_root**: a minimal root (``pivot_root``): the allow-list bound
+  read-only and the scratch folder, no other host path;
+- **resource_limits** / **process_limit**: hard memory, file size, CPU and
+  open-file limits it cannot raise; no new process at all (the filter);
+- **syscall_filter**: seccomp (:mod:`.seccomp`): no sockets, ``memfd``,
+  processes, ptrace, io_uring, bpf, mounts or namespaces;
 - **no_capabilities**: every capability dropped, ``no_new_privs``;
 - **landlock_files** / **landlock_tcp** / **landlock_scopes**: the kernel
-  refuses it every file outside the interpreter, its libraries and its
-  scratch folder, TCP, and signals and abstract sockets outside itself;
+  refuses it every file outside the allow-list and its scratch folder, TCP,
+  and signals and abstract sockets outside itself;
+- **cpu_budget** (grader side): each exercise's time limit is CPU seconds,
+  held by the worker's parent, with a wall-clock backstop;
+- **cgroup_limits** (grader side, :mod:`.cgroups`): memory, processes +
+  threads and one core for the whole worker, whoever it runs as;
 - **grader_not_dumpable**: the grading process's memory cannot be read
   (``/proc/<pid>/mem``) or traced by a process of the same user.
+
+A flag is true only when its limit binds (``process_limit`` needs the filter:
+``RLIMIT_NPROC`` does not bind outer uid 0; ``resource_limits`` needs it too:
+``memfd`` files are outside ``RLIMIT_AS``).
 
 The worker applies the inner layers to itself (:mod:`graders.engine.confine`)
 before any learner code runs. :class:`Fence`, an in-process audit hook, sits
