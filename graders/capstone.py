@@ -6,7 +6,11 @@ Every check is worth one point and says what it expected and what it found,
 in the language asked for (the texts: :mod:`graders.capstone_run.texts`;
 check names are ids, the same in every language). A missing or garbled
 passport never raises: it is a report in which every check failed, with the
-reason. Imports no ML library (fast, runs anywhere) and nothing of the
+reason. A malformed passport (a field of the wrong JSON kind, NaN outside the
+metrics, nesting past ``MAX_DEPTH``, ...: :func:`graders.capstone_run.passport.passport_problems`,
+the one structure check ``rl4llm capstone grade`` relies on too) fails the
+"passport" check, naming each field and its problem, and every other check is
+not run. Imports no ML library (fast, runs anywhere) and nothing of the
 reference solutions: the learner bundle's ``rl4llm capstone check`` runs it.
 """
 
@@ -19,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders.capstone_run.data import TINY_ROWS, canonical_hash
-from graders.capstone_run.passport import CURVE_KEYS, FIGURE_NAME, LIBRARIES, PASSPORT_NAME
+from graders.capstone_run.passport import (CURVE_KEYS, FIGURE_NAME, LIBRARIES, PASSPORT_NAME, describe_problems,
+                                         passport_problems, read_passport)
 from graders.capstone_run.profiles import (ALGORITHMS, PASSPORT_SCHEMA, PROFILE_NAMES, PROFILES, VERIFIER_VERSION)
 from graders.capstone_run.texts import text
 
@@ -194,7 +199,9 @@ def _check_figure(passport: dict, run_dir: Path, language: str):
     path = run_dir / FIGURE_NAME
     if not path.is_file():
         return False, "passport_figure_missing", {"name": FIGURE_NAME}
-    if path.read_bytes()[:8] != PNG_SIGNATURE:
+    with path.open("rb") as handle:
+        signature = handle.read(len(PNG_SIGNATURE))
+    if signature != PNG_SIGNATURE:
         return False, "passport_figure_not_png", {"name": FIGURE_NAME}
     return True, "passport_figure_ok", {"name": FIGURE_NAME, "size": path.stat().st_size}
 
@@ -205,37 +212,31 @@ CHECKS = (("fields", _check_fields), ("versions", _check_versions), ("seeds", _c
           ("wall_time", _check_wall_time), ("figure", _check_figure))
 
 
-def _read_passport(run_dir: Path) -> tuple[dict | None, str, dict]:
-    """(passport or None, text key, values) of RUN_DIR/passport.json."""
-    path = run_dir / PASSPORT_NAME
-    if not path.is_file():
-        return None, "passport_absent", {"name": PASSPORT_NAME, "run_dir": run_dir}
-    try:
-        passport = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        return None, "passport_not_json", {"name": PASSPORT_NAME, "error": error}
-    if not isinstance(passport, dict):
-        return None, "passport_not_object", {"name": PASSPORT_NAME, "found": type(passport).__name__}
-    return passport, "passport_parsed", {"name": PASSPORT_NAME}
-
-
 def check_passport(run_dir, language: str = "en") -> dict:
     """Grade RUN_DIR: {"run_dir", "score", "max_score", "passed", "checks": [{name, passed, message}]},
-    the messages in ``language``."""
+    the messages in ``language``. The "passport" check fails for a passport that cannot be read or is
+    malformed (every problem named); then no other check runs."""
     run_dir = Path(run_dir)
-    passport, key, values = _read_passport(run_dir)
-    message = text(language, key, **values)
+    passport, key, values = read_passport(run_dir / PASSPORT_NAME)
+    message = unusable = text(language, key, **values)  # unusable: why the other checks do not run
+    if passport is not None:
+        problems = passport_problems(passport)
+        if problems:
+            message = text(language, "passport_malformed_fields", name=PASSPORT_NAME,
+                           problems=describe_problems(problems, language))
+            unusable = text(language, "passport_is_malformed", name=PASSPORT_NAME)
+            passport = None
     checks = [{"name": "passport", "passed": passport is not None, "message": message}]
     usable = passport is not None
     for name, check in CHECKS:
         if not usable:
-            reason = message if passport is None else text(language, "passport_fields_unusable")
+            reason = unusable if passport is None else text(language, "passport_fields_unusable")
             passed, said = False, text(language, "passport_not_checked", reason=reason)
         else:
             try:
                 passed, key, values = check(passport, run_dir, language)
                 said = text(language, key, **values)
-            except (AttributeError, KeyError, TypeError, ValueError) as error:  # a field of the wrong shape
+            except (AttributeError, KeyError, TypeError, ValueError, ArithmeticError) as error:  # kept, in case
                 passed, said = False, text(language, "passport_malformed", error=f"{type(error).__name__}: {error}")
         checks.append({"name": name, "passed": bool(passed), "message": said})
         if name == "fields" and not passed:

@@ -29,6 +29,14 @@ the kit's own verifier), never from the submission. The parts, in points:
 
 The grade is the sum; the passport's numbers count only through the checks
 that compare them with what was measured.
+
+A .zip is read by the engine's capped reader (:func:`graders.engine.submission.read_zip`:
+unsafe names and links refused, members and bytes counted while decompressing)
+with the capstone's caps (``ZIP_MAX_MEMBER_BYTES`` for an adapter,
+``ZIP_MAX_TOTAL_BYTES``); a refused zip is a report of zeros that says why.
+The passport's structure is checked once, by :func:`graders.capstone.check_passport`
+(:func:`graders.capstone_run.passport.passport_problems`): a passport the check
+calls malformed is unusable here too.
 """
 
 from __future__ import annotations
@@ -36,14 +44,13 @@ from __future__ import annotations
 import json
 import struct
 import tempfile
-import zipfile
 from dataclasses import asdict
 from pathlib import Path
 
-from graders.capstone import GradeCheck, check_passport
+from graders.capstone import CHECKS, GradeCheck, check_passport
 from graders.capstone_reeval import ADAPTER_FILES, check_reevaluation, reevaluate
 from graders.capstone_run.passport import (ACCURACY_FIGURE_NAME, CURVES_FIGURE_NAME, FIGURE_NAME, PASSPORT_NAME,
-                                         reward_curve)
+                                         read_passport, reward_curve, shown_value)
 from graders.capstone_run.models import sha256_file
 from graders.capstone_run.profiles import PROFILES, CapstoneError
 from graders.capstone_run.texts import text
@@ -52,6 +59,12 @@ VERIFIER_FILE = "module_9_reference.py"
 VERIFIER_EXERCISE = "module_9_reference.verify_numeric_answer"
 FIGURES = (FIGURE_NAME, CURVES_FIGURE_NAME, ACCURACY_FIGURE_NAME)
 MIN_FIGURE_SIZE = (200, 150)  # width, height in pixels
+MAX_FIGURE_SIZE = (4096, 4096)  # the run's figures are 650-700 x 400-1100; larger is not decoded (memory)
+# The capstone's zip caps (graders.engine.submission.read_zip): a LoRA adapter of Qwen3-0.6B is ~5 MB in
+# float32 (r=8 on PEFT's default targets), the figures and the passport under 1 MB.
+ZIP_MAX_MEMBERS = 2000
+ZIP_MAX_MEMBER_BYTES = 64 << 20
+ZIP_MAX_TOTAL_BYTES = 256 << 20
 REPORT_NAME = "capstone_grade.json"
 
 
@@ -107,7 +120,7 @@ def check_consistency(passport: dict, submission: Path, language: str = "en") ->
         problems.append(text(language, "consistency_steps", steps=steps,
                              max_steps=profile.trainer_settings["max_steps"]))
     if passport.get("overrides"):
-        problems.append(text(language, "consistency_dry_run", overrides=passport["overrides"]))
+        problems.append(text(language, "consistency_dry_run", overrides=shown_value(passport["overrides"], 200)))
     device = str(passport.get("device", ""))
     wanted = "cpu" if not profile.needs_gpu else "cuda"
     if not device.startswith(wanted):
@@ -129,17 +142,21 @@ def check_consistency(passport: dict, submission: Path, language: str = "en") ->
 
 
 def png_size(path: Path) -> tuple[int, int] | None:
-    """(width, height) of a PNG whose header and image data decode (matplotlib reads it), else None."""
-    data = path.read_bytes()
+    """(width, height) of a PNG whose header and image data decode (matplotlib reads it), else None; a
+    header larger than MAX_FIGURE_SIZE is not decoded."""
+    with path.open("rb") as handle:
+        data = handle.read(33)
     if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 33 or data[12:16] != b"IHDR":
         return None
+    width, height = struct.unpack(">II", data[16:24])
+    if width > MAX_FIGURE_SIZE[0] or height > MAX_FIGURE_SIZE[1]:
+        return width, height
     try:
         import matplotlib.image
 
         image = matplotlib.image.imread(path, format="png")
     except Exception:  # noqa: BLE001 - any decoding failure means "not a PNG figure"
         return None
-    width, height = struct.unpack(">II", data[16:24])
     return (width, height) if image.shape[:2] == (height, width) else None
 
 
@@ -154,6 +171,9 @@ def check_figures(submission: Path, language: str = "en") -> GradeCheck:
         elif size[0] < MIN_FIGURE_SIZE[0] or size[1] < MIN_FIGURE_SIZE[1]:
             problems.append(text(language, "figures_small", name=name, width=size[0], height=size[1],
                                  minimum=MIN_FIGURE_SIZE))
+        elif size[0] > MAX_FIGURE_SIZE[0] or size[1] > MAX_FIGURE_SIZE[1]:
+            problems.append(text(language, "figures_large", name=name, width=size[0], height=size[1],
+                                 maximum=MAX_FIGURE_SIZE))
     if problems:
         return GradeCheck("figures", 0.0, 1.0, "; ".join(problems))
     return GradeCheck("figures", 1.0, 1.0, text(language, "figures_ok", count=len(FIGURES)))
@@ -161,15 +181,22 @@ def check_figures(submission: Path, language: str = "en") -> GradeCheck:
 
 # ----------------------------------------------------------------------------- the whole submission
 def _unpacked(submission: Path, temp: Path) -> Path:
-    """The submission folder: ``submission`` itself, or a .zip extracted (no path escapes) into ``temp``."""
+    """The submission folder: ``submission`` itself, or a .zip read by the engine's capped reader and
+    written into ``temp``; raises UnsafeSubmission (the reason) for a zip that is refused."""
+    from graders.engine.submission import UnsafeSubmission, read_zip
+
     if submission.is_dir():
         root = submission
     else:
-        with zipfile.ZipFile(submission) as archive:
-            for member in archive.namelist():
-                if member.startswith("/") or ".." in Path(member).parts:
-                    raise ValueError(f"{submission} has an entry outside the archive: {member!r}")
-            archive.extractall(temp)
+        files = read_zip(submission, keep=None, max_members=ZIP_MAX_MEMBERS, max_member_bytes=ZIP_MAX_MEMBER_BYTES,
+                         max_total_bytes=ZIP_MAX_TOTAL_BYTES)
+        for relative, data in files.items():
+            target = temp.joinpath(*relative.split("/"))
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            except OSError as error:  # "a" and "a/b" both members, a name too long, ...
+                raise UnsafeSubmission(f"the zip member {relative!r} cannot be unpacked ({error})") from error
         root = temp
     passports = sorted(root.rglob(PASSPORT_NAME))
     return passports[0].parent if passports else root
@@ -183,9 +210,14 @@ def grade_submission(submission, model: str | None = None, data_dir=None, langua
     ``verifier_check`` lets a batch pass the engine's verdict computed for many submissions at once
     (:func:`grade_verifiers`). Never raises for a submission's fault: a part that cannot be checked scores 0.
     """
+    from graders.engine.submission import UnsafeSubmission
+
     submission = Path(submission)
     with tempfile.TemporaryDirectory(prefix="rl4llm-capstone-") as temp:
-        root = _unpacked(submission, Path(temp))
+        try:
+            root = _unpacked(submission, Path(temp))
+        except UnsafeSubmission as error:
+            return _refused(submission, str(error), language, verifier_check)
         verifier_path = root / VERIFIER_FILE
         if verifier_check is None:
             source = verifier_path.read_text(encoding="utf-8", errors="replace") if verifier_path.is_file() else None
@@ -194,8 +226,10 @@ def grade_submission(submission, model: str | None = None, data_dir=None, langua
         passport_report = check_passport(root, language)
         checks += [GradeCheck(f"passport.{c['name']}", float(c["passed"]), 1.0, c["message"])
                    for c in passport_report["checks"]]
-        passport = _read(root / PASSPORT_NAME)
-        if passport is None or not passport_report["checks"][1]["passed"]:  # no passport, or its fields are missing
+        # the passport is usable when check_passport read it, found its structure sound and its fields present
+        usable = passport_report["checks"][0]["passed"] and passport_report["checks"][1]["passed"]
+        passport = read_passport(root / PASSPORT_NAME)[0] if usable else None
+        if passport is None:
             checks += [GradeCheck(name, 0.0, 1.0, text(language, "grade_unusable"))
                        for name in ("consistency", "figures", "reevaluation", "improvement")]
         else:
@@ -221,12 +255,14 @@ def _total(submission: Path, checks: list[GradeCheck]) -> dict:
             "checks": [asdict(check) for check in checks]}
 
 
-def _read(path: Path) -> dict | None:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return value if isinstance(value, dict) else None
+def _refused(submission: Path, reason: str, language: str, verifier_check: GradeCheck | None) -> dict:
+    """The grade of a submission whose zip was refused: every part 0, saying why."""
+    said = text(language, "grade_zip_refused", submission=submission.name, reason=reason)
+    verifier_points = verifier_check.max_points if verifier_check is not None else _verifier_points()
+    names = [f"passport.{name}" for name in ("passport", *(name for name, _ in CHECKS))]
+    names += ["consistency", "figures", "reevaluation", "improvement"]
+    return _total(submission, [GradeCheck("verifier", 0.0, verifier_points, said),
+                               *(GradeCheck(name, 0.0, 1.0, said) for name in names)])
 
 
 def format_grade(report: dict, language: str = "en") -> str:

@@ -68,7 +68,8 @@ def submission_name(path: Path) -> str:
 # ---------------------------------------------------------------------------
 # Zips
 # ---------------------------------------------------------------------------
-def _unsafe_member_reason(info: zipfile.ZipInfo) -> str | None:
+def _unsafe_member_reason(info: zipfile.ZipInfo, max_member_bytes: int | None = None) -> str | None:
+    max_member_bytes = MAX_MEMBER_BYTES if max_member_bytes is None else max_member_bytes
     name = info.filename
     if "\x00" in name:
         return "a member name contains a NUL byte"
@@ -83,23 +84,29 @@ def _unsafe_member_reason(info: zipfile.ZipInfo) -> str | None:
         return f"member {name!r} is a symbolic link"
     if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
         return f"member {name!r} is not a regular file"
-    if info.file_size > MAX_MEMBER_BYTES:
-        return f"member {name!r} is too large ({info.file_size} bytes; the limit is {MAX_MEMBER_BYTES})"
+    if info.file_size > max_member_bytes:
+        return f"member {name!r} is too large ({info.file_size} bytes; the limit is {max_member_bytes})"
     return None
 
 
-def read_zip(path: Path) -> dict[str, bytes]:
-    """Every regular member of a safe zip as ``{posix path: bytes}``; raises ``UnsafeSubmission``."""
+def read_zip(path: Path, *, keep: tuple[str, ...] | None = (".py", ".ipynb"), max_members: int | None = None,
+             max_member_bytes: int | None = None, max_total_bytes: int | None = None) -> dict[str, bytes]:
+    """The regular members of a safe zip whose names end in ``keep`` (None: every one) as ``{posix path:
+    bytes}``; raises ``UnsafeSubmission``. Every member counts towards the caps (None: MAX_MEMBERS,
+    MAX_MEMBER_BYTES, MAX_TOTAL_BYTES), kept or not."""
+    max_members = MAX_MEMBERS if max_members is None else max_members
+    max_member_bytes = MAX_MEMBER_BYTES if max_member_bytes is None else max_member_bytes
+    max_total_bytes = MAX_TOTAL_BYTES if max_total_bytes is None else max_total_bytes
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as error:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:  # ValueError: a non-UTF-8 "UTF-8" name
         raise UnsafeSubmission(f"{Path(path).name} is not a readable zip file ({error})") from error
     with archive:
         members = archive.infolist()
-        if len(members) > MAX_MEMBERS:
-            raise UnsafeSubmission(f"the zip has {len(members)} members; the limit is {MAX_MEMBERS}")
+        if len(members) > max_members:
+            raise UnsafeSubmission(f"the zip has {len(members)} members; the limit is {max_members}")
         for info in members:
-            reason = _unsafe_member_reason(info)
+            reason = _unsafe_member_reason(info, max_member_bytes)
             if reason:
                 raise UnsafeSubmission(f"unsafe zip: {reason}")
         files: dict[str, bytes] = {}
@@ -110,18 +117,18 @@ def read_zip(path: Path) -> dict[str, bytes]:
             parts = PurePosixPath(info.filename.replace("\\", "/")).parts
             if any(part in SKIP_DIRS for part in parts):
                 continue
-            wanted = parts[-1].endswith((".py", ".ipynb"))
+            wanted = keep is None or parts[-1].endswith(keep)
             data = bytearray()
             try:
                 with archive.open(info) as handle:
                     while chunk := handle.read(1 << 16):
                         data += chunk
                         total += len(chunk)
-                        if len(data) > MAX_MEMBER_BYTES:
+                        if len(data) > max_member_bytes:
                             raise UnsafeSubmission(f"unsafe zip: member {info.filename!r} is larger than "
-                                                   f"{MAX_MEMBER_BYTES} bytes once decompressed")
-                        if total > MAX_TOTAL_BYTES:
-                            raise UnsafeSubmission(f"unsafe zip: more than {MAX_TOTAL_BYTES} bytes once decompressed")
+                                                   f"{max_member_bytes} bytes once decompressed")
+                        if total > max_total_bytes:
+                            raise UnsafeSubmission(f"unsafe zip: more than {max_total_bytes} bytes once decompressed")
                         if not wanted:
                             data.clear()  # counted, not kept
             except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError) as error:
