@@ -81,15 +81,17 @@ def test_grade_paths_refuses_names_that_do_not_fit_the_paths(tmp_path):
 
 
 # ---------------------------------------------------------------------------- merging (no grading)
-IDS = ["m.f", "m.g"]
+IDS = DEFAULT_KIT.exercises(("9",))  # a merge refuses any exercise its kit does not grade
+TOP = shards.kit_registry(("9",)).max_points
 
 
 def _report(name: str, points: float) -> dict:
-    return {"submission": name, "score": points + 1.0, "max_score": 3.0, "exercises": [
-        {"id": "m.f", "points": points, "max_points": 2.0, "status": "failed" if points < 2 else "passed",
-         "feedback": "", "misconceptions": []},
-        {"id": "m.g", "points": 1.0, "max_points": 1.0, "status": "passed", "feedback": "", "misconceptions": []},
-    ]}
+    """A report as the grader writes one for module 9: ``points`` on the first exercise, every other one passed."""
+    entries = [{"id": i, "points": TOP[i], "max_points": TOP[i], "status": "passed", "feedback": "",
+                "misconceptions": []} for i in IDS]
+    entries[0].update(points=points, status="failed" if points < TOP[IDS[0]] else "passed")
+    return {"submission": name, "score": round(sum(e["points"] for e in entries), 4),
+            "max_score": round(sum(TOP.values()), 4), "exercises": entries}
 
 
 def _fake_batch(root: Path, names: list[str], count: int) -> tuple[list[Path], list[dict]]:
@@ -160,7 +162,7 @@ def test_merge_refuses_a_shard_given_twice(tmp_path, capsys):
 @pytest.mark.parametrize("change, words", [
     ({"names": ["zoe", "adam", "x", "x-2", "other"]}, "the submissions (or their order)"),
     ({"names": ["adam", "zoe", "x", "x-2", "grades.csv-submission"]}, "the submissions (or their order)"),
-    ({"exercise_ids": ["m.f"]}, "the exercises graded (--module)"),
+    ({"exercise_ids": IDS[1:]}, "the exercises graded (--module)"),
     ({"kit": {"version": "0.0.1", "digest": "0" * 64}}, "the kit"),
 ])
 def test_merge_refuses_shards_of_different_batches(tmp_path, capsys, change, words):

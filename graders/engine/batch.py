@@ -129,7 +129,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         required = sandbox.LAYERS[:-1] if options.require_sandbox else ()
         ready = threading.Event()
         config = WorkerConfig(python=python, kit_parent=pythonpath, user=user, load_timeout=options.load_timeout,
-                              namespaces=sandbox.namespaces_wanted(), require=required, ready=ready)
+                              namespaces=sandbox.namespaces_wanted(), require=required, ready=ready,
+                              cgroup=sandbox.worker_cgroup_limits(options.memory_mb, options.scratch_mb))
         # the fork servers import NumPy (and torch) while this process writes the job and loads the references;
         # the one with torch at once only when a submission looks like it has a training file (else on demand)
         servers = {with_torch: ForkServer(config, torch=with_torch, cwd=temp_root,
@@ -157,6 +158,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             "processes": 64,
             "open_files": 256,
             "landlock": os.environ.get("RL4LLM_NO_LANDLOCK") != "1",
+            "seccomp": os.environ.get("RL4LLM_NO_SECCOMP") != "1",
+            "closed_root": os.environ.get("RL4LLM_NO_CLOSED_ROOT") != "1",
         }
         job = prepare_job(kit, options, temp_root / "job", book.store)
         if not job.torch:
