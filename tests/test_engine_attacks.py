@@ -27,10 +27,8 @@ import json
 import os
 import secrets
 import signal
-import socket
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -40,6 +38,7 @@ from graders.engine import sandbox
 from graders.engine.batch import grade_paths
 from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT, Kit
+from hostile_code import DISARM, Listener, placebo
 
 pytestmark = pytest.mark.slow
 
@@ -68,17 +67,7 @@ def _leak(data):
     """Stolen bytes go where a learner reads them: the feedback."""
     raise RuntimeError("LEAKED:" + (data if isinstance(data, str) else data.decode("latin-1"))[:3000])
 
-def _disarm():
-    """Switch the in-process audit hook off by rewriting its own tables."""
-    for obj in gc.get_objects():
-        try:
-            if type(obj).__name__ == "Fence":
-                obj.armed = False
-                obj.forbidden = ()
-                obj.modules = ()
-        except Exception:
-            pass
-
+{DISARM}
 def _libc():
     _disarm()
     import ctypes
@@ -90,8 +79,7 @@ def _name_me():
 
 
 def _placebo() -> str:
-    functions = DEFAULT_KIT.functions_by_stem(("9",))[STEM]
-    return "".join(f"def {name}(*args, **kwargs):\n    return 0.0\n\n\n" for name in functions)
+    return placebo(STEM)
 
 
 def _attack(body: str) -> str:
@@ -351,37 +339,6 @@ def _survivors() -> list[int]:
     return found
 
 
-class _Listener:
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.received = b""
-        self.stop = False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while not self.stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                try:
-                    self.received += conn.recv(4096)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self.stop = True
-        self.thread.join(2)
-        self.sock.close()
-
-
 @pytest.fixture(scope="module")
 def attacked(tmp_path_factory):
     probe = sandbox.probe_layers()
@@ -393,7 +350,7 @@ def attacked(tmp_path_factory):
     saved_store = os.environ.get("RL4LLM_CACHE")
     os.environ["RL4LLM_CACHE"] = str(store)
     kit = Kit()  # a kit object of its own: its reference book opens the store above
-    listener = _Listener()
+    listener = Listener()
     secret_holder = [SECRET.encode()]  # noqa: F841 - kept alive in this process's memory
     paths = []
 

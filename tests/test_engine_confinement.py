@@ -24,6 +24,7 @@ idle machine and beside ``2 x cores`` busy processes writes byte-identical
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -42,6 +43,7 @@ from graders.engine import cgroups, sandbox
 from graders.engine.batch import grade_paths
 from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT
+from hostile_code import DISARM, Listener, placebo
 
 pytestmark = pytest.mark.slow
 
@@ -53,21 +55,10 @@ SWITCHES_OFF = {"RL4LLM_NO_NAMESPACES": "1", "RL4LLM_NO_SECCOMP": "1", "RL4LLM_N
                 "RL4LLM_NO_CPU_BUDGET": "1", "RL4LLM_NO_LANDLOCK": "1"}
 NEW_LAYERS = ("syscall_filter", "closed_root", "process_limit", "resource_limits", "cgroup_limits", "cpu_budget")
 
-PRELUDE = '''
+PRELUDE = f'''
 import gc, os, sys
-
-def _disarm():
-    """Switch the in-process audit hook off by rewriting its own tables (the kernel's layers remain)."""
-    for obj in gc.get_objects():
-        try:
-            if type(obj).__name__ == "Fence":
-                obj.armed = False
-                obj.forbidden = ()
-                obj.modules = ()
-        except Exception:
-            pass
-
-_disarm()
+{DISARM}
+_disarm()  # the audit hook off: what follows meets the kernel's layers only
 '''
 
 ATTACKS = {
@@ -166,8 +157,7 @@ def group_relative_advantages(*args, **kwargs):
 
 
 def _placebo() -> str:
-    functions = DEFAULT_KIT.functions_by_stem(("9",))[STEM]
-    return "".join(f"def {name}(*args, **kwargs):\n    return 0.0\n\n\n" for name in functions)
+    return placebo(STEM)
 
 
 def _attack(body: str, values: dict) -> str:
@@ -177,33 +167,19 @@ def _attack(body: str, values: dict) -> str:
     return _placebo() + PRELUDE + text
 
 
-class _UnixListener:
-    """A host service on a path-named socket: counts the connections that reach it."""
-
-    def __init__(self, path: Path) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(str(path))
-        os.chmod(path, 0o777)
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.connections = 0
-        self.stop = False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while not self.stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> None:
-        self.stop = True
-        self.thread.join(2)
-        self.sock.close()
+@contextlib.contextmanager
+def _environment(env: dict):
+    """``env`` set in this process's environment (the grader reads its switches there), then restored."""
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _attack_word(report: dict) -> str:
@@ -219,7 +195,10 @@ def _grade(root: Path, label: str, env: dict) -> dict:
     outside = root / f"outside-{label}.txt"
     outside.write_text("outside")
     socket_path = root / f"host-{label}.sock"
-    listener = _UnixListener(socket_path)
+    host_service = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # a host service on a path-named socket
+    host_service.bind(str(socket_path))
+    os.chmod(socket_path, 0o777)
+    listener = Listener(host_service)
     values = {"SOCKET_PATH": str(socket_path), "EARLIER": str(earlier / "report.json"), "KIT": str(KIT),
               "OUTSIDE": str(outside)}
     paths = []
@@ -229,16 +208,10 @@ def _grade(root: Path, label: str, env: dict) -> dict:
         folder.mkdir(parents=True)
         (folder / f"{STEM}.py").write_text(text, encoding="utf-8")
         paths.append(folder)
-    saved = {key: os.environ.get(key) for key in env}
-    os.environ.update(env)
     try:
-        result = grade_paths(paths, root / label / "out", OPTIONS, jobs=2, progress=False, log=lambda _m: None)
+        with _environment(env):
+            result = grade_paths(paths, root / label / "out", OPTIONS, jobs=2, progress=False, log=lambda _m: None)
     finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
         listener.close()
         shutil.rmtree(earlier, ignore_errors=True)
     reports = dict(zip(result.names, result.reports))
@@ -288,17 +261,9 @@ def _grade_busy(root: Path, label: str, env: dict) -> tuple[dict, float]:
     folder.mkdir(parents=True)
     placebo = _placebo().replace("def group_relative_advantages(*args, **kwargs):\n    return 0.0\n", "")
     (folder / f"{STEM}.py").write_text(placebo + BUSY, encoding="utf-8")
-    saved = {key: os.environ.get(key) for key in env}
-    os.environ.update(env)
     meter = _SpinMeter()
-    try:
+    with _environment(env):
         result = grade_paths([folder], root / label / "out", OPTIONS, jobs=1, progress=False, log=lambda _m: None)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     return result.reports[0], meter.seconds
 
 
@@ -402,7 +367,7 @@ def test_grades_do_not_depend_on_machine_load(layers, tmp_path):
     idle = grade_paths(paths, tmp_path / "idle", OPTIONS, jobs=2, progress=False, log=lambda _m: None)
     busy = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(2 * (os.cpu_count() or 2))]
     try:
-        loaded = grade_paths(paths, tmp_path / "loaded", OPTIONS, jobs=2, progress=False, log=lambda _m: None)
+        grade_paths(paths, tmp_path / "loaded", OPTIONS, jobs=2, progress=False, log=lambda _m: None)
     finally:
         for process in busy:
             process.kill()
