@@ -3,7 +3,7 @@
 Each attack below is one the kit's own sandbox let through before these layers
 (issue 19): a connection to a host's path-named UNIX socket, reading an
 earlier output folder inside the checkout, seeing host paths at all, memory in
-``memfd`` files past the memory limit, a fork loop as outer uid 0, hundreds of
+``memfd`` files or System V shared memory past the memory limit, a fork loop as outer uid 0, hundreds of
 threads, busy threads that keep cores busy. Each turns its success into a
 number or a word in the feedback (its import raises it), beside a correct
 submission that keeps full marks.
@@ -105,6 +105,22 @@ ATTACKS = {
             raise RuntimeError(f"ATTACK:held {held} MiB ({type(error).__name__})")
         raise RuntimeError(f"ATTACK:held {held} MiB")
     """,
+    # System V shared memory: a segment attached, filled and detached stays, outside RLIMIT_AS
+    "sysv_shm_hoard": """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.shmat.restype = ctypes.c_void_p
+        held = 0
+        for number in range(5):
+            segment = libc.shmget(SHM_KEY + number, 256 << 20, 0o1600)  # IPC_CREAT | 0600
+            if segment < 0:
+                raise RuntimeError(f"ATTACK:shm held {held} MiB (errno {ctypes.get_errno()})")
+            address = libc.shmat(segment, None, 0)
+            ctypes.memset(address, 1, 256 << 20)
+            libc.shmdt(ctypes.c_void_p(address))
+            held += 256
+        raise RuntimeError(f"ATTACK:shm held {held} MiB")
+    """,
     # RLIMIT_NPROC does not bind outer uid 0
     "fork_loop": """
         import time
@@ -167,6 +183,19 @@ def _attack(body: str, values: dict) -> str:
     return _placebo() + PRELUDE + text
 
 
+SHM_KEY = 0x726C3400  # the System V keys the shared-memory attack uses (SHM_KEY + 0..4)
+
+
+def _remove_shared_memory() -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for number in range(5):
+        segment = libc.shmget(SHM_KEY + number, 0, 0)
+        if segment >= 0:
+            libc.shmctl(segment, 0, None)  # IPC_RMID
+
+
 @contextlib.contextmanager
 def _environment(env: dict):
     """``env`` set in this process's environment (the grader reads its switches there), then restored."""
@@ -200,7 +229,7 @@ def _grade(root: Path, label: str, env: dict) -> dict:
     os.chmod(socket_path, 0o777)
     listener = Listener(host_service)
     values = {"SOCKET_PATH": str(socket_path), "EARLIER": str(earlier / "report.json"), "KIT": str(KIT),
-              "OUTSIDE": str(outside)}
+              "OUTSIDE": str(outside), "SHM_KEY": SHM_KEY}
     paths = []
     for name, text in [("correct", DEFAULT_KIT.solution_path(STEM).read_text(encoding="utf-8")),
                        *((name, _attack(body, values)) for name, body in ATTACKS.items())]:
@@ -214,6 +243,7 @@ def _grade(root: Path, label: str, env: dict) -> dict:
     finally:
         listener.close()
         shutil.rmtree(earlier, ignore_errors=True)
+        _remove_shared_memory()  # without an IPC namespace (the control) the segments would outlive it
     reports = dict(zip(result.names, result.reports))
     return {"reports": reports, "words": {name: _attack_word(reports[name]) for name in ATTACKS},
             "connections": listener.connections}
@@ -302,6 +332,7 @@ def test_no_attack_gets_through_the_layers(confined):
     assert words["earlier_output"].startswith("refused"), words
     assert words["host_paths"] == "nothing", words
     assert words["memfd_hoard"].startswith("held 0 MiB (PermissionError"), words
+    assert words["sysv_shm_hoard"] == "shm held 0 MiB (errno 1)", words  # EPERM from the filter
     assert words["fork_loop"] == "forked 0", words
     assert int(words["many_threads"].split()[1]) < sandbox.WORKER_TASKS, words
     for name in ATTACKS:
@@ -316,6 +347,7 @@ def test_each_attack_works_with_the_layers_off(unconfined):
     assert "/run" in words["host_paths"] and str(KIT) + "/solutions" in words["host_paths"], words
     held = int(words["memfd_hoard"].split()[1])
     assert held > OPTIONS.memory_mb, words  # past the memory limit the report claims
+    assert words["sysv_shm_hoard"] == "shm held 1280 MiB", words
     assert words["fork_loop"] == "forked 100", words
     assert int(words["many_threads"].split()[1]) == 200, words
     sandbox_record = unconfined["reports"]["correct"]["sandbox"]

@@ -8,7 +8,9 @@ what learner code never needs and what the other layers cannot stop:
   a path-named UNIX socket of the host (dbus, systemd, a container daemon) is
   outside Landlock's reach before ABI 9 and outside the network namespace;
 - **memory outside the address-space limit**: ``memfd_create`` (and
-  ``memfd_secret``) files are not counted by ``RLIMIT_AS``;
+  ``memfd_secret``) files, System V shared memory (a segment attached, filled
+  and detached again), System V and POSIX message queues are not counted by
+  ``RLIMIT_AS``;
 - **new processes other than threads**: ``fork``, ``vfork``, ``clone``
   without ``CLONE_THREAD``, ``execve``/``execveat``; ``clone3`` answers
   ``ENOSYS``, so the C library falls back to ``clone`` for its threads (what
@@ -52,8 +54,11 @@ LIBRARY = "libseccomp.so.2"
 REFUSED = (
     # sockets of every family, and connections on any socket a child might hold
     "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
-    # memory the address-space limit does not count
-    "memfd_create", "memfd_secret",
+    # memory the address-space limit does not count: memfd files, System V shared memory (a segment
+    # attached, filled and detached stays), message queues (kernel memory per queue)
+    "memfd_create", "memfd_secret", "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv",
+    "msgctl", "semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend",
+    "mq_timedreceive", "mq_notify", "mq_getsetattr",
     # new processes (threads go through clone with CLONE_THREAD: see CLONE_RULE)
     "fork", "vfork", "execve", "execveat",
     # other processes' memory and file descriptors

@@ -198,8 +198,10 @@ class Parent:
             sys.__stderr__.flush()
             os._exit(code)
         os.close(write_fd)
-        stage, finished, over_budget = self.relay(indices, stem, read_fd, CpuClock(pid))
-        status = self.clean_up(pid)
+        clock = CpuClock(pid)
+        stage, finished, over_budget = self.relay(indices, stem, read_fd, clock)
+        clock.kill()  # it has nothing more to say: a child that closed its pipe, or one still spinning threads
+        status = self.clean_up(pid)  # after its last result, runs no longer than it takes to be killed
         left: list[tuple[int, str]] = []
         if stage != "done":
             code = os.waitstatus_to_exitcode(status) if status is not None else None
