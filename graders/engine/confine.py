@@ -310,7 +310,8 @@ def confine(scratch: Path, settings: dict, layers: dict, readable: list[str] | N
     if root is not None and namespaced and settings.get("closed_root", True) \
             and os.environ.get("RL4LLM_NO_CLOSED_ROOT") != "1":
         layers["closed_root"] = enter_closed_root(root, allowed, writable, keep=[p for p in sys.path if p])
-        os.chdir(scratch / "work") if (scratch / "work").is_dir() else None
+        if (scratch / "work").is_dir():  # the working folder again, now inside the new root
+            os.chdir(scratch / "work")
     limits = set_limits(settings, count_processes=namespaced)
     rlimits = {"memory", "file_size", "cpu_seconds", "open_files"} <= set(limits)
     layers["no_capabilities"] = drop_capabilities()
