@@ -211,7 +211,7 @@ class Parent:
                       code=None if over_budget else code, cpu_timeout=over_budget)
             left = [(index, stem) for index in indices[finished + 1:]]
         shutil.rmtree(scratch, ignore_errors=True)
-        shutil.rmtree(scratch.with_name(scratch.name + ".root"), ignore_errors=True)
+        shutil.rmtree(closed_root_folder(scratch), ignore_errors=True)
         return left
 
     def budget(self, stage: str, index: int) -> float | None:
@@ -341,7 +341,7 @@ class Child:
         root = None  # where the closed root is built: only in a mount namespace of its own
         if parent.namespaced and private_namespaces():
             layers["scratch_quota"] = confine.mount_scratch(self.scratch, settings.get("scratch_bytes", 128 << 20))
-            root = self.scratch.with_name(self.scratch.name + ".root")
+            root = closed_root_folder(self.scratch)
             root.mkdir(mode=0o700, exist_ok=True)
         for folder in ("files", "given", "work"):
             (self.scratch / folder).mkdir(exist_ok=True)
@@ -458,6 +458,12 @@ class Child:
                 outcome["inputs_after"] = None
         outcome["output"] = capture.text()
         return outcome
+
+
+def closed_root_folder(scratch: Path) -> Path:
+    """The empty folder beside a child's scratch folder that its closed root is built on
+    (:func:`graders.engine.confine.enter_closed_root`); the parent removes it with the scratch folder."""
+    return scratch.with_name(scratch.name + ".root")
 
 
 class CpuClock:
