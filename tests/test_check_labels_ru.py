@@ -136,10 +136,10 @@ def test_the_misconception_summary_names_the_check_in_its_language():
     case = checks.Case(label="two groups", label_ru="две группы")
     entry = types.SimpleNamespace(name="sample_std", hints={"en": "hint", "ru": "подсказка"}, hint="hint")
     outcome = CaseOutcome(4, case, CaseResult.WRONG)
-    named = judge._name_misconceptions([(outcome, [entry])])
+    named = {"sample_std": judge._claim(outcome, entry)}
     assert named == {"sample_std": ({"en": "hint", "ru": "подсказка"}, {"en": "two groups", "ru": "две группы"})}
-    unlabelled = judge._name_misconceptions([(CaseOutcome(4, checks.Case(), CaseResult.WRONG), [entry])])
-    assert unlabelled["sample_std"][1] == {"en": "#5"}
+    unlabelled = judge._claim(CaseOutcome(4, checks.Case(), CaseResult.WRONG), entry)
+    assert unlabelled[1] == {"en": "#5"}
     judgement = Judgement(Status.FAILED, checks=3, misconceptions=named)
     exercise = types.SimpleNamespace(id=GRA, stem="module_9_reference", function="group_relative_advantages")
     for language, line in (("en", "- misconception 'sample_std' (on check 'two groups'): hint"),

@@ -138,6 +138,61 @@ def _stack(items: list):
 
 
 # ---------------------------------------------------------------------------
+# The type of a returned value (checked before values are normalised)
+# ---------------------------------------------------------------------------
+TYPE_ITEMS = 64  # items of a list, tuple or dict described (the rest are left out)
+
+
+def type_of(value, _depth: int = 0):
+    """What a returned value IS, before :func:`normalise` makes every number a float: a JSON-able
+    description that :func:`graders.engine.compare.type_problem` compares with the reference's.
+
+    ``"none"``, ``"bool"``, ``"int"``, ``"float"`` (a Python float; ``np.float64`` is one), ``"str"``;
+    ``{"scalar": dtype}`` (another NumPy scalar), ``{"array": dtype, "ndim": n}``,
+    ``{"tensor": dtype, "grad": requires_grad, "ndim": n}``, ``{"list": [...]}``, ``{"tuple": [...]}``,
+    ``{"dict": {key: ...}}``, ``{"dataclass": class name, "fields": {...}}``, ``{"object": type name}``.
+    Never raises (it runs on learner objects)."""
+    try:
+        return _type_of(value, _depth)
+    except Exception:  # noqa: BLE001 - an object whose attributes raise
+        return {"object": "unreadable"}
+
+
+def _type_of(value, depth: int):
+    kind = type(value)
+    if value is None:
+        return "none"
+    if kind is bool or kind is np.bool_:
+        return "bool"
+    if kind is int:
+        return "int"
+    if isinstance(value, float) and not isinstance(value, np.generic) or kind is np.float64:
+        return "float"
+    if kind is str:
+        return "str"
+    if isinstance(value, np.generic):
+        return {"scalar": str(value.dtype)}
+    if isinstance(value, np.ndarray):
+        return {"array": str(value.dtype), "ndim": int(value.ndim)}
+    torch = _torch_module()
+    if torch is not None and isinstance(value, torch.Tensor):
+        return {"tensor": str(value.dtype).removeprefix("torch."), "grad": bool(value.requires_grad),
+                "ndim": int(value.dim())}
+    if depth >= MAX_DEPTH:
+        return {"object": "too deeply nested"}
+    if isinstance(value, (list, tuple)):
+        items = [_type_of(item, depth + 1) for item in list(value)[:TYPE_ITEMS]]
+        return {"list" if isinstance(value, list) else "tuple": items}
+    if isinstance(value, dict):
+        return {"dict": {str(key): _type_of(item, depth + 1) for key, item in list(value.items())[:TYPE_ITEMS]}}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"dataclass": kind.__name__,
+                "fields": {f.name: _type_of(getattr(value, f.name, None), depth + 1)
+                           for f in dataclasses.fields(value)[:TYPE_ITEMS]}}
+    return {"object": kind.__name__}
+
+
+# ---------------------------------------------------------------------------
 # Encoding to JSON + arrays
 # ---------------------------------------------------------------------------
 class Encoder:

@@ -174,3 +174,136 @@ def spoken(translations: dict[str, str]) -> Said:
     text = Said(translations["en"])
     text.translations = dict(translations)
     return text
+
+
+# ---------------------------------------------------------------------------
+# Types: what the spec promises, checked before values are normalised
+# ---------------------------------------------------------------------------
+def _type_words(described) -> dict[str, str]:
+    """A :func:`graders.engine.codec.type_of` description as a noun phrase, in every language."""
+    simple = {"none": ("None", "None"), "bool": ("a bool", "bool"), "int": ("a Python int", "целое число int"),
+              "float": ("a Python float", "число float"), "str": ("a string", "строка")}
+    if isinstance(described, str) and described in simple:
+        en, ru = simple[described]
+    elif isinstance(described, dict) and "array" in described:
+        dtype = str(described["array"])[:40]
+        en, ru = f"a NumPy array of dtype {dtype}", f"массив NumPy с dtype {dtype}"
+    elif isinstance(described, dict) and "tensor" in described:
+        dtype = str(described["tensor"])[:40]
+        en, ru = ((f"a torch tensor of dtype {dtype} that requires grad",
+                   f"тензор torch с dtype {dtype}, требующий градиента") if described.get("grad") else
+                  (f"a torch tensor of dtype {dtype} without grad (detached)",
+                   f"тензор torch с dtype {dtype} без градиента (отсоединённый)"))
+    elif isinstance(described, dict) and "scalar" in described:
+        dtype = str(described["scalar"])[:40]
+        en, ru = f"a NumPy {dtype} scalar", f"скаляр NumPy {dtype}"
+    elif isinstance(described, dict) and "list" in described:
+        en, ru = "a list", "список"
+    elif isinstance(described, dict) and "tuple" in described:
+        en, ru = "a tuple", "кортеж"
+    elif isinstance(described, dict) and "dict" in described:
+        en, ru = "a dict", "словарь"
+    elif isinstance(described, dict) and "dataclass" in described:
+        name = str(described["dataclass"])[:60]
+        en, ru = f"a {name} dataclass", f"датакласс {name}"
+    else:
+        name = str(described.get("object", "?"))[:60] if isinstance(described, dict) else "?"
+        en, ru = f"an object of type {name}", f"объект типа {name}"
+    return {"en": en, "ru": ru}
+
+
+def _sequence_items(described):
+    """The items of a described list or tuple, or None when it is neither."""
+    if isinstance(described, dict):
+        for key in ("list", "tuple"):
+            if isinstance(described.get(key), list):
+                return described[key]
+    return None
+
+
+def type_problem(expected, got, where: str = "") -> Said | None:
+    """``None`` when the learner's result has the type the reference's has; otherwise one line, in every
+    language, saying where and what was expected.
+
+    Both sides are :func:`graders.engine.codec.type_of` descriptions. The rule (the spec's "scalars as
+    Python float/int, arrays as float64 ndarray"): a float where the reference returns a float (an int is
+    one too), an int (not a bool) where it returns an int, an array of the reference's dtype, a tensor of
+    its dtype that requires grad exactly when the reference's does (a loss: yes; detached rewards: no), a
+    list or tuple, dict or dataclass whose items have these types. Where the reference returns ``None``, a
+    string, another NumPy scalar or an object, the value comparison alone decides."""
+    def problem() -> Said:
+        want, have = _type_words(expected), _type_words(got)
+        at = {"en": f" at {where}", "ru": f" в {where}"} if where else {"en": "", "ru": ""}
+        return spoken({"en": f"wrong type{at['en']}: expected {want['en']}, got {have['en']}",
+                       "ru": f"неверный тип{at['ru']}: ожидалось: {want['ru']}; получено: {have['ru']}"})
+
+    if expected == "float":
+        return None if got in ("float", "int") else problem()
+    if expected in ("int", "bool"):
+        return None if got == expected else problem()
+    if not isinstance(expected, dict):
+        return None
+    if "array" in expected:
+        same = isinstance(got, dict) and "array" in got and got["array"] == expected["array"]
+        return None if same else problem()
+    if "tensor" in expected:
+        same = (isinstance(got, dict) and "tensor" in got and got["tensor"] == expected["tensor"]
+                and bool(got.get("grad")) == bool(expected.get("grad")))
+        return None if same else problem()
+    items = _sequence_items(expected)
+    if items is not None:
+        have = _sequence_items(got)
+        if have is None:
+            return problem()
+        for index, (want, item) in enumerate(zip(items, have)):
+            found = type_problem(want, item, f"{where}[{index}]")
+            if found:
+                return found
+        return None
+    for key in ("dict", "fields"):
+        if isinstance(expected.get(key), dict):
+            have = got.get(key) if isinstance(got, dict) and ("dataclass" in got) == ("dataclass" in expected) else None
+            if not isinstance(have, dict):
+                return problem()
+            for name, want in expected[key].items():
+                if name in have:
+                    found = type_problem(want, have[name], f"{where}[{name!r}]")
+                    if found:
+                        return found
+            return None
+    return None
+
+
+# ---------------------------------------------------------------------------
+# The floating-point trap: a wrong value that is not a mistake in the formula
+# ---------------------------------------------------------------------------
+def float_trap(expected, got, arrays, *, rtol: float, atol: float) -> float | None:
+    """A value the learner returned where the reference returns EXACTLY 0, when floating point explains it:
+    either tiny (0 < |x| <= atol: wrong only for an exact check), or finite on the rows of an all-equal group
+    of an input of the same shape (``arrays``: the call's input arrays) while every other value is right:
+    the mean of equal floats is not always exactly that float, so ``r - mean(r)`` is ~1e-16, and divided by
+    a std of ~1e-16 it is of order 1. ``None`` when neither (normalised values)."""
+    try:
+        e, g = np.asarray(expected, dtype=np.float64), np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if e.shape != g.shape or not e.size:
+        return None
+    with np.errstate(invalid="ignore"):
+        off = (e == 0.0) & (g != 0.0)
+        tiny = off & (np.abs(g) <= atol)
+    if tiny.any():
+        return float(np.abs(g[tiny]).max())
+    if not off.any() or not np.isfinite(g[off]).all() or not e.ndim:
+        return None
+    right = ~off
+    if right.any() and mismatch(e[right], g[right], rtol=rtol, atol=atol) is not None:
+        return None
+    for array in arrays:
+        array = np.asarray(array)
+        if array.shape == e.shape and array.dtype.kind in "biuf":
+            all_equal = np.broadcast_to(array.max(axis=-1, keepdims=True) == array.min(axis=-1, keepdims=True),
+                                        e.shape)
+            if (all_equal | ~off).all():
+                return float(g[off][np.argmax(np.abs(g[off]))])
+    return None

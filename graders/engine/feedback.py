@@ -44,7 +44,8 @@ def assess(exercise, submission: Submission, sources: dict, file_problems: dict,
     """Judge one exercise of one submission and render its feedback."""
     judgement = judge(exercise, submission, sources, file_problems, runs, ctx)
     return ExerciseReport(exercise.id, judgement.status, judgement.points, exercise.max_points,
-                          render(judgement, exercise, ctx), tuple(judgement.misconceptions), judgement.not_implemented)
+                          render(judgement, exercise, ctx), tuple(judgement.misconceptions), judgement.not_implemented,
+                          tuple(judgement.candidates))
 
 
 def language_of(ctx) -> str:
@@ -171,6 +172,8 @@ def _case_lines(judgement: Judgement, exercise, ctx) -> list[str]:
         if not any(feedback_text(language, "misconception", name=name) in line for line in shown):
             lines.append(feedback_text(language, "misconception_summary", name=name, label=hint_in(labels, language),
                                        hint=hint_in(hints, language)))
+    if judgement.candidates:
+        lines.append(feedback_text(language, "candidates", names=", ".join(judgement.candidates)))
     for problem in judgement.kit_problems:
         lines.append(feedback_text(language, "kit_problem", problem=translated(problem, language)))
     return lines
@@ -189,6 +192,10 @@ def message(outcome: CaseOutcome, names: list[str], language: str = "en") -> str
         # the comparator's line adds something unless it only repeats the first line (as English words it)
         if not outcome.reason.startswith(feedback_text("en", "wrong", expected=expected, got=got)):
             text += f"\n    ({translated(outcome.reason, language)})"
+        if outcome.trap is not None:
+            text += "\n    " + say("float_trap")
+    elif result is CaseResult.WRONG_TYPE:
+        text = translated(outcome.reason, language)
     elif result is CaseResult.UNREADABLE:
         text = say("unreadable")
     elif result is CaseResult.NOT_RAISED:
@@ -253,11 +260,12 @@ def _verdict_only(problem: CaseOutcome, text: str, language: str = "en") -> str:
     misconception it names); dropped: values, exception texts, printed output.
     """
     first, *rest = text.split("\n")
-    if problem.result is CaseResult.MODIFIED_INPUT:
+    if problem.result in (CaseResult.MODIFIED_INPUT, CaseResult.WRONG_TYPE):  # no value in these lines
         verdict = first
     elif problem.result.is_error:
         verdict = feedback_text(language, "withheld_error")
     else:
         verdict = feedback_text(language, "withheld_wrong")
     marker = feedback_text(language, "misconception", name="")[:-1]  # "misconception '"
-    return "\n".join([verdict, *(line for line in rest if line.lstrip().startswith(marker))])
+    trap = feedback_text(language, "float_trap")
+    return "\n".join([verdict, *(line for line in rest if line.lstrip().startswith(marker) or line.strip() == trap)])

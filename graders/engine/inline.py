@@ -122,7 +122,7 @@ def _run_case(call: dict, function, learner, starter, case, encoder) -> dict:
             warnings.simplefilter("always")
             try:
                 raw = calls.call_case(call, function, learner, starter, args, kwargs)
-                outcome = {"outcome": "ok", "value": encoder.encode(codec.normalise(raw))}
+                outcome = {"outcome": "ok", "value": encoder.encode(codec.normalise(raw)), "type": codec.type_of(raw)}
             except (Exception, SystemExit) as error:  # noqa: BLE001 - the learner's error is this case's result
                 outcome = {"outcome": "raised", "exception": describe_exception(error, Path(os.devnull))}
                 outcome["exception"]["where"] = _where(error, function)

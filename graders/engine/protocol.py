@@ -7,6 +7,7 @@ schema is written:
 
     {"submission": str, "score": float, "max_score": float,
      "exercises": [{"id", "status", "points", "max_points", "feedback", "misconceptions"}],
+     # optional per exercise: "not_implemented": true, "candidates": [names]
      "sandbox": {layer: bool, ..., "identity": str}}
 
 Statuses: ``passed`` (every check passed), ``failed`` (a wrong answer or a
@@ -39,6 +40,7 @@ class CaseResult(Enum):
 
     PASSED = "passed"
     WRONG = "wrong"  # returned a value that does not match the reference's
+    WRONG_TYPE = "wrong type"  # returned a value of another type than the spec's (the reference's)
     UNREADABLE = "unreadable"  # returned something the grader cannot decode
     NOT_RAISED = "not raised"  # returned a value where the check expects an exception
     WRONG_EXCEPTION = "wrong exception"  # raised, but not the exception the check expects
@@ -65,6 +67,7 @@ class CaseOutcome:
     error: dict | None = None  # {"type", "message", "where", "mro"} (RAISED, WRONG_EXCEPTION)
     changed: tuple = ()  # positions (int) or keywords (str) of changed inputs (MODIFIED_INPUT)
     named: list[tuple[str, dict]] = field(default_factory=list)  # (misconception, {language: hint}) named here
+    trap: float | None = None  # a value where exactly 0 is expected that floating point explains (WRONG)
 
     @property
     def not_implemented(self) -> bool:
@@ -113,8 +116,10 @@ class Judgement:
     checks: int = 0  # usable checks
     problems: list[CaseOutcome] = field(default_factory=list)  # the failing checks, in order
     kit_problems: list[str] = field(default_factory=list)  # checks skipped for the kit's own fault
-    # name -> ({language: hint}, {language: label of the check it was named on})
+    # name -> ({language: hint}, {language: label of the check it was named on}); at most one: the one
+    # catalogue entry that agrees with the learner's answer on every check where both returned a value
     misconceptions: dict[str, tuple[dict, dict]] = field(default_factory=dict)
+    candidates: tuple[str, ...] = ()  # several entries agree on every check: listed, none claimed
     not_implemented: bool = False  # every failing check raised NotImplementedError: the untouched stub
 
 
@@ -129,6 +134,7 @@ class ExerciseReport:
     feedback: str
     misconceptions: tuple[str, ...] = ()
     not_implemented: bool = False  # still the untouched stub (status error, 0 points)
+    candidates: tuple[str, ...] = ()  # entries that each fit every check (none claimed)
 
     def to_dict(self) -> dict:
         entry = {"id": self.id, "points": round(self.points, 4), "max_points": round(self.max_points, 4),
@@ -136,6 +142,8 @@ class ExerciseReport:
                  "misconceptions": sorted(set(self.misconceptions))}
         if self.not_implemented:  # only then: every other report reads as it always did
             entry["not_implemented"] = True
+        if self.candidates:  # likewise: several catalogue entries fit, none is claimed
+            entry["candidates"] = sorted(set(self.candidates))
         return entry
 
 

@@ -62,7 +62,7 @@ import numpy as np
 from graders.engine import codec
 from graders.loader import AST_LOCK
 
-FORMAT = 1
+FORMAT = 2  # 2: outcomes keep the type of the value (codec.type_of)
 ENGINE_FILES = ("calls.py", "codec.py", "references.py", "misconceptions.py", "refcache.py")
 _JSON = "__json__"
 
@@ -117,11 +117,13 @@ def files_digest(paths) -> str:
 
 
 def encode_outcome(outcome, encoder: codec.Encoder) -> dict:
-    return {"value": encoder.encode(outcome.value), "raised": outcome.raised, "message": outcome.message}
+    return {"value": encoder.encode(outcome.value), "raised": outcome.raised, "message": outcome.message,
+            "type": outcome.type}
 
 
 def decode_outcome(data: dict, arrays: dict, make):
-    return make(value=codec.decode(data["value"], arrays), raised=data["raised"], message=data["message"])
+    return make(value=codec.decode(data["value"], arrays), raised=data["raised"], message=data["message"],
+                type=data.get("type"))
 
 
 class ReferenceStore:

@@ -54,6 +54,7 @@ class Outcome:
     value: object = None
     raised: list[str] | None = None  # MRO class names
     message: str = ""
+    type: object = None  # what the value was before normalising (graders.engine.codec.type_of)
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ class ReferenceBook:
                 warnings.simplefilter("ignore")  # the kit's own edge cases (inf, nan) are deliberate
                 raw = calls.call_case(_wire(exercise.spec.call), function, module,
                                       self.kit.starter_module, args, kwargs)
-            return Outcome(value=codec.normalise(raw))
+            return Outcome(value=codec.normalise(raw), type=codec.type_of(raw))
         except Exception as error:  # noqa: BLE001 - recorded and compared
             return Outcome(raised=[c.__name__ for c in type(error).__mro__], message=f"{type(error).__name__}: {error}")
 

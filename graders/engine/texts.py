@@ -59,6 +59,10 @@ FEEDBACK = {
         "misconception": "misconception '{name}'",  # how both misconception lines begin: they are found by it
         "misconception_on_check": "misconception '{name}': {hint}",
         "misconception_summary": "- misconception '{name}' (on check '{label}'): {hint}",
+        "candidates": "- several catalogued mistakes fit every check equally well, so none is named: {names}",
+        "float_trap": ("floating point, not the formula: where exactly 0 is expected (an all-equal group) the "
+                       "result is not 0; the mean of equal floats is not always exactly that float (r - mean(r) "
+                       "is ~1e-16, not 0), so test for an all-equal group explicitly, as the lecture does"),
         "not_implemented": "not implemented yet: {detail}",
         "not_implemented_marker": "not implemented yet",  # the kit's stubs say it themselves
         # what happened on one failing check (graders.engine.protocol.CaseResult)
@@ -100,6 +104,12 @@ FEEDBACK = {
         "misconception": "типичная ошибка '{name}'",
         "misconception_on_check": "типичная ошибка '{name}': {hint}",
         "misconception_summary": "- типичная ошибка '{name}' (на проверке '{label}'): {hint}",
+        "candidates": "- всем проверкам одинаково соответствуют несколько известных ошибок, поэтому ни одна не "
+                      "названа: {names}",
+        "float_trap": ("дело в плавающей точке, а не в формуле: там, где ожидается ровно 0 (группа из равных "
+                       "значений), результат не 0; среднее равных чисел с плавающей точкой не всегда в точности "
+                       "равно этому числу (r - mean(r) ~ 1e-16, а не 0), поэтому проверьте группу из равных "
+                       "значений явно, как в лекции"),
         "not_implemented": "ещё не реализовано: {detail}",
         "not_implemented_marker": "не реализован",
         "wrong": "ожидалось: {expected}, получено: {got}",

@@ -445,7 +445,7 @@ class Child:
         try:
             raw = calls.call_case(exercise["call"], function, module, self.starter, args, kwargs)
             value = codec.normalise(raw)
-            outcome = {"outcome": "ok", "value": encoder.encode(value)}
+            outcome = {"outcome": "ok", "value": encoder.encode(value), "type": codec.type_of(raw)}
         except BaseException as exc:  # noqa: BLE001 - sys.exit inside an exercise is its error
             outcome = {"outcome": "raised", "exception": describe_exception(exc, self.files_dir)}
         finally:
