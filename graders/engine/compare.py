@@ -226,11 +226,18 @@ def type_problem(expected, got, where: str = "") -> Said | None:
     language, saying where and what was expected.
 
     Both sides are :func:`graders.engine.codec.type_of` descriptions. The rule (the spec's "scalars as
-    Python float/int, arrays as float64 ndarray"): a float where the reference returns a float (an int is
-    one too), an int (not a bool) where it returns an int, an array of the reference's dtype, a tensor of
-    its dtype that requires grad exactly when the reference's does (a loss: yes; detached rewards: no), a
-    list or tuple, dict or dataclass whose items have these types. Where the reference returns ``None``, a
-    string, another NumPy scalar or an object, the value comparison alone decides."""
+    Python float/int, arrays as float64 ndarray"):
+
+    - a float where the reference returns a float (an int, and the 0-d float64 array ``np.where`` returns
+      on scalars, count as one; a bool or a float32 scalar does not);
+    - an int, not a bool, where it returns an int;
+    - an array of the reference's dtype (float64, or bool);
+    - a tensor of its dtype that requires grad exactly when the reference's does (a loss: yes; detached
+      rewards: no);
+    - a list or tuple, dict or dataclass whose items have these types.
+
+    Where the reference returns ``None``, a string, another NumPy scalar or an object, the value
+    comparison alone decides."""
     def problem() -> Said:
         want, have = _type_words(expected), _type_words(got)
         at = {"en": f" at {where}", "ru": f" в {where}"} if where else {"en": "", "ru": ""}
@@ -238,7 +245,8 @@ def type_problem(expected, got, where: str = "") -> Said | None:
                        "ru": f"неверный тип{at['ru']}: ожидалось: {want['ru']}; получено: {have['ru']}"})
 
     if expected == "float":
-        return None if got in ("float", "int") else problem()
+        zero_d = isinstance(got, dict) and got.get("array") == "float64" and got.get("ndim") == 0
+        return None if got in ("float", "int") or zero_d else problem()
     if expected in ("int", "bool"):
         return None if got == expected else problem()
     if not isinstance(expected, dict):
