@@ -250,3 +250,18 @@ def test_a_wrong_type_in_module_8_loses_points_on_its_exercise_only(graded_modul
     lost = {e["id"]: e for e in report["exercises"] if e["points"] < e["max_points"]}
     assert list(lost) == [variant.exercise], {k: v["feedback"] for k, v in lost.items()}
     assert "wrong type" in lost[variant.exercise]["feedback"]
+
+
+def test_the_class_report_counts_only_claimed_names(tmp_path):
+    from graders.classreport import misconception_table, read_reports
+    import json
+
+    exercise = "module_9_reference.group_relative_advantages"
+    for name, claimed, candidates in (("a", ["sample_std"], []), ("b", [], ["no_eps", "sample_std"])):
+        (tmp_path / name).mkdir()
+        entry = {"id": exercise, "status": "failed", "points": 1.0, "max_points": 3.0, "feedback": "",
+                 "misconceptions": claimed, **({"candidates": candidates} if candidates else {})}
+        (tmp_path / name / "report.json").write_text(json.dumps(
+            {"submission": name, "score": 1.0, "max_score": 3.0, "exercises": [entry]}), encoding="utf-8")
+    table = misconception_table(read_reports(tmp_path), "en")
+    assert table[["misconception", "learners"]].values.tolist() == [["sample_std", 1]]

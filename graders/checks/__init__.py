@@ -43,15 +43,27 @@ What the engine does with a spec
   keys, NumPy arrays/scalars (dtype kept), and :class:`Tensor` markers that
   become ``torch.Tensor`` objects in the worker. Each call gets a fresh copy;
   the engine fails a case whose call modified an input in place.
-- Score: ``points`` x (weight of passed cases / total weight); ``weight``
-  defaults to 1. Status ``passed`` when every case passes, ``failed`` when a
+- Types: before values are compared, the learner's result must have the
+  type of the reference's (``graders.engine.compare.type_problem``: a float
+  for a float, an int for an int, an array of the same dtype, a tensor of the
+  same dtype that requires grad exactly when the reference's does, the same
+  containers); a wrong type fails the case.
+- Score: ``points`` x (weight of passed value cases + weight of passed
+  ``raises`` cases x the share of the value cases' weight passed) / total
+  weight (``graders.engine.judge.earned_share``): refusing bad input is worth
+  points only in a function that works, so one that raises on every input
+  scores 0. ``weight`` defaults to 1. Status ``passed`` when every case passes, ``failed`` when a
   case returns a wrong answer, ``error`` when a case raises unexpectedly (the
   cases that passed still count), and a 0 for ``timeout``, crashes, sandbox
   violations and ``missing`` functions.
 - ``timeout`` (seconds) bounds the whole exercise (all its cases) in the worker.
   A case that raises ``MemoryError`` ends the exercise (the rest count as errors).
-- Misconception detection runs each catalogue entry on a FAILED case's input in
-  the grading process (once per batch). For an expensive harness (a training
+- Misconception detection runs the catalogue entries in the grading process
+  (once per batch, kept on disk): an entry is named only when it reproduces
+  every wrong answer and agrees with the learner on every other case where
+  both returned a value; several such entries are listed as candidates, none
+  named. So every entry must differ from every other entry of its exercise
+  on some case, and from the reference on some case. For an expensive harness (a training
   run per entry) pass ``detect_misconceptions=False`` and let a cheaper
   exercise or call mode name the mistake.
 - Every label comes in English (``label``: also the case's identity in
@@ -61,8 +73,8 @@ What the engine does with a spec
   formulas, argument names and ``loss_type`` values as in the English one.
 - Feedback per failed case: its label, its input (``hidden input`` for
   ``hidden=True`` cases when grading with ``--hide-hidden-inputs``), expected
-  vs got, and any catalogued misconception (``graders/misconceptions/``)
-  whose output on that input matches the learner's.
+  vs got, and the catalogued misconception (``graders/misconceptions/``) that
+  explains every case, if exactly one does.
 
 Call modes (``call=``)
 ----------------------
@@ -109,8 +121,9 @@ The misconception catalogue and mutation tests
 ----------------------------------------------
 Catalogue entries live in ``graders/misconceptions/<file stem>/<function>.py``,
 one function per entry (format: ``graders/engine/misconceptions.py``). On a wrong answer the grader
-runs every entry of the exercise on that input (the first few wrong answers
-only) and names the entries that reproduce the most of them. A mutation test
+runs the entries of the exercise on its cases (the wrong answers first) and
+names the one entry that agrees with the learner on every case, if only one
+does. A mutation test
 grades each entry as a submission in one batch::
 
     from graders.engine import grade_sources, load_misconceptions, mutant_source
