@@ -72,3 +72,34 @@ def variant_source(variant: TypeVariant) -> str:
     folder = "module_08" if variant.stem.startswith("module_8") else "module_09"
     reference = (SOLUTIONS_DIR / folder / f"{variant.stem}.py").read_text(encoding="utf-8")
     return f"{reference}\n\n_right = {variant.function}\n\n\n{variant.body}"
+
+
+# ---------------------------------------------------------------------------
+# Realistic mistakes the catalogue does not hold: the grader must not claim a name for them
+# ---------------------------------------------------------------------------
+OUTSIDE_MISTAKES = [
+    TypeVariant("fixed-tolerance", "module_9_reference.verify_numeric_answer",
+                "def verify_numeric_answer(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):\n"
+                "    return _right(text, reference, rel_tol=0.0, abs_tol=1e-3)\n"),
+    TypeVariant("boxes-ignored", "module_9_reference.verify_numeric_answer",
+                "def verify_numeric_answer(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):\n"
+                "    return _right(text.replace('boxed', 'b'), reference, rel_tol=rel_tol, abs_tol=abs_tol)\n"),
+    TypeVariant("batch-std-group-mean", "module_9_reference.group_relative_advantages",
+                "def group_relative_advantages(rewards, scale=True, *, eps=1e-6, ddof=0):\n"
+                "    centred = _right(rewards, False, eps=eps, ddof=ddof)\n"
+                "    if not scale:\n"
+                "        return centred\n"
+                "    r = np.asarray(rewards, dtype=np.float64)\n"
+                "    return np.where(centred == 0.0, 0.0, centred / (r.std(ddof=ddof) + eps))\n"),
+    TypeVariant("minimum-for-maximum", "module_8_reference.dual_ascent_step",
+                "def dual_ascent_step(multipliers, observed_costs, limits, learning_rate):\n"
+                "    _right(multipliers, observed_costs, limits, learning_rate)  # its argument checks\n"
+                "    step = np.asarray(multipliers, dtype=np.float64) + learning_rate * (\n"
+                "        np.asarray(observed_costs, dtype=np.float64) - np.asarray(limits, dtype=np.float64))\n"
+                "    return np.minimum(0.0, step)\n"),
+]
+
+
+def outside_source(mistake: TypeVariant) -> str:
+    """The reference learner file with an outside mistake's function redefined after it."""
+    return variant_source(mistake)

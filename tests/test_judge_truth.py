@@ -265,3 +265,26 @@ def test_the_class_report_counts_only_claimed_names(tmp_path):
             {"submission": name, "score": 1.0, "max_score": 3.0, "exercises": [entry]}), encoding="utf-8")
     table = misconception_table(read_reports(tmp_path), "en")
     assert table[["misconception", "learners"]].values.tolist() == [["sample_std", 1]]
+
+
+@pytest.fixture(scope="module")
+def graded_outside():
+    from learner_variants import OUTSIDE_MISTAKES, outside_source
+
+    reports = {}
+    for module in ("8", "9"):
+        mistakes = [m for m in OUTSIDE_MISTAKES if m.stem.startswith(f"module_{module}")]
+        batch = grade_sources({m.name: {f"{m.stem}.py": outside_source(m)} for m in mistakes},
+                              GradeOptions(modules=(module,)), jobs=2)
+        reports.update({m.name: (m, batch[m.name]) for m in mistakes})
+    return reports
+
+
+@pytest.mark.slow
+def test_a_mistake_outside_the_catalogue_loses_points_and_gets_no_false_name(graded_outside):
+    # the findings: a fixed 1e-3 tolerance was told exact_equality, a batch std "sample std",
+    # boxes ignored first_box, np.minimum for np.maximum "no clamp"
+    for mistake, report in graded_outside.values():
+        lost = _lost(report, mistake.stem)
+        assert list(lost) == [mistake.exercise], (mistake.name, lost)
+        assert lost[mistake.exercise]["misconceptions"] == [], (mistake.name, lost[mistake.exercise]["feedback"])

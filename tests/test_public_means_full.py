@@ -1,7 +1,8 @@
 """Green public tests mean full marks: a mistake that loses hidden points fails a public test of its function.
 
-For every catalogue entry (each loses hidden points on its exercise: tests/test_catalogue.py) and every
-wrong-type variant (each loses points on its exercise: tests/test_judge_truth.py), the learner's public
+For every catalogue entry (each loses hidden points on its exercise: tests/test_catalogue.py), every
+wrong-type variant and every mistake outside the catalogue of tests/learner_variants.py (each loses points
+on its exercise: tests/test_judge_truth.py), the learner's public
 tests are run on a learner file with exactly that one mistake (``RL4LLM_IMPL_ROOT`` points them at it),
 selected with ``-k <function>``; at least one failing test must be a test OF that function (named
 ``test_<function>_...``; a test of another function that happens to call it does not count). So a learner
@@ -24,7 +25,7 @@ from graders.engine.kit import DEFAULT_KIT
 from graders.engine.misconceptions import all_catalogue_files, exercise_of, mutant_source, read_entries
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 from learner_runs import Job, run_many
-from learner_variants import TYPE_VARIANTS, variant_source
+from learner_variants import OUTSIDE_MISTAKES, TYPE_VARIANTS, variant_source
 
 pytestmark = pytest.mark.slow  # one public-test run per catalogue entry: a few minutes
 
@@ -38,7 +39,7 @@ def _mistakes(stem: str) -> list[tuple[str, str, str]]:
     """(exercise id, name, learner file text) of every catalogued and wrong-type mistake of ``stem``."""
     found = [(exercise_of(path), entry.name, mutant_source(exercise_of(path), entry.name))
              for path in all_catalogue_files() if path.parent.name == stem for entry in read_entries(path)]
-    found += [(v.exercise, v.name, variant_source(v)) for v in TYPE_VARIANTS if v.stem == stem]
+    found += [(v.exercise, v.name, variant_source(v)) for v in (*TYPE_VARIANTS, *OUTSIDE_MISTAKES) if v.stem == stem]
     return found
 
 
