@@ -95,6 +95,9 @@ def test_the_float_trap_is_recognised_only_on_an_all_equal_group():
     other[1, 0] = 2.0  # a second wrong value elsewhere: a mistake, not the trap
     assert float_trap(expected, other, [rewards], rtol=1e-5, atol=1e-6) is None
     assert float_trap(expected, trapped, [np.array([[0.1, 0.2, 0.1], [1.0, 0.0, 0.0]])], rtol=1e-5, atol=1e-6) is None
+    # a group whose mean is exact cannot fall into the trap (clip_activity with every advantage -1)
+    assert float_trap(np.zeros(3), np.array([1.0, 0.0, 0.0]), [np.full(3, -1.0)], rtol=1e-5, atol=1e-6) is None
+    assert float_trap(np.zeros(3), np.array([1.0, 0.0, 0.0]), [np.full(3, 0.7)], rtol=1e-5, atol=1e-6) == 1.0
 
 
 # ---------------------------------------------------------------------------

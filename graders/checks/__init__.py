@@ -58,6 +58,10 @@ What the engine does with a spec
   violations and ``missing`` functions.
 - ``timeout`` (seconds) bounds the whole exercise (all its cases) in the worker.
   A case that raises ``MemoryError`` ends the exercise (the rest count as errors).
+- ``float_trap=True`` (an exercise that standardises groups): a wrong value
+  where exactly 0 is expected, on an all-equal group whose mean is not
+  exactly its value, is explained as floating point in the feedback and
+  never taken as evidence for a catalogued mistake.
 - Misconception detection runs the catalogue entries in the grading process
   (once per batch, kept on disk): an entry is named only when it reproduces
   every wrong answer and agrees with the learner on every other case where
@@ -277,6 +281,7 @@ class ExerciseSpec:
     compare: Compare | None = None
     timeout: float = DEFAULT_TIMEOUT
     detect_misconceptions: bool = True
+    float_trap: bool = False  # wrong values floating point may explain (an all-equal group standardised)
     _cases: list[Case] | None = field(default=None, repr=False)
     registered: bool = False  # made by @exercise in a checks file (its cases may be kept on disk)
 
@@ -308,7 +313,7 @@ REGISTRY: dict[str, ExerciseSpec] = {}
 
 def exercise(exercise_id: str, *, points: float, call=RETURNS, rtol: float = DEFAULT_RTOL,
              atol: float = DEFAULT_ATOL, compare: Compare | None = None,
-             timeout: float = DEFAULT_TIMEOUT, detect_misconceptions: bool = True):
+             timeout: float = DEFAULT_TIMEOUT, detect_misconceptions: bool = True, float_trap: bool = False):
     """Decorator registering a case generator as the checks of ``exercise_id``."""
     if "." not in exercise_id:
         raise ValueError(f"exercise_id must be '<file stem>.<function>', got {exercise_id!r}")
@@ -317,7 +322,8 @@ def exercise(exercise_id: str, *, points: float, call=RETURNS, rtol: float = DEF
 
     def register(make_cases: Callable[[], Iterable[Case]]):
         REGISTRY[exercise_id] = ExerciseSpec(exercise_id, float(points), make_cases, call, rtol, atol,
-                                             compare, float(timeout), detect_misconceptions, registered=True)
+                                             compare, float(timeout), detect_misconceptions, float_trap,
+                                             registered=True)
         return make_cases
     return register
 

@@ -288,9 +288,10 @@ def type_problem(expected, got, where: str = "") -> Said | None:
 def float_trap(expected, got, arrays, *, rtol: float, atol: float) -> float | None:
     """A value the learner returned where the reference returns EXACTLY 0, when floating point explains it:
     either tiny (0 < |x| <= atol: wrong only for an exact check), or finite on the rows of an all-equal group
-    of an input of the same shape (``arrays``: the call's input arrays) while every other value is right:
-    the mean of equal floats is not always exactly that float, so ``r - mean(r)`` is ~1e-16, and divided by
-    a std of ~1e-16 it is of order 1. ``None`` when neither (normalised values)."""
+    of an input of the same shape (``arrays``: the call's input arrays) whose mean is not exactly its value,
+    while every other value is right: the mean of equal floats is not always exactly that float, so
+    ``r - mean(r)`` is ~1e-16, and divided by a std of ~1e-16 it is of order 1. ``None`` when neither
+    (normalised values). A group whose mean is exact (``[-1.0] * 6``) cannot fall into the trap."""
     try:
         e, g = np.asarray(expected, dtype=np.float64), np.asarray(got, dtype=np.float64)
     except (TypeError, ValueError):
@@ -310,8 +311,11 @@ def float_trap(expected, got, arrays, *, rtol: float, atol: float) -> float | No
     for array in arrays:
         array = np.asarray(array)
         if array.shape == e.shape and array.dtype.kind in "biuf":
-            all_equal = np.broadcast_to(array.max(axis=-1, keepdims=True) == array.min(axis=-1, keepdims=True),
-                                        e.shape)
-            if (all_equal | ~off).all():
+            array = array.astype(np.float64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                all_equal = array.max(axis=-1, keepdims=True) == array.min(axis=-1, keepdims=True)
+                # the trap needs a mean that misses the values: mean([0.7] * 3) does, mean([-1.0] * 6) does not
+                inexact = (array - array.mean(axis=-1, keepdims=True) != 0).any(axis=-1, keepdims=True)
+            if (np.broadcast_to(all_equal & inexact, e.shape) | ~off).all():
                 return float(g[off][np.argmax(np.abs(g[off]))])
     return None

@@ -104,7 +104,7 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
         wrong_value = outcome.result is CaseResult.WRONG or (
             outcome.result is CaseResult.WRONG_TYPE and compare(want.value, outcome.got, case) is not None)
         if wrong_value:  # a wrong value (of the right type or not): evidence, unless floating point explains it
-            outcome.trap = _float_trap(case, want.value, outcome.got, spec)
+            outcome.trap = _float_trap(case, want.value, outcome.got, spec) if getattr(spec, "float_trap", False) else None
             if outcome.trap is None:
                 evidence.append(outcome)
         judgement.problems.append(outcome)
