@@ -35,7 +35,8 @@ def softplus(x: float) -> float:
 # np.ndarray shaped like the (broadcast) inputs; inputs are never modified in place.
 def _described(value) -> str:
     if isinstance(value, np.ndarray):
-        return f"np.ndarray of dtype {value.dtype} and shape {value.shape}"
+        dtype, shape = value.dtype, value.shape
+        return say(f"np.ndarray of dtype {dtype} and shape {shape}", f"np.ndarray типа {dtype} формы {shape}")
     return f"{type(value).__module__}.{type(value).__name__} {value!r}"[:120]
 
 

@@ -61,18 +61,20 @@ def test_sequence_logprobs_is_differentiable():
 
 def _described(value) -> str:
     if isinstance(value, torch.Tensor):
-        return (f"a {value.dtype} tensor of shape {tuple(value.shape)} "
-                f"({'with' if value.requires_grad else 'without'} grad)")
+        dtype, shape = value.dtype, tuple(value.shape)
+        if value.requires_grad:
+            return say(f"a {dtype} tensor of shape {shape} (with grad)", f"тензор {dtype} формы {shape} (с градиентом)")
+        return say(f"a {dtype} tensor of shape {shape} (without grad)", f"тензор {dtype} формы {shape} (без градиента)")
     return f"{type(value).__module__}.{type(value).__name__}"
 
 
 def _assert_tensor(value, *, shape: tuple, dtype, requires_grad: bool, what: str) -> None:
     ok = (isinstance(value, torch.Tensor) and tuple(value.shape) == shape and value.dtype == dtype
           and value.requires_grad == requires_grad)
-    grad_en = "with grad" if requires_grad else "detached (no grad)"
-    grad_ru = "с градиентом" if requires_grad else "отсоединённый (без градиента, .detach())"
-    assert ok, say(f"{what}: expected a {dtype} tensor of shape {shape}, {grad_en}; got {_described(value)}",
-                   f"{what}: ожидался тензор {dtype} формы {shape}, {grad_ru}; получено {_described(value)}")
+    grad = (say("with grad", "с градиентом") if requires_grad
+            else say("detached (no grad)", "отсоединённый (без градиента, .detach())"))
+    assert ok, say(f"{what}: expected a {dtype} tensor of shape {shape}, {grad}; got {_described(value)}",
+                   f"{what}: ожидался тензор {dtype} формы {shape}, {grad}; получено {_described(value)}")
 
 
 def _assert_unchanged(before, after, what: str) -> None:
