@@ -107,6 +107,8 @@ def _optimal_kl_policy():
     yield Case(args=(PI_REF, REWARDS + 100.0), kwargs={"beta": 1.0},
                label="seed: rewards shifted by +100 (shift invariance)",
                label_ru="из ноутбука: награды сдвинуты на +100 (инвариантность к сдвигу)", hidden=False)
+    yield Case(args=(PI_REF, REWARDS), kwargs={"beta": 0.5}, label="public: beta = 0.5 divides the rewards",
+               label_ru="открытый пример: beta = 0.5 делит награды", hidden=False)
     for beta in (4.0, 0.5, 0.25):
         yield Case(args=(PI_REF, REWARDS, beta), label=f"seed reference and rewards, beta = {beta}",
                    label_ru=f"референс и награды из ноутбука, beta = {beta}")
@@ -220,6 +222,10 @@ def _shape_token_rewards():
                                                  "mask": np.array([0.0, 1.0, 1.0, 1.0])},
                label="seed: the shaping example",
                label_ru="из ноутбука: пример потокенного формирования наград", hidden=False)
+    yield Case(args=(policy, reference), kwargs={"terminal_reward": 2.0, "beta": 0.15,
+                                                 "mask": np.array([1.0, 1.0, 0.0, 0.0])},
+               label="public: trailing padding [1, 1, 0, 0], R on the last ACTIVE token",
+               label_ru="открытый пример: паддинг в конце [1, 1, 0, 0], R на последнем АКТИВНОМ токене", hidden=False)
     yield Case(args=(policy, reference, 2.0, 0.15, np.array([1.0, 1.0, 1.0, 0.0])),
                label="right padding: R goes on the last ACTIVE token",
                label_ru="паддинг справа: R ставится на последний АКТИВНЫЙ токен")
@@ -321,6 +327,10 @@ def _dual_ascent_step():
 def _two_action_constrained_optimum():
     yield Case(args=(0.6, 1.0, 1.0, 0.25), label="the spec's example (q = 0.25, E[R] = 0.7)",
                label_ru="пример из условия (q = 0.25, E[R] = 0.7)", hidden=False)
+    yield Case(args=(0.0, 2.0, 4.0, 1.0), label="public: a binding budget, q = 0.25, multiplier 0.5",
+               label_ru="открытый пример: бюджет исчерпан, q = 0.25, множитель 0.5", hidden=False)
+    yield Case(args=(0.2, 0.9, 0.5, 0.8), label="public: a slack budget, q = 1, multiplier 0",
+               label_ru="открытый пример: бюджет с запасом, q = 1, множитель 0", hidden=False)
     yield Case(args=(1.0, 0.5, 2.0, 0.1), label="the risky action is worse: q = 0",
                label_ru="рискованное действие хуже: q = 0")
     yield Case(args=(0.2, 0.9, 0.5, 0.8), label="a loose budget: q = 1, multiplier 0",
@@ -377,6 +387,8 @@ def _dpo_gradient_weight():
     for beta in (0.5, 1.0, 2.0):
         yield Case(args=(margins, beta), label=f"seed: the weight curve, beta = {beta}",
                    label_ru=f"из ноутбука: кривая веса, beta = {beta}", hidden=False)
+    yield Case(args=(1.0,), kwargs={"beta": 2.0}, label="public: h = 1, beta = 2: 2 sigma(-2)",
+               label_ru="открытый пример: h = 1, beta = 2: 2 sigma(-2)", hidden=False)
     yield Case(args=(0.0, 2.0), label="h = 0: beta / 2", label_ru="h = 0: beta / 2")
     yield Case(args=(EXTREME, 1.0), label="extreme margins +-1e4 (no overflow, no NaN)",
                label_ru="экстремальные отступы +-1e4 (без переполнения и NaN)")
@@ -398,6 +410,10 @@ def _conservative_dpo_loss():
     yield Case(args=(-1.5, 1.0, 0.3), label="a wrong pair, eps = 0.3", label_ru="пара в неверном порядке, eps = 0.3")
     yield Case(args=(EXTREME, 1.0, 0.1), label="extreme margins +-1e4 (no overflow)",
                label_ru="экстремальные отступы +-1e4 (без переполнения)")
+    yield Case(args=(EXTREME,), kwargs={"beta": 0.5, "label_smoothing": 0.2},
+               label="public: extreme margins +-1e4, beta = 0.5, eps = 0.2 (no overflow)",
+               label_ru="открытый пример: экстремальные отступы +-1e4, beta = 0.5, eps = 0.2 (без переполнения)",
+               hidden=False)
     yield Case(args=(np.array([-5e3, 5e3]), 2.0, np.array([0.25, 0.0])), label="beta h = +-1e4 with array eps",
                label_ru="beta h = +-1e4, eps — массив")
     yield Case(args=(np.array([[-1.0], [2.0]]), 0.5, np.array([0.0, 0.2, 0.45])),
@@ -462,6 +478,17 @@ def _orpo_total_loss():
     yield Case(args=(0.5, -2.0, -1.0, 0.0), label="lam = 0: the NLL alone", label_ru="lam = 0: только NLL")
     yield Case(args=(0.2, -1e-3, -4.0, 0.5), label="a mean log-probability near 0",
                label_ru="средний логарифм вероятности около 0")
+    yield Case(args=(0.1, -1e-300, -3e-300), kwargs={"lam": 0.5},
+               label="public: m = -1e-300 and -3e-300, log-odds finite (L = 0.1 + 0.5 log(4/3))",
+               label_ru="открытый пример: m = -1e-300 и -3e-300, логарифм шансов конечен (L = 0.1 + 0.5 log(4/3))",
+               hidden=False)
+    yield Case(args=(0.1, -1.5e-15, -4.5e-15), kwargs={"lam": 0.5},
+               label="public: m = -1.5e-15 and -4.5e-15, log(1 - e^m) to full precision (L = 0.1 + 0.5 log(4/3))",
+               label_ru="открытый пример: m = -1.5e-15 и -4.5e-15, log(1 - e^m) с полной точностью "
+                        "(L = 0.1 + 0.5 log(4/3))", hidden=False)
+    yield Case(args=(0.4, np.array([-2e-300, -1e-14, -7e-13]), np.array([-1e-300, -6e-14, -2e-12]), 1.5),
+               label="mean log-probabilities close to 0- (arrays, lam = 1.5)",
+               label_ru="средние логарифмы вероятностей около 0- (массивы, lam = 1.5)")
     yield Case(args=(2.0, -30.0, -0.3, 0.1), label="a very unlikely chosen response",
                label_ru="очень маловероятный выбранный ответ")
     yield Case(args=(np.array([0.8, 1.2, 0.1]), np.array([-0.7, -2.5, -0.05]), np.array([-1.5, -0.4, -3.0]),

@@ -7,6 +7,7 @@ Numbers marked "by hand" can be checked on paper (natural logs).
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -15,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import module_8_reference as ref
+from _kit_say import say
 
 FAST = settings(max_examples=25, deadline=None, database=None)
 margins = st.floats(-20.0, 20.0, allow_nan=False)
@@ -26,6 +28,44 @@ REWARDS = np.array([0.0, 1.0, -0.5])
 
 def softplus(x: float) -> float:
     return math.log1p(math.exp(-abs(x))) + max(x, 0.0)
+
+
+# --- what every function returns, and that it leaves its inputs alone --------------------------
+# The module's promise (and the grader's): a Python float when every input is a scalar, else a float64
+# np.ndarray shaped like the (broadcast) inputs; inputs are never modified in place.
+def _described(value) -> str:
+    if isinstance(value, np.ndarray):
+        dtype, shape = value.dtype, value.shape
+        return say(f"np.ndarray of dtype {dtype} and shape {shape}", f"np.ndarray типа {dtype} формы {shape}")
+    return f"{type(value).__module__}.{type(value).__name__} {value!r}"[:120]
+
+
+def _assert_float(value, what: str) -> None:
+    ok = isinstance(value, (float, int)) and not isinstance(value, (bool, np.bool_))  # np.float64 is a float
+    assert ok, say(f"{what}: expected a Python float, got {_described(value)} (return float(...) for scalar inputs)",
+                   f"{what}: ожидался float Python, получено {_described(value)} (для скалярных входов верните "
+                   f"float(...))")
+
+
+def _assert_float64_array(value, shape: tuple, what: str) -> None:
+    ok = isinstance(value, np.ndarray) and value.dtype == np.float64 and value.shape == shape
+    assert ok, say(f"{what}: expected a float64 np.ndarray of shape {shape}, got {_described(value)}",
+                   f"{what}: ожидался np.ndarray типа float64 формы {shape}, получено {_described(value)}")
+
+
+def _call_leaving_inputs_unchanged(function, *args, **kwargs):
+    """``function(*args, **kwargs)``, asserting afterwards that no argument was modified in place."""
+    before = copy.deepcopy((args, kwargs))
+    result = function(*args, **kwargs)
+    named = [(f"argument #{i + 1}", old, new) for i, (old, new) in enumerate(zip(before[0], args))]
+    named += [(name, before[1][name], kwargs[name]) for name in kwargs]
+    for name, old, new in named:
+        same = np.array_equal(np.asarray(old), np.asarray(new), equal_nan=True)
+        assert same, say(f"{function.__name__} modified its input ({name}) in place: inputs must come back "
+                         f"unchanged; work on a copy (np.array(x, dtype=np.float64) copies, x -= ... does not)",
+                         f"{function.__name__} изменила свой вход ({name}) на месте: входы должны остаться "
+                         f"прежними; работайте с копией (np.array(x, dtype=np.float64) копирует, x -= ... нет)")
+    return result
 
 
 # --- the KL-regularised optimum ---------------------------------------------------------------
@@ -49,6 +89,15 @@ def test_reward_kl_frontier_notebook_table():
     assert np.all(np.diff(frontier["reward"]) > 0) and np.all(np.diff(frontier["kl"]) > 0)
 
 
+def test_reward_kl_frontier_returns_float64_and_leaves_inputs_unchanged():
+    betas = np.array([2.0, 0.5])
+    frontier = _call_leaving_inputs_unchanged(ref.reward_kl_frontier, PI_REF.copy(), REWARDS.copy(), betas)
+    assert isinstance(frontier, dict), say(f"expected a dict, got {_described(frontier)}",
+                                           f"ожидался dict, получено {_described(frontier)}")
+    for key, shape in (("beta", (2,)), ("reward", (2,)), ("kl", (2,)), ("policies", (2, 3))):
+        _assert_float64_array(frontier.get(key), shape, f'reward_kl_frontier(...)["{key}"]')
+
+
 def test_optimal_kl_policy_shift_invariance():
     base = ref.optimal_kl_policy(PI_REF, REWARDS, beta=1.0)
     shifted = ref.optimal_kl_policy(PI_REF, REWARDS + 100.0, beta=1.0)
@@ -56,6 +105,21 @@ def test_optimal_kl_policy_shift_invariance():
     # by hand: pi_ref * exp(r) / Z
     weights = PI_REF * np.exp(REWARDS)
     np.testing.assert_allclose(base, weights / weights.sum(), rtol=1e-12)
+
+
+def test_optimal_kl_policy_beta_divides_the_rewards():
+    # by hand: pi_ref * exp(r / beta) / Z with beta = 0.5, i.e. exp(2 r) (every row above has beta = 1)
+    policy = ref.optimal_kl_policy(PI_REF, REWARDS, beta=0.5)
+    weights = PI_REF * np.exp(REWARDS / 0.5)
+    assert np.allclose(policy, weights / weights.sum(), rtol=1e-9, atol=1e-12), say(
+        f"beta = 0.5: expected pi_ref * exp(r / beta) / Z = {weights / weights.sum()}, got {policy}",
+        f"beta = 0.5: ожидалось pi_ref * exp(r / beta) / Z = {weights / weights.sum()}, получено {policy}")
+
+
+def test_optimal_kl_policy_returns_float64_and_leaves_inputs_unchanged():
+    reference, rewards = PI_REF.copy(), REWARDS.copy()
+    policy = _call_leaving_inputs_unchanged(ref.optimal_kl_policy, reference, rewards, 2.0)
+    _assert_float64_array(policy, (3,), "optimal_kl_policy")
 
 
 def test_optimal_kl_policy_zero_reference_stays_zero():
@@ -76,6 +140,27 @@ def test_shape_token_rewards_masked_first_token():
     assert math.isclose(shaped.sum(), 2.0 - 0.15 * (-0.2), rel_tol=1e-12)
 
 
+def test_shape_token_rewards_terminal_reward_on_the_last_active_token():
+    policy_logp = np.array([-0.8, -1.1, -0.4, -0.7])
+    reference_logp = np.array([-0.9, -0.9, -0.5, -0.6])
+    mask = np.array([1.0, 1.0, 0.0, 0.0])  # the response, then padding
+    shaped = ref.shape_token_rewards(policy_logp, reference_logp, terminal_reward=2.0, beta=0.15, mask=mask)
+    # by hand: -0.15 * (0.1, -0.2) = (-0.015, 0.03), plus R = 2 on token 1 (the LAST ACTIVE one, not position 3)
+    expected = [-0.015, 2.03, 0.0, 0.0]
+    assert np.allclose(shaped, expected, rtol=0.0, atol=1e-12), say(
+        f"mask [1, 1, 0, 0]: expected {expected} (R on the last active token), got {shaped}",
+        f"маска [1, 1, 0, 0]: ожидалось {expected} (R на последнем активном токене), получено {shaped}")
+
+
+def test_shape_token_rewards_returns_float64_and_leaves_inputs_unchanged():
+    policy_logp = np.array([[-0.8, -1.1, -0.4], [-0.2, -0.3, -0.5]])
+    reference_logp = np.array([[-0.9, -0.9, -0.5], [-0.1, -0.6, -0.2]])
+    mask = np.array([[0.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
+    terminal = np.array([1.0, -2.0])
+    shaped = _call_leaving_inputs_unchanged(ref.shape_token_rewards, policy_logp, reference_logp, terminal, 0.3, mask)
+    _assert_float64_array(shaped, (2, 3), "shape_token_rewards")
+
+
 # --- constraints ------------------------------------------------------------------------------
 def test_constrained_lagrangian_notebook_case():
     value = ref.constrained_lagrangian(expected_reward=1.4, expected_costs=[0.10, 0.03],
@@ -84,10 +169,23 @@ def test_constrained_lagrangian_notebook_case():
     assert math.isclose(value, 1.4 - (2.0 * 0.04 + 1.5 * -0.01), rel_tol=1e-12)  # 1.335
 
 
+def test_constrained_lagrangian_returns_a_float_and_leaves_inputs_unchanged():
+    value = _call_leaving_inputs_unchanged(ref.constrained_lagrangian, 1.4, np.array([0.10, 0.03]),
+                                           np.array([0.06, 0.04]), np.array([2.0, 1.5]))
+    _assert_float(value, "constrained_lagrangian")
+
+
 def test_dual_ascent_step_projects_onto_non_negative():
     updated = ref.dual_ascent_step(np.array([0.5, 0.1]), np.array([0.10, 0.00]), np.array([0.06, 0.04]),
                                    learning_rate=5.0)
     np.testing.assert_allclose(updated, [0.7, 0.0], atol=1e-12)  # 0.1 + 5 * (-0.04) < 0 -> 0
+
+
+def test_dual_ascent_step_returns_float64_and_leaves_inputs_unchanged():
+    updated = _call_leaving_inputs_unchanged(ref.dual_ascent_step, np.array([0.5, 0.1]), np.array([0.10, 0.00]),
+                                             np.array([0.06, 0.04]), 5.0)
+    _assert_float64_array(updated, (2,), "dual_ascent_step")
+    _assert_float(ref.dual_ascent_step(0.2, 0.3, 0.1, 1.0), "dual_ascent_step(0.2, 0.3, 0.1, 1.0)")
 
 
 def test_two_action_constrained_optimum_example():
@@ -95,6 +193,25 @@ def test_two_action_constrained_optimum_example():
     assert math.isclose(result["q"], 0.25)
     assert math.isclose(result["expected_reward"], 0.7)
     assert math.isclose(result["expected_cost"], 0.25)
+    assert math.isclose(result["multiplier"], 0.4)  # the budget binds: (r_risky - r_safe) / c_risky
+    for key in ("q", "expected_reward", "expected_cost", "multiplier"):
+        _assert_float(result[key], f'two_action_constrained_optimum(...)["{key}"]')
+
+
+@pytest.mark.parametrize("args, expected", [
+    pytest.param((0.0, 2.0, 4.0, 1.0), {"q": 0.25, "expected_reward": 0.5, "expected_cost": 1.0, "multiplier": 0.5},
+                 id="a binding budget: q = d / c"),
+    pytest.param((0.2, 0.9, 0.5, 0.8), {"q": 1.0, "expected_reward": 0.9, "expected_cost": 0.5, "multiplier": 0.0},
+                 id="a slack budget: q = 1, multiplier 0"),
+    pytest.param((1.0, 0.5, 2.0, 0.1), {"q": 0.0, "expected_reward": 1.0, "expected_cost": 0.0, "multiplier": 0.0},
+                 id="the risky action is worse: q = 0"),
+])
+def test_two_action_constrained_optimum_by_hand(args, expected):
+    result = ref.two_action_constrained_optimum(*args)
+    for key, want in expected.items():
+        assert math.isclose(result[key], want, rel_tol=1e-12, abs_tol=1e-12), say(
+            f"two_action_constrained_optimum{args}: {key} should be {want}, got {result[key]!r}",
+            f"two_action_constrained_optimum{args}: {key} должно быть {want}, получено {result[key]!r}")
 
 
 # --- DPO and relatives ------------------------------------------------------------------------
@@ -115,6 +232,32 @@ def test_dpo_loss_from_margin_stable_at_extreme_margins():
     np.testing.assert_allclose(losses, [1e4, 0.0], atol=1e-12)
 
 
+# (h, beta) of every DPO-family function: a scalar call returns a float, arrays broadcast to a float64 array
+MARGINS = np.array([[-2.0], [0.5]])  # (2, 1)
+BETAS = np.array([0.1, 1.0, 3.0])  # (3,)
+
+
+def test_dpo_loss_from_margin_returns_float64_and_leaves_inputs_unchanged():
+    _assert_float(ref.dpo_loss_from_margin(0.8, 0.2), "dpo_loss_from_margin(0.8, 0.2)")
+    losses = _call_leaving_inputs_unchanged(ref.dpo_loss_from_margin, MARGINS.copy(), BETAS.copy())
+    _assert_float64_array(losses, (2, 3), "dpo_loss_from_margin((2, 1), (3,))")
+
+
+def test_dpo_gradient_weight_beta_inside_the_sigmoid():
+    # by hand: beta sigma(-beta h) = 2 / (1 + e^2) at h = 1, beta = 2 (at h = 0 the inner beta is invisible)
+    weight = ref.dpo_gradient_weight(1.0, beta=2.0)
+    expected = 2.0 / (1.0 + math.exp(2.0))
+    assert math.isclose(weight, expected, rel_tol=1e-12), say(
+        f"h = 1, beta = 2: expected beta sigma(-beta h) = {expected:.12g}, got {weight!r}",
+        f"h = 1, beta = 2: ожидалось beta sigma(-beta h) = {expected:.12g}, получено {weight!r}")
+
+
+def test_dpo_gradient_weight_returns_float64_and_leaves_inputs_unchanged():
+    _assert_float(ref.dpo_gradient_weight(0.8, 0.2), "dpo_gradient_weight(0.8, 0.2)")
+    weights = _call_leaving_inputs_unchanged(ref.dpo_gradient_weight, MARGINS.copy(), BETAS.copy())
+    _assert_float64_array(weights, (2, 3), "dpo_gradient_weight((2, 1), (3,))")
+
+
 def test_dpo_gradient_weight_is_beta_sigmoid():
     assert math.isclose(ref.dpo_gradient_weight(0.0, beta=2.0), 1.0)  # beta * sigma(0) = beta / 2
     weights = ref.dpo_gradient_weight(np.linspace(-5.0, 5.0, 11), 1.0)
@@ -127,6 +270,22 @@ def test_conservative_dpo_loss_notebook_value():
     assert math.isclose(ref.conservative_dpo_loss(0.8, beta=0.2, label_smoothing=0.1), expected, rel_tol=1e-12)
 
 
+def test_conservative_dpo_loss_stable_at_extreme_margins():
+    # by hand at beta h = -+5000: softplus(5000) = 5000, softplus(-5000) = 0 (exp(5000) overflows: compute stably)
+    losses = ref.conservative_dpo_loss(np.array([-1e4, 1e4]), beta=0.5, label_smoothing=0.2)
+    expected = [0.8 * 5000.0, 0.2 * 5000.0]
+    assert np.all(np.isfinite(losses)) and np.allclose(losses, expected, rtol=1e-12, atol=1e-12), say(
+        f"h = -+1e4, beta = 0.5, eps = 0.2: expected {expected}, got {losses}",
+        f"h = -+1e4, beta = 0.5, eps = 0.2: ожидалось {expected}, получено {losses}")
+
+
+def test_conservative_dpo_loss_returns_float64_and_leaves_inputs_unchanged():
+    _assert_float(ref.conservative_dpo_loss(0.8, 0.2, 0.1), "conservative_dpo_loss(0.8, 0.2, 0.1)")
+    eps = np.array([0.0, 0.1, 0.4])
+    losses = _call_leaving_inputs_unchanged(ref.conservative_dpo_loss, MARGINS.copy(), BETAS.copy(), eps)
+    _assert_float64_array(losses, (2, 3), "conservative_dpo_loss((2, 1), (3,), (3,))")
+
+
 @FAST
 @given(h=margins, beta=betas)
 def test_conservative_dpo_loss_eps_zero_equals_dpo_loss_from_margin(h, beta):
@@ -136,6 +295,12 @@ def test_conservative_dpo_loss_eps_zero_equals_dpo_loss_from_margin(h, beta):
 
 def test_ipo_loss_notebook_value():
     assert math.isclose(ref.ipo_loss(0.8, tau=0.5), (0.8 - 1.0) ** 2, rel_tol=1e-12)
+
+
+def test_ipo_loss_returns_float64_and_leaves_inputs_unchanged():
+    _assert_float(ref.ipo_loss(0.8, 0.5), "ipo_loss(0.8, 0.5)")
+    losses = _call_leaving_inputs_unchanged(ref.ipo_loss, MARGINS.copy(), BETAS.copy())
+    _assert_float64_array(losses, (2, 3), "ipo_loss((2, 1), (3,))")
 
 
 @FAST
@@ -152,6 +317,15 @@ def test_simpo_loss_notebook_value():
     assert math.isclose(loss, softplus(0.5), rel_tol=1e-12)
 
 
+def test_simpo_loss_returns_float64_and_leaves_inputs_unchanged():
+    _assert_float(ref.simpo_loss(-4.0, 4, -5.4, 6, 2.0, 0.3), "simpo_loss(-4.0, 4, -5.4, 6, 2.0, 0.3)")
+    chosen, chosen_length = np.array([-3.0, -8.0]), np.array([3.0, 4.0])
+    rejected, rejected_length = np.array([-6.0, -2.0]), np.array([2.0, 5.0])
+    losses = _call_leaving_inputs_unchanged(ref.simpo_loss, chosen, chosen_length, rejected, rejected_length,
+                                            np.array([2.0, 0.5]), np.array([0.5, 0.0]))
+    _assert_float64_array(losses, (2,), "simpo_loss on (2,) arrays")
+
+
 @FAST
 @given(chosen=st.floats(-30.0, -0.1), rejected=st.floats(-30.0, -0.1), scale=st.integers(2, 9))
 def test_simpo_loss_invariant_to_scaling_sums_with_lengths(chosen, rejected, scale):
@@ -166,6 +340,25 @@ def test_orpo_total_loss_notebook_value():
 
     expected = 0.8 + 0.2 * softplus(-(log_odds(-0.7) - log_odds(-1.5)))
     assert math.isclose(ref.orpo_total_loss(0.8, -0.7, -1.5, lam=0.2), expected, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("chosen_mean_logp", [pytest.param(-1e-300, id="m = -1e-300"),
+                                              pytest.param(-1.5e-15, id="m = -1.5e-15")])
+def test_orpo_total_loss_log_odds_near_zero_by_hand(chosen_mean_logp):
+    # near 0, log(1 - e^m) = log(-m) + O(m), so logodds(m) - logodds(3m) = log 3 and
+    # L = 0.1 + 0.5 softplus(-log 3) = 0.1 + 0.5 log(4/3); 1 - exp(m) has lost its digits here (use expm1)
+    loss = ref.orpo_total_loss(0.1, chosen_mean_logp, 3.0 * chosen_mean_logp, lam=0.5)
+    expected = 0.1 + 0.5 * math.log(4.0 / 3.0)
+    assert math.isfinite(loss) and math.isclose(loss, expected, rel_tol=1e-9), say(
+        f"m_w = {chosen_mean_logp}, m_l = 3 m_w: expected 0.1 + 0.5 log(4/3) = {expected:.12g}, got {loss!r}",
+        f"m_w = {chosen_mean_logp}, m_l = 3 m_w: ожидалось 0.1 + 0.5 log(4/3) = {expected:.12g}, получено {loss!r}")
+
+
+def test_orpo_total_loss_returns_float64_and_leaves_inputs_unchanged():
+    _assert_float(ref.orpo_total_loss(0.8, -0.7, -1.5, 0.2), "orpo_total_loss(0.8, -0.7, -1.5, 0.2)")
+    losses = _call_leaving_inputs_unchanged(ref.orpo_total_loss, np.array([0.8, 1.2]), np.array([-0.7, -2.5]),
+                                            np.array([-1.5, -0.4]), np.array([0.2, 1.0]))
+    _assert_float64_array(losses, (2,), "orpo_total_loss on (2,) arrays")
 
 
 def test_orpo_total_loss_stable_near_zero_and_rejects_non_negative():
@@ -185,6 +378,15 @@ def test_likelihood_displacement_curve_notebook_asserts():
     np.testing.assert_allclose(disp["log_margin"], 2.0 * t, atol=1e-12)
     np.testing.assert_allclose(disp["chosen"][0], 1.0 / 3.0)
     np.testing.assert_allclose(disp["chosen"] + disp["rejected"] + disp["other"], 1.0)
+
+
+def test_likelihood_displacement_curve_returns_float64_and_leaves_inputs_unchanged():
+    t = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
+    curve = _call_leaving_inputs_unchanged(ref.likelihood_displacement_curve, t)
+    scalar = ref.likelihood_displacement_curve(0.5)
+    for key in ("chosen", "rejected", "other", "log_margin"):
+        _assert_float64_array(curve[key], (2, 3), f'likelihood_displacement_curve((2, 3))["{key}"]')
+        _assert_float(scalar[key], f'likelihood_displacement_curve(0.5)["{key}"]')
 
 
 # --- every argument check the grader makes, made here too ------------------------

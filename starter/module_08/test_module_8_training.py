@@ -59,6 +59,44 @@ def test_sequence_logprobs_is_differentiable():
     assert torch.all(logits.grad[0, 0] == 0)  # masked target: no gradient
 
 
+def _described(value) -> str:
+    if isinstance(value, torch.Tensor):
+        dtype, shape = value.dtype, tuple(value.shape)
+        if value.requires_grad:
+            return say(f"a {dtype} tensor of shape {shape} (with grad)", f"тензор {dtype} формы {shape} (с градиентом)")
+        return say(f"a {dtype} tensor of shape {shape} (without grad)", f"тензор {dtype} формы {shape} (без градиента)")
+    return f"{type(value).__module__}.{type(value).__name__}"
+
+
+def _assert_tensor(value, *, shape: tuple, dtype, requires_grad: bool, what: str) -> None:
+    ok = (isinstance(value, torch.Tensor) and tuple(value.shape) == shape and value.dtype == dtype
+          and value.requires_grad == requires_grad)
+    grad = (say("with grad", "с градиентом") if requires_grad
+            else say("detached (no grad)", "отсоединённый (без градиента, .detach())"))
+    assert ok, say(f"{what}: expected a {dtype} tensor of shape {shape}, {grad}; got {_described(value)}",
+                   f"{what}: ожидался тензор {dtype} формы {shape}, {grad}; получено {_described(value)}")
+
+
+def _assert_unchanged(before, after, what: str) -> None:
+    for i, (old, new) in enumerate(zip(before, after)):
+        same = old.shape == new.shape and torch.equal(old, new.detach())
+        assert same, say(f"{what} modified its input #{i + 1} in place: inputs must come back unchanged "
+                         f"(no in-place ops such as x -= ... or x.masked_fill_ on an input)",
+                         f"{what} изменила свой вход #{i + 1} на месте: входы должны остаться прежними "
+                         f"(никаких операций на месте вроде x -= ... или x.masked_fill_ над входом)")
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+def test_sequence_logprobs_returns_a_b_tensor_with_grad_and_leaves_inputs_unchanged(dtype):
+    logits = torch.linspace(-2.0, 2.0, 2 * 4 * 3, dtype=dtype).reshape(2, 4, 3).requires_grad_()
+    ids = torch.tensor([[0, 1, 2, 0], [0, 2, 2, 1]])
+    mask = torch.tensor([[False, True, True], [True, True, False]])
+    before = [t.detach().clone() for t in (logits, ids, mask)]
+    out = training.sequence_logprobs(logits, ids, mask)
+    _assert_unchanged(before, (logits, ids, mask), "sequence_logprobs")
+    _assert_tensor(out, shape=(2,), dtype=dtype, requires_grad=True, what="sequence_logprobs")
+
+
 def test_dpo_loss_hand_case():
     # h = (-1 - -1.5) - (-2 - -1.5) = 1, loss = softplus(-beta h) = log(1 + e^-0.5)
     loss, chosen_rewards, rejected_rewards = training.dpo_loss(
@@ -67,6 +105,32 @@ def test_dpo_loss_hand_case():
     assert math.isclose(chosen_rewards.item(), 0.25, rel_tol=1e-6)
     assert math.isclose(rejected_rewards.item(), -0.25, rel_tol=1e-6)
     assert not chosen_rewards.requires_grad and not rejected_rewards.requires_grad
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+def test_dpo_loss_returns_a_loss_with_grad_and_detached_rewards(dtype):
+    # as in training: the policy's log-probabilities carry gradient, the reference's do not
+    policy_chosen = torch.tensor([-1.0, -4.0, -2.5], dtype=dtype, requires_grad=True)
+    policy_rejected = torch.tensor([-2.0, -3.0, -2.5], dtype=dtype, requires_grad=True)
+    reference_chosen = torch.tensor([-1.5, -3.5, -2.0], dtype=dtype)
+    reference_rejected = torch.tensor([-1.5, -3.5, -3.0], dtype=dtype)
+    inputs = (policy_chosen, policy_rejected, reference_chosen, reference_rejected)
+    before = [t.detach().clone() for t in inputs]
+    out = training.dpo_loss(*inputs, beta=0.5, label_smoothing=0.1)
+    _assert_unchanged(before, inputs, "dpo_loss")
+    assert isinstance(out, tuple) and len(out) == 3, say(
+        f"dpo_loss returns a tuple (loss, chosen_rewards, rejected_rewards), got {_described(out)}",
+        f"dpo_loss возвращает кортеж (loss, chosen_rewards, rejected_rewards), получено {_described(out)}")
+    loss, chosen_rewards, rejected_rewards = out
+    _assert_tensor(loss, shape=(), dtype=dtype, requires_grad=True, what="the loss (the batch mean)")
+    # the rewards beta (log pi - log pi_ref) are for logging: .detach() them
+    _assert_tensor(chosen_rewards, shape=(3,), dtype=dtype, requires_grad=False, what="chosen_rewards")
+    _assert_tensor(rejected_rewards, shape=(3,), dtype=dtype, requires_grad=False, what="rejected_rewards")
+    expected = 0.5 * (policy_chosen - reference_chosen).detach()
+    assert torch.allclose(chosen_rewards, expected), say(
+        f"chosen_rewards should be beta (log pi - log pi_ref) = {expected.tolist()}, got {chosen_rewards.tolist()}",
+        f"chosen_rewards должны быть beta (log pi - log pi_ref) = {expected.tolist()}, получено "
+        f"{chosen_rewards.tolist()}")
 
 
 def test_dpo_loss_is_log_two_at_the_reference_and_averages_the_batch():

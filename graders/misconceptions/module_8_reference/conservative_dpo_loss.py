@@ -46,3 +46,14 @@ def cdpo_weights_swapped(h, beta, label_smoothing):
     h)
     """
     return _right(np.negative(h), beta, label_smoothing)  # the pair taken the other way round
+
+
+def cdpo_beta_outside_softplus(h, beta, label_smoothing):
+    """beta multiplies the loss instead of the margin: each term is softplus(-+beta h),
+    L = (1-eps) softplus(-beta h) + eps softplus(beta h), not beta [(1-eps) softplus(-h) + eps softplus(h)]
+
+    ru: beta умножает потерю, а не отступ: каждый член равен softplus(-+beta h), L = (1-eps) softplus(-beta h) + eps
+    softplus(beta h), а не beta [(1-eps) softplus(-h) + eps softplus(h)]
+    """
+    loss = _right(h, 1.0, label_smoothing)  # beta = 1 inside
+    return np.asarray(beta, dtype=np.float64) * loss if np.ndim(beta) else float(beta) * loss

@@ -39,3 +39,13 @@ def dpo_sign_flipped(h, beta):
     ru: потеря растёт вместе с отступом: DPO равна -log sigma(beta h) = softplus(-beta h), она УБЫВАЕТ с ростом h
     """
     return _right(np.negative(h), beta)  # softplus(+beta h)
+
+
+def dpo_beta_outside_log_sigmoid(h, beta):
+    """beta multiplies the loss instead of the margin: L = softplus(-beta h) = -log sigma(beta h),
+    not beta softplus(-h) (beta belongs inside the log-sigmoid)
+
+    ru: beta умножает потерю, а не отступ: L = softplus(-beta h) = -log sigma(beta h), а не beta softplus(-h) (beta
+    должна стоять внутри лог-сигмоиды)
+    """
+    return np.asarray(beta, dtype=np.float64) * _right(h, 1.0) if np.ndim(beta) else float(beta) * _right(h, 1.0)

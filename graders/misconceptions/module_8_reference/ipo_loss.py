@@ -28,3 +28,14 @@ def ipo_target_inverse_tau(h, tau):
     ru: похоже на цель 1/tau; цель IPO равна 1/(2 tau)
     """
     return _right(h, np.divide(tau, 2.0))  # 1/(2 (tau/2)) = 1/tau
+
+
+def ipo_target_tau(h, tau):
+    """looks like target tau; IPO regresses the margin to 1/(2 tau) (a small tau asks for a LARGE margin):
+    L = (h - 1/(2 tau))^2
+
+    ru: похоже на цель tau; IPO приближает отступ к 1/(2 tau) (малое tau требует БОЛЬШОГО отступа): L = (h - 1/(2
+    tau))^2
+    """
+    h, tau = np.asarray(h, dtype=np.float64), np.asarray(tau, dtype=np.float64)
+    return _out((h - tau) ** 2, h, tau)

@@ -45,3 +45,23 @@ def orpo_probability_difference(chosen_nll, chosen_mean_logp, rejected_mean_logp
     ru: похоже на разность вероятностей; ORPO сравнивает ЛОГАРИФМЫ ШАНСОВ, logodds(m) = m - log(1 - exp(m))
     """
     return _orpo(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam, np.exp)  # e^m_w - e^m_l
+
+
+def orpo_log_one_plus_exp(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam):
+    """looks like log(1 + e^m); the odds are p / (1 - p) with p = e^m: logodds(m) = m - log(1 - e^m)
+    (log1p(-exp(m)), or log(-expm1(m)) near 0)
+
+    ru: похоже на log(1 + e^m); шансы равны p / (1 - p) при p = e^m: logodds(m) = m - log(1 - e^m)
+    (log1p(-exp(m)), а около 0 — log(-expm1(m)))
+    """
+    return _orpo(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam, lambda m: m - np.log1p(np.exp(m)))
+
+
+def orpo_log_odds_unstable_near_zero(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam):
+    """wrong (or not finite) for m close to 0: 1 - exp(m) loses its digits there; compute log(1 - e^m) as
+    log(-expm1(m)) near 0 (and log1p(-exp(m)) far from 0), finite down to m = -1e-300
+
+    ru: неверно (или не конечно) при m около 0: в 1 - exp(m) там теряются цифры; вычисляйте log(1 - e^m) как
+    log(-expm1(m)) около 0 (и log1p(-exp(m)) вдали от 0), конечно вплоть до m = -1e-300
+    """
+    return _orpo(chosen_nll, chosen_mean_logp, rejected_mean_logp, lam, lambda m: m - np.log1p(-np.exp(m)))

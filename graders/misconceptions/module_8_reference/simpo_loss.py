@@ -42,3 +42,16 @@ def simpo_without_length_normalisation(chosen_logp_sum, chosen_length, rejected_
     ru: длины не используются: неявная награда SimPO — СРЕДНИЙ логарифм вероятности, beta logp / |y|
     """
     return _right(chosen_logp_sum, 1.0, rejected_logp_sum, 1.0, beta, target_margin)  # |y| = 1
+
+
+def simpo_sign_flipped(chosen_logp_sum, chosen_length, rejected_logp_sum, rejected_length, beta, target_margin):
+    """the loss grows as the chosen response gains: SimPO is -log sigma(z) = softplus(-z),
+    z = beta logp_w/|y_w| - beta logp_l/|y_l| - gamma
+
+    ru: потеря растёт, когда выбранный ответ обгоняет отвергнутый: SimPO равна -log sigma(z) = softplus(-z), z = beta
+    logp_w/|y_w| - beta logp_l/|y_l| - gamma
+    """
+    values = (chosen_logp_sum, rejected_logp_sum, chosen_length, rejected_length, beta, target_margin)
+    chosen, rejected, chosen_len, rejected_len, beta, gamma = (np.asarray(v, dtype=np.float64) for v in values)
+    z = beta * chosen / chosen_len - beta * rejected / rejected_len - gamma
+    return _out(np.logaddexp(0.0, z), chosen, rejected, chosen_len, rejected_len, beta, gamma)  # softplus(+z)

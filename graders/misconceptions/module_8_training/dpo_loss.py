@@ -115,3 +115,17 @@ def sum_instead_of_mean(policy_chosen_logps, policy_rejected_logps, reference_ch
                                                               reference_chosen_logps, reference_rejected_logps)
     losses = (1.0 - label_smoothing) * F.softplus(-beta * margin) + label_smoothing * F.softplus(beta * margin)
     return losses.sum(), (beta * chosen_logratios).detach(), (beta * rejected_logratios).detach()
+
+
+def beta_outside_log_sigmoid(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps,
+                             reference_rejected_logps, *, beta, label_smoothing=0.0):
+    """looks like beta multiplies the loss instead of the margin; beta belongs inside the log-sigmoid:
+    softplus(-beta h) = -log sigmoid(beta h), not beta softplus(-h)
+
+    ru: похоже, beta умножает потерю, а не отступ; beta должна стоять внутри лог-сигмоиды: softplus(-beta h) = -log
+    sigmoid(beta h), а не beta softplus(-h)
+    """
+    logps = (policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps)
+    loss, _, _ = _right(*logps, beta=1.0, label_smoothing=label_smoothing)  # softplus(-h)
+    _, chosen_rewards, rejected_rewards = _right(*logps, beta=beta, label_smoothing=label_smoothing)
+    return beta * loss, chosen_rewards, rejected_rewards

@@ -46,3 +46,15 @@ def softmax_probabilities(logits, input_ids, mask):
     probs = F.softmax(logits[:, :-1], dim=-1)
     token_probs = probs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
     return (token_probs * mask.to(token_probs.dtype)).sum(dim=-1)
+
+
+def log_softmax_over_time(logits, input_ids, mask):
+    """looks like the log-softmax normalised over the positions (dim=1); each position's logits are a
+    distribution over the VOCABULARY: log_softmax(logits[:, :-1], dim=-1)
+
+    ru: похоже, log-softmax нормирован по позициям (dim=1); логиты каждой позиции — распределение по СЛОВАРЮ:
+    log_softmax(logits[:, :-1], dim=-1)
+    """
+    log_probs = F.log_softmax(logits[:, :-1], dim=1)  # over T - 1, not V
+    token_logps = log_probs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    return (token_logps * mask.to(token_logps.dtype)).sum(dim=-1)
