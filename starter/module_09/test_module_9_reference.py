@@ -405,6 +405,23 @@ def test_synthetic_mode_training_zero_steps_is_initial_state():
     np.testing.assert_allclose(state["logits"], logits, rtol=REL)
 
 
+# the seed notebook's finite-training table (module defaults, beta_entropy 0, lr 0.18), rounded to 4 places
+SEED_MODE_TABLE = {0: [0.4088, 0.4088, 0.0912, 0.0912], 9: [0.4809, 0.364, 0.0775, 0.0775],
+                   19: [0.5651, 0.3066, 0.0641, 0.0641], 39: [0.7119, 0.2019, 0.0431, 0.0431],
+                   60: [0.8098, 0.1314, 0.0294, 0.0294]}
+
+
+@pytest.mark.parametrize("steps", SEED_MODE_TABLE)
+def test_synthetic_mode_training_seed_table(steps):
+    state = m9.synthetic_mode_training(beta_entropy=0.0, learning_rate=0.18, steps=steps)
+    observed = np.round(np.asarray(state["probabilities"], dtype=float), 4).tolist()
+    assert np.allclose(observed, SEED_MODE_TABLE[steps], atol=1.5e-4), say(
+        f"step {steps}: expected probabilities {SEED_MODE_TABLE[steps]}, got {observed}; "
+        f"dJ/dz_k = pi_k (r_k - sum_j pi_j r_j) - beta pi_k (log pi_k + H)",
+        f"шаг {steps}: ожидались вероятности {SEED_MODE_TABLE[steps]}, получено {observed}; "
+        f"dJ/dz_k = pi_k (r_k - sum_j pi_j r_j) - beta pi_k (log pi_k + H)")
+
+
 def test_synthetic_mode_training_concentrates_on_one_mode():
     start = m9.synthetic_mode_training(beta_entropy=0.0, learning_rate=0.18, steps=0)
     end = m9.synthetic_mode_training(beta_entropy=0.0, learning_rate=0.18, steps=60)
