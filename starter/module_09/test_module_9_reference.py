@@ -437,12 +437,12 @@ def test_synthetic_mode_training_concentrates_on_one_mode():
 # decision, int; arrays are np.ndarray of float64 (bool for clip_activity); the token weights a
 # list of float64 arrays. A float32 array, a 0./1. float mask, a list for an array, a (1,) array
 # for a scalar all lose the grader's points, however close the numbers.
-PROMISED = {  # kind -> (English, Russian)
-    "int": ("a Python int", "int языка Python"),
-    "float": ("a Python float", "float языка Python"),
-    "float64 array": ("an np.ndarray of dtype float64", "np.ndarray с dtype float64"),
-    "bool array": ("an np.ndarray of dtype bool", "np.ndarray с dtype bool"),
-    "list of float64 arrays": ("a list of 1-D float64 np.ndarrays", "список одномерных np.ndarray с dtype float64"),
+PROMISED = {  # kind -> what it is, in Python's words (the same in every language)
+    "int": "int",
+    "float": "float",
+    "float64 array": "np.ndarray (dtype float64)",
+    "bool array": "np.ndarray (dtype bool)",
+    "list of float64 arrays": "list[np.ndarray (dtype float64, 1-D)]",
 }
 
 
@@ -468,9 +468,9 @@ def _described(value) -> str:
 
 
 def _assert_promised(value, kind: str, function: str, shape=None):
-    en, ru = PROMISED[kind]
-    assert _is_kind(value, kind), say(f"{function} should return {en}, got {_described(value)}",
-                                      f"{function} должна возвращать {ru}, получено {_described(value)}")
+    promised = PROMISED[kind]
+    assert _is_kind(value, kind), say(f"{function} should return {promised}, got {_described(value)}",
+                                      f"{function} должна возвращать {promised}, получено {_described(value)}")
     if shape is not None:
         assert value.shape == shape, say(f"{function} should return shape {shape}, got {value.shape}",
                                          f"{function} должна возвращать форму {shape}, получена {value.shape}")
