@@ -107,6 +107,7 @@ PUBLIC_VERIFIER = [  # rows of the public learner tests
     ("I first thought 42, then 40 + 1 = 41", 42), ("Total: 1,234,567 apples", 1234567), ("the pair 1,2", 2),
     (r"$\boxed{ -2/4 }$", "-0.5"), ("about 1.5e3 metres", 1500), (r"\boxed{\boxed{7}}", 7), (r"\boxed{7", 7),
     (r"\boxed{seven}", 7), (r"\boxed{3/0}", 0), (r"\boxed{nan}", 0), ("1e999999", 0), ("", 0),
+    (r"\\boxed{12}, check: 12 - 2 = 10", 12), ("so x = 5 - 8 = -3", -3), (r"\boxed{$12$}", 12),
 ]
 HIDDEN_VERIFIER = [  # (text, reference, label, label_ru)
     (r"so \boxed{3} is wrong; the answer is \boxed{5}", "5", "single backslash boxes, the last wins",
@@ -134,6 +135,11 @@ HIDDEN_VERIFIER = [  # (text, reference, label, label_ru)
     ("1000.0005", 1000, "relative tolerance: 5e-4 <= 1e-6 * 1000", "относительный допуск: 5e-4 <= 1e-6 * 1000"),
     ("0.000002", 0, "absolute tolerance: 2e-6 > 1e-6", "абсолютный допуск: 2e-6 > 1e-6"),
     ("7 " * 50_000 + "8", "8", "a long response (linear time)", "длинный ответ (линейное время)"),
+    ("we get -12", "-12", "a negative last number", "отрицательное последнее число"),
+    ("we get -12", "12", "a negative last number is not its absolute value",
+     "отрицательное последнее число не равно своему модулю"),
+    (r"\boxed{$7/2$} so", "3.5", "a dollar-wrapped fraction in a box", "дробь в знаках доллара внутри \\boxed{}"),
+    ("0.1003", "0.1", "3e-4 off is outside the default tolerance", "отклонение 3e-4 вне допуска по умолчанию"),
 ]
 # Property texts: space-separated segments (a bare number, a word, or a box holding ONE token, maybe
 # unclosed), so every case is decided by the documented rules, not by how numbers run into each other.
@@ -227,9 +233,13 @@ def _expected_draws_for_informative_groups():
     yield Case(args=(1, 0.5, 2), label="one informative group at P_info = 1/2",
                label_ru="одна информативная группа при P_info = 1/2")
     yield Case(args=(3, 0.25, 4), label="B=3, p=0.25, G=4", label_ru="B=3, p=0.25, G=4")
-    yield Case(args=(0, 0.5, 8), label="B = 0 needs no draws", label_ru="B = 0: сэмплировать группы не нужно")
-    yield Case(args=(0, 1.0, 8), label="B = 0 needs no draws even when P_info = 0",
-               label_ru="B = 0: сэмплировать группы не нужно даже при P_info = 0")
+    for wanted, p, group_size in ((0, 0.5, 8), (0, 1.0, 8)):
+        yield Case(args=(wanted, p, group_size), label="public test row: B = 0 needs no draws",
+                   label_ru="строка открытого теста: B = 0, сэмплировать группы не нужно", hidden=False)
+    yield Case(args=(0, 0.0, 8), label="B = 0 needs no draws even when P_info = 0 (p = 0)",
+               label_ru="B = 0: сэмплировать группы не нужно даже при P_info = 0 (p = 0)")
+    yield Case(args=(0, 0.3, 1), label="B = 0 needs no draws even with a group of one",
+               label_ru="B = 0: сэмплировать группы не нужно даже при группе из одного ответа")
     yield Case(args=(7, 0.3, 1), label="a group of one never helps: inf",
                label_ru="группа из одного ответа никогда не поможет: inf")
     yield Case(args=(-1, 0.5, 8), raises=ValueError, label="negative num_informative is refused",
@@ -277,6 +287,11 @@ def _group_relative_advantages():
                label_ru="ddof=1 по запросу (вход — список)")
     yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.0}, label="eps = 0", label_ru="eps = 0")
     yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.5}, label="a large eps", label_ru="большое eps")
+    yield Case(args=(np.array([1.0, 0.0, 0.0]),), kwargs={"eps": 0.5}, label="public: eps = 0.5 is added to the std",
+               label_ru="открытый тест: eps = 0.5 прибавляется к std", hidden=False)
+    yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0]]),),
+               label="public: two groups, each standardised by its own std",
+               label_ru="открытый тест: две группы, каждая стандартизуется своим std", hidden=False)
     yield Case(args=(np.array([2.0, 2.0, 2.0]),), label="an all-equal group gives zeros",
                label_ru="группа равных наград даёт нули")
     yield Case(args=(np.zeros((2, 0)),), raises=ValueError, label="an empty group is refused",
@@ -300,6 +315,8 @@ def _group_relative_advantages():
 @exercise(f"{M}.leave_one_out_baseline", points=2, rtol=1e-6, atol=1e-9)
 def _leave_one_out_baseline():
     yield Case(args=([1.0, 2.0, 3.0, 4.0],), label="public test row", label_ru="строка открытого теста", hidden=False)
+    yield Case(args=(np.array([[1.0, 2.0], [3.0, 5.0]]),), label="public: two groups of 2",
+               label_ru="открытый тест: две группы по 2", hidden=False)
     yield Case(args=(SEED_REWARDS,), label="the seed group [1, 1, 0, 0]", label_ru="группа из ноутбука [1, 1, 0, 0]")
     yield Case(args=(np.array([1.0, 0.0]),), label="G = 2: the other reward", label_ru="G = 2: награда другого ответа")
     yield Case(args=(np.array([[1.0, 0.0, 0.0], [2.0, 4.0, 6.0]]),), label="two groups", label_ru="две группы")
@@ -339,6 +356,12 @@ def _clip_cases():
                label_ru="таблица из ноутбука", hidden=False)
     yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0]), 0.2, 0.2), label="public test row",
                label_ru="строка открытого теста", hidden=False)
+    for ratio, advantage, eps_low, eps_high in (
+            ([0.5, 1.5, 0.5, 1.5], [1.0, 1.0, -1.0, -1.0], 0.2, 0.2),
+            ([0.75, 1.25, 1.25, 0.75], [-1.0, 1.0, -1.0, 1.0], 0.25, 0.25),
+            ([1.25, 0.75], [1.0, -1.0], 0.2, 0.28)):
+        yield Case(args=(np.array(ratio), np.array(advantage), eps_low, eps_high), label="public test row: CLIP_ROWS",
+                   label_ru="строка открытого теста: CLIP_ROWS", hidden=False)
     yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0])), kwargs={"eps_low": 0.2, "eps_high": 0.28},
                label="clip-higher: eps_high = 0.28 (DAPO)",
                label_ru="асимметричный клиппинг (clip-higher): eps_high = 0.28 (DAPO)")
@@ -385,6 +408,8 @@ def _gspo_sequence_ratios():
     old = np.array([[-1.5, -2.5, -1.0], [-0.5, -0.5, -0.5]])
     yield Case(args=(new, old, np.array([[1, 1, 0], [1, 1, 1]])), label="public test row",
                label_ru="строка открытого теста", hidden=False)
+    yield Case(args=(np.array([[-1.0, -3.0]]), np.array([[-2.0, -1.0]]), np.array([[1, 1]])),
+               label="public: log-ratios +1 and -2", label_ru="открытый тест: логарифмы отношений +1 и -2", hidden=False)
     yield Case(args=(np.array([[-1.0, -3.0, -2.0, -0.5]]), np.array([[-2.0, -1.0, -2.5, -0.5]]), np.ones((1, 4))),
                label="geometric, not arithmetic, mean of token ratios",
                label_ru="геометрическое, а не арифметическое среднее отношений по токенам")
@@ -454,6 +479,8 @@ def _standardised_reduction_cases(seed):
                label_ru="длинные ответы: малые веса")
     yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9]), kwargs={"eps": 0.5}, label="a large eps",
                label_ru="большое eps")
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS), kwargs={"eps": 0.5}, label="public: the seed group with eps = 0.5",
+               label_ru="открытый тест: группа из ноутбука при eps = 0.5", hidden=False)
     yield from _reduction_errors()
     yield Case(args=(SEED_GROUP, SEED_LENGTHS), kwargs={"eps": -1.0}, raises=ValueError,
                label="negative eps is refused", label_ru="отрицательное eps отклоняется")
@@ -476,6 +503,9 @@ def _dr_grpo_token_weights():
                label_ru="таблица из ноутбука: fixed_length = 8", hidden=False)
     yield Case(args=(SEED_GROUP, SEED_LENGTHS, 16), label="a budget above the longest response",
                label_ru="бюджет больше самого длинного ответа")
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS), kwargs={"fixed_length": 12},
+               label="public: fixed_length 12 above the longest response",
+               label_ru="открытый тест: fixed_length 12 больше самого длинного ответа", hidden=False)
     yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3], 3), label="equal lengths, budget = length",
                label_ru="равные длины, бюджет = длина")
     yield Case(args=(np.array([1.0, 0.0, 0.0, 1.0]), [1, 10, 4, 7], 12), label="lengths 1 to 10, budget 12",
@@ -547,6 +577,8 @@ def _response_contributions():
 def _flatten_token_weights():
     yield from _token_weight_cases(9_313)
     yield Case(args=([],), label="no responses: an empty array", label_ru="нет ответов: пустой массив")
+    yield Case(args=([np.array([0.5, 0.5]), np.array([-0.25]), np.array([0.1, -0.3, 0.2])],),
+               label="public: order and sign kept", label_ru="открытый тест: порядок и знаки сохраняются", hidden=False)
 
 
 @exercise(f"{M}.overlong_penalty", points=2)
@@ -676,6 +708,13 @@ def _pass_at_k_unbiased():
     yield Case(args=(200, 7, 50), label="large n (no overflow)", label_ru="большое n (без переполнения)")
     yield Case(args=(3000, 2, 5), label="very large n: no huge binomials",
                label_ru="очень большое n: без огромных биномиальных коэффициентов")
+    yield Case(args=(2000, 10, 1000), label="public: C(2000, 1000) > 1e308 (no float binomials)",
+               label_ru="открытый тест: C(2000, 1000) > 1e308 (без биномиальных коэффициентов во float)", hidden=False)
+    yield Case(args=(100000, 10, 2000), label="n = 100000: huge binomials",
+               label_ru="n = 100000: огромные биномиальные коэффициенты")
+    yield Case(args=(100000, 1, 2000), label="n = 100000, c = 1: k / n", label_ru="n = 100000, c = 1: k / n")
+    yield Case(args=(1200, 0, 600), label="n = 1200, no correct sample: 0", label_ru="n = 1200, верных сэмплов нет: 0")
+    yield Case(args=(5000, 3, 2500), label="n = 5000, k = n / 2", label_ru="n = 5000, k = n / 2")
     for args, label, label_ru in (((5, 6, 2), "c > n", "c > n отклоняется"), ((5, 2, 6), "k > n", "k > n отклоняется"),
                                   ((0, 0, 1), "n = 0", "n = 0 отклоняется"), ((5, 2, 0), "k = 0", "k = 0 отклоняется"),
                                   ((5, -1, 2), "negative c", "отрицательное c отклоняется")):

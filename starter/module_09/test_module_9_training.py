@@ -121,6 +121,20 @@ def test_grpo_loss_masked_tokens_get_zero_gradient():
                                   f"замаскированный токен получил градиент {float(grad[0, 1])}")
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_grpo_loss_returns_a_0d_tensor_with_grad_of_the_input_dtype(dtype):
+    new = torch.tensor(TWO_RESPONSES["new"], dtype=dtype, requires_grad=True)
+    rest = [torch.tensor(TWO_RESPONSES[k], dtype=dtype) for k in ("old", "advantages", "mask")]
+    loss = grpo_loss(new, *rest, loss_type="dapo", eps_low=0.2, eps_high=0.28)
+    got = (type(loss).__name__, tuple(getattr(loss, "shape", ())), getattr(loss, "dtype", None),
+           getattr(loss, "requires_grad", None))
+    assert got == ("Tensor", (), dtype, True), say(
+        f"expected a 0-dim torch.Tensor of dtype {dtype} that carries gradient (type, shape, dtype, requires_grad "
+        f"= ('Tensor', (), {dtype}, True)), got {got}: keep the computation in torch, no .item() or numpy",
+        f"ожидался 0-мерный torch.Tensor с dtype {dtype}, несущий градиент (тип, форма, dtype, requires_grad "
+        f"= ('Tensor', (), {dtype}, True)), получено {got}: считайте всё в torch, без .item() и numpy")
+
+
 def test_grpo_loss_does_not_modify_inputs():
     tensors = {k: _t(TWO_RESPONSES[k]) for k in ("new", "old", "advantages", "mask")}
     copies = {k: v.clone() for k, v in tensors.items()}

@@ -42,3 +42,15 @@ def sums_over_batch(probabilities):
     p = np.asarray(probabilities, dtype=np.float64)
     terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
     return float(-terms.sum())
+
+
+def keeps_the_last_axis(probabilities):
+    """looks like the sum kept its axis (keepdims=True): one distribution gives a (1,) array;
+    return a float for (K,) and an array of shape (...) for (..., K)
+
+    ru: похоже, сумма сохранила свою ось (keepdims=True): одно распределение даёт массив формы (1,); возвращайте
+    float для (K,) и массив формы (...) для (..., K)
+    """
+    p = np.asarray(probabilities, dtype=np.float64)
+    terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    return 0.0 - terms.sum(axis=-1, keepdims=True)

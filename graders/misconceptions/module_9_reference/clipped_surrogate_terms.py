@@ -55,3 +55,16 @@ def symmetric_eps_low(ratios, advantages, eps_low=0.2, eps_high=0.2):
     ru: похоже, eps_low использован с обеих сторон; верхняя граница равна 1 + eps_high (clip-higher из DAPO)
     """
     return _right(ratios, advantages, eps_low, eps_low)
+
+
+def minimum_for_maximum(ratios, advantages, eps_low=0.2, eps_high=0.2):
+    """looks like clip written as np.minimum(np.minimum(rho, 1 + eps_high), 1 - eps_low), which caps every ratio at
+    1 - eps_low; the clip is np.maximum(np.minimum(rho, 1 + eps_high), 1 - eps_low) (or np.clip)
+
+    ru: похоже, clip записан как np.minimum(np.minimum(rho, 1 + eps_high), 1 - eps_low), что ограничивает каждое
+    отношение сверху значением 1 - eps_low; clip — это np.maximum(np.minimum(rho, 1 + eps_high), 1 - eps_low) (или
+    np.clip)
+    """
+    ratio, advantage, eps_low, eps_high = _ratios_and_advantages(ratios, advantages, eps_low, eps_high)
+    clipped = np.minimum(np.minimum(ratio, 1.0 + eps_high), 1.0 - eps_low)  # np.minimum where np.maximum belongs
+    return np.minimum(ratio * advantage, clipped * advantage)

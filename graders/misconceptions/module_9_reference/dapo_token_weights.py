@@ -48,3 +48,14 @@ def own_length_denominator(rewards, lengths, *, eps=1e-6):
     """
     advantages = group_relative_advantages(rewards, eps=eps)
     return [np.full(size, a / size) for a, size in zip(advantages, lengths)]
+
+
+def group_times_max_length(rewards, lengths, *, eps=1e-6):
+    """looks like A_i / (G * max_j |o_j|), a padded-batch constant; DAPO divides by the tokens really generated:
+    A_i / sum_j |o_j|
+
+    ru: похоже на A_i / (G * max_j |o_j|), константу батча с паддингом; DAPO делит на число действительно
+    сгенерированных токенов: A_i / sum_j |o_j|
+    """
+    advantages = group_relative_advantages(rewards, eps=eps)
+    return [np.full(size, a / (advantages.size * max(lengths))) for a, size in zip(advantages, lengths)]

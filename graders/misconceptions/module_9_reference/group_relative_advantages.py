@@ -67,3 +67,22 @@ def unscaled_not_centred(rewards, scale=True, *, eps=1e-6, ddof=0):
     mean(r)
     """
     return _advantages(rewards, scale, eps, ddof) if scale else np.array(rewards, dtype=np.float64)
+
+
+def eps_inside_sqrt(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like (r - mean) / sqrt(var + eps); eps is added to the std itself: (r - mean) / (std + eps)
+
+    ru: похоже на (r - mean) / sqrt(var + eps); eps прибавляется к самому std: (r - mean) / (std + eps)
+    """
+    return _advantages(rewards, scale, eps, ddof,
+                       spread=lambda r, axis, ddof, keepdims: np.sqrt(np.var(r, axis=axis, ddof=ddof,
+                                                                             keepdims=keepdims) + eps) - eps)
+
+
+def batch_std(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like the group mean but the std of the whole batch; each group is divided by its OWN std (last axis)
+
+    ru: похоже на среднее по группе, но std всего батча; каждая группа делится на СВОЁ std (последняя ось)
+    """
+    return _advantages(rewards, scale, eps, ddof,
+                       spread=lambda r, axis, ddof, keepdims: np.std(r, ddof=ddof))  # one std for the batch

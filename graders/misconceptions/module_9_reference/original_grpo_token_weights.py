@@ -37,3 +37,13 @@ def token_level_normalisation(rewards, lengths, *, eps=1e-6):
     ru: похоже на A_i / sum_j |o_j| (потеря DAPO на уровне токенов); исходный GRPO использует A_i / (G * |o_i|)
     """
     return dapo_token_weights(rewards, lengths, eps=eps)
+
+
+def eps_inside_sqrt(rewards, lengths, *, eps=1e-6):
+    """looks like A_i = (r_i - mean) / sqrt(var + eps); the standardisation adds eps to the std: (r_i - mean) / (std + eps)
+
+    ru: похоже на A_i = (r_i - mean) / sqrt(var + eps); стандартизация прибавляет eps к std: (r_i - mean) / (std + eps)
+    """
+    r = np.asarray(rewards, dtype=np.float64)
+    advantages = (r - r.mean()) / np.sqrt(r.var() + eps)
+    return [np.full(size, a / (r.size * size)) for a, size in zip(advantages, lengths)]

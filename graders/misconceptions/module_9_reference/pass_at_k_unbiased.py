@@ -52,3 +52,22 @@ def unbiased_all_wrong(n, c, k):
     """
     n, c, k = _counts(n, c, k)
     return math.comb(n - c, k) / math.comb(n, k)
+
+
+def float_binomials(n, c, k):
+    """looks like C(n - c, k) / C(n, k) with the binomials as floats, which overflow to inf / inf = nan once C(n, k)
+    > 1e308; compute 1 - prod_{i=n-c+1}^{n} (1 - k / i) instead
+
+    ru: похоже на C(n - c, k) / C(n, k) с биномиальными коэффициентами во float, которые переполняются до inf / inf =
+    nan, как только C(n, k) > 1e308; вычисляйте вместо этого 1 - prod_{i=n-c+1}^{n} (1 - k / i)
+    """
+    n, c, k = _counts(n, c, k)
+    if n - c < k:
+        return 1.0
+
+    def comb(top, chosen):  # as scipy.special.comb(top, chosen) computes it: a float
+        with np.errstate(over="ignore"):
+            return float(np.prod(np.arange(top - chosen + 1, top + 1, dtype=np.float64))
+                         / np.prod(np.arange(1, chosen + 1, dtype=np.float64)))
+    with np.errstate(invalid="ignore"):
+        return float(1.0 - np.float64(comb(n - c, k)) / np.float64(comb(n, k)))

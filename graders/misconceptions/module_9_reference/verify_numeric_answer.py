@@ -138,3 +138,35 @@ def unclosed_box_falls_back(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):
     if found and content is None:  # the box regex needs a closing brace: fall back to numbers
         text = _last_number(text)
     return _right(text, reference, rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def signless_numbers(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):
+    """looks like the number regex has no sign: '-3' is read as 3; a number may start with + or -
+
+    ru: похоже, в регулярном выражении числа нет знака: '-3' читается как 3; число может начинаться с + или -
+    """
+    def unsigned(answer):
+        found, _content = _last_box(answer)
+        return answer if found else _last_number(answer).lstrip("+-")  # the sign is not part of the match
+    return _right(unsigned(text), unsigned(reference) if isinstance(reference, str) else reference,
+                  rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def dollar_not_stripped(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):
+    r"""looks like '$' is not stripped from a box's content: \boxed{$12$} is the number 12, not a parse error
+
+    ru: похоже, '$' не удаляется из содержимого рамки: \boxed{$12$} — это число 12, а не ошибка разбора
+    """
+    found, content = _last_box(text)
+    if found and content is not None and "$" in content:
+        return 0  # "$12$" does not parse
+    return _right(text, reference, rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def fixed_tolerance(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):
+    """looks like a fixed tolerance |x - ref| <= 1e-3; use max(abs_tol, rel_tol*|ref|) with the caller's tolerances
+
+    ru: похоже на фиксированный допуск |x - ref| <= 1e-3; используйте max(abs_tol, rel_tol*|ref|) с допусками
+    вызывающего
+    """
+    return _right(text, reference, rel_tol=0.0, abs_tol=1e-3)

@@ -128,3 +128,16 @@ def symmetric_clip(new_logprobs, old_logprobs, advantages, mask, *, loss_type, e
     """
     return _right(new_logprobs, old_logprobs, advantages, mask,
                   loss_type=loss_type, eps_low=eps_low, eps_high=eps_low, max_length=max_length)  # eps_high = eps_low
+
+
+def dapo_fixed_denominator(new_logprobs, old_logprobs, advantages, mask, *, loss_type, eps_low, eps_high,
+                           max_length=None):
+    """looks like DAPO divided by N * max_length (Dr. GRPO's constant);
+    DAPO divides the sum over all active tokens by their NUMBER, sum_i |o_i|
+
+    ru: похоже, DAPO поделён на N * max_length (константу Dr. GRPO); DAPO делит сумму по всем активным токенам на их
+    ЧИСЛО, sum_i |o_i|
+    """
+    loss_type = "dr_grpo" if loss_type == "dapo" else loss_type  # the fixed N * L denominator
+    return _right(new_logprobs, old_logprobs, advantages, mask,
+                  loss_type=loss_type, eps_low=eps_low, eps_high=eps_high, max_length=max_length)
