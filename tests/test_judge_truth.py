@@ -108,7 +108,7 @@ T = torch.zeros(3, dtype=torch.float64, requires_grad=True)
 
 @pytest.mark.parametrize("reference, learner, fails", [
     (1.0, np.float64(1.0), False), (1.0, 1, False), (1.0, np.float32(1.0), True), (1.0, np.array(1.0), False),
-    (1.0, np.array([1.0]), True),
+    (1.0, np.array([1.0]), True), (np.array(1.0), 1.0, False), (np.array(1.0), np.float32(1.0), True),
     (1.0, True, True), (1, 1, False), (1, True, True), (1, np.int64(1), True),
     (np.zeros(2), np.zeros(2, np.float32), True), (np.zeros(2), [0.0, 0.0], True), (np.zeros(2), np.zeros(2), False),
     (np.zeros(2, bool), np.zeros(2), True), (np.zeros(2, bool), np.zeros(2, bool), False),
