@@ -78,9 +78,6 @@ def variant_source(variant: TypeVariant) -> str:
 # Realistic mistakes the catalogue does not hold: the grader must not claim a name for them
 # ---------------------------------------------------------------------------
 OUTSIDE_MISTAKES = [
-    TypeVariant("fixed-tolerance", "module_9_reference.verify_numeric_answer",
-                "def verify_numeric_answer(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):\n"
-                "    return _right(text, reference, rel_tol=0.0, abs_tol=1e-3)\n"),
     TypeVariant("boxes-ignored", "module_9_reference.verify_numeric_answer",
                 "def verify_numeric_answer(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):\n"
                 "    return _right(text.replace('boxed', 'b'), reference, rel_tol=rel_tol, abs_tol=abs_tol)\n"),

@@ -285,8 +285,8 @@ def graded_outside():
 
 @pytest.mark.slow
 def test_a_mistake_outside_the_catalogue_loses_points_and_gets_no_false_name(graded_outside):
-    # the findings: a fixed 1e-3 tolerance was told exact_equality, a batch std "sample std",
-    # boxes ignored first_box, np.minimum for np.maximum "no clamp"
+    # the findings: a batch std was told "sample std", boxes ignored first_box, np.minimum for
+    # np.maximum "no clamp" (a fixed 1e-3 tolerance, told exact_equality, is catalogued now: fixed_tolerance)
     for mistake, report in graded_outside.values():
         lost = _lost(report, mistake.stem)
         assert list(lost) == [mistake.exercise], (mistake.name, lost)

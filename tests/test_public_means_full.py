@@ -56,9 +56,9 @@ def test_a_test_is_owned_by_the_longest_function_name_it_starts_with():
     assert owner("test_ipo_loss", functions) == "ipo_loss" and owner("test_simpo_rows", functions) is None
 
 
-def _job(tmp_root, stem: str, exercise: str, name: str, text: str) -> Job:
+def _job(tmp_root, number: int, stem: str, exercise: str, name: str, text: str) -> Job:
     folder = course.module_of(stem).folder
-    root = tmp_root / re.sub(r"\W", "_", f"{exercise}.{name}")
+    root = tmp_root / f"{number}-{re.sub(r'[^a-z0-9_]', '_', name)}"
     shutil.copytree(SOLUTIONS_DIR / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (root / folder / f"{stem}.py").write_text(text, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("RL4LLM_RECORD_CALLS", "PYTHONDONTWRITEBYTECODE")}
@@ -74,7 +74,7 @@ def test_every_mistake_that_loses_hidden_points_fails_a_public_test_of_its_funct
     mistakes = _mistakes(stem)
     assert mistakes, f"no catalogued mistake for {stem}"
     functions = [e.split(".", 1)[1] for e in exercises_in(DEFAULT_KIT.solution_path(stem))]
-    runs = run_many([_job(tmp_path, stem, *mistake) for mistake in mistakes], workers=2)
+    runs = run_many([_job(tmp_path, number, stem, *mistake) for number, mistake in enumerate(mistakes)], workers=2)
     slipped = []
     for (exercise, name, _), run in zip(mistakes, runs):
         function = exercise.split(".", 1)[1]

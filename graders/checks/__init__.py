@@ -221,11 +221,15 @@ class Harness:
     grading only NumPy exercises need not import it (about 0.8 s per worker).
     ``given`` names the given modules the harness asks ``starter`` for
     (``("grpo_toy",)``): both sides load them before any learner code runs.
+    ``prelude`` is source text run before the harness's own, in its namespace:
+    trusted copies of reference definitions the harness swaps in
+    (:func:`reference_definitions` reads them from the solutions).
     """
 
     function: Callable
     torch: bool = True
     given: tuple[str, ...] = ()
+    prelude: str = ""  # source run before the harness's, in its namespace (trusted copies it calls)
 
     @property
     def uses_torch(self) -> bool:
@@ -233,8 +237,30 @@ class Harness:
 
     def describe(self) -> dict:
         source = inspect.getsource(self.function)
+        if self.prelude:
+            source = f"{self.prelude}\n\n{source}"
         return {"kind": "harness", "name": self.function.__name__, "source": source, "torch": self.torch,
                 "given": list(self.given)}
+
+
+def reference_definitions(relpath: str, names: tuple[str, ...], imports: str) -> str:
+    """The source of some top-level definitions of a reference file (``solutions/<relpath>``), decorators
+    included, in file order, below ``imports``: a self-contained program for a harness's ``prelude``."""
+    import ast
+
+    from graders.paths import SOLUTIONS_DIR
+
+    text = (SOLUTIONS_DIR / relpath).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    found = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in names:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            found[node.name] = "\n".join(lines[first - 1:node.end_lineno])
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise ValueError(f"solutions/{relpath} defines no {missing}")
+    return "\n\n\n".join([imports.strip(), *found.values()])
 
 
 RETURNS = Returns()
@@ -409,6 +435,6 @@ def hypothesis_cases(strategy, *, count: int, seed: int, to_case: Callable[[obje
 
 __all__ = [
     "Case", "Tensor", "RETURNS", "Returns", "LossAndGrads", "Harness", "ExerciseSpec", "exercise",
-    "spec_for", "hypothesis_cases", "close", "band", "st", "REGISTRY",
+    "spec_for", "hypothesis_cases", "close", "band", "st", "REGISTRY", "reference_definitions",
     "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TIMEOUT",
 ]

@@ -9,7 +9,9 @@ Hypothesis cases drawn with a fixed seed.
 Exercises that build on another exercise (the three token-weight reductions on
 ``group_relative_advantages``, ``expected_draws_for_informative_groups`` on
 ``informative_group_probability``) run under the :func:`with_trusted_dependencies`
-harness, so a mistake is graded (and named) once, on its own exercise.
+harness, and ``verify_numeric_answer`` (which may be ``verify_detailed(...).accuracy``)
+under :func:`with_trusted_verifier`, so a mistake is graded (and named) once, on its
+own exercise.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import math
 
 import numpy as np
 
-from graders.checks import Case, Harness, exercise, hypothesis_cases, st
+from graders.checks import Case, Harness, exercise, hypothesis_cases, reference_definitions, st
 
 M = "module_9_reference"
 
@@ -87,6 +89,36 @@ def with_trusted_dependencies(fn, learner, starter, *args, **kwargs):
 
 
 TRUSTED = Harness(with_trusted_dependencies, torch=False)
+
+
+def with_trusted_verifier(fn, learner, starter, *args, **kwargs):
+    """Call ``fn`` while the learner module's verify_detailed is the reference's, run from this harness's
+    prelude (restored afterwards): verify_numeric_answer, which may be verify_detailed(...).accuracy, is
+    graded on its own, and a mistake in verify_detailed costs points on verify_detailed only."""
+    saved = vars(learner).get("verify_detailed")
+    learner.verify_detailed = verify_detailed  # noqa: F821 - defined by the prelude
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if saved is not None:
+            learner.verify_detailed = saved
+        else:
+            del learner.verify_detailed
+
+
+TRUSTED_VERIFIER = Harness(with_trusted_verifier, torch=False, prelude=reference_definitions(
+    "module_09/module_9_reference.py", ("_real", "_last_box", "_number_regex", "_parse_number", "verify_detailed"),
+    """
+import math
+import numbers
+import re
+from fractions import Fraction
+
+
+class VerifierResult:  # the trusted copy's result (a plain class: a harness's source has no module to hold a dataclass)
+    def __init__(self, reward, accuracy, status, extracted):
+        self.reward, self.accuracy, self.status, self.extracted = reward, accuracy, status, extracted
+"""))
 
 
 # ---------------------------------------------------------------------------
@@ -183,12 +215,13 @@ def _verifier_cases():
 
 @exercise(f"{M}.verify_detailed", points=2)
 def _verify_detailed():
-    # The catalogued mistakes of this exercise are in its fields (status, extracted);
-    # mistakes in the decision itself are catalogued on verify_numeric_answer.
+    # The catalogued mistakes of this exercise are in its fields (status, extracted) and in the decision
+    # (first box, first number, exact equality); verify_numeric_answer is graded with the reference's
+    # verify_detailed, so a decision mistake made here costs points here only.
     yield from _verifier_cases()
 
 
-@exercise(f"{M}.verify_numeric_answer", points=3)
+@exercise(f"{M}.verify_numeric_answer", points=3, call=TRUSTED_VERIFIER)
 def _verify_numeric_answer():
     yield from _verifier_cases()
 

@@ -47,3 +47,41 @@ def zero_division_as_parse_error(text, reference, *, rel_tol=1e-6, abs_tol=1e-6)
     """
     result = _right(text, reference, rel_tol=rel_tol, abs_tol=abs_tol)
     return _replaced(result, status="parse_error") if result.status == "zero_division" else result
+
+
+def first_box(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):
+    r"""looks like the FIRST \boxed{} is read; a later box overrules an earlier one (use the LAST)
+
+    ru: похоже, читается ПЕРВЫЙ \boxed{}; более поздняя рамка отменяет более раннюю (берите ПОСЛЕДНЮЮ)
+    """
+    start = text.find("boxed{")
+    if start > 0 and text[start - 1] == "\\":
+        depth, open_at = 1, start + len("boxed{")
+        for index in range(open_at, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[index], 0)
+            if depth == 0:
+                text = text[:index + 1]  # cut after the first box: the reference rules then read it as last
+                break
+    return _right(text, reference, rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def first_number(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):
+    """looks like the FIRST number is read; without a box the LAST number is the final answer
+
+    ru: похоже, читается ПЕРВОЕ число; без рамки окончательный ответ — ПОСЛЕДНЕЕ число
+    """
+    found, _content = _last_box(text)
+    if not found:
+        numbers_found = re.findall(_number_regex(), text, re.ASCII)
+        text = numbers_found[0] if numbers_found else ""  # the first number, not the last
+    return _right(text, reference, rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def exact_equality(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):
+    """looks like exact equality (==):
+    an answer within max(abs_tol, rel_tol*|ref|) of the reference (3/7 vs 0.428571) is 'correct'
+
+    ru: похоже на точное равенство (==): ответ в пределах max(abs_tol, rel_tol*|ref|) от эталона (3/7 и 0.428571)
+    получает статус 'correct'
+    """
+    return _right(text, reference, rel_tol=0.0, abs_tol=0.0)  # x == ref
