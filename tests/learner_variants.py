@@ -42,6 +42,11 @@ TYPE_VARIANTS = [
     TypeVariant("bool-verifier", "module_9_reference.verify_numeric_answer",
                 "def verify_numeric_answer(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):\n"
                 "    return bool(_right(text, reference, rel_tol=rel_tol, abs_tol=abs_tol))\n"),
+    TypeVariant("bool-accuracy", "module_9_reference.verify_detailed",
+                "def verify_detailed(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):\n"
+                "    result = _right(text, reference, rel_tol=rel_tol, abs_tol=abs_tol)\n"
+                "    return VerifierResult(reward=result.reward, accuracy=bool(result.accuracy),\n"
+                "                          status=result.status, extracted=result.extracted)\n"),
     TypeVariant("float32-k3", "module_9_reference.k3_kl",
                 "def k3_kl(logprobs, ref_logprobs):\n"
                 "    return _right(logprobs, ref_logprobs).astype(np.float32)\n"),
