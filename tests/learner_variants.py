@@ -19,6 +19,7 @@ class TypeVariant:
     name: str
     exercise: str  # "<stem>.<function>"
     body: str  # the function's new definition; `_right` is the reference's
+    named: str = ""  # the one catalogue entry the grader may name for it ("" : none)
 
     @property
     def stem(self) -> str:
@@ -80,7 +81,8 @@ def variant_source(variant: TypeVariant) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Realistic mistakes the catalogue does not hold: the grader must not claim a name for them
+# Realistic mistakes found outside the catalogue: the grader claims no name for them, or only the one
+# entry that was catalogued for exactly that mistake since (``named``)
 # ---------------------------------------------------------------------------
 OUTSIDE_MISTAKES = [
     TypeVariant("boxes-ignored", "module_9_reference.verify_numeric_answer",
@@ -92,7 +94,8 @@ OUTSIDE_MISTAKES = [
                 "    if not scale:\n"
                 "        return centred\n"
                 "    r = np.asarray(rewards, dtype=np.float64)\n"
-                "    return np.where(centred == 0.0, 0.0, centred / (r.std(ddof=ddof) + eps))\n"),
+                "    return np.where(centred == 0.0, 0.0, centred / (r.std(ddof=ddof) + eps))\n",
+                named="batch_std"),  # catalogued since: the right name, and only it
     TypeVariant("minimum-for-maximum", "module_8_reference.dual_ascent_step",
                 "def dual_ascent_step(multipliers, observed_costs, limits, learning_rate):\n"
                 "    _right(multipliers, observed_costs, limits, learning_rate)  # its argument checks\n"

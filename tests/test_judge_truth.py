@@ -290,4 +290,5 @@ def test_a_mistake_outside_the_catalogue_loses_points_and_gets_no_false_name(gra
     for mistake, report in graded_outside.values():
         lost = _lost(report, mistake.stem)
         assert list(lost) == [mistake.exercise], (mistake.name, lost)
-        assert lost[mistake.exercise]["misconceptions"] == [], (mistake.name, lost[mistake.exercise]["feedback"])
+        assert lost[mistake.exercise]["misconceptions"] == ([mistake.named] if mistake.named else []), (
+            mistake.name, lost[mistake.exercise]["feedback"])
