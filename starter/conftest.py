@@ -480,10 +480,18 @@ def _float_trap(result, expected, arrays) -> float | None:
     return None
 
 
-def diagnosis(observations: dict, table: dict, exact_check: bool = True, lang: str | None = None,
+def diagnosis(observations: dict, table: dict, exact_check=True, lang: str | None = None,
               limit: int = 3) -> list[str]:
     """The hint lines for one failing test: per function, the float trap (where ``exact_check``), then the
-    one fitting mistake named, or the several that fit listed without picking one, or nothing."""
+    one fitting mistake named, or the several that fit listed without picking one, or nothing.
+    ``exact_check``: a bool, or a function that decides it, called only where a tiny value needs it."""
+    decided: list[bool] = []
+
+    def exact() -> bool:
+        if not decided:
+            decided.append(bool(exact_check()) if callable(exact_check) else bool(exact_check))
+        return decided[0]
+
     lines: list[str] = []
     for name, observed in observations.items():
         function = name.split(".", 1)[-1]
@@ -491,7 +499,7 @@ def diagnosis(observations: dict, table: dict, exact_check: bool = True, lang: s
                  for e in entries if isinstance(e, dict)}
         traps = [(_float_trap(o[0], o[1], o[3] if len(o) > 3 else []), o) for o in observed]
         trapped = [(value, o) for value, o in traps if value is not None
-                   and (exact_check or abs(value) > ATOL)]  # a tiny value fails only an exact check
+                   and (abs(value) > ATOL or exact())]  # a tiny value fails only an exact check
         if trapped:
             lines.append(message("float_trap", lang, function=function, value=trapped[0][0]))
         # an input the trap explains is no evidence for a catalogued mistake: judge on the others
@@ -504,20 +512,32 @@ def diagnosis(observations: dict, table: dict, exact_check: bool = True, lang: s
     return lines[:limit]
 
 
-def likely_mistakes(calls, exact_check: bool = True, lang: str | None = None, limit: int = 3) -> list[str]:
-    """The hint lines for a failing test's recorded calls, from the shipped tables (none without them)."""
+def likely_mistakes(calls, exact_check=True, lang: str | None = None, limit: int = 3) -> list[str]:
+    """The hint lines for a failing test's recorded calls, from the shipped tables (none without them);
+    ``exact_check`` as in :func:`diagnosis`."""
     table = _hints()
     if not table:
         return []
     return diagnosis(_observations(calls, table), table, exact_check, lang, limit)
 
 
+_STATEMENTS: dict = {}  # (file, line) -> the statement's text there (pytest parses the file again per call)
+
+
+def _statement(entry) -> str:
+    key = (str(entry.path), entry.lineno)
+    if key not in _STATEMENTS:
+        _STATEMENTS[key] = str(entry.statement)
+    return _STATEMENTS[key]
+
+
 def _exact_check(excinfo) -> bool:
-    """The failing assertion compares exactly (``==``, ``array_equal``, ``assert_equal``)."""
+    """The failing assertion compares exactly (``==``, ``array_equal``, ``assert_equal``). Costly (the
+    statement of every traceback entry): the report asks only where a tiny value makes it matter."""
     try:
         if not excinfo.errisinstance(AssertionError):
             return False
-        texts = [str(entry.statement) for entry in excinfo.traceback] + [str(excinfo.value)]
+        texts = [_statement(entry) for entry in excinfo.traceback] + [str(excinfo.value)]
     except Exception:
         return False
     return any("==" in text or "array_equal" in text or "assert_equal" in text for text in texts)
@@ -642,7 +662,7 @@ def pytest_runtest_makereport(item, call):
                                                            folder=f"{folder.parent.name}/{folder.name}")))
     elif report.failed and call.when == "call" and RECORDER.active:
         try:
-            lines = likely_mistakes(RECORDER.calls, exact_check=_exact_check(excinfo))
+            lines = likely_mistakes(RECORDER.calls, exact_check=lambda: _exact_check(excinfo))
         except Exception:  # a hint is a bonus: never break the report
             lines = []
         if lines:
