@@ -120,6 +120,12 @@ MESSAGES = {
                        "explicitly, as the lecture does"),
         "property": ("a property test draws its inputs at random, so it names no likely mistake; the value tests "
                      "of {function} do: pytest {folder} -k {function}"),
+        "property_dependency": ("a property test draws its inputs at random, so it names no likely mistake; the value "
+                                "tests of {function} pass, but this test also calls {dependencies}, whose value tests "
+                                "fail: pytest {folder} -k {selection}"),
+        "property_uncovered": ("a property test draws its inputs at random, so it names no likely mistake; the value "
+                               "tests of {function} pass, so the falsifying example above is an input they do not "
+                               "cover: try it by hand"),
     },
     "ru": {
         "not_implemented": "НЕ РЕАЛИЗОВАНО: {message}",
@@ -131,6 +137,12 @@ MESSAGES = {
                        "проверьте группу из равных значений явно, как в лекции"),
         "property": ("тест свойства берёт входы случайно, поэтому не называет вероятную ошибку; её называют тесты "
                      "значений {function}: pytest {folder} -k {function}"),
+        "property_dependency": ("тест свойства берёт входы случайно, поэтому не называет вероятную ошибку; тесты "
+                                "значений {function} проходят, но этот тест вызывает и {dependencies}, чьи тесты "
+                                "значений не проходят: pytest {folder} -k {selection}"),
+        "property_uncovered": ("тест свойства берёт входы случайно, поэтому не называет вероятную ошибку; тесты "
+                               "значений {function} проходят, значит, пример, на котором тест упал (выше), — вход, "
+                               "которого они не покрывают: проверьте его вручную"),
     },
 }
 
@@ -294,6 +306,7 @@ class _Recorder:
         # calls, each after the calls it made itself (``inner``: their indices in this list)
         self.dump: dict = {}  # (function, key) -> exact inputs, for the kit's build
         self.raised: list = []  # (function, (args, kwargs) tagged, exception type name): a test's calls that raised
+        self.called: list | None = None  # a property test's: the learner functions it called (names only), in order
 
     def record(self, name, args, kwargs, call):
         try:
@@ -324,6 +337,8 @@ def _wrap(name: str, function):
     @functools.wraps(function)
     def recorded(*args, **kwargs):
         if not RECORDER.active:
+            if RECORDER.called is not None and name not in RECORDER.called:
+                RECORDER.called.append(name)
             return function(*args, **kwargs)
         return RECORDER.record(name, args, kwargs, lambda: function(*args, **kwargs))
 
@@ -331,11 +346,15 @@ def _wrap(name: str, function):
     return recorded
 
 
+WRAPPED: set[str] = set()  # the learner functions the recorder wraps ("module_9_reference.k3_kl")
+
+
 def _wrap_module(module) -> None:
     for attr, value in list(vars(module).items()):
         if (not attr.startswith("_") and inspect.isfunction(value) and value.__module__ == module.__name__
                 and not getattr(value, "__rl4llm_recorded__", False)):
             setattr(module, attr, _wrap(f"{module.__name__}.{attr}", value))
+            WRAPPED.add(f"{module.__name__}.{attr}")
 
 
 class _RecordingLoader(importlib.abc.Loader):
@@ -564,7 +583,7 @@ def _round(norm):
 
 def _tested_function(test_name: str) -> str | None:
     """The exercise a public test is named after (``test_<function>_<what>``; the longest that fits)."""
-    functions = {key.split(".", 1)[1] for key in _hints()}
+    functions = {key.split(".", 1)[1] for key in [*_hints(), *WRAPPED]}
     fits = [f for f in functions if test_name.startswith(f"test_{f}_")]
     return max(fits, key=len) if fits else None
 
@@ -572,6 +591,82 @@ def _tested_function(test_name: str) -> str | None:
 def _is_hypothesis(item) -> bool:
     function = getattr(item, "obj", None)
     return bool(getattr(function, "is_hypothesis_test", False) or getattr(function, "hypothesis", None))
+
+
+def property_pointer(function: str, called, status, folder: str, lang: str | None = None) -> str:
+    """The pointer of a failing property test of ``function`` that called the learner functions ``called``
+    (names, in order); ``status(name)``: True when every value test of ``name`` passes, False when one fails,
+    None when none ran. Its own value tests when they fail or did not run (they name the likely mistake); else
+    the value tests that fail of the functions it called, never its own again; else its falsifying example."""
+    if status(function) is not True:
+        return message("property", lang, function=function, folder=folder)
+    failing = [name for name in dict.fromkeys(called) if name != function and status(name) is False]
+    if failing:
+        selection = failing[0] if len(failing) == 1 else '"' + " or ".join(failing) + '"'
+        return message("property_dependency", lang, function=function, dependencies=", ".join(failing),
+                       folder=folder, selection=selection)
+    return message("property_uncovered", lang, function=function)
+
+
+class _PropertyPointers:
+    """Where a failing property test sends the learner, settled at the end of the run (``property_pointer``).
+
+    A function's value tests are the public tests named after it that are not property tests. Their outcomes
+    are noted as they run; those a pointer needs that this run did not run (left out by ``-k`` or ``-m``, or
+    after ``-x``) run at the end, unreported (not toy runs: seconds each). A pointer therefore never sends a
+    learner to tests that pass: a property test that fails with its function's value tests passing points to
+    the failing value tests of a function it called (``RECORDER.called``: the test's own calls and those made
+    inside it), e.g. conservative_dpo_loss's test to dpo_loss_from_margin."""
+
+    def __init__(self):
+        self.outcomes: dict[str, list[bool]] = {}  # function -> passed?, one per value-test phase noted
+        self.ran: set[str] = set()  # node ids of the value tests noted
+        self.pending: list = []  # (report, folder, function, called) of each failing property test
+        self.deselected: list = []  # what -k / -m left out
+
+    def note(self, item, call, report, stub: bool) -> None:
+        function = _tested_function(item.name)
+        if function is None:
+            return
+        if _is_hypothesis(item):
+            if report.failed and call.when == "call" and not stub:  # a stub's one line says it all
+                folder = Path(str(item.fspath)).parent
+                called = [name.split(".", 1)[1] for name in RECORDER.called or ()]
+                self.pending.append((report, f"{folder.parent.name}/{folder.name}", function, called))
+        elif report.failed or (call.when == "call" and report.passed):
+            self.outcomes.setdefault(function, []).append(bool(report.passed))
+            self.ran.add(item.nodeid)
+
+    def status(self, function: str) -> bool | None:
+        results = self.outcomes.get(function)
+        return all(results) if results else None
+
+    def settle(self, items=()) -> None:
+        """Every pending pointer into its report (before pytest prints the failures)."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        left = [item for item in [*self.deselected, *items] if item.nodeid not in self.ran]
+
+        def status(function: str) -> bool | None:
+            if self.status(function) is None:
+                from _pytest.runner import runtestprotocol  # what pytest runs per test, here unreported
+
+                for item in [item for item in left if _tested_function(item.name) == function
+                             and not _is_hypothesis(item) and item.get_closest_marker("toy_run") is None]:
+                    left.remove(item)
+                    runtestprotocol(item, nextitem=None, log=False)  # its outcome is noted by the report hook
+            return self.status(function)
+
+        for report, folder, function, called in pending:
+            report.sections.append(("rl4llm hint", property_pointer(function, called, status, folder)))
+
+
+POINTERS = _PropertyPointers()
+
+
+def pytest_deselected(items):
+    POINTERS.deselected.extend(items)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -595,6 +690,7 @@ def pytest_configure(config):
 def pytest_runtest_setup(item):
     RECORDER.calls, RECORDER.raised = [], []
     RECORDER.active = not _is_hypothesis(item) and item.get_closest_marker("toy_run") is None
+    RECORDER.called = [] if _is_hypothesis(item) else None
 
 
 @pytest.hookimpl(trylast=True)
@@ -607,9 +703,14 @@ def pytest_runtest_teardown(item, nextitem):
             entry = {"function": name, "args": args, "kwargs": kwargs, "raises": raised}
             RECORDER.dump[json.dumps(entry, sort_keys=True)] = entry
     RECORDER.active = False
+    RECORDER.called = None
 
 
 def pytest_sessionfinish(session, exitstatus):
+    try:
+        POINTERS.settle(session.items)
+    except Exception:  # a hint is a bonus: never break the run
+        pass
     if RECORD_PATH:
         Path(RECORD_PATH).write_text(json.dumps([RECORDER.dump[k] for k in sorted(RECORDER.dump)]),
                                      encoding="utf-8")
@@ -652,15 +753,14 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     excinfo = call.excinfo
-    if report.failed and excinfo is not None and excinfo.errisinstance(NotImplementedError):
+    stub = report.failed and excinfo is not None and excinfo.errisinstance(NotImplementedError)
+    try:
+        POINTERS.note(item, call, report, stub)
+    except Exception:  # a hint is a bonus: never break the report
+        pass
+    if stub:
         report.longrepr = not_implemented(excinfo.value)
-    elif report.failed and call.when == "call" and _is_hypothesis(item):
-        function = _tested_function(item.name)
-        if function is not None:
-            folder = Path(str(item.fspath)).parent
-            report.sections.append(("rl4llm hint", message("property", function=function,
-                                                           folder=f"{folder.parent.name}/{folder.name}")))
-    elif report.failed and call.when == "call" and RECORDER.active:
+    elif report.failed and call.when == "call" and RECORDER.active:  # a property test is never recorded
         try:
             lines = likely_mistakes(RECORDER.calls, exact_check=lambda: _exact_check(excinfo))
         except Exception:  # a hint is a bonus: never break the report
