@@ -13,6 +13,13 @@
   <function>: <name> -- <hint>". Where several fit, it lists them without
   picking one; where none fits, it names none. Where your values are ~1e-16
   but an exact 0 is expected, it explains that floating-point trap instead.
+- A failing property test (Hypothesis: random inputs, which no table knows)
+  names no mistake; it points to the value tests of its function, or, where
+  those pass, to the failing value tests of a function it called (never back
+  to tests that pass), or to its falsifying example.
+- Stays quick: a stub's failure is reported without rendering a traceback,
+  property tests skip Hypothesis's "explain" phase, and the costly checks
+  behind a hint run only where they can change it.
 - Speaks English or Russian: ``RL4LLM_LANG`` (``en``/``ru``), else the locale
   (``LC_ALL``, ``LC_MESSAGES``, ``LANG``), else English (``MESSAGES``; the
   public tests' own messages come from ``_kit_say.say(en, ru)``, which reads the

@@ -5,7 +5,9 @@ that fits EVERY recorded input of the failing test -- the learner's outputs wher
 reference's where they are right; where several fit it lists them without picking one; where floating
 point explains a wrong value (~1e-16 where exactly 0 is expected) it says so instead.
 
-- the fast tests check that decision (``fitting_entries``, ``diagnosis``) and the two languages;
+- the fast tests check that decision (``fitting_entries``, ``diagnosis``) and the two languages, and that a
+  failing property test never points back to value tests that pass (``property_pointer``; a learner file whose
+  wrong dpo_loss_from_margin fails conservative_dpo_loss's property test, run whole and with ``-k``);
 - the slow test runs every catalogue entry of module_9_reference and module_8_reference, as a learner
   file with exactly that mistake (``mutant_source``), through its module's public tests and checks that
   every mistake the output names is that entry.
