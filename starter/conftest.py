@@ -66,12 +66,14 @@ kit_course = _load("_kit_course")
 kit_compare = _load("_kit_compare")
 kit_say = _load("_kit_say")
 
-def _hypothesis_without_explain() -> None:
+def _hypothesis_without_explain(config) -> None:
     """Property tests keep every phase but Hypothesis's "explain": after shrinking a failure, it reruns the
     test hundreds of times (389 calls where shrinking made 14, on a stub with three float arguments: ~2 s)
     only to mark which arguments did not matter. The shrunk falsifying example and the failure's message stay
-    the same. Loaded before the test modules build their ``settings(...)``; ``--hypothesis-profile`` still
-    chooses another profile."""
+    the same. Loaded at configuration, before the test modules build their ``settings(...)``;
+    ``--hypothesis-profile`` or ``--hypothesis-explain`` leave Hypothesis as chosen."""
+    if config.getoption("--hypothesis-profile", None) or config.getoption("--hypothesis-explain", None):
+        return
     try:
         from hypothesis import Phase, settings
     except ImportError:  # the public tests need it; without it they fail to import, as before
@@ -80,8 +82,6 @@ def _hypothesis_without_explain() -> None:
     settings.register_profile("rl4llm-learner", parent=settings.default, phases=phases)
     settings.load_profile("rl4llm-learner")
 
-
-_hypothesis_without_explain()
 
 IMPL_ROOT = Path(os.environ.get("RL4LLM_IMPL_ROOT", HERE)).resolve()
 IMPL_DIRS = [str(IMPL_ROOT / folder) for folder in kit_course.LEARNER_FILES]
@@ -685,6 +685,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
+    _hypothesis_without_explain(config)
     config.pluginmanager.register(_StubReports(), "rl4llm-stub-reports")
     config.addinivalue_line("markers", "toy_run: " + kit_say.say(
         "trains a given toy with your functions (its calls are not recorded for hints: hundreds of them, on "
