@@ -365,13 +365,19 @@ def half_done_implementation(target: Path, folder: str) -> Path:
     return target
 
 
-def _learner_run(folder: str, impl_root: Path | None) -> float:
+def _learner_run(folder: str, impl_root: Path | None, pycache: Path | None = None) -> float:
     """Seconds of ``pytest starter/<folder>`` (as a learner types it, in a fresh interpreter) on the
-    implementation in ``impl_root`` (``None``: the starter itself). Failing tests are expected (exit 1);
-    anything else (an error collecting, a crash) is a ``RuntimeError``."""
-    env = {key: value for key, value in os.environ.items() if key != "RL4LLM_IMPL_ROOT"}
+    implementation in ``impl_root`` (``None``: the starter itself), bytecode (pytest's rewritten asserts
+    included) kept in ``pycache`` as a learner's ``__pycache__`` keeps it, nothing written into the kit.
+    Failing tests are expected (exit 1); anything else (an error collecting, a crash) is a ``RuntimeError``."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("RL4LLM_IMPL_ROOT", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     if impl_root is not None:
         env["RL4LLM_IMPL_ROOT"] = str(impl_root)
+    if pycache is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["MPLBACKEND"] = "Agg"
     command = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"starter/{folder}"]
     start = time.perf_counter()
@@ -387,19 +393,20 @@ def _learner_run(folder: str, impl_root: Path | None) -> float:
 def bench_learner(folder: str, rounds: int = LEARNER_ROUNDS) -> Result:
     """``learner-m8``/``learner-m9``: ``pytest starter/module_0X`` on the untouched starter, on a half-done
     implementation (:func:`half_done_implementation`) and on a complete one (solutions/), each run once untimed
-    (bytecode written, as after a learner's first run) and then ``rounds`` times, the kinds interleaved; the
+    (bytecode written to the run's own folder, as after a learner's first run) and then ``rounds`` times, the kinds interleaved; the
     line gives the minimum, the data the minimum and the median of each kind."""
     import statistics
 
-    with tempfile.TemporaryDirectory(prefix="rl4llm-bench-half-done-") as tmp:
-        roots = {UNTOUCHED: None, HALF_DONE: half_done_implementation(Path(tmp), folder),
+    with tempfile.TemporaryDirectory(prefix="rl4llm-bench-learner-") as tmp:
+        pycache = Path(tmp) / "pycache"
+        roots = {UNTOUCHED: None, HALF_DONE: half_done_implementation(Path(tmp) / "half-done", folder),
                  LEARNER_COMPLETE: SOLUTIONS_DIR}
         for root in roots.values():
-            _learner_run(folder, root)
+            _learner_run(folder, root, pycache)
         times: dict[str, list[float]] = {kind: [] for kind in LEARNER_KINDS}
         for _ in range(rounds):
             for kind in LEARNER_KINDS:
-                times[kind].append(_learner_run(folder, roots[kind]))
+                times[kind].append(_learner_run(folder, roots[kind], pycache))
     best = {kind: min(values) for kind, values in times.items()}
     median = {kind: statistics.median(values) for kind, values in times.items()}
     line = (f"learner pytest {folder}: " + ", ".join(f"{kind} {best[kind]:.1f} s" for kind in LEARNER_KINDS)
