@@ -393,8 +393,9 @@ def _learner_run(folder: str, impl_root: Path | None, pycache: Path | None = Non
 def bench_learner(folder: str, rounds: int = LEARNER_ROUNDS) -> Result:
     """``learner-m8``/``learner-m9``: ``pytest starter/module_0X`` on the untouched starter, on a half-done
     implementation (:func:`half_done_implementation`) and on a complete one (solutions/), each run once untimed
-    (bytecode written to the run's own folder, as after a learner's first run) and then ``rounds`` times, the kinds interleaved; the
-    line gives the minimum, the data the minimum and the median of each kind."""
+    (bytecode written to the run's own folder, as after a learner's first run) and then ``rounds`` times, the
+    kinds interleaved; the line gives the minimum and the median of each kind, and the minimum of a fresh
+    ``import numpy, torch`` as the machine's yardstick (the runs import both)."""
     import statistics
 
     with tempfile.TemporaryDirectory(prefix="rl4llm-bench-learner-") as tmp:
@@ -407,13 +408,16 @@ def bench_learner(folder: str, rounds: int = LEARNER_ROUNDS) -> Result:
         for _ in range(rounds):
             for kind in LEARNER_KINDS:
                 times[kind].append(_learner_run(folder, roots[kind], pycache))
+        yardstick = min(_timed([PY, "-c", "import numpy, torch"]) for _ in range(rounds))
     best = {kind: min(values) for kind, values in times.items()}
     median = {kind: statistics.median(values) for kind, values in times.items()}
     line = (f"learner pytest {folder}: " + ", ".join(f"{kind} {best[kind]:.1f} s" for kind in LEARNER_KINDS)
-            + f"  (min of {rounds}; median " + ", ".join(f"{median[kind]:.1f}" for kind in LEARNER_KINDS) + " s)")
+            + f"  (min of {rounds}; median " + ", ".join(f"{median[kind]:.1f}" for kind in LEARNER_KINDS)
+            + f" s; a fresh `import numpy, torch` here: {yardstick:.1f} s)")
     data = {"learner": folder, "rounds": rounds, "min_s": {k: round(v, 2) for k, v in best.items()},
             "median_s": {k: round(v, 2) for k, v in median.items()},
-            "runs_s": {k: [round(v, 2) for v in values] for k, values in times.items()}}
+            "runs_s": {k: [round(v, 2) for v in values] for k, values in times.items()},
+            "import_numpy_torch_s": round(yardstick, 2)}
     return Result(max(best.values()), line, data)
 
 

@@ -93,9 +93,11 @@ def test_the_learner_lines_name_the_three_states(monkeypatch):
         return seconds["complete"] if impl_root == benchmark.SOLUTIONS_DIR else 2.4
 
     monkeypatch.setattr(benchmark, "_learner_run", fake_run)
+    monkeypatch.setattr(benchmark, "_timed", lambda command, env=None, cwd=None: 1.1)
     result = benchmark.bench_learner("module_09", rounds=2)
     assert result.line.startswith("learner pytest module_09: untouched 2.1 s, half-done 2.4 s, complete 1.6 s")
     assert result.data["min_s"] == {"untouched": 2.1, "half-done": 2.4, "complete": 1.6}
+    assert result.line.endswith("(min of 2; median 2.1, 2.4, 1.6 s; a fresh `import numpy, torch` here: 1.1 s)")
     table = benchmark.summary({"learner-m9": result.data}, {"learner-m9": "learner"})
     assert "| `pytest starter/module_09` (`learner-m9`), min of 2 | untouched 2.10 s, half-done 2.40 s, " \
            "complete 1.60 s |" in table
