@@ -666,7 +666,11 @@ class _PropertyPointers:
             return self.status(function)
 
         for report, folder, function, called in pending:
-            report.sections.append(("rl4llm hint", property_pointer(function, called, status, folder)))
+            try:
+                line = property_pointer(function, called, status, folder)
+            except Exception:  # a hint is a bonus: this one is left out, the others stay
+                continue
+            report.sections.append(("rl4llm hint", line))
 
 
 POINTERS = _PropertyPointers()
