@@ -5,6 +5,7 @@
                                                 # nbgrader-paired, one after another, then a summary table
     python -m graders.benchmark m9-smoke m8-smoke learner-tests grade-one
     python -m graders.benchmark paired --json timings.json
+    python -m graders.benchmark learner             # learner-m8 learner-m9: a learner's pytest, three states
 
 Each measurement runs its commands in fresh interpreters (so imports are
 counted, as a user would see them) and prints one line as soon as it
@@ -39,7 +40,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders.paths import ASSIGNMENTS_DIR, REPO_ROOT, SOLUTIONS_DIR
+from graders import course
+from graders.paths import ASSIGNMENTS_DIR, REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 
 PY = sys.executable
 CACHE_ENV = "RL4LLM_CACHE"  # graders.engine.refcache: the reference cache's folder, or "off"
@@ -319,6 +321,106 @@ def bench_nbgrader_paired() -> Result:
     return Result(nbgrader, line, data)
 
 
+# ---------------------------------------------------------------------------
+# learner-m8, learner-m9: `pytest starter/module_0X` as a learner runs it all day
+# ---------------------------------------------------------------------------
+UNTOUCHED, HALF_DONE, LEARNER_COMPLETE = "untouched", "half-done", "complete"
+LEARNER_KINDS = (UNTOUCHED, HALF_DONE, LEARNER_COMPLETE)
+LEARNER_ROUNDS = 3  # timed runs of each kind (after one untimed run that writes the bytecode)
+
+
+def half_done_source(source: str, stem: str, relpath: str, stubbed: set[str]) -> str:
+    """A solution file with the fences of the functions in ``stubbed`` replaced by the starter's stubs (the
+    same ``raise NotImplementedError(...)`` line ``rl4llm build`` writes); every other function complete."""
+    from graders.build.stubs import stub_message
+    from graders.fences import find_fences
+
+    lines = source.splitlines(keepends=True)
+    out: list[str] = []
+    cursor = 0
+    for fence in find_fences(source, relpath):
+        if fence.function not in stubbed:
+            continue
+        out.extend(lines[cursor:fence.begin])
+        indent = lines[fence.begin][: len(lines[fence.begin]) - len(lines[fence.begin].lstrip())]
+        out.append(f"{indent}raise NotImplementedError({stub_message(stem, fence)!r})\n")
+        cursor = fence.end + 1
+    out.extend(lines[cursor:])
+    return "".join(out)
+
+
+def half_done_implementation(target: Path, folder: str) -> Path:
+    """An implementation root for ``RL4LLM_IMPL_ROOT``: ``target/<folder>`` holds the module's solution files,
+    every other exercise of the module (course order: the 2nd, 4th, ...) back to its stub. Deterministic."""
+    module = course.module(folder)
+    shutil.copytree(SOLUTIONS_DIR / module.folder, target / module.folder,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    exercises = course.exercises([module.folder])
+    stubbed = {exercise for index, exercise in enumerate(exercises) if index % 2 == 1}
+    for stem in module.files:
+        path = target / module.folder / f"{stem}.py"
+        names = {exercise.split(".", 1)[1] for exercise in stubbed if exercise.split(".", 1)[0] == stem}
+        path.write_text(half_done_source(path.read_text(encoding="utf-8"), stem, f"{module.folder}/{stem}.py",
+                                         names), encoding="utf-8")
+    return target
+
+
+def _learner_run(folder: str, impl_root: Path | None, pycache: Path | None = None) -> float:
+    """Seconds of ``pytest starter/<folder>`` (as a learner types it, in a fresh interpreter) on the
+    implementation in ``impl_root`` (``None``: the starter itself), bytecode (pytest's rewritten asserts
+    included) kept in ``pycache`` as a learner's ``__pycache__`` keeps it, nothing written into the kit.
+    Failing tests are expected (exit 1); anything else (an error collecting, a crash) is a ``RuntimeError``."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("RL4LLM_IMPL_ROOT", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    if impl_root is not None:
+        env["RL4LLM_IMPL_ROOT"] = str(impl_root)
+    if pycache is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["MPLBACKEND"] = "Agg"
+    command = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"starter/{folder}"]
+    start = time.perf_counter()
+    completed = subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    elapsed = time.perf_counter() - start
+    if completed.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(command)} (RL4LLM_IMPL_ROOT={impl_root}) failed with exit "
+                           f"{completed.returncode}:\n{completed.stdout[-3000:]}")
+    return elapsed
+
+
+def bench_learner(folder: str, rounds: int = LEARNER_ROUNDS) -> Result:
+    """``learner-m8``/``learner-m9``: ``pytest starter/module_0X`` on the untouched starter, on a half-done
+    implementation (:func:`half_done_implementation`) and on a complete one (solutions/), each run once untimed
+    (bytecode written to the run's own folder, as after a learner's first run) and then ``rounds`` times, the
+    kinds interleaved; the line gives the minimum and the median of each kind, and the minimum of a fresh
+    ``import numpy, torch`` as the machine's yardstick (the runs import both)."""
+    import statistics
+
+    with tempfile.TemporaryDirectory(prefix="rl4llm-bench-learner-") as tmp:
+        pycache = Path(tmp) / "pycache"
+        roots = {UNTOUCHED: None, HALF_DONE: half_done_implementation(Path(tmp) / "half-done", folder),
+                 LEARNER_COMPLETE: SOLUTIONS_DIR}
+        for root in roots.values():
+            _learner_run(folder, root, pycache)
+        times: dict[str, list[float]] = {kind: [] for kind in LEARNER_KINDS}
+        for _ in range(rounds):
+            for kind in LEARNER_KINDS:
+                times[kind].append(_learner_run(folder, roots[kind], pycache))
+        yardstick = min(_timed([PY, "-c", "import numpy, torch"]) for _ in range(rounds))
+    best = {kind: min(values) for kind, values in times.items()}
+    median = {kind: statistics.median(values) for kind, values in times.items()}
+    line = (f"learner pytest {folder}: " + ", ".join(f"{kind} {best[kind]:.1f} s" for kind in LEARNER_KINDS)
+            + f"  (min of {rounds}; median " + ", ".join(f"{median[kind]:.1f}" for kind in LEARNER_KINDS)
+            + f" s; a fresh `import numpy, torch` here: {yardstick:.1f} s)")
+    data = {"learner": folder, "rounds": rounds, "min_s": {k: round(v, 2) for k, v in best.items()},
+            "median_s": {k: round(v, 2) for k, v in median.items()},
+            "runs_s": {k: [round(v, 2) for v in values] for k, values in times.items()},
+            "import_numpy_torch_s": round(yardstick, 2)}
+    return Result(max(best.values()), line, data)
+
+
 MEGABYTE = 1_000_000
 
 
@@ -394,6 +496,8 @@ MEASUREMENTS = {  # the default run: all of them, in this order
     "learner-tests": ("pytest starter/module_09 on a complete implementation",
                       lambda: _timed([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "starter/module_09"],
                                      env={"RL4LLM_IMPL_ROOT": str(SOLUTIONS_DIR)})),
+    "learner-m8": ("pytest starter/module_08: untouched, half-done, complete", lambda: bench_learner("module_08")),
+    "learner-m9": ("pytest starter/module_09: untouched, half-done, complete", lambda: bench_learner("module_09")),
     "grade-one": ("grade one complete submission (both modules), cold", bench_grade_one),
     "grade-one-warm": ("grade one complete submission (both modules), warm: again right after grade-one",
                        bench_grade_one_warm),
@@ -408,6 +512,7 @@ MEASUREMENTS = {  # the default run: all of them, in this order
 }
 GROUPS = {  # a name on the command line that stands for several measurements, run in this order
     "paired": ("learner-tests", "grade-one", "grade-one-warm", "grade-50", "nbgrader-paired"),
+    "learner": ("learner-m8", "learner-m9"),
 }
 WIDTH = max(map(len, MEASUREMENTS))
 
@@ -444,7 +549,10 @@ def summary(results: dict, labels: dict[str, str]) -> str:
     """The closing table (Markdown, as the README's): one row per measurement, nbgrader-paired in three."""
     rows = ["| measurement | wall time |", "|---|---|"]
     for name, value in results.items():
-        if isinstance(value, dict):  # nbgrader-paired
+        if isinstance(value, dict) and "learner" in value:  # learner-m8, learner-m9
+            rows.append(f"| `pytest starter/{value['learner']}` (`{name}`), min of {value['rounds']} | "
+                        + ", ".join(f"{kind} {_show(value['min_s'][kind])}" for kind in LEARNER_KINDS) + " |")
+        elif isinstance(value, dict):  # nbgrader-paired
             count = value["notebooks"]
             rows.append(f"| `nbgrader autograde`, {count} notebooks (`{name}`) | "
                         f"{_show(value['nbgrader_autograde_s'])} ({_show(value['nbgrader_per_notebook_s'])} "

@@ -13,6 +13,13 @@
   <function>: <name> -- <hint>". Where several fit, it lists them without
   picking one; where none fits, it names none. Where your values are ~1e-16
   but an exact 0 is expected, it explains that floating-point trap instead.
+- A failing property test (Hypothesis: random inputs, which no table knows)
+  names no mistake; it points to the value tests of its function, or, where
+  those pass, to the failing value tests of a function it called (never back
+  to tests that pass), or to its falsifying example.
+- Stays quick: a stub's failure is reported without rendering a traceback,
+  property tests skip Hypothesis's "explain" phase, and the costly checks
+  behind a hint run only where they can change it.
 - Speaks English or Russian: ``RL4LLM_LANG`` (``en``/``ru``), else the locale
   (``LC_ALL``, ``LC_MESSAGES``, ``LANG``), else English (``MESSAGES``; the
   public tests' own messages come from ``_kit_say.say(en, ru)``, which reads the
@@ -37,6 +44,7 @@ import math
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -57,6 +65,23 @@ def _load(name: str):
 kit_course = _load("_kit_course")
 kit_compare = _load("_kit_compare")
 kit_say = _load("_kit_say")
+
+def _hypothesis_without_explain(config) -> None:
+    """Property tests keep every phase but Hypothesis's "explain": after shrinking a failure, it reruns the
+    test hundreds of times (389 calls where shrinking made 14, on a stub with three float arguments: ~2 s)
+    only to mark which arguments did not matter. The shrunk falsifying example and the failure's message stay
+    the same. Loaded at configuration, before the test modules build their ``settings(...)``;
+    ``--hypothesis-profile`` or ``--hypothesis-explain`` leave Hypothesis as chosen."""
+    if config.getoption("--hypothesis-profile", None) or config.getoption("--hypothesis-explain", None):
+        return
+    try:
+        from hypothesis import Phase, settings
+    except ImportError:  # the public tests need it; without it they fail to import, as before
+        return
+    phases = tuple(phase for phase in settings.default.phases if phase is not Phase.explain)
+    settings.register_profile("rl4llm-learner", parent=settings.default, phases=phases)
+    settings.load_profile("rl4llm-learner")
+
 
 IMPL_ROOT = Path(os.environ.get("RL4LLM_IMPL_ROOT", HERE)).resolve()
 IMPL_DIRS = [str(IMPL_ROOT / folder) for folder in kit_course.LEARNER_FILES]
@@ -102,6 +127,12 @@ MESSAGES = {
                        "explicitly, as the lecture does"),
         "property": ("a property test draws its inputs at random, so it names no likely mistake; the value tests "
                      "of {function} do: pytest {folder} -k {function}"),
+        "property_dependency": ("a property test draws its inputs at random, so it names no likely mistake; the value "
+                                "tests of {function} pass, but this test also calls {dependencies}, whose value tests "
+                                "fail: pytest {folder} -k {selection}"),
+        "property_uncovered": ("a property test draws its inputs at random, so it names no likely mistake; the value "
+                               "tests of {function} pass, so the falsifying example above is an input they do not "
+                               "cover: try it by hand"),
     },
     "ru": {
         "not_implemented": "НЕ РЕАЛИЗОВАНО: {message}",
@@ -113,6 +144,12 @@ MESSAGES = {
                        "проверьте группу из равных значений явно, как в лекции"),
         "property": ("тест свойства берёт входы случайно, поэтому не называет вероятную ошибку; её называют тесты "
                      "значений {function}: pytest {folder} -k {function}"),
+        "property_dependency": ("тест свойства берёт входы случайно, поэтому не называет вероятную ошибку; тесты "
+                                "значений {function} проходят, но этот тест вызывает и {dependencies}, чьи тесты "
+                                "значений не проходят: pytest {folder} -k {selection}"),
+        "property_uncovered": ("тест свойства берёт входы случайно, поэтому не называет вероятную ошибку; тесты "
+                               "значений {function} проходят, значит, пример, на котором тест упал (выше), — вход, "
+                               "которого они не покрывают: проверьте его вручную"),
     },
 }
 
@@ -276,6 +313,7 @@ class _Recorder:
         # calls, each after the calls it made itself (``inner``: their indices in this list)
         self.dump: dict = {}  # (function, key) -> exact inputs, for the kit's build
         self.raised: list = []  # (function, (args, kwargs) tagged, exception type name): a test's calls that raised
+        self.called: list | None = None  # a property test's: the learner functions it called (names only), in order
 
     def record(self, name, args, kwargs, call):
         try:
@@ -306,6 +344,8 @@ def _wrap(name: str, function):
     @functools.wraps(function)
     def recorded(*args, **kwargs):
         if not RECORDER.active:
+            if RECORDER.called is not None and name not in RECORDER.called:
+                RECORDER.called.append(name)
             return function(*args, **kwargs)
         return RECORDER.record(name, args, kwargs, lambda: function(*args, **kwargs))
 
@@ -313,11 +353,15 @@ def _wrap(name: str, function):
     return recorded
 
 
+WRAPPED: set[str] = set()  # the learner functions the recorder wraps ("module_9_reference.k3_kl")
+
+
 def _wrap_module(module) -> None:
     for attr, value in list(vars(module).items()):
         if (not attr.startswith("_") and inspect.isfunction(value) and value.__module__ == module.__name__
                 and not getattr(value, "__rl4llm_recorded__", False)):
             setattr(module, attr, _wrap(f"{module.__name__}.{attr}", value))
+            WRAPPED.add(f"{module.__name__}.{attr}")
 
 
 class _RecordingLoader(importlib.abc.Loader):
@@ -462,10 +506,18 @@ def _float_trap(result, expected, arrays) -> float | None:
     return None
 
 
-def diagnosis(observations: dict, table: dict, exact_check: bool = True, lang: str | None = None,
+def diagnosis(observations: dict, table: dict, exact_check=True, lang: str | None = None,
               limit: int = 3) -> list[str]:
     """The hint lines for one failing test: per function, the float trap (where ``exact_check``), then the
-    one fitting mistake named, or the several that fit listed without picking one, or nothing."""
+    one fitting mistake named, or the several that fit listed without picking one, or nothing.
+    ``exact_check``: a bool, or a function that decides it, called only where a tiny value needs it."""
+    decided: list[bool] = []
+
+    def exact() -> bool:
+        if not decided:
+            decided.append(bool(exact_check()) if callable(exact_check) else bool(exact_check))
+        return decided[0]
+
     lines: list[str] = []
     for name, observed in observations.items():
         function = name.split(".", 1)[-1]
@@ -473,7 +525,7 @@ def diagnosis(observations: dict, table: dict, exact_check: bool = True, lang: s
                  for e in entries if isinstance(e, dict)}
         traps = [(_float_trap(o[0], o[1], o[3] if len(o) > 3 else []), o) for o in observed]
         trapped = [(value, o) for value, o in traps if value is not None
-                   and (exact_check or abs(value) > ATOL)]  # a tiny value fails only an exact check
+                   and (abs(value) > ATOL or exact())]  # a tiny value fails only an exact check
         if trapped:
             lines.append(message("float_trap", lang, function=function, value=trapped[0][0]))
         # an input the trap explains is no evidence for a catalogued mistake: judge on the others
@@ -486,20 +538,32 @@ def diagnosis(observations: dict, table: dict, exact_check: bool = True, lang: s
     return lines[:limit]
 
 
-def likely_mistakes(calls, exact_check: bool = True, lang: str | None = None, limit: int = 3) -> list[str]:
-    """The hint lines for a failing test's recorded calls, from the shipped tables (none without them)."""
+def likely_mistakes(calls, exact_check=True, lang: str | None = None, limit: int = 3) -> list[str]:
+    """The hint lines for a failing test's recorded calls, from the shipped tables (none without them);
+    ``exact_check`` as in :func:`diagnosis`."""
     table = _hints()
     if not table:
         return []
     return diagnosis(_observations(calls, table), table, exact_check, lang, limit)
 
 
+_STATEMENTS: dict = {}  # (file, line) -> the statement's text there (pytest parses the file again per call)
+
+
+def _statement(entry) -> str:
+    key = (str(entry.path), entry.lineno)
+    if key not in _STATEMENTS:
+        _STATEMENTS[key] = str(entry.statement)
+    return _STATEMENTS[key]
+
+
 def _exact_check(excinfo) -> bool:
-    """The failing assertion compares exactly (``==``, ``array_equal``, ``assert_equal``)."""
+    """The failing assertion compares exactly (``==``, ``array_equal``, ``assert_equal``). Costly (the
+    statement of every traceback entry): the report asks only where a tiny value makes it matter."""
     try:
         if not excinfo.errisinstance(AssertionError):
             return False
-        texts = [str(entry.statement) for entry in excinfo.traceback] + [str(excinfo.value)]
+        texts = [_statement(entry) for entry in excinfo.traceback] + [str(excinfo.value)]
     except Exception:
         return False
     return any("==" in text or "array_equal" in text or "assert_equal" in text for text in texts)
@@ -526,7 +590,7 @@ def _round(norm):
 
 def _tested_function(test_name: str) -> str | None:
     """The exercise a public test is named after (``test_<function>_<what>``; the longest that fits)."""
-    functions = {key.split(".", 1)[1] for key in _hints()}
+    functions = {key.split(".", 1)[1] for key in [*_hints(), *WRAPPED]}
     fits = [f for f in functions if test_name.startswith(f"test_{f}_")]
     return max(fits, key=len) if fits else None
 
@@ -534,6 +598,86 @@ def _tested_function(test_name: str) -> str | None:
 def _is_hypothesis(item) -> bool:
     function = getattr(item, "obj", None)
     return bool(getattr(function, "is_hypothesis_test", False) or getattr(function, "hypothesis", None))
+
+
+def property_pointer(function: str, called, status, folder: str, lang: str | None = None) -> str:
+    """The pointer of a failing property test of ``function`` that called the learner functions ``called``
+    (names, in order); ``status(name)``: True when every value test of ``name`` passes, False when one fails,
+    None when none ran. Its own value tests when they fail or did not run (they name the likely mistake); else
+    the value tests that fail of the functions it called, never its own again; else its falsifying example."""
+    if status(function) is not True:
+        return message("property", lang, function=function, folder=folder)
+    failing = [name for name in dict.fromkeys(called) if name != function and status(name) is False]
+    if failing:
+        selection = failing[0] if len(failing) == 1 else '"' + " or ".join(failing) + '"'
+        return message("property_dependency", lang, function=function, dependencies=", ".join(failing),
+                       folder=folder, selection=selection)
+    return message("property_uncovered", lang, function=function)
+
+
+class _PropertyPointers:
+    """Where a failing property test sends the learner, settled at the end of the run (``property_pointer``).
+
+    A function's value tests are the public tests named after it that are not property tests. Their outcomes
+    are noted as they run; those a pointer needs that this run did not run (left out by ``-k`` or ``-m``, or
+    after ``-x``) run at the end, unreported (not toy runs: seconds each). A pointer therefore never sends a
+    learner to tests that pass: a property test that fails with its function's value tests passing points to
+    the failing value tests of a function it called (``RECORDER.called``: the test's own calls and those made
+    inside it), e.g. conservative_dpo_loss's test to dpo_loss_from_margin."""
+
+    def __init__(self):
+        self.outcomes: dict[str, list[bool]] = {}  # function -> passed?, one per value-test phase noted
+        self.ran: set[str] = set()  # node ids of the value tests noted
+        self.pending: list = []  # (report, folder, function, called) of each failing property test
+        self.deselected: list = []  # what -k / -m left out
+
+    def note(self, item, call, report, stub: bool) -> None:
+        function = _tested_function(item.name)
+        if function is None:
+            return
+        if _is_hypothesis(item):
+            if report.failed and call.when == "call" and not stub:  # a stub's one line says it all
+                folder = Path(str(item.fspath)).parent
+                called = [name.split(".", 1)[1] for name in RECORDER.called or ()]
+                self.pending.append((report, f"{folder.parent.name}/{folder.name}", function, called))
+        elif report.failed or (call.when == "call" and report.passed):
+            self.outcomes.setdefault(function, []).append(bool(report.passed))
+            self.ran.add(item.nodeid)
+
+    def status(self, function: str) -> bool | None:
+        results = self.outcomes.get(function)
+        return all(results) if results else None
+
+    def settle(self, items=()) -> None:
+        """Every pending pointer into its report (before pytest prints the failures)."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        left = [item for item in [*self.deselected, *items] if item.nodeid not in self.ran]
+
+        def status(function: str) -> bool | None:
+            if self.status(function) is None:
+                from _pytest.runner import runtestprotocol  # what pytest runs per test, here unreported
+
+                for item in [item for item in left if _tested_function(item.name) == function
+                             and not _is_hypothesis(item) and item.get_closest_marker("toy_run") is None]:
+                    left.remove(item)
+                    runtestprotocol(item, nextitem=None, log=False)  # its outcome is noted by the report hook
+            return self.status(function)
+
+        for report, folder, function, called in pending:
+            try:
+                line = property_pointer(function, called, status, folder)
+            except Exception:  # a hint is a bonus: this one is left out, the others stay
+                continue
+            report.sections.append(("rl4llm hint", line))
+
+
+POINTERS = _PropertyPointers()
+
+
+def pytest_deselected(items):
+    POINTERS.deselected.extend(items)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -545,6 +689,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
+    _hypothesis_without_explain(config)
+    config.pluginmanager.register(_StubReports(), "rl4llm-stub-reports")
     config.addinivalue_line("markers", "toy_run: " + kit_say.say(
         "trains a given toy with your functions (its calls are not recorded for hints: hundreds of them, on "
         "inputs no table holds)",
@@ -556,6 +702,7 @@ def pytest_configure(config):
 def pytest_runtest_setup(item):
     RECORDER.calls, RECORDER.raised = [], []
     RECORDER.active = not _is_hypothesis(item) and item.get_closest_marker("toy_run") is None
+    RECORDER.called = [] if _is_hypothesis(item) else None
 
 
 @pytest.hookimpl(trylast=True)
@@ -568,9 +715,14 @@ def pytest_runtest_teardown(item, nextitem):
             entry = {"function": name, "args": args, "kwargs": kwargs, "raises": raised}
             RECORDER.dump[json.dumps(entry, sort_keys=True)] = entry
     RECORDER.active = False
+    RECORDER.called = None
 
 
 def pytest_sessionfinish(session, exitstatus):
+    try:
+        POINTERS.settle(session.items)
+    except Exception:  # a hint is a bonus: never break the run
+        pass
     if RECORD_PATH:
         Path(RECORD_PATH).write_text(json.dumps([RECORDER.dump[k] for k in sorted(RECORDER.dump)]),
                                      encoding="utf-8")
@@ -592,22 +744,37 @@ class _ImplementationFirst(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, _ImplementationFirst())
 
 
+class _StubReports:
+    """A stub's NotImplementedError: its report made with the one line, so pytest never renders the traceback
+    that line replaces (rendering parses the source of every frame: most of an untouched starter's run).
+    A plugin of its own (``pytest_configure``): this file's ``pytest_runtest_makereport`` is the hint wrapper."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item, call):
+        excinfo = call.excinfo
+        if excinfo is None or not excinfo.errisinstance(NotImplementedError):
+            return None  # pytest makes the report
+        # not an ExceptionInfo: pytest's "failed, with this text" report, the same one the wrapper below makes
+        short = SimpleNamespace(when=call.when, start=call.start, stop=call.stop, duration=call.duration,
+                                excinfo=not_implemented(excinfo.value))
+        return pytest.TestReport.from_item_and_call(item, short)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     excinfo = call.excinfo
-    if report.failed and excinfo is not None and excinfo.errisinstance(NotImplementedError):
+    stub = report.failed and excinfo is not None and excinfo.errisinstance(NotImplementedError)
+    try:
+        POINTERS.note(item, call, report, stub)
+    except Exception:  # a hint is a bonus: never break the report
+        pass
+    if stub:
         report.longrepr = not_implemented(excinfo.value)
-    elif report.failed and call.when == "call" and _is_hypothesis(item):
-        function = _tested_function(item.name)
-        if function is not None:
-            folder = Path(str(item.fspath)).parent
-            report.sections.append(("rl4llm hint", message("property", function=function,
-                                                           folder=f"{folder.parent.name}/{folder.name}")))
-    elif report.failed and call.when == "call" and RECORDER.active:
+    elif report.failed and call.when == "call" and RECORDER.active:  # a property test is never recorded
         try:
-            lines = likely_mistakes(RECORDER.calls, exact_check=_exact_check(excinfo))
+            lines = likely_mistakes(RECORDER.calls, exact_check=lambda: _exact_check(excinfo))
         except Exception:  # a hint is a bonus: never break the report
             lines = []
         if lines:

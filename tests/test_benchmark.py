@@ -59,3 +59,46 @@ def test_the_paired_course_holds_the_notebooks_both_sides_grade(tmp_path):
             assert text == (course / "release" / assignment / f"{stem}.ipynb").read_text(encoding="utf-8")
             assert "BEGIN SOLUTION" not in text and "raise NotImplementedError()" in text
     assert paired.env["JUPYTER_PATH"] == str(tmp_path / "jupyter")
+
+
+@pytest.mark.parametrize("folder", ["module_08", "module_09"])
+def test_the_half_done_implementation_has_every_other_exercise_back_to_its_stub(tmp_path, folder):
+    from graders import course
+    from graders.build.stubs import stub_message
+    from graders.fences import find_fences
+
+    first = benchmark.half_done_implementation(tmp_path / "a", folder)
+    second = benchmark.half_done_implementation(tmp_path / "b", folder)
+    exercises = course.exercises([folder])
+    stubbed = []
+    for stem in course.module(folder).files:
+        text = (first / folder / f"{stem}.py").read_text(encoding="utf-8")
+        assert text == (second / folder / f"{stem}.py").read_text(encoding="utf-8")  # deterministic
+        compile(text, stem, "exec")
+        solution = (benchmark.SOLUTIONS_DIR / folder / f"{stem}.py").read_text(encoding="utf-8")
+        for fence in find_fences(solution):
+            if repr(stub_message(stem, fence)) in text:
+                stubbed.append(f"{stem}.{fence.function}")
+    assert stubbed == exercises[1::2]  # the 2nd, 4th, ... in course order: about half
+    assert sorted(path.name for path in (first / folder).glob("*.py")) == sorted(
+        path.name for path in (benchmark.SOLUTIONS_DIR / folder).glob("*.py"))  # the given modules too
+
+
+def test_the_learner_lines_name_the_three_states(monkeypatch):
+    seconds = {None: 2.1, "complete": 1.6}
+
+    def fake_run(folder, impl_root, pycache=None):
+        if impl_root is None:
+            return seconds[None]
+        return seconds["complete"] if impl_root == benchmark.SOLUTIONS_DIR else 2.4
+
+    monkeypatch.setattr(benchmark, "_learner_run", fake_run)
+    monkeypatch.setattr(benchmark, "_timed", lambda command, env=None, cwd=None: 1.1)
+    result = benchmark.bench_learner("module_09", rounds=2)
+    assert result.line.startswith("learner pytest module_09: untouched 2.1 s, half-done 2.4 s, complete 1.6 s")
+    assert result.data["min_s"] == {"untouched": 2.1, "half-done": 2.4, "complete": 1.6}
+    assert result.line.endswith("(min of 2; median 2.1, 2.4, 1.6 s; a fresh `import numpy, torch` here: 1.1 s)")
+    table = benchmark.summary({"learner-m9": result.data}, {"learner-m9": "learner"})
+    assert "| `pytest starter/module_09` (`learner-m9`), min of 2 | untouched 2.10 s, half-done 2.40 s, " \
+           "complete 1.60 s |" in table
+    assert benchmark.resolve(benchmark.build_parser(), ["learner"]) == ["learner-m8", "learner-m9"]

@@ -5,7 +5,9 @@ that fits EVERY recorded input of the failing test -- the learner's outputs wher
 reference's where they are right; where several fit it lists them without picking one; where floating
 point explains a wrong value (~1e-16 where exactly 0 is expected) it says so instead.
 
-- the fast tests check that decision (``fitting_entries``, ``diagnosis``) and the two languages;
+- the fast tests check that decision (``fitting_entries``, ``diagnosis``) and the two languages, and that a
+  failing property test never points back to value tests that pass (``property_pointer``; a learner file whose
+  wrong dpo_loss_from_margin fails conservative_dpo_loss's property test, run whole and with ``-k``);
 - the slow test runs every catalogue entry of module_9_reference and module_8_reference, as a learner
   file with exactly that mistake (``mutant_source``), through its module's public tests and checks that
   every mistake the output names is that entry.
@@ -113,6 +115,70 @@ def test_a_failing_property_test_points_to_the_value_tests_of_its_function():
     assert conftest._tested_function("test_something_else") is None
     line = conftest.message("property", "ru", function="k3_kl", folder="starter/module_09")
     assert line.endswith("pytest starter/module_09 -k k3_kl")
+
+
+def test_a_property_pointer_never_sends_the_learner_back_to_value_tests_that_pass():
+    folder = "starter/module_08"
+    own, dep = "conservative_dpo_loss", "dpo_loss_from_margin"
+
+    def pointer(statuses, called=(dep,), lang="en"):
+        return conftest.property_pointer(own, list(called), statuses.get, folder, lang)
+
+    # its own value tests fail, or did not run: they are where the likely mistake is named
+    for statuses in ({own: False, dep: False}, {dep: False}):
+        assert pointer(statuses).endswith(f"the value tests of {own} do: pytest {folder} -k {own}")
+    # they pass: the failing value tests of a function the test called, never its own again
+    line = pointer({own: True, dep: False}, called=(own, dep, own))
+    assert line.endswith(f"the value tests of {own} pass, but this test also calls {dep}, whose value tests "
+                         f"fail: pytest {folder} -k {dep}")
+    assert pointer({own: True, dep: False}, lang="ru").endswith(
+        f"тесты значений {own} проходят, но этот тест вызывает и {dep}, чьи тесты значений не проходят: "
+        f"pytest {folder} -k {dep}")
+    assert pointer({own: True, dep: False, "ipo_loss": False}, called=(dep, "ipo_loss")).endswith(
+        f'calls {dep}, ipo_loss, whose value tests fail: pytest {folder} -k "{dep} or ipo_loss"')
+    # a called function whose value tests pass, or did not run, is never pointed to
+    for statuses in ({own: True, dep: True}, {own: True}):
+        for lang in course.LANGUAGES:
+            line = pointer(statuses, lang=lang)
+            assert f"-k {own}" not in line and dep not in line, line
+            assert line == conftest.message("property_uncovered", lang, function=own)
+
+
+def _dpo_mistake_runs(tmp_path) -> dict:
+    """pytest of module_8_reference's public tests on a learner file whose only mistake is dpo_loss_from_margin's
+    sign: the whole file (en), ``-k conservative_dpo_loss`` (en, ru)."""
+    root = tmp_path / "learner"
+    shutil.copytree(SOLUTIONS_DIR / "module_08", root / "module_08", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "module_08" / "module_8_reference.py").write_text(
+        mutant_source("module_8_reference.dpo_loss_from_margin", "dpo_sign_flipped"), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("RL4LLM_RECORD_CALLS", "PYTHONDONTWRITEBYTECODE")}
+    env.update(RL4LLM_IMPL_ROOT=str(root), MPLBACKEND="Agg", COLUMNS="400", PYTHONPYCACHEPREFIX=PYCACHE)
+    tests = str(STARTER_DIR / "module_08" / "test_module_8_reference.py")
+    runs = {("en", ""): [tests], ("en", "-k"): [tests, "-k", "conservative_dpo_loss"],
+            ("ru", "-k"): [tests, "-k", "conservative_dpo_loss"]}
+    jobs = [Job(args=[*args, "-p", "no:cacheprovider"], env={**env, "RL4LLM_LANG": lang}, cwd=str(REPO_ROOT))
+            for (lang, _), args in runs.items()]
+    return dict(zip(runs, run_many(jobs, workers=2)))
+
+
+def test_a_property_test_failing_through_a_dependency_points_to_that_dependency(tmp_path):
+    runs = _dpo_mistake_runs(tmp_path)
+    property_line = re.compile(r"^(?:a property test draws|тест свойства берёт).*$", re.MULTILINE)
+    cdpo_test = ("starter/module_08/test_module_8_reference.py::"
+                 "test_conservative_dpo_loss_eps_zero_equals_dpo_loss_from_margin")
+    pointer = {lang: conftest.message("property_dependency", lang, function="conservative_dpo_loss",
+                                      dependencies="dpo_loss_from_margin", folder="starter/module_08",
+                                      selection="dpo_loss_from_margin") for lang in course.LANGUAGES}
+    for (lang, selection), run in runs.items():
+        assert run.returncode == 1 and f"FAILED {cdpo_test}" in run.stdout, run.stdout[-3000:]
+        lines = property_line.findall(run.stdout)
+        assert pointer[lang] in lines, (lang, selection, lines, run.stdout[-3000:])
+        # never back to conservative_dpo_loss, whose value tests pass
+        assert not [line for line in lines if "-k conservative_dpo_loss" in line], (lang, selection, lines)
+    # -k still runs and reports only what it selects: the value tests the pointer needed ran unreported
+    for lang in course.LANGUAGES:
+        summary = runs[lang, "-k"].stdout
+        assert re.search(r"\b1 failed, 3 passed, \d+ deselected\b", summary), summary[-2000:]
 
 
 def test_the_language_follows_rl4llm_lang_then_the_locale():
