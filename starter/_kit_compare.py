@@ -230,3 +230,39 @@ def mismatch(expected, got, *, rtol: float, atol: float, where: str = "") -> str
                 return problem
         return None
     return f"{at}cannot compare {kind(expected)}"
+
+
+def float_trap(expected, got, arrays, *, rtol: float, atol: float) -> float | None:
+    """A value the learner returned where the reference returns EXACTLY 0, when floating point explains it:
+    either tiny (0 < |x| <= atol: wrong only for an exact check), or finite on the rows of an all-equal group
+    of an input of the same shape (``arrays``: the call's input arrays) whose mean is not exactly its value,
+    while every other value is right: the mean of equal floats is not always exactly that float, so
+    ``r - mean(r)`` is ~1e-16, and divided by a std of ~1e-16 it is of order 1. ``None`` when neither
+    (normalised values). A group whose mean is exact (``[-1.0] * 6``) cannot fall into the trap."""
+    try:
+        e, g = np.asarray(expected, dtype=np.float64), np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if e.shape != g.shape or not e.size:
+        return None
+    with np.errstate(invalid="ignore"):
+        off = (e == 0.0) & (g != 0.0)
+        tiny = off & (np.abs(g) <= atol)
+    if tiny.any():
+        return float(np.abs(g[tiny]).max())
+    if not off.any() or not np.isfinite(g[off]).all() or not e.ndim:
+        return None
+    right = ~off
+    if right.any() and mismatch(e[right], g[right], rtol=rtol, atol=atol) is not None:
+        return None
+    for array in arrays:
+        array = np.asarray(array)
+        if array.shape == e.shape and array.dtype.kind in "biuf":
+            array = array.astype(np.float64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                all_equal = array.max(axis=-1, keepdims=True) == array.min(axis=-1, keepdims=True)
+                # the trap needs a mean that misses the values: mean([0.7] * 3) does, mean([-1.0] * 6) does not
+                inexact = (array - array.mean(axis=-1, keepdims=True) != 0).any(axis=-1, keepdims=True)
+            if (np.broadcast_to(all_equal & inexact, e.shape) | ~off).all():
+                return float(g[off][np.argmax(np.abs(g[off]))])
+    return None

@@ -479,31 +479,9 @@ def _matches(result, value) -> bool:
 
 def _float_trap(result, expected, arrays) -> float | None:
     """A value the learner returned where the reference returns EXACTLY 0, when floating point explains it:
-    either tiny (0 < |x| <= ATOL: right within tolerance, wrong for an exact check), or finite on the rows of
-    an all-equal group of an input of the same shape while every other value is right (~1e-16 / ~1e-16).
-    None when neither."""
-    try:
-        e, g = np.asarray(expected, dtype=np.float64), np.asarray(result, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None
-    if e.shape != g.shape or not e.size:
-        return None
-    off = (e == 0.0) & (g != 0.0)
-    tiny = off & (np.abs(g) <= ATOL)
-    if tiny.any():
-        return float(np.abs(g[tiny]).max())
-    if not off.any() or not np.isfinite(g[off]).all() or not e.ndim:
-        return None
-    right = ~off
-    if right.any() and kit_compare.mismatch(e[right], g[right], rtol=RTOL, atol=ATOL) is not None:
-        return None
-    for array in arrays:
-        if array.shape == e.shape:
-            all_equal = np.broadcast_to(array.max(axis=-1, keepdims=True) == array.min(axis=-1, keepdims=True),
-                                        e.shape)
-            if (all_equal | ~off).all():
-                return float(g[off][np.argmax(np.abs(g[off]))])
-    return None
+    the autograder's own rule (``kit_compare.float_trap``: tiny, or finite on an all-equal group whose mean
+    misses its value while every other value is right); None when neither."""
+    return kit_compare.float_trap(expected, result, arrays, rtol=RTOL, atol=ATOL)
 
 
 def diagnosis(observations: dict, table: dict, exact_check=True, lang: str | None = None,

@@ -178,7 +178,7 @@ def test_a_property_test_failing_through_a_dependency_points_to_that_dependency(
     # -k still runs and reports only what it selects: the value tests the pointer needed ran unreported
     for lang in course.LANGUAGES:
         summary = runs[lang, "-k"].stdout
-        assert re.search(r"\b1 failed, 3 passed, \d+ deselected\b", summary), summary[-2000:]
+        assert re.search(r"\b1 failed, \d+ passed, \d+ deselected\b", summary), summary[-2000:]
 
 
 def test_the_language_follows_rl4llm_lang_then_the_locale():
