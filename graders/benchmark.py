@@ -368,7 +368,8 @@ def half_done_implementation(target: Path, folder: str) -> Path:
 def _learner_run(folder: str, impl_root: Path | None, pycache: Path | None = None) -> float:
     """Seconds of ``pytest starter/<folder>`` (as a learner types it, in a fresh interpreter) on the
     implementation in ``impl_root`` (``None``: the starter itself), bytecode (pytest's rewritten asserts
-    included) kept in ``pycache`` as a learner's ``__pycache__`` keeps it, nothing written into the kit.
+    included) kept in ``pycache`` as a learner's ``__pycache__`` keeps it, and pytest's cache beside it (the
+    toy's warm-up, kept between runs as a learner's ``.pytest_cache`` keeps it), nothing written into the kit.
     Failing tests are expected (exit 1); anything else (an error collecting, a crash) is a ``RuntimeError``."""
     env = {key: value for key, value in os.environ.items()
            if key not in ("RL4LLM_IMPL_ROOT", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
@@ -379,7 +380,10 @@ def _learner_run(folder: str, impl_root: Path | None, pycache: Path | None = Non
     else:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["MPLBACKEND"] = "Agg"
-    command = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"starter/{folder}"]
+    # pytest's cache (the toy's warm-up kept between runs, as a learner's .pytest_cache keeps it) beside the
+    # bytecode, never in the kit
+    cache = ["-o", f"cache_dir={pycache.parent / 'pytest-cache'}"] if pycache is not None else ["-p", "no:cacheprovider"]
+    command = [PY, "-m", "pytest", "-q", *cache, f"starter/{folder}"]
     start = time.perf_counter()
     completed = subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)

@@ -10,6 +10,7 @@ until you write the function.
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -27,6 +28,39 @@ from module_9_training import grpo_loss
 gc.freeze()
 
 REL = 1e-9  # float64 tolerance
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm_ups_kept_between_runs(request):
+    """The toy's supervised warm-up (about 0.7 s, the same on every run on this machine) kept in pytest's
+    cache folder between your runs, as ``grpo_toy.WARMED_UP`` keeps it within one: bit-identical to
+    warming up again. The file is named by grpo_toy's source and torch's version, read without pickle;
+    without pytest's cache (``-p no:cacheprovider``) nothing is kept."""
+    import grpo_toy
+
+    cache = getattr(request.config, "cache", None)
+    if cache is None:
+        yield
+        return
+    stamp = hashlib.sha256(Path(grpo_toy.__file__).read_bytes() + torch.__version__.encode()).hexdigest()[:16]
+    path = Path(cache.mkdir("rl4llm-toy-warm-ups")) / f"grpo_toy-{stamp}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            for name in saved.files:  # "<key>/<parameter>"
+                key, parameter = name.split("/", 1)
+                grpo_toy.WARMED_UP.setdefault(key, {})[parameter] = torch.from_numpy(saved[name].copy())
+    except (OSError, ValueError, KeyError):
+        pass  # none yet, or unreadable: warm up as usual
+    known = set(grpo_toy.WARMED_UP)
+    yield
+    if set(grpo_toy.WARMED_UP) - known:
+        arrays = {f"{key}/{parameter}": tensor.detach().numpy() for key, state in grpo_toy.WARMED_UP.items()
+                  for parameter, tensor in state.items()}
+        try:
+            with open(path, "wb") as handle:
+                np.savez(handle, **arrays)
+        except OSError:
+            pass
 
 
 def _t(rows) -> torch.Tensor:
