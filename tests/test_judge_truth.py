@@ -292,3 +292,28 @@ def test_a_mistake_outside_the_catalogue_loses_points_and_gets_no_false_name(gra
         assert list(lost) == [mistake.exercise], (mistake.name, lost)
         assert lost[mistake.exercise]["misconceptions"] == ([mistake.named] if mistake.named else []), (
             mistake.name, lost[mistake.exercise]["feedback"])
+
+
+@pytest.mark.parametrize("language, line", [
+    ("en", "- several catalogued mistakes fit every check equally well, so none is named: no_eps, sample_std"),
+    ("ru", "- всем проверкам одинаково соответствуют несколько известных ошибок, поэтому ни одна не названа: "
+           "no_eps, sample_std")])
+def test_candidates_are_listed_in_the_feedback_and_none_is_claimed(language, line):
+    from graders.engine import feedback
+    from graders.engine.grading import GradeOptions as Options
+    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.protocol import Judgement, Status
+
+    judgement = Judgement(Status.FAILED, checks=3, candidates=("no_eps", "sample_std"))
+    exercise = types.SimpleNamespace(id="module_9_reference.group_relative_advantages", stem="module_9_reference",
+                                     function="group_relative_advantages")
+    ctx = types.SimpleNamespace(kit=DEFAULT_KIT, options=Options(lang=language))
+    text = feedback.render(judgement, exercise, ctx)
+    assert text.split("\n")[-1] == line
+    assert feedback_text_misconception(language) not in text
+
+
+def feedback_text_misconception(language: str) -> str:
+    from graders.engine.texts import feedback_text
+
+    return feedback_text(language, "misconception", name="")[:-1]
