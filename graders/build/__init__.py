@@ -14,6 +14,10 @@ stale. What is generated, and where from:
   with the given modules they import beside them (:mod:`.notebooks`);
 - ``starter/module_0X/_toy_reference.json``: the reference outcomes of the toy
   runs the public toy tests compare with (:mod:`.toys`);
+- ``starter/module_0X/_refused.json``: the public ``raises=`` cases of the checks, which the
+  public tests' refusal rows read (:mod:`.refused`);
+- the generated blocks of the Markdown files (``<!-- generated:NAME:begin -->`` ...
+  ``<!-- generated:NAME:end -->``: exercise lists, points, totals; :mod:`.docs`);
 - ``starter/module_0X/_hints.json``: the "likely mistake" tables (:mod:`.hints`),
   computed last, since they run the public tests with the starter's conftest.
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graders.build import hints, notebooks, toys
+from graders.build import docs, hints, notebooks, refused, toys
 from graders.build.stubs import given_files, make_given_source, make_stub_source, solution_files
 from graders.build.support import support_outputs
 from graders.fences import BEGIN_SOLUTION, END_SOLUTION, Fence, FenceError, exercises_in, find_fences  # noqa: F401
@@ -48,8 +52,10 @@ def starter_outputs(solutions_dir: Path = SOLUTIONS_DIR, starter_dir: Path = STA
 
 
 def _stages() -> list:
-    """What the build computes, in order: the hint tables run the public tests on what comes before."""
-    return [starter_outputs, notebooks.build_outputs, toys.build_outputs, hints.build_outputs]
+    """What the build computes, in order: the notebooks copy the module pages (their generated blocks written
+    first); the hint tables run the public tests on what comes before."""
+    return [starter_outputs, docs.build_outputs, notebooks.build_outputs, toys.build_outputs, refused.build_outputs,
+            hints.build_outputs]
 
 
 def build_outputs() -> dict[Path, str]:
@@ -86,7 +92,9 @@ def build(check: bool = False) -> int:
     if check:
         stale = stale_outputs()
         for path in stale:
-            print(f"stale: {path.relative_to(REPO_ROOT)}")
+            blocks = docs.stale_blocks(path) if path.suffix == ".md" and path.exists() else []
+            named = f" (generated block{'s' if len(blocks) > 1 else ''} {', '.join(blocks)})" if blocks else ""
+            print(f"stale: {path.relative_to(REPO_ROOT)}{named}")
         if stale:
             print(f"{len(stale)} generated file(s) are out of date: run `rl4llm build`.")
             return 1

@@ -55,6 +55,8 @@ def notebook_path(folder: str, stem: str, language: str) -> Path:
 def _intro(module: course.Module, stem: str, language: str, docstring: str, count: int, total: float) -> str:
     text = TEXT[language]
     title, coverage = MODULE_TEXT[(module.number, language)]
+    coverage = coverage.format(exercises=code_list([e.split(".", 1)[1] for e in course.exercises([module.number])],
+                                                   language))
     intro = [f"# {title} · `{stem}`", "", coverage, "",
              text["notebook"].format(stem=stem, blurb=FILE_TEXT[(stem, language)], count=count,
                                      points=points_text(total, language))]

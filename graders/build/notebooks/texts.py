@@ -11,24 +11,24 @@ from __future__ import annotations
 MODULE_TEXT = {
     ("8", "en"): ("Module 8 — RLHF and direct preference optimisation",
                   "The KL-regularised optimum and the reward–KL frontier, per-token reward shaping, constraints "
-                  "and dual ascent (safe RLHF), DPO and its relatives (cDPO, IPO, SimPO, ORPO) and likelihood "
-                  "displacement; then a toy DPO run on a tiny autoregressive policy."),
+                  "and dual ascent (safe RLHF), DPO and its relatives and likelihood "
+                  "displacement; then a toy DPO run on a tiny autoregressive policy. The exercises: {exercises}."),
     ("8", "ru"): ("Модуль 8 — RLHF и прямая оптимизация предпочтений",
                   "Оптимум с KL-регуляризацией и граница «награда–KL», потокенное формирование награды (reward "
-                  "shaping), ограничения и двойственный подъём (safe RLHF), DPO и его родственники (cDPO, IPO, "
-                  "SimPO, ORPO) и смещение правдоподобия (likelihood displacement); затем игрушечный запуск DPO "
-                  "на маленькой авторегрессионной политике."),
+                  "shaping), ограничения и двойственный подъём (safe RLHF), DPO и его родственники "
+                  "и смещение правдоподобия (likelihood displacement); затем игрушечный запуск DPO "
+                  "на маленькой авторегрессионной политике. Упражнения: {exercises}."),
     ("9", "en"): ("Module 9 — RLVR and GRPO",
                   "A verifiable reward (a numeric verifier), informative groups, group-relative advantages and the "
                   "leave-one-out baseline, clipping (PPO, DAPO's clip-higher, GSPO), the loss reductions of GRPO, "
                   "Dr. GRPO and DAPO, the overlong penalty, the k3 KL estimator, entropy and pass@k; then a toy "
-                  "GRPO loop in which a tiny policy learns arithmetic from a verifier."),
+                  "GRPO loop in which a tiny policy learns arithmetic from a verifier. The exercises: {exercises}."),
     ("9", "ru"): ("Модуль 9 — RLVR и GRPO",
                   "Проверяемая награда (числовой верификатор), информативные группы, групповые относительные "
                   "преимущества (advantages) и базовая линия leave-one-out, клиппинг (PPO, clip-higher из DAPO, "
                   "GSPO), редукции функции потерь GRPO, Dr. GRPO и DAPO, штраф за чрезмерную длину, оценка KL k3, "
                   "энтропия и pass@k; затем игрушечный цикл GRPO, в котором маленькая политика учится арифметике "
-                  "по сигналу верификатора."),
+                  "по сигналу верификатора. Упражнения: {exercises}."),
 }
 FILE_TEXT = {
     ("module_8_reference", "en"): "pure NumPy, one formula per function",
