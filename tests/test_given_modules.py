@@ -29,6 +29,7 @@ import types
 
 import pytest
 
+from graders import course
 from graders.checks import spec_for
 from graders.engine.batch import grade_sources
 from graders.engine.grading import GradeOptions, prepare_job, write_settings
@@ -40,8 +41,7 @@ from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 M9, M8 = SOLUTIONS_DIR / "module_09", SOLUTIONS_DIR / "module_08"
 GIVEN = {"module_9_training": ("arithmetic_toy", "grpo_toy"), "module_8_training": ("dpo_toy",)}
 LOSS = {"module_9_training": "grpo_loss", "module_8_training": "dpo_loss"}
-TRAINING_EXERCISES = ["module_8_training.sequence_logprobs", "module_8_training.dpo_loss",
-                      "module_9_training.grpo_loss"]
+TRAINING_EXERCISES = [e for e in course.exercises() if e.split(".", 1)[0].endswith("_training")]
 
 
 # ----------------------------------------------------------------------------- learner files

@@ -116,7 +116,9 @@ def public_kinds(exercise: str) -> set[str]:
 def test_every_kind_of_hidden_check_has_a_public_test_of_that_kind(exercise):
     missing = {k: label for k, label in hidden_kinds(exercise).items() if k not in public_kinds(exercise)}
     assert not missing, (f"{exercise}: hidden checks of kinds no public test makes (kind: a hidden case's label): "
-                         f"{missing}; add a row to the public tests (REFUSED in its test file)")
+                         f"{missing}; make a raises= case of that kind public (hidden=False) in its checks: `rl4llm build` "
+                         f"ships it to _refused.json, which the public test file reads (tests/test_recipe.py, fast, "
+                         f"checks the refusals)")
 
 
 def _bound(function, args: tuple, kwargs: dict) -> str:

@@ -1,0 +1,75 @@
+"""The recipe of an exercise holds for every exercise (fast): the four hand-written pieces, no skeleton left.
+
+``graders/build/recipe.py`` says what each exercise lacks (its reference, its public tests, its hidden
+checks, its catalogue), each line naming the exercise, the piece and the file to edit; and the files
+``rl4llm build`` writes from the registry that the public tests and pages read (``_refused.json``, the
+Markdown blocks) are current. The full ``rl4llm build --check`` is ``tests/test_build.py``'s.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graders import course
+from graders.build import docs, recipe, refused
+from graders.checks import spec_for
+from graders.paths import REPO_ROOT
+
+EXERCISES = course.exercises()
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_every_exercise_has_its_four_pieces(exercise):
+    problems = recipe.exercise_problems(exercise)
+    assert not problems, "\n".join(problems)
+
+
+def test_no_piece_names_a_function_without_a_reference():
+    problems = recipe.orphan_problems()
+    assert not problems, "\n".join(problems)
+
+
+def test_the_refusal_rows_are_current():
+    stale = [path.relative_to(REPO_ROOT).as_posix() for path, text in refused.build_outputs().items()
+             if not path.exists() or path.read_text(encoding="utf-8") != text]
+    assert not stale, f"stale: {stale}; run `rl4llm build`"
+
+
+def test_the_generated_markdown_blocks_are_current():
+    stale = {path.relative_to(REPO_ROOT).as_posix(): docs.stale_blocks(path) for path in docs.markdown_files()}
+    stale = {path: blocks for path, blocks in stale.items() if blocks}
+    assert not stale, f"stale generated blocks (file: blocks): {stale}; run `rl4llm build`"
+
+
+def test_the_module_pages_and_the_readme_hold_their_blocks():
+    for module in course.MODULES:
+        for language in course.LANGUAGES:
+            name = "README.md" if language == "en" else f"README.{language}.md"
+            page = (REPO_ROOT / "starter" / module.folder / name).read_text(encoding="utf-8")
+            assert f"{module.folder}-exercises" in docs.blocks_in(page), f"starter/{module.folder}/{name}"
+    assert "course-totals" in docs.blocks_in((REPO_ROOT / "README.md").read_text(encoding="utf-8"))
+
+
+def test_published_hidden_refusals_are_still_hidden_cases():
+    # refused.PUBLISHED is temporary: once the checks say hidden=False on a case, its entry goes
+    for exercise, labels in refused.PUBLISHED.items():
+        spec = spec_for(exercise)
+        assert spec is not None, exercise
+        hidden = {case.label for case in spec.cases() if case.raises is not None and case.hidden}
+        assert set(labels) <= hidden, (f"{exercise}: refused.PUBLISHED lists {sorted(set(labels) - hidden)}, "
+                                       f"no longer hidden raises= cases: drop them from graders/build/refused.py")
+
+
+def test_a_block_marker_without_its_pair_or_an_unknown_block_is_refused():
+    with pytest.raises(docs.BlockError):
+        docs.blocks_in("<!-- generated:course-totals:begin -->\ntext\n")
+    with pytest.raises(docs.BlockError, match="unknown generated block"):
+        docs.rendered("<!-- generated:no-such:begin -->\n<!-- generated:no-such:end -->\n", "en", "X.md")
+    text = "a\n<!-- generated:course-totals:begin -->\nold\n<!-- generated:course-totals:end -->\nb\n"
+    assert docs.rendered(text, "ru").startswith("a\n<!-- generated:course-totals:begin -->\nУпражнения:")
+
+
+def test_russian_counts():
+    assert [docs.exercises_text(n, "ru") for n in (1, 2, 5, 11, 21, 36)] == [
+        "1 упражнение", "2 упражнения", "5 упражнений", "11 упражнений", "21 упражнение", "36 упражнений"]
+    assert [docs.points_text(n, "ru") for n in (1, 3, 7, 79)] == ["1 балл", "3 балла", "7 баллов", "79 баллов"]
