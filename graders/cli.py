@@ -3,6 +3,7 @@
 Subcommands:
   build [--check]                     regenerate starter/ and assignments/source/ from solutions/
                                       (or verify that they are current)
+  new-exercise FILE FUNCTION          write the skeletons of a new exercise into its four files
   run module08|module09 [--impl DIR] [--lang en|ru] [--profile smoke|full] [--out DIR] [--reference-only]
                          [--traceback]
                                       run a course notebook headless against your files (default:
@@ -43,6 +44,25 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from graders.build import build
 
     return build(check=args.check)
+
+
+def _cmd_new_exercise(args: argparse.Namespace) -> int:
+    from graders.build.scaffold import ScaffoldError, new_exercise
+    from graders.paths import REPO_ROOT
+
+    try:
+        written = new_exercise(args.file, args.function)
+    except ScaffoldError as error:
+        print(f"rl4llm new-exercise: {error}", file=sys.stderr)
+        return 2
+    print(f"the skeletons of {args.file}.{args.function}, marked TODO(new-exercise):")
+    for path in written:
+        print(f"  {path.relative_to(REPO_ROOT)}")
+    print("fill them in (docs/contributing.md, \"Add an exercise\"), then:\n"
+          "  .venv/bin/rl4llm build\n"
+          "  .venv/bin/python -m pytest -q -m \"not slow\" -n 2 --dist loadfile   "
+          "# tests/test_recipe.py names what is still missing")
+    return 0
 
 
 def _cmd_bundle(args: argparse.Namespace) -> int:
@@ -213,6 +233,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_build = sub.add_parser("build", help="regenerate starter/ from solutions/")
     p_build.add_argument("--check", action="store_true", help="only verify; exit 1 when stale")
     p_build.set_defaults(func=_cmd_build)
+
+    p_new = sub.add_parser("new-exercise", help="write the skeletons of a new exercise into its four files")
+    p_new.add_argument("file", metavar="FILE", help=f"a learner file of the course: {', '.join(course.STEMS)}")
+    p_new.add_argument("function", metavar="FUNCTION", help="the new exercise's function name")
+    p_new.set_defaults(func=_cmd_new_exercise)
 
     p_report = sub.add_parser("report", help="the class report of a graded batch (HTML, CSV, PNG)")
     p_report.add_argument("folder", help="a folder `rl4llm grade --out` (or `rl4llm merge`) wrote")

@@ -1,0 +1,221 @@
+"""``rl4llm new-exercise FILE FUNCTION``: the skeletons of a new exercise in its four files.
+
+FILE is a learner file of the course (``module_8_reference``), FUNCTION a new identifier.
+Appended (never overwritten):
+
+1. the reference: a fenced ``FUNCTION`` at the end of ``solutions/<folder>/FILE.py``, its
+   docstring a template, ``raise NotImplementedError`` inside the fence;
+2. the public test: ``test_FUNCTION_golden_row`` at the end of ``starter/<folder>/test_FILE.py``;
+3. the hidden checks: an ``@exercise("FILE.FUNCTION", points=1)`` generator (a public case, a
+   hidden case, a public raises case) at the end of the checks module of FILE (wherever
+   ``graders.checks.FILE`` lives: a module or a package's ``__init__.py``) and a ``LATEX`` entry;
+4. the catalogue: ``graders/misconceptions/FILE/FUNCTION.py`` with one entry.
+
+Every skeleton carries ``TODO(new-exercise)`` (:data:`graders.build.recipe.SCAFFOLD`), which
+``tests/test_recipe.py`` reports until the piece is written.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from graders import course
+from graders.build import recipe
+from graders.paths import REPO_ROOT
+
+TODO = recipe.SCAFFOLD
+
+
+class ScaffoldError(ValueError):
+    """The file or the function cannot take a new exercise (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The four files and what goes into each (path -> new full text)."""
+
+    exercise_id: str
+    texts: dict[Path, str]
+
+
+def _reference(function: str) -> str:
+    return f'''
+
+def {function}(x, beta):
+    """{TODO}: y = beta * x (the formula in plain text; Author et al. YEAR, eq. N).
+
+    {TODO}: one or two lines on what the formula means and when it is used.
+
+    Args:
+        x: {TODO}: what it is, scalar or array of shape (B,).
+        beta: {TODO}: what it is, > 0.
+    Returns:
+        {TODO}: float for scalars, else a float64 array of shape (B,).
+    """
+    ### BEGIN SOLUTION
+    raise NotImplementedError("{TODO}: the reference")
+    ### END SOLUTION
+'''
+
+
+def _public_test(function: str, alias: str) -> str:
+    return f'''
+
+def test_{function}_golden_row():
+    # {TODO}: a row a learner can check on paper (the same as a hidden=False case of the checks)
+    assert {alias}.{function}(1.0, 2.0) == pytest.approx(2.0)
+'''
+
+
+def _checks(exercise_id: str, function: str, register: str, case: str) -> str:
+    return f'''
+
+# --- {function} ({TODO}: written by `rl4llm new-exercise`; fill in, then drop the TODO markers)
+@{register}("{exercise_id}", points=1)
+def _{function}_cases():
+    # {TODO}: the public tests' golden rows again, hidden=False
+    yield {case}(args=(1.0, 2.0), label="public: the golden row", label_ru="публичный: эталонная строка",
+               hidden=False)
+    # {TODO}: hidden edge cases (extremes, broadcasting), then hypothesis_cases(..., seed=<a new seed>)
+    yield {case}(args=(-3.0, 0.5), label="{TODO} hidden case", label_ru="{TODO} скрытая проверка")
+    # {TODO}: an input the reference refuses, public so the public tests make it too (_refused.json)
+    yield {case}(args=(1.0, 0.0), raises=ValueError, label="beta = 0 is refused", label_ru="beta = 0 отклоняется",
+               hidden=False)
+'''
+
+
+def _catalogue(function: str) -> str:
+    return f'''"""Wrong versions of {function} ({TODO}: its formula).
+
+Format: graders/engine/misconceptions.py (``_right`` is the reference).
+"""
+
+
+def {function}_todo_name_the_mistake(x, beta):
+    """{TODO}: looks like <the mistake>; the right formula is <the formula>
+
+    ru: {TODO}: похоже на <ошибку>; правильная формула: <формула>
+    """
+    return _right(x, beta)  # {TODO}: the reference called with the mistake
+'''
+
+
+def _top_level_names(path: Path) -> set[str]:
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    return names
+
+
+def _module_alias(path: Path, stem: str) -> str:
+    """The name under which the public test file imports the learner file (``import stem as ref``)."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == stem:
+                    return alias.asname or alias.name
+    raise ScaffoldError(f"{path.relative_to(REPO_ROOT)} does not `import {stem}` at its top level")
+
+
+def _bound_name(module, target) -> str | None:
+    """The name a checks module binds ``target`` to (``exercise as _register`` -> ``_register``)."""
+    return next((name for name, value in vars(module).items() if value is target), None)
+
+
+def _latex_file_and_line(checks_module) -> tuple[Path, int]:
+    """The file holding ``LATEX = {...}`` of a checks module (a package: any of its files) and the line of its
+    closing brace."""
+    path = Path(checks_module.__file__)
+    candidates = [path] + (sorted(p for p in path.parent.glob("*.py") if p != path)
+                           if path.name == "__init__.py" else [])
+    for candidate in candidates:
+        for node in ast.parse(candidate.read_text(encoding="utf-8")).body:
+            if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LATEX" for t in node.targets)
+                    and isinstance(node.value, ast.Dict)):
+                return candidate, node.end_lineno
+    raise ScaffoldError(f"no `LATEX = {{...}}` table in {path.relative_to(REPO_ROOT)}")
+
+
+def plan(stem: str, function: str) -> Plan:
+    """What ``new-exercise`` writes, checked first: ``ScaffoldError`` names the problem."""
+    if stem not in course.STEMS:
+        raise ScaffoldError(f"unknown learner file {stem!r}; the course has {', '.join(course.STEMS)} "
+                            f"(graders/course.py)")
+    if not function.isidentifier() or keyword.iskeyword(function) or not re.fullmatch(r"[a-z][a-z0-9_]*", function):
+        raise ScaffoldError(f"{function!r} is not a valid exercise name (a lower-case Python identifier, "
+                            f"not starting with _)")
+    from graders.checks import REGISTRY, spec_for
+    from graders.checks import exercise as register_function
+
+    exercise_id = f"{stem}.{function}"
+    solution = recipe.solution_path(stem)
+    public = recipe.public_test_path(stem)
+    catalogue = recipe.catalogue_path(stem, function)
+    spec_for(exercise_id)  # imports the checks module of the file
+    try:
+        checks = recipe.checks_module(stem)
+    except ModuleNotFoundError:
+        raise ScaffoldError(f"{stem} has no checks module graders/checks/{stem}.py to add to") from None
+    checks_file = Path(checks.__file__)
+    latex_file, latex_end = _latex_file_and_line(checks)
+    for path in (solution, public):
+        if not path.exists():
+            raise ScaffoldError(f"{path.relative_to(REPO_ROOT)} does not exist")
+    taken = []
+    if function in _top_level_names(solution):
+        taken.append(f"{solution.relative_to(REPO_ROOT)} already defines {function}")
+    if exercise_id in REGISTRY:
+        taken.append(f"{checks_file.relative_to(REPO_ROOT)} already registers {exercise_id}")
+    if function in getattr(checks, "LATEX", {}):
+        taken.append(f"{latex_file.relative_to(REPO_ROOT)} already has a LATEX entry {function!r}")
+    if catalogue.exists():
+        taken.append(f"{catalogue.relative_to(REPO_ROOT)} already exists")
+    existing_tests = [name for name in recipe._test_functions(public) if name.startswith(f"test_{function}_")]
+    if existing_tests:
+        taken.append(f"{public.relative_to(REPO_ROOT)} already has {existing_tests[0]}")
+    if taken:
+        raise ScaffoldError(f"{exercise_id} exists already (nothing written): " + "; ".join(taken))
+
+    from graders.checks import Case
+
+    register = _bound_name(checks, register_function)
+    case = _bound_name(checks, Case)
+    imports = ""
+    if register is None or case is None:
+        imports = "\nfrom graders.checks import Case as _NewCase\nfrom graders.checks import exercise as _new_exercise\n"
+        register, case = register or "_new_exercise", case or "_NewCase"
+    texts = {
+        solution: solution.read_text(encoding="utf-8").rstrip("\n") + "\n" + _reference(function),
+        public: public.read_text(encoding="utf-8").rstrip("\n") + "\n" + _public_test(function,
+                                                                                       _module_alias(public, stem)),
+        catalogue: _catalogue(function),
+    }
+    lines = latex_file.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(latex_end - 1, f'    "{function}": r"{TODO}: the formula in LaTeX",\n')
+    latex_text = "".join(lines)
+    if latex_file == checks_file:
+        texts[checks_file] = latex_text.rstrip("\n") + "\n" + imports + _checks(exercise_id, function, register, case)
+    else:
+        texts[latex_file] = latex_text
+        texts[checks_file] = (checks_file.read_text(encoding="utf-8").rstrip("\n") + "\n" + imports
+                              + _checks(exercise_id, function, register, case))
+    return Plan(exercise_id, texts)
+
+
+def new_exercise(stem: str, function: str) -> list[Path]:
+    """Write the skeletons; return the files written (``ScaffoldError`` before anything is written)."""
+    planned = plan(stem, function)
+    for path, text in planned.texts.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return list(planned.texts)
