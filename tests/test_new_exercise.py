@@ -103,9 +103,13 @@ def _recipe_lines(kit: Path) -> str:
 
 
 def _state(kit: Path) -> dict[str, str]:
-    return {path.relative_to(kit).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in kit.rglob("*") if path.is_file() and "__pycache__" not in path.parts
-            and ".pytest_cache" not in path.parts}
+    """relpath -> digest of every file of the copy that git would not ignore (caches, .hypothesis/ left out)."""
+    found = {path.relative_to(kit).as_posix(): path for path in kit.rglob("*")
+             if path.is_file() and "__pycache__" not in path.parts}
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=REPO_ROOT, input="\n".join(found),
+                             capture_output=True, text=True).stdout.split("\n")
+    return {relpath: hashlib.sha256(path.read_bytes()).hexdigest()
+            for relpath, path in found.items() if relpath not in set(ignored)}
 
 
 def _copy_kit(tmp: Path) -> Path:
