@@ -73,3 +73,32 @@ def test_russian_counts():
     assert [docs.exercises_text(n, "ru") for n in (1, 2, 5, 11, 21, 36)] == [
         "1 упражнение", "2 упражнения", "5 упражнений", "11 упражнений", "21 упражнение", "36 упражнений"]
     assert [docs.points_text(n, "ru") for n in (1, 3, 7, 79)] == ["1 балл", "3 балла", "7 баллов", "79 баллов"]
+
+
+def test_a_stale_block_is_named_with_its_file(tmp_path):
+    page = tmp_path / "README.ru.md"
+    fresh = docs.rendered("x\n<!-- generated:course-totals:begin -->\n<!-- generated:course-totals:end -->\n", "ru")
+    page.write_text(fresh, encoding="utf-8")
+    assert docs.language_of(page) == "ru" and docs.stale_blocks(page) == []
+    page.write_text(fresh.replace("Упражнения:", "Exercises:"), encoding="utf-8")
+    assert docs.stale_blocks(page) == ["course-totals"]
+
+
+def test_the_refusal_rows_rebuild_the_checks_inputs():
+    import json
+
+    import numpy as np
+
+    from graders.build.hints import starter_conftest
+    from graders.engine.references import fresh_inputs
+
+    conftest = starter_conftest()
+    for folder, table in refused.refused_tables().items():
+        for exercise, rows in table.items():
+            cases = refused.shipped_cases(exercise, spec_for(exercise))
+            assert [row["label"] for row in rows] == [case.label for case in cases]
+            for row, case in zip(rows, cases):
+                again = json.loads(json.dumps(row, allow_nan=False))
+                args, kwargs = fresh_inputs(case)
+                rebuilt = conftest.untagged(again["args"]), conftest.untagged(again["kwargs"])
+                np.testing.assert_equal(rebuilt, (tuple(args), kwargs), err_msg=f"{exercise}: {case.label}")
