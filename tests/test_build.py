@@ -82,8 +82,11 @@ def test_every_solution_file_has_exercises():
 
 
 def test_committed_starter_is_current():
+    from graders.build.docs import stale_blocks
+
     stale = stale_outputs()
-    assert not stale, f"run `rl4llm build`: stale {[str(p) for p in stale]}"
+    named = [f"{p} (blocks {stale_blocks(p)})" if p.suffix == ".md" and p.exists() else str(p) for p in stale]
+    assert not stale, f"run `rl4llm build`: stale {named}"
 
 
 def _public_members(module):
