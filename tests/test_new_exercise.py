@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from graders import course
 from graders.build import scaffold
 from graders.paths import REPO_ROOT
 
@@ -221,3 +222,9 @@ def test_new_exercise_plans_the_four_files_only():
             old = path.read_text(encoding="utf-8")
             assert len(text) > len(old)
             assert set(old.splitlines()) <= set(text.splitlines())
+
+
+@pytest.mark.parametrize("stem", course.STEMS)
+def test_every_learner_file_takes_a_new_exercise(stem):
+    for path, text in scaffold.plan(stem, "zz_new_exercise").texts.items():
+        compile(text, str(path), "exec")  # the skeletons parse where they land

@@ -62,12 +62,13 @@ def {function}(x, beta):
 '''
 
 
-def _public_test(function: str, alias: str) -> str:
+def _public_test(function: str, alias: str | None, stem: str) -> str:
+    call, imports = (f"{alias}.{function}", "") if alias else (function, f"\n    from {stem} import {function}\n")
     return f'''
 
 def test_{function}_golden_row():
-    # {TODO}: a row a learner can check on paper (the same as a hidden=False case of the checks)
-    assert {alias}.{function}(1.0, 2.0) == pytest.approx(2.0)
+    # {TODO}: a row a learner can check on paper (the same as a hidden=False case of the checks){imports}
+    assert {call}(1.0, 2.0) == pytest.approx(2.0)
 '''
 
 
@@ -117,14 +118,15 @@ def _top_level_names(path: Path) -> set[str]:
     return names
 
 
-def _module_alias(path: Path, stem: str) -> str:
-    """The name under which the public test file imports the learner file (``import stem as ref``)."""
+def _module_alias(path: Path, stem: str) -> str | None:
+    """The name under which the public test file imports the learner file (``import stem as ref``), or None
+    (it imports names from it: the skeleton imports its function in its body)."""
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == stem:
                     return alias.asname or alias.name
-    raise ScaffoldError(f"{path.relative_to(REPO_ROOT)} does not `import {stem}` at its top level")
+    return None
 
 
 def _bound_name(module, target) -> str | None:
@@ -196,8 +198,8 @@ def plan(stem: str, function: str) -> Plan:
         register, case = register or "_new_exercise", case or "_NewCase"
     texts = {
         solution: solution.read_text(encoding="utf-8").rstrip("\n") + "\n" + _reference(function),
-        public: public.read_text(encoding="utf-8").rstrip("\n") + "\n" + _public_test(function,
-                                                                                       _module_alias(public, stem)),
+        public: public.read_text(encoding="utf-8").rstrip("\n") + "\n" + _public_test(function, _module_alias(public, stem),
+                                                                                       stem),
         catalogue: _catalogue(function),
     }
     lines = latex_file.read_text(encoding="utf-8").splitlines(keepends=True)
