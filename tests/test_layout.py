@@ -1,4 +1,4 @@
-"""The README's layout table of graders/ and the tree agree: every path it names exists, every module is named."""
+"""The layout table of graders/ in docs/design.md and the tree agree: every path it names exists, every module is named."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 from graders.paths import REPO_ROOT
 
-README = REPO_ROOT / "README.md"
+README = REPO_ROOT / "docs" / "design.md"
 LISTED_FOLDERS = ("graders", "graders/engine", "graders/build")  # every module and package in these is named
 
 
@@ -39,10 +39,10 @@ def _tree() -> set[str]:
 
 def test_every_path_in_the_layout_table_exists():
     missing = sorted(path for path in _layout_paths() if not (REPO_ROOT / path).exists())
-    assert not missing, f"README.md's layout table names paths that do not exist: {missing}"
+    assert not missing, f"docs/design.md's layout table names paths that do not exist: {missing}"
 
 
 def test_every_module_of_graders_is_in_the_layout_table():
     listed = _layout_paths()
     unlisted = sorted(path for path in _tree() if path not in listed)
-    assert not unlisted, f"README.md's layout table does not name: {unlisted}"
+    assert not unlisted, f"docs/design.md's layout table does not name: {unlisted}"
