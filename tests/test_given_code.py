@@ -1,4 +1,4 @@
-"""Given code answers no exercise (/work/shared/DESIGN.md, "Trust model").
+"""Given code answers no exercise (docs/security.md, the threat model; docs/design.md, "The grading contract").
 
 A learner file ships everything outside its ``### BEGIN SOLUTION`` /
 ``### END SOLUTION`` fences verbatim (``starter/``), and a given module

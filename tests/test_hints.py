@@ -3,7 +3,8 @@ in its failing public tests, from the shipped starter/module_0X/_hints.json (val
 
 Each case copies the whole starter/ to a temp folder, overwrites one learner file with
 a catalogue mutant (the reference solution + the wrong function appended) and runs that
-file's public tests there, as a learner would (``pytest module_09`` in their folder).
+function's public tests there, as a learner would (``pytest module_09 -k FUNCTION`` in their folder),
+each run forked from one preloaded driver (``tests/learner_runs.py``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import inspect
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -21,7 +20,8 @@ import pytest
 from graders.build.hints import starter_conftest
 from graders.engine import codec, compare
 from graders.engine.misconceptions import load_misconceptions, mutant_source
-from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
+from graders.paths import STARTER_DIR
+from learner_runs import Job, run_many
 
 MUTANTS = [
     ("module_09", "module_9_reference.group_relative_advantages", "sample_std"),
@@ -32,23 +32,36 @@ MUTANTS = [
 ]
 
 
-def _run_mutant(tmp_path, folder, exercise, name, keep_hints=True):
-    starter = tmp_path / "starter"
+def _starter_with(root, folder, exercise, name, keep_hints=True):
+    """A copy of starter/ whose learner file carries ``name`` (a catalogue mutant of ``exercise``)."""
+    starter = root / "starter"
     shutil.copytree(STARTER_DIR, starter, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     stem = exercise.split(".", 1)[0]
     (starter / folder / f"{stem}.py").write_text(mutant_source(exercise, name), encoding="utf-8")
     if not keep_hints:
         (starter / folder / "_hints.json").unlink()
     env = {k: v for k, v in os.environ.items() if k not in ("RL4LLM_IMPL_ROOT", "RL4LLM_RECORD_CALLS")}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", f"{folder}/test_{stem}.py", "-q", "-p", "no:cacheprovider"],
-        cwd=starter, env={**env, "MPLBACKEND": "Agg", "COLUMNS": "400"}, capture_output=True, text=True, timeout=300)
+    function = exercise.split(".", 1)[1]
+    # the tests of the mistaken function only, as a learner reruns them (`pytest -k`): the hint is theirs
+    return Job(args=[f"{folder}/test_{stem}.py", "-q", "-p", "no:cacheprovider", "-k", function],
+               env={**env, "MPLBACKEND": "Agg", "COLUMNS": "400"}, cwd=str(starter))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict:
+    """Every mutant's public test run, and one without the hint table, forked from one preloaded driver."""
+    jobs = {name: _starter_with(tmp_path_factory.mktemp(name), folder, exercise, name)
+            for folder, exercise, name in MUTANTS}
+    jobs["no_hints"] = _starter_with(tmp_path_factory.mktemp("no_hints"), "module_09",
+                                     "module_9_reference.group_relative_advantages", "sample_std", keep_hints=False)
+    results = run_many(list(jobs.values()), workers=1)
+    return dict(zip(jobs, results))
 
 
 @pytest.mark.parametrize("folder, exercise, name", MUTANTS, ids=[m[2] for m in MUTANTS])
-def test_a_catalogued_mistake_is_named_in_the_failure_output(tmp_path, folder, exercise, name):
+def test_a_catalogued_mistake_is_named_in_the_failure_output(runs, folder, exercise, name):
     hint = next(m.hint for m in load_misconceptions(exercise) if m.name == name)
-    run = _run_mutant(tmp_path, folder, exercise, name)
+    run = runs[name]
     assert run.returncode == 1, run.stdout[-3000:]
     function = exercise.split(".", 1)[1]
     line = f"likely mistake in {function}: {name} -- {hint}"
@@ -59,9 +72,8 @@ def test_a_catalogued_mistake_is_named_in_the_failure_output(tmp_path, folder, e
     assert "NOT IMPLEMENTED" not in run.stdout
 
 
-def test_a_missing_hint_table_changes_nothing_but_the_hint(tmp_path):
-    run = _run_mutant(tmp_path, "module_09", "module_9_reference.group_relative_advantages", "sample_std",
-                      keep_hints=False)
+def test_a_missing_hint_table_changes_nothing_but_the_hint(runs):
+    run = runs["no_hints"]
     assert run.returncode == 1 and " failed" in run.stdout, run.stdout[-3000:]
     assert "likely mistake in " not in run.stdout and "INTERNALERROR" not in run.stdout
 

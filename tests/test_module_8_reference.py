@@ -330,6 +330,6 @@ def test_inputs_are_not_modified():
 
 
 def test_an_all_zero_answer_fails_the_rows():
-    """Guard against loose goldens (STYLE rule 7): zeros are far from every row above."""
+    """Guard against loose goldens (docs/style.md, rule 7): zeros are far from every row above."""
     assert not math.isclose(0.0, m8.dpo_loss_from_margin(0.8, 0.2), abs_tol=1e-6)
     assert not np.allclose(0.0, m8.reward_kl_frontier(PI_REF, REWARDS, [1.0])["kl"], atol=1e-6)

@@ -5,12 +5,12 @@ fences: every region between a line ``### BEGIN SOLUTION`` and a line
 ``### END SOLUTION`` (:mod:`graders.fences`) is replaced by one
 ``raise NotImplementedError(...)`` at the fence's indentation, whose message
 names the exercise and quotes the first line of the enclosing function's
-docstring (its formula, STYLE rule 1). Everything outside fences is copied
+docstring (its formula, docs/style.md, rule 1). Everything outside fences is copied
 verbatim, so signatures, defaults and docstrings cannot drift.
 
 A **given module** is any other ``solutions/module_0X/*.py`` (a toy
 environment, a model the training file imports): it has no fence and is
-copied verbatim under its own GENERATED header (STYLE rule 15).
+copied verbatim under its own GENERATED header (docs/style.md, rule 15).
 """
 
 from __future__ import annotations

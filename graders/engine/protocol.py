@@ -1,6 +1,6 @@
 """The grading protocol: what a judged case, exercise and submission are.
 
-Typed from the judge to the report files (STYLE rule 13): :mod:`graders.engine.judge`
+Typed from the judge to the report files (docs/style.md, rule 13): :mod:`graders.engine.judge`
 decides every status and point, :mod:`graders.engine.feedback` only renders
 text, and :meth:`SubmissionReport.to_dict` is the one place the ``report.json``
 schema is written:
