@@ -171,7 +171,7 @@ def test_a_new_exercise_is_four_files_and_every_omission_is_named(tmp_path):
         assert (relpath.endswith((".json", ".ipynb")) or text.startswith("# GENERATED")
                 or "<!-- generated:" in text or relpath.startswith("assignments/")), relpath
     assert changed - wrote == FOUR, sorted(changed - wrote)
-    assert {"README.md", "starter/module_08/README.md", "starter/module_08/README.ru.md",
+    assert {"docs/design.md", "starter/module_08/README.md", "starter/module_08/README.ru.md",
             "starter/module_08/_refused.json", "starter/module_08/module_8_reference.py"} <= wrote
     assert "`throwaway_margin`" in (kit / "starter/module_08/README.ru.md").read_text(encoding="utf-8")
     rows = json.loads((kit / "starter/module_08/_refused.json").read_text(encoding="utf-8"))[EXERCISE]
