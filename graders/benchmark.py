@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders import course
+from graders import course, settings
 from graders.paths import ASSIGNMENTS_DIR, REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 
 PY = sys.executable
@@ -49,7 +49,7 @@ CACHE_ENV = "RL4LLM_CACHE"  # graders.engine.refcache: the reference cache's fol
 
 def _cache_folder() -> Path | None:
     """The reference cache this run uses (set by :func:`main`), or ``None`` when it is off or not set."""
-    chosen = os.environ.get(CACHE_ENV, "")
+    chosen = settings.get(CACHE_ENV)
     return None if chosen.lower() in ("", "off", "0", "no", "false") else Path(chosen)
 
 
@@ -577,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {machine}", flush=True)
     print(f"measurements: {' '.join(names)}", flush=True)
     results: dict = {}
-    saved = os.environ.get(CACHE_ENV)
+    saved = settings.raw(CACHE_ENV)
     off = saved is not None and _cache_folder() is None and saved != ""
     with tempfile.TemporaryDirectory(prefix="rl4llm-bench-cache-") as cache:
         if not off:

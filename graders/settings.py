@@ -7,7 +7,7 @@ read when asked (``get("RL4LLM_NO_SECCOMP")``), never at import, so a test's
 
 The kinds, and what :func:`get` returns for each:
 
-- ``switch``: ``True`` when the variable is exactly ``"1"`` (the sandbox's ``RL4LLM_NO_*``);
+- ``switch``: ``True`` when the variable is exactly ``"1"`` (the sandbox's layer switches);
 - ``flag``: ``True`` for ``1``, ``true``, ``yes``, ``on`` (any case, spaces ignored);
 - ``str``: the value as set, else the default;
 - ``path``: a :class:`~pathlib.Path` of the value, else of the default, else ``None`` (empty
@@ -90,7 +90,7 @@ DECLARED = (
             KIT_TESTS),
 )
 BY_NAME = {setting.name: setting for setting in DECLARED}
-SANDBOX_SWITCHES = tuple(s.name for s in DECLARED if s.name.startswith("RL4LLM_NO_"))  # a worker inherits these
+SANDBOX_SWITCHES = tuple(s.name for s in DECLARED if "_NO_" in s.name)  # one per sandbox layer; workers inherit them
 
 
 def declared(name: str) -> Setting:
@@ -117,6 +117,12 @@ def get(name: str, environ: Mapping[str, str] | None = None):
         return Path(value) if value else None
     value = setting.default if raw is None else raw
     return int(value) if setting.kind == "int" else value
+
+
+def raw(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The value of ``name`` exactly as set (``None`` when unset): to pass it on to a child, or restore it."""
+    declared(name)
+    return (os.environ if environ is None else environ).get(name)
 
 
 def markdown_table() -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import graders
 from graders import classreport
+from graders import settings as kit_settings  # `settings` below is the sandbox's
 from graders.engine import reports, sandbox
 from graders.engine.grading import Context, GradeOptions, grade_submission, prepare_job, write_settings
 from graders.engine.references import ReferenceBook
@@ -157,9 +158,9 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             "scratch_bytes": int(options.scratch_mb) << 20,
             "processes": 64,
             "open_files": 256,
-            "landlock": os.environ.get("RL4LLM_NO_LANDLOCK") != "1",
-            "seccomp": os.environ.get("RL4LLM_NO_SECCOMP") != "1",
-            "closed_root": os.environ.get("RL4LLM_NO_CLOSED_ROOT") != "1",
+            "landlock": not kit_settings.get("RL4LLM_NO_LANDLOCK"),
+            "seccomp": not kit_settings.get("RL4LLM_NO_SECCOMP"),
+            "closed_root": not kit_settings.get("RL4LLM_NO_CLOSED_ROOT"),
         }
         job = prepare_job(kit, options, temp_root / "job", book.store)
         if not job.torch:

@@ -44,6 +44,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from graders import settings as kit_settings  # `settings` below is the sandbox's (job.json)
 from graders.engine import landlock, seccomp
 from graders.engine.libc import libc as _libc
 
@@ -308,14 +309,14 @@ def confine(scratch: Path, settings: dict, layers: dict, readable: list[str] | N
     writable = [str(scratch), *(p for p in SYSTEM_READ_WRITE if os.path.exists(p))]
     layers["closed_root"] = False
     if root is not None and namespaced and settings.get("closed_root", True) \
-            and os.environ.get("RL4LLM_NO_CLOSED_ROOT") != "1":
+            and not kit_settings.get("RL4LLM_NO_CLOSED_ROOT"):
         layers["closed_root"] = enter_closed_root(root, allowed, writable, keep=[p for p in sys.path if p])
         if (scratch / "work").is_dir():  # the working folder again, now inside the new root
             os.chdir(scratch / "work")
     limits = set_limits(settings, count_processes=namespaced)
     rlimits = {"memory", "file_size", "cpu_seconds", "open_files"} <= set(limits)
     layers["no_capabilities"] = drop_capabilities()
-    if os.environ.get("RL4LLM_NO_LANDLOCK") == "1" or settings.get("landlock") is False:
+    if kit_settings.get("RL4LLM_NO_LANDLOCK") or settings.get("landlock") is False:
         # the instructor's switch, for machines where Landlock misbehaves (and for the kit's own
         # test that the hostile suite fails without it); reported as missing layers
         layers["landlock_files"] = layers["landlock_tcp"] = layers["landlock_scopes"] = False
@@ -327,7 +328,7 @@ def confine(scratch: Path, settings: dict, layers: dict, readable: list[str] | N
         except (landlock.LandlockError, OSError):
             layers["landlock_files"] = layers["landlock_tcp"] = layers["landlock_scopes"] = False
     layers["syscall_filter"] = False
-    if os.environ.get("RL4LLM_NO_SECCOMP") != "1" and settings.get("seccomp", True):
+    if not kit_settings.get("RL4LLM_NO_SECCOMP") and settings.get("seccomp", True):
         try:
             seccomp.install()
             layers["syscall_filter"] = True

@@ -21,6 +21,7 @@ from pathlib import Path
 
 
 from graders import course
+from graders import settings
 from graders.engine import calls, codec
 from graders.engine.feedback import assess
 from graders.engine.kit import Kit
@@ -148,7 +149,7 @@ def write_settings(job: Job, sandbox_settings: dict) -> None:
                "given_sources": job.given_sources, "given_state": job.given_state, "sandbox": sandbox_settings,
                # CPU-time budgets the worker's parent holds each child to (seconds of CPU, not of the clock)
                # (RL4LLM_NO_CPU_BUDGET=1: none, only the wall-clock backstop; for the kit's own control test)
-               **({} if os.environ.get("RL4LLM_NO_CPU_BUDGET") == "1" else
+               **({} if settings.get("RL4LLM_NO_CPU_BUDGET") else
                   {"timeouts": {str(i): entry["timeout"] for i, entry in enumerate(entries)},
                    "load_timeout": job.load_timeout})}
     codec.write_bundle(job.job_dir / "job", payload, {})

@@ -45,6 +45,8 @@ import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
+from graders import settings
+
 HIDE_ENV = "RL4LLM_HIDE_HIDDEN_INPUTS"
 
 
@@ -140,7 +142,7 @@ def _run_case(call: dict, function, learner, starter, case, encoder) -> dict:
 
 
 def _hide_default() -> bool:
-    return os.environ.get(HIDE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    return settings.get(HIDE_ENV)
 
 
 def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_inputs: bool | None = None,

@@ -68,6 +68,7 @@ from traitlets import Bool, Unicode, default
 from nbgrader import utils as nbgrader_utils
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
+from graders import settings
 from graders.engine import texts
 
 HIDE_ENV = "RL4LLM_HIDE_HIDDEN_INPUTS"
@@ -119,7 +120,7 @@ class CourseTampered(RuntimeError):
 
 
 def _hide_default() -> bool:
-    return os.environ.get(HIDE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    return settings.get(HIDE_ENV)
 
 
 def language_of(assignment_id: str) -> str:

@@ -59,6 +59,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graders import settings
 from graders.engine import codec
 from graders.loader import AST_LOCK
 
@@ -69,7 +70,7 @@ _JSON = "__json__"
 
 def default_folder() -> Path | None:
     """The store's folder from the environment, or ``None`` when ``RL4LLM_CACHE=off``."""
-    chosen = os.environ.get("RL4LLM_CACHE", "")
+    chosen = settings.get("RL4LLM_CACHE")
     if chosen.lower() in ("off", "0", "no", "false"):
         return None
     if chosen:
