@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,7 @@ def _settings_reads(tree: ast.Module) -> set[str]:
     return names
 
 
+@cache
 def _python_trees() -> dict[str, ast.Module]:
     return {_rel(path): ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             for path in _files((".py",)) if _rel(path) not in SETTINGS_FILES}
