@@ -84,12 +84,12 @@ from graders.engine.batch import BatchResult, grade_paths
 from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT, Kit
 from graders.engine.shard_checks import CheckedReport, verify_shards
+from graders.engine.shard_checks import kit_registry, report_problems
 from graders.engine.shard_files import (REPORT_FILES, Shard, _Unfit, check_complete_set, _kind, _open_folder,
                                         read_shard)
+from graders.engine.shard_files import MergeRefused
 from graders.engine.shard_manifest import (MANIFEST, ShardError, ShardSpec, batch_names, kit_digest, new_manifest,
                                            parse_shard, write_manifest)
-from graders.engine.shard_checks import kit_registry, report_problems
-from graders.engine.shard_files import MergeRefused
 
 # what the CLI and the tests import from here (the parts' names included)
 __all__ = ["MANIFEST", "MergeRefused", "MergeResult", "ShardError", "ShardSpec", "batch_names", "grade_shard",
