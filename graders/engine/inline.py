@@ -112,7 +112,7 @@ def _run_case(call: dict, function, learner, starter, case, encoder) -> dict:
     """One case on the learner's function, as the worker runs it (see ``Worker.run_case``)."""
     from graders.engine import calls, codec, learner_text
     from graders.engine.references import fresh_inputs
-    from graders.engine.worker import CappedWriter, describe_exception
+    from graders.engine.worker_child import CappedWriter, describe_exception
 
     args, kwargs = fresh_inputs(case)
     before_args, before_kwargs = calls.snapshot(args), calls.snapshot(kwargs)
