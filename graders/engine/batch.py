@@ -24,13 +24,14 @@ import graders
 from graders import classreport
 from graders import settings as kit_settings  # `settings` below is the sandbox's
 from graders.engine import reports, sandbox
+from graders.engine.fork_client import ForkServer
 from graders.engine.grading import Context, GradeOptions, grade_submission, prepare_job, write_settings
 from graders.engine.references import ReferenceBook
 from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
 from graders.engine.learner_text import clean
 from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
-from graders.engine.runner import ForkServer, WorkerConfig, WorkerStartError
 from graders.engine.submission import discover, submission_name
+from graders.engine.worker_config import WorkerConfig, WorkerStartError
 
 FORBIDDEN_MODULES = ("solutions", "graders.checks", "graders.misconceptions")
 # files of the output folder that a submission's folder must not shadow (compared case-insensitively)

@@ -20,16 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-from graders import course
-from graders import settings
+from graders import course, settings
 from graders.engine import calls, codec
 from graders.engine.feedback import assess
+from graders.engine.fork_client import ForkServer
 from graders.engine.kit import Kit
 from graders.engine.protocol import ExerciseReport, SubmissionReport
 from graders.engine.refcache import ReferenceStore, cases_digest, kept_cases, read_given_state
 from graders.engine.references import ReferenceBook, uses_torch
-from graders.engine.runner import ExerciseRun, ForkServer, WorkerConfig, run_worker
+from graders.engine.runner import run_worker
 from graders.engine.submission import Submission, learner_source
+from graders.engine.worker_config import ExerciseRun, WorkerConfig
 from graders.language import default_language
 
 

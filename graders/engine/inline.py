@@ -77,7 +77,7 @@ class _Deadline:
 
     def __enter__(self):
         if self.active:
-            from graders.engine.runner import wall_backstop
+            from graders.engine.worker_config import wall_backstop
 
             self.previous = {number: signal.signal(number, self._fire) for number in (signal.SIGPROF, signal.SIGALRM)}
             signal.setitimer(signal.ITIMER_PROF, self.seconds)
@@ -163,7 +163,7 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
     from graders.engine.kit import DEFAULT_KIT
     from graders.engine.learner_text import clean_text
     from graders.engine.references import _single_thread_torch, uses_torch
-    from graders.engine.runner import ExerciseRun
+    from graders.engine.worker_config import ExerciseRun
     from graders.engine.submission import Submission
     from graders.engine.texts import feedback_text, translated
 
