@@ -23,7 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from graders.engine import cgroups, codec
+from graders.engine import bundles, cgroups
 from graders.engine.fork_client import LOG_TAIL, ForkServer
 from graders.engine.learner_text import clean as clean_learner_text
 from graders.engine.worker_config import (CPU_BUDGET_MESSAGE, ExerciseRun, SandboxMissing, WorkerConfig,
@@ -297,7 +297,7 @@ def _read_result(event: dict) -> ExerciseRun:
         payload = clean_learner_text(json.loads(text))  # the result's learner text, as the events' (above)
         if not isinstance(payload, dict) or not isinstance(payload.get("cases"), list):
             raise ValueError("malformed result")
-        arrays = codec.unpack_blob(packed, MAX_EVENT_BYTES)
+        arrays = bundles.unpack_blob(packed, MAX_EVENT_BYTES)
     except (ValueError, TypeError, RecursionError, OSError) as error:
         return ExerciseRun("crashed", message=f"the worker's result could not be read ({error})")
     return ExerciseRun("done", payload=payload, arrays=arrays)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graders.engine import calls, codec, confine, sandbox
+from graders.engine import bundles, calls, codec, confine, sandbox
 from graders.engine.worker_process import closed_root_folder, private_namespaces, _write_line
 
 
@@ -94,7 +94,7 @@ class Child:
         parent = self.parent
         exercises = [self.read_exercise(index) for index in self.indices]
         needed = {name for exercise, _ in exercises for name in exercise["call"].get("given", ())}
-        self.kept = {name: codec.read_bundle(parent.job_dir / f"given_{name}")  # read now: confined, it cannot
+        self.kept = {name: bundles.read_bundle(parent.job_dir / f"given_{name}")  # read now: confined, it cannot
                      for name in parent.job.get("given_state", ()) if name in needed}
         settings = parent.job["sandbox"]
         layers = {"namespaces": parent.namespaced, "scratch_quota": False}
@@ -142,7 +142,7 @@ class Child:
         for name in exercise["call"].get("given", ()):
             self.starters[name] = load_module(files[name], f"{HARNESS_PREFIX}{name}", given=files)
             if name in self.kept:  # an earlier batch's warm-ups of the same code
-                codec.fill_kept_state(self.starters[name], *self.kept[name])
+                bundles.fill_kept_state(self.starters[name], *self.kept[name])
         for key in [key for key in sys.modules if key.startswith(HARNESS_PREFIX)]:
             del sys.modules[key]
 
@@ -192,7 +192,7 @@ class Child:
                     result["cases"] += [{"outcome": "raised", "exception": outcome["exception"]}] * skipped
                     break
         result["violations"] = self.fence.take_violations()
-        self.report(result=json.dumps(result, sort_keys=True, allow_nan=False), arrays=codec.pack_blob(encoder.arrays))
+        self.report(result=json.dumps(result, sort_keys=True, allow_nan=False), arrays=bundles.pack_blob(encoder.arrays))
 
     def run_case(self, exercise: dict, function, module, case: dict, inputs: dict, encoder: codec.Encoder) -> dict:
         make = codec.make_torch_tensor if exercise.get("torch") else None
