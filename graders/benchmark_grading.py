@@ -19,7 +19,6 @@ from pathlib import Path
 from graders import settings
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
 
-
 PY = sys.executable
 CACHE_ENV = "RL4LLM_CACHE"  # graders.engine.refcache: the reference cache's folder, or "off"
 

@@ -78,7 +78,7 @@ def test_readable_roots_cut_the_forbidden_folders_out(tmp_path):
     site = tmp_path / "site-packages"
     for name in ("numpy", "graders", "solutions", "torch"):
         (site / name).mkdir(parents=True)
-    from graders.engine.confine import _open_up
+    from graders.engine.closed_root import _open_up
 
     roots = _open_up(str(site), [str(site / "graders"), str(site / "solutions")], depth=0)
     assert sorted(Path(r).name for r in roots) == ["numpy", "torch"]

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from graders.engine.worker_config import WorkerConfig, WorkerStartError
 
-
 LOG_TAIL = 1500
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from graders.engine.batch import RESERVED_NAMES
 from graders.engine.shard_manifest import FORMAT, MANIFEST, NAME, REPORT_OPTIONS, SAME_BATCH, ShardError, ShardSpec
 
-
 MAX_MANIFEST_BYTES = 16 * 2**20  # a manifest holds every name of the batch: some 100 bytes a submission
 MAX_FILE_BYTES = 4 * 2**20  # every other file a merge reads; a real report.json is some kB
 REPORT_FILES = ("report.json", "results.json", "junit.xml")  # a submission's folder: these and nothing else

@@ -20,7 +20,6 @@ from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT, Kit
 from graders.engine.submission import submission_name
 
-
 MANIFEST = "_shard.json"
 NAME = re.compile(r"[A-Za-z0-9-][A-Za-z0-9._-]*")  # what submission_name and unique_names can produce
 FORMAT = 1  # the manifest's layout; a merge refuses any other

@@ -72,7 +72,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from graders.engine import confine
+from graders.engine import closed_root, confine
 from graders.engine.libc import libc as _libc
 from graders.engine.worker_child import Child
 from graders.engine.worker_process import CpuClock, closed_root_folder, kill_descendants, _write_line
@@ -103,7 +103,7 @@ class Parent:
         imported everything they use: :func:`graders.engine.forkserver.preload`)."""
         settings = self.job["sandbox"]
         self.forbidden = [*settings["forbidden_paths"], str(self.job_dir.parent), str(self.sub_dir / "files")]
-        self.readable = confine.readable_roots(self.forbidden + list(settings.get("closed_paths", [])))
+        self.readable = closed_root.readable_roots(self.forbidden + list(settings.get("closed_paths", [])))
         self.identity = confine.identity()
         if self.namespaced:
             signal.signal(signal.SIGINT, signal.SIG_DFL)  # PID 1 without handlers: nothing inside can signal it

@@ -20,7 +20,6 @@ import numpy as np
 from graders.engine import bundles, calls, codec, confine, sandbox
 from graders.engine.worker_process import closed_root_folder, private_namespaces, _write_line
 
-
 OUTPUT_LIMIT = 4000  # characters of printed output kept per case
 HARNESS_PREFIX = "_rl4llm_given_"  # the harness's own copies of given modules (never in sys.modules)
 
