@@ -7,7 +7,7 @@ in the language asked for (the texts: :mod:`graders.capstone_run.texts`;
 check names are ids, the same in every language). A missing or garbled
 passport never raises: it is a report in which every check failed, with the
 reason. A malformed passport (a field of the wrong JSON kind, NaN outside the
-metrics, nesting past ``MAX_DEPTH``, ...: :func:`graders.capstone_run.passport.passport_problems`,
+metrics, nesting past ``MAX_DEPTH``, ...: :func:`graders.capstone_run.passport_check.passport_problems`,
 the one structure check ``rl4llm capstone grade`` relies on too) fails the
 "passport" check, naming each field and its problem, and every other check is
 not run. Imports no ML library (fast, runs anywhere) and nothing of the
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders.capstone_run.data import TINY_ROWS, canonical_hash
-from graders.capstone_run.passport import (CURVE_KEYS, FIGURE_NAME, LIBRARIES, PASSPORT_NAME, describe_problems,
-                                         passport_problems, read_passport)
+from graders.capstone_run.passport import CURVE_KEYS, FIGURE_NAME, LIBRARIES, PASSPORT_NAME
+from graders.capstone_run.passport_check import describe_problems, passport_problems, read_passport
 from graders.capstone_run.profiles import (ALGORITHMS, PASSPORT_SCHEMA, PROFILE_NAMES, PROFILES, VERIFIER_VERSION)
 from graders.capstone_run.texts import text
 

@@ -35,7 +35,7 @@ unsafe names and links refused, members and bytes counted while decompressing)
 with the capstone's caps (``ZIP_MAX_MEMBER_BYTES`` for an adapter,
 ``ZIP_MAX_TOTAL_BYTES``); a refused zip is a report of zeros that says why.
 The passport's structure is checked once, by :func:`graders.capstone.check_passport`
-(:func:`graders.capstone_run.passport.passport_problems`): a passport the check
+(:func:`graders.capstone_run.passport_check.passport_problems`): a passport the check
 calls malformed is unusable here too.
 """
 
@@ -50,7 +50,8 @@ from pathlib import Path
 from graders.capstone import CHECKS, GradeCheck, check_passport
 from graders.capstone_reeval import ADAPTER_FILES, check_reevaluation, reevaluate
 from graders.capstone_run.passport import (ACCURACY_FIGURE_NAME, CURVES_FIGURE_NAME, FIGURE_NAME, PASSPORT_NAME,
-                                         read_passport, reward_curve, shown_value)
+                                         reward_curve)
+from graders.capstone_run.passport_check import read_passport, shown_value
 from graders.capstone_run.models import sha256_file
 from graders.capstone_run.profiles import PROFILES, CapstoneError
 from graders.capstone_run.texts import text

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from graders import settings
 from graders.course import LANGUAGES
 
 ENV_VAR = "RL4LLM_LANG"
@@ -26,7 +27,7 @@ def _language_of(value: str) -> str | None:
 def default_language(environ: Mapping[str, str] | None = None) -> str:
     """The language from ``RL4LLM_LANG``, else the locale's, else English."""
     environ = os.environ if environ is None else environ
-    chosen = _language_of(environ.get(ENV_VAR, ""))
+    chosen = _language_of(settings.get(ENV_VAR, environ))
     if chosen:
         return chosen
     for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):

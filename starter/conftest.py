@@ -64,6 +64,7 @@ def _load(name: str):
 
 kit_course = _load("_kit_course")
 kit_compare = _load("_kit_compare")
+kit_settings = _load("_kit_settings")  # the RL4LLM_* variables (graders/settings.py)
 kit_say = _load("_kit_say")
 
 def _hypothesis_without_explain(config) -> None:
@@ -83,7 +84,7 @@ def _hypothesis_without_explain(config) -> None:
     settings.load_profile("rl4llm-learner")
 
 
-IMPL_ROOT = Path(os.environ.get("RL4LLM_IMPL_ROOT", HERE)).resolve()
+IMPL_ROOT = (kit_settings.get("RL4LLM_IMPL_ROOT") or HERE).resolve()
 IMPL_DIRS = [str(IMPL_ROOT / folder) for folder in kit_course.LEARNER_FILES]
 for _path in IMPL_DIRS:
     if _path not in sys.path:
@@ -105,7 +106,7 @@ for _path in IMPL_DIRS:
 LEARNER_MODULES = tuple(stem for stems in kit_course.LEARNER_FILES.values() for stem in stems)
 GIVEN_MODULES = tuple(stem for stems in kit_course.GIVEN_MODULES.values() for stem in stems)
 HINTS_FILES = [HERE / folder / "_hints.json" for folder in kit_course.LEARNER_FILES]
-RECORD_PATH = os.environ.get("RL4LLM_RECORD_CALLS")  # the kit's build: dump every recorded call here
+RECORD_PATH = kit_settings.get("RL4LLM_RECORD_CALLS")  # the kit's build: dump every recorded call here
 MAX_NUMBERS = 10_000
 MAX_STRING = 10_000
 KEY_DIGITS = 12

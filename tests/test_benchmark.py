@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from graders import benchmark
+from graders import benchmark, benchmark_learner, benchmark_nbgrader
 
 
 def test_unknown_names_are_refused(capsys):
@@ -41,7 +41,7 @@ def test_the_summary_table_has_both_sides_and_the_ratio():
 @pytest.mark.slow  # two `nbgrader generate_assignment` runs
 def test_the_paired_course_holds_the_notebooks_both_sides_grade(tmp_path):
     pytest.importorskip("nbgrader")
-    paired = benchmark.build_paired_course(tmp_path)
+    paired = benchmark_nbgrader.build_paired_course(tmp_path)
     course = paired.course
     assert paired.assignments == ("module_08", "module_09")
     assert (course / "gradebook.db").is_file() and (course / "nbgrader_config.py").is_file()
@@ -52,7 +52,7 @@ def test_the_paired_course_holds_the_notebooks_both_sides_grade(tmp_path):
     for (student, assignment, stem, kind), path in paired.notebooks:
         text = path.read_text(encoding="utf-8")
         json.loads(text)
-        if kind == benchmark.COMPLETE:
+        if kind == benchmark_nbgrader.COMPLETE:
             assert text == (course / "source" / assignment / f"{stem}.ipynb").read_text(encoding="utf-8")
             assert "### BEGIN SOLUTION" in text
         else:
@@ -67,8 +67,8 @@ def test_the_half_done_implementation_has_every_other_exercise_back_to_its_stub(
     from graders.build.stubs import stub_message
     from graders.fences import find_fences
 
-    first = benchmark.half_done_implementation(tmp_path / "a", folder)
-    second = benchmark.half_done_implementation(tmp_path / "b", folder)
+    first = benchmark_learner.half_done_implementation(tmp_path / "a", folder)
+    second = benchmark_learner.half_done_implementation(tmp_path / "b", folder)
     exercises = course.exercises([folder])
     stubbed = []
     for stem in course.module(folder).files:
@@ -92,9 +92,9 @@ def test_the_learner_lines_name_the_three_states(monkeypatch):
             return seconds[None]
         return seconds["complete"] if impl_root == benchmark.SOLUTIONS_DIR else 2.4
 
-    monkeypatch.setattr(benchmark, "_learner_run", fake_run)
-    monkeypatch.setattr(benchmark, "_timed", lambda command, env=None, cwd=None: 1.1)
-    result = benchmark.bench_learner("module_09", rounds=2)
+    monkeypatch.setattr(benchmark_learner, "_learner_run", fake_run)
+    monkeypatch.setattr(benchmark_learner, "_timed", lambda command, env=None, cwd=None: 1.1)
+    result = benchmark_learner.bench_learner("module_09", rounds=2)
     assert result.line.startswith("learner pytest module_09: untouched 2.1 s, half-done 2.4 s, complete 1.6 s")
     assert result.data["min_s"] == {"untouched": 2.1, "half-done": 2.4, "complete": 1.6}
     assert result.line.endswith("(min of 2; median 2.1, 2.4, 1.6 s; a fresh `import numpy, torch` here: 1.1 s)")

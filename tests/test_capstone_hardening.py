@@ -31,9 +31,8 @@ from graders.capstone_grade import (FIGURES, VERIFIER_FILE, ZIP_MAX_MEMBER_BYTES
                                     grade_submission)
 from graders.capstone_run.data import TINY_ROWS, canonical_hash
 from graders.capstone_run.models import sha256_file
-from graders.capstone_run.passport import (MAX_PASSPORT_BYTES, library_versions, passport_problems,
-                                           plot_reward_curve, read_passport, reward_curve, sha256_tree,
-                                           write_passport)
+from graders.capstone_run.passport import library_versions, plot_reward_curve, reward_curve, sha256_tree, write_passport
+from graders.capstone_run.passport_check import MAX_PASSPORT_BYTES, passport_problems, read_passport
 from graders.capstone_run.profiles import PASSPORT_SCHEMA, PROFILES, VERIFIER_VERSION
 from graders.cli import main
 from graders.paths import SOLUTIONS_DIR

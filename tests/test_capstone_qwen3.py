@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from graders import settings
 from graders.capstone import check_passport
 from graders.cli import main
 from graders.paths import SOLUTIONS_DIR
 
-LAYERS = 28 if os.environ.get("RL4LLM_QWEN3_FULL_DEPTH") == "1" else int(os.environ.get("RL4LLM_QWEN3_LAYERS", "1"))
+LAYERS = 28 if settings.get("RL4LLM_QWEN3_FULL_DEPTH") else settings.get("RL4LLM_QWEN3_LAYERS")
 KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
 # DeepMath-103K's columns as TRL's copy has them: a conversational prompt and the LaTeX final answer.
 MATH_ROWS = [

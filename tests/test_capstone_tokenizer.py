@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import regex
 
+from graders import settings
 from graders.capstone_run.local_qwen import (QWEN3_SPECIALS, QWEN_SPLIT, qwen3_style_tokenizer,
                                              qwen3_tokenizer_from_tiktoken, read_tiktoken)
 
@@ -174,12 +175,12 @@ KNOWN_QWEN_IDS = {
 }
 
 
-@pytest.mark.skipif(not os.environ.get("RL4LLM_QWEN_TIKTOKEN"),
+@pytest.mark.skipif(not settings.get("RL4LLM_QWEN_TIKTOKEN"),
                     reason="set RL4LLM_QWEN_TIKTOKEN to Qwen's qwen.tiktoken (pip download dashscope --no-deps)")
 def test_the_real_qwen_tiktoken_gives_qwen3_ids(tmp_path):
     from transformers import AutoTokenizer
 
-    path = Path(os.environ["RL4LLM_QWEN_TIKTOKEN"])
+    path = settings.get("RL4LLM_QWEN_TIKTOKEN")
     ranks = read_tiktoken(path)
     assert len(ranks) == 151643
     qwen3_tokenizer_from_tiktoken(path).save_pretrained(tmp_path)

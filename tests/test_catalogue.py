@@ -31,7 +31,7 @@ from graders.build import exercises_in
 from graders.checks import spec_for
 from graders.engine.batch import grade_sources
 from graders.engine.grading import GradeOptions
-from graders import course
+from graders import course, settings
 from graders.engine.kit import DEFAULT_KIT, Kit
 from graders.engine.misconceptions import all_catalogue_files, load_misconceptions, mutant_source, read_entries
 
@@ -39,7 +39,7 @@ pytestmark = pytest.mark.slow  # every misconception graded as a submission: abo
 
 MIN_ENTRIES = 3
 REFERENCE = "reference-solution"  # the baseline submission (a hyphen: never an entry id)
-JOBS = int(os.environ.get("RL4LLM_TEST_JOBS", "0")) or max(2, os.cpu_count() or 1)
+JOBS = settings.get("RL4LLM_TEST_JOBS") or max(2, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import pytest
 
 from graders.engine import inline
 from graders.engine.kit import DEFAULT_KIT
-from graders.engine.runner import WALL_FACTOR, WALL_GRACE, wall_backstop
+from graders.engine.worker_config import WALL_FACTOR, WALL_GRACE, wall_backstop
 from graders.loader import load_module
 
 EXERCISE = "module_9_reference.group_relative_advantages"

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from graders import settings
 from graders.engine import sandbox
 from graders.engine.batch import grade_paths
 from graders.engine.grading import GradeOptions
@@ -347,7 +348,7 @@ def attacked(tmp_path_factory):
         print(f"\nsandbox layers missing here: {probe.missing}; attacks left out: {left_out}")
     root = tmp_path_factory.mktemp("attacks")
     store = root / "reference-store"  # the batch's reference store, which two attacks go after
-    saved_store = os.environ.get("RL4LLM_CACHE")
+    saved_store = settings.raw("RL4LLM_CACHE")
     os.environ["RL4LLM_CACHE"] = str(store)
     kit = Kit()  # a kit object of its own: its reference book opens the store above
     listener = Listener()

@@ -21,7 +21,7 @@ import pytest
 import torch
 
 from graders.checks import Case, Harness, LossAndGrads, Tensor, exercise, hypothesis_cases, spec_for, st
-from graders.engine import calls, codec, reports, sandbox
+from graders.engine import bundles, calls, codec, reports, sandbox
 from graders.engine.compare import describe, mismatch
 from graders.engine.kit import DEFAULT_KIT, Kit
 from graders.engine.references import ReferenceBook
@@ -76,8 +76,8 @@ def test_inputs_round_trip_with_exact_types(tmp_path):
              {"k": [1, (2, 3)]}, Tensor([[1.0, 2.0]], "float32", requires_grad=True))
     encoder = codec.Encoder()
     data = encoder.encode(value)
-    codec.write_bundle(tmp_path / "x", {"value": data}, encoder.arrays)
-    payload, arrays = codec.read_bundle(tmp_path / "x")
+    bundles.write_bundle(tmp_path / "x", {"value": data}, encoder.arrays)
+    payload, arrays = bundles.read_bundle(tmp_path / "x")
     back = codec.decode(payload["value"], arrays, make_tensor=codec.make_torch_tensor)
     assert back[0] == 3 and type(back[0]) is int and back[1] == 2.5 and np.isnan(back[2])
     assert back[3:6] == ("s", None, True)

@@ -134,3 +134,26 @@ def test_grading_never_imports_the_build_tool():
     completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert json.loads(completed.stdout.strip().splitlines()[-1]) == []
+
+
+# ----------------------------------------------------------------------------- the learner's side
+def learner_side_graph(folder) -> dict[str, set[str]]:
+    """A module folder's given modules and learner files (by plain name: ``from grpo_toy import ...``) -> the
+    ones of the same folder each imports, ``if TYPE_CHECKING:`` imports included."""
+    stems = {path.stem for path in folder.glob("*.py") if path.stem != "__init__" and not path.stem.startswith("test_")}
+    graph = {}
+    for stem in stems:
+        names = _imported_names(folder / f"{stem}.py", stem)
+        graph[stem] = {name.split(".")[0] for name in names if name.split(".")[0] in stems} - {stem}
+    return graph
+
+
+def test_no_import_cycles_among_the_given_modules_and_learner_files():
+    from graders.paths import SOLUTIONS_DIR, STARTER_DIR
+
+    folders = sorted(f for root in (SOLUTIONS_DIR, STARTER_DIR) for f in root.glob("module_*") if f.is_dir())
+    assert folders
+    assert "arithmetic_toy" in learner_side_graph(SOLUTIONS_DIR / "module_09")["grpo_toy"]  # the graph sees them
+    for folder in folders:
+        cycle = find_cycle(learner_side_graph(folder))
+        assert cycle is None, f"{folder.relative_to(REPO_ROOT)}: import cycle " + " -> ".join(cycle)

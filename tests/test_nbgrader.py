@@ -67,7 +67,7 @@ pytestmark = pytest.mark.slow  # the real nbgrader workflow: minutes
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
-from graders.engine import nbgrader_scoring  # noqa: E402 - needs nbgrader
+from graders.engine import course_guard, nbgrader_scoring  # noqa: E402 - needs nbgrader
 
 ASSIGNMENTS = {  # assignment -> (folder, language)
     notebooks.assignment_name(folder, language): (folder, language)
@@ -326,12 +326,12 @@ def test_the_engine_leaves_nothing_in_the_working_directory(tmp_path, monkeypatc
 def test_the_guard_restores_the_gradebook_and_refuses(tmp_path):
     (tmp_path / "gradebook.db").write_bytes(b"the gradebook")
     (tmp_path / "kept.txt").write_text("x")
-    guard = nbgrader_scoring._Guard(tmp_path, f"sqlite:///{tmp_path / 'gradebook.db'}")
+    guard = course_guard._Guard(tmp_path, f"sqlite:///{tmp_path / 'gradebook.db'}")
     guard.check()  # nothing changed
     (tmp_path / "gradebook.db").write_bytes(b"forged")
     (tmp_path / "gradebook.db-journal").write_bytes(b"hot journal")
     (tmp_path / "new.txt").write_text("x")
-    with pytest.raises(nbgrader_scoring.CourseTampered, match="new.txt"):
+    with pytest.raises(course_guard.CourseTampered, match="new.txt"):
         guard.check()
     assert (tmp_path / "gradebook.db").read_bytes() == b"the gradebook"
     assert not (tmp_path / "gradebook.db-journal").exists()

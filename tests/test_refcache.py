@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from graders import checks
-from graders.engine import codec, refcache
+from graders.engine import bundles, codec, refcache
 from graders.engine.batch import grade_paths
 from graders.engine.grading import GradeOptions, prepare_job
 from graders.engine.kit import DEFAULT_KIT, Kit
@@ -174,7 +174,7 @@ def test_kept_warm_ups_give_bit_identical_toy_runs_without_warming_up(tmp_path, 
     assert refcache.save_given_state(store, kit, "grpo_toy", first)
     assert not refcache.save_given_state(store, kit, "grpo_toy", first)  # once
     second = fresh("second")
-    codec.fill_kept_state(second, *refcache.read_given_state(store, kit, "grpo_toy"))
+    bundles.fill_kept_state(second, *refcache.read_given_state(store, kit, "grpo_toy"))
 
     def refuse(*_args, **_kwargs):
         raise AssertionError("warmed up again")

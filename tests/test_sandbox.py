@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graders.engine import codec, landlock, sandbox
+from graders.engine import bundles, landlock, sandbox
 from graders.engine.batch import GraderError, grade_paths, kit_fingerprint, unique_names
 from graders.engine.feedback import _verdict_only
 from graders.engine.grading import GradeOptions
@@ -78,7 +78,7 @@ def test_readable_roots_cut_the_forbidden_folders_out(tmp_path):
     site = tmp_path / "site-packages"
     for name in ("numpy", "graders", "solutions", "torch"):
         (site / name).mkdir(parents=True)
-    from graders.engine.confine import _open_up
+    from graders.engine.closed_root import _open_up
 
     roots = _open_up(str(site), [str(site / "graders"), str(site / "solutions")], depth=0)
     assert sorted(Path(r).name for r in roots) == ["numpy", "torch"]
@@ -121,14 +121,14 @@ def test_doctor_lists_the_layers():
 def test_result_arrays_are_checked_and_capped_before_they_are_built():
     arrays = {"a0": np.arange(10.0), "a1": np.array([[True, False]]), "a2": np.array(["ab", "c"]),
               "a3": np.zeros((0, 3), np.float32), "a4": np.array(3, np.int64)}
-    packed = codec.pack_blob(arrays)
-    back = codec.unpack_blob(json.loads(json.dumps(packed)), 1 << 20)
+    packed = bundles.pack_blob(arrays)
+    back = bundles.unpack_blob(json.loads(json.dumps(packed)), 1 << 20)
     assert sorted(back) == sorted(arrays)
     for name, array in arrays.items():
         assert back[name].dtype == array.dtype and back[name].shape == array.shape
         assert np.array_equal(back[name], array)
     with pytest.raises(ValueError, match="larger than"):
-        codec.unpack_blob(packed, 16)
+        bundles.unpack_blob(packed, 16)
     forged = [
         {**packed, "index": [["a0", "<f8", [1 << 37]]]},  # a terabyte claimed in 80 bytes
         {**packed, "index": packed["index"][:-1]},  # data left over
@@ -143,9 +143,9 @@ def test_result_arrays_are_checked_and_capped_before_they_are_built():
     ]
     for bad in forged:
         with pytest.raises(ValueError):
-            codec.unpack_blob(bad, 1 << 20)
+            bundles.unpack_blob(bad, 1 << 20)
     with pytest.raises(TypeError):
-        codec.pack_blob({"a0": np.array([object()])})
+        bundles.pack_blob({"a0": np.array([object()])})
 
 
 def test_hide_mode_keeps_only_the_verdict_of_a_hidden_check():

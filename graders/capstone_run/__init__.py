@@ -12,6 +12,7 @@ always the student's own verifier (``--verifier``), never the kit's.
     local_qwen.py a random Qwen3-0.6B-architecture model + Qwen3-style tokenizer for dry runs without weights
     metrics.py    before/after metrics: greedy verifier accuracy (GRPO), pair accuracy (DPO)
     passport.py   the run passport (passport.json) and the figures
+    passport_check.py  reading a passport someone else wrote, and checking its structure
     run.py        one run end to end (RunOptions: --model, --data-dir, --max-steps, lengths, --device)
     preflight.py  can this machine run a profile? (``rl4llm capstone preflight``)
     texts.py      every line a student reads, in English and Russian

@@ -22,14 +22,16 @@ from pathlib import Path
 
 import graders
 from graders import classreport
+from graders import settings as kit_settings  # `settings` below is the sandbox's
 from graders.engine import reports, sandbox
+from graders.engine.fork_client import ForkServer
 from graders.engine.grading import Context, GradeOptions, grade_submission, prepare_job, write_settings
 from graders.engine.references import ReferenceBook
 from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
 from graders.engine.learner_text import clean
 from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
-from graders.engine.runner import ForkServer, WorkerConfig, WorkerStartError
 from graders.engine.submission import discover, submission_name
+from graders.engine.worker_config import WorkerConfig, WorkerStartError
 
 FORBIDDEN_MODULES = ("solutions", "graders.checks", "graders.misconceptions")
 # files of the output folder that a submission's folder must not shadow (compared case-insensitively)
@@ -157,9 +159,9 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             "scratch_bytes": int(options.scratch_mb) << 20,
             "processes": 64,
             "open_files": 256,
-            "landlock": os.environ.get("RL4LLM_NO_LANDLOCK") != "1",
-            "seccomp": os.environ.get("RL4LLM_NO_SECCOMP") != "1",
-            "closed_root": os.environ.get("RL4LLM_NO_CLOSED_ROOT") != "1",
+            "landlock": not kit_settings.get("RL4LLM_NO_LANDLOCK"),
+            "seccomp": not kit_settings.get("RL4LLM_NO_SECCOMP"),
+            "closed_root": not kit_settings.get("RL4LLM_NO_CLOSED_ROOT"),
         }
         job = prepare_job(kit, options, temp_root / "job", book.store)
         if not job.torch:

@@ -32,6 +32,8 @@ and cgroup limits on the whole worker (:mod:`.cgroups`).
 
 Each step reports whether it took effect; the list travels back to the grader
 and into every report (``sandbox`` in ``report.json``).
+
+The closed root itself (step 2) is :mod:`graders.engine.closed_root`.
 """
 
 from __future__ import annotations
@@ -39,29 +41,19 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
-import site
 import sys
-import sysconfig
 from pathlib import Path
 
+from graders import settings as kit_settings  # `settings` below is the sandbox's (job.json)
 from graders.engine import landlock, seccomp
+from graders.engine.closed_root import MS_NODEV, MS_NOSUID, SYSTEM_READ_WRITE, enter_closed_root, readable_roots
 from graders.engine.libc import libc as _libc
 
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
-MS_REMOUNT, MS_BIND, MS_REC, MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 0x20, 0x1000, 0x4000, 0x400, 0x800, 1 << 21
-MNT_DETACH = 2
-SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine if hasattr(os, "uname") else "", 155)
 PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 28, 47, 4
 SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 1 << 0, 1 << 1
 SECBIT_NO_SETUID_FIXUP, SECBIT_NO_SETUID_FIXUP_LOCKED = 1 << 2, 1 << 3
 SECBIT_KEEP_CAPS_LOCKED = 1 << 5
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
-SYSTEM_READ_ONLY = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/usr/share/zoneinfo",
-                    "/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
-                    "/dev/urandom", "/dev/random", "/dev/zero",
-                    # the CPU's description: math libraries size their kernels by it (other numbers without it)
-                    "/proc/cpuinfo", "/sys/devices/system/cpu")
-SYSTEM_READ_WRITE = ("/dev/null",)
 
 
 class _CapHeader(ctypes.Structure):
@@ -147,152 +139,6 @@ def _capability_mask(field: str) -> int:
     return 0
 
 
-def readable_roots(closed: list[str]) -> list[str]:
-    """What learner code may read (and map as code): an allow-list, never "the kit minus a deny list".
-
-    The interpreter's standard library (with ``lib-dynload``), its site-packages (the venv's and, where the
-    venv sees them, the base interpreter's), its shared library (``libpython``, where it has one), and the system
-    libraries and files of :data:`SYSTEM_READ_ONLY`; a ``closed`` hierarchy inside one of them (the kit's
-    own packages, when the kit is installed into site-packages) is cut out, its siblings opened up one
-    by one. The kit checkout, earlier output folders, ``/tmp`` and the home folder are not on the list,
-    whatever the import path says: the child's given modules and learner files are copied into its
-    scratch folder, and everything else it runs was imported before it was confined.
-    """
-    closed_real = [os.path.realpath(p) for p in closed]
-    paths = sysconfig.get_paths()
-    candidates = [paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
-    candidates += [os.path.join(paths.get("stdlib", ""), "lib-dynload"), *site.getsitepackages()]
-    roots: list[str] = []
-    library = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("LDLIBRARY") or "")
-    if os.path.isfile(library):  # libpython, for a shared-library build (the file alone)
-        roots.append(os.path.realpath(library))
-    for candidate in dict.fromkeys(os.path.realpath(p) for p in candidates if p and os.path.isdir(p)):
-        roots += _open_up(candidate, closed_real, depth=0)
-    for path in SYSTEM_READ_ONLY:
-        if os.path.exists(path):
-            roots += _open_up(os.path.realpath(path), closed_real, depth=0)
-    return sorted(dict.fromkeys(roots))
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def _open_up(path: str, forbidden: list[str], depth: int) -> list[str]:
-    if any(_under(path, f) for f in forbidden):
-        return []
-    if not any(_under(f, path) for f in forbidden):
-        return [path]
-    if depth > 6:
-        return []
-    try:
-        children = sorted(os.listdir(path))
-    except OSError:
-        return []
-    found: list[str] = []
-    for child in children:
-        full = os.path.join(path, child)
-        if os.path.islink(full):
-            full = os.path.realpath(full)
-        found += _open_up(full, forbidden, depth + 1)
-    return found
-
-
-def enter_closed_root(root: Path, read_only: list[str], read_write: list[str], keep: list[str] = ()) -> bool:
-    """Make a minimal file tree this process's ``/``: only ``read_only`` (bound read-only) and ``read_write``.
-
-    Needs the process's own mount namespace and ``CAP_SYS_ADMIN`` in its user namespace (the child has
-    both until :func:`drop_capabilities`). A small ``tmpfs`` is mounted on ``root`` (an empty folder);
-    each allowed path is bind-mounted at its own path inside it (files onto empty files), the symbolic
-    links along the allowed paths and along ``keep`` (the import path as the interpreter spells it) are
-    made again, ``/proc`` of the worker's PID namespace is bound too (Landlock narrows it to
-    ``/proc/cpuinfo``), then ``pivot_root`` makes the tree ``/`` and the old root is detached. From then
-    on the host's named sockets, ``/tmp``, ``/run``, the kit checkout and every earlier output folder do
-    not exist for this process: nothing to connect to, read or list. The paths keep their names, so
-    ``sys.path`` and the modules already imported stay valid. True when all of it took effect.
-    """
-    libc = _libc()
-    if libc.mount(b"tmpfs", os.fsencode(root), b"tmpfs", ctypes.c_ulong(MS_NOSUID | MS_NODEV),
-                  b"size=4m,mode=0755,nr_inodes=8192") != 0:
-        return False
-    top = str(root)
-    bound: list[str] = []
-
-    def visible(path: str) -> bool:
-        return any(_under(path, done) for done in bound)
-
-    def bind(source: str, writable: bool) -> bool:
-        real = os.path.realpath(source)
-        _mirror_links(top, source)
-        if visible(real) or not os.path.exists(real):
-            return True
-        target = top + real
-        _mirror_links(top, os.path.dirname(real))
-        if os.path.isdir(real):
-            os.makedirs(target, exist_ok=True)
-        else:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            open(target, "ab").close()
-        if libc.mount(os.fsencode(real), os.fsencode(target), None, ctypes.c_ulong(MS_BIND | MS_REC), None) != 0:
-            return False
-        if not writable:
-            flags = MS_BIND | MS_REMOUNT | MS_RDONLY | _locked_flags(real)
-            if libc.mount(None, os.fsencode(target), None, ctypes.c_ulong(flags), None) != 0:
-                return False
-        bound.append(real)
-        return True
-
-    try:
-        ok = all([bind(path, False) for path in sorted(read_only, key=lambda p: len(os.path.realpath(p)))]
-                 + [bind(path, True) for path in read_write] + [bind("/proc", True)])
-        for path in keep:
-            _mirror_links(top, path)
-        old = os.path.join(top, ".old-root")
-        os.mkdir(old, 0o700)
-        if not ok or libc.syscall(SYS_PIVOT_ROOT, os.fsencode(top), os.fsencode(old)) != 0:
-            return False
-        os.chdir("/")
-        if libc.umount2(b"/.old-root", MNT_DETACH) != 0:
-            return False
-        os.rmdir("/.old-root")
-        # the new root itself read-only: nothing can be created beside the bound paths
-        return libc.mount(None, b"/", None, ctypes.c_ulong(MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV),
-                          None) == 0
-    except OSError:
-        return False
-
-
-def _mirror_links(top: str, path: str) -> None:
-    """Make each symbolic link along ``path`` again under ``top`` (``/lib -> usr/lib``, a venv's ``lib64``)."""
-    current = "/"
-    for part in Path(path).parts[1:]:
-        candidate = os.path.join(current, part)
-        if os.path.islink(candidate):
-            inside = top + candidate
-            if not os.path.lexists(inside):
-                os.makedirs(os.path.dirname(inside), exist_ok=True)
-                os.symlink(os.readlink(candidate), inside)
-            current = os.path.realpath(candidate)
-        else:
-            current = candidate
-
-
-def _locked_flags(path: str) -> int:
-    """The mount flags of ``path``'s mount that a bind remount must keep (the kernel refuses to drop
-    ``nosuid``, ``nodev``, ``noexec`` or the access-time mode of a mount inherited from another namespace)."""
-    try:
-        found = os.statvfs(path).f_flag
-    except OSError:
-        return 0
-    flags = 0
-    for st_flag, ms_flag in ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
-                             (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME),
-                             (os.ST_RELATIME, MS_RELATIME)):
-        if found & st_flag:
-            flags |= ms_flag
-    return flags
-
-
 def confine(scratch: Path, settings: dict, layers: dict, readable: list[str] | None = None,
             root: Path | None = None) -> dict:
     """Apply every remaining layer this machine allows (after :func:`mount_scratch`, whose result is in
@@ -308,14 +154,14 @@ def confine(scratch: Path, settings: dict, layers: dict, readable: list[str] | N
     writable = [str(scratch), *(p for p in SYSTEM_READ_WRITE if os.path.exists(p))]
     layers["closed_root"] = False
     if root is not None and namespaced and settings.get("closed_root", True) \
-            and os.environ.get("RL4LLM_NO_CLOSED_ROOT") != "1":
+            and not kit_settings.get("RL4LLM_NO_CLOSED_ROOT"):
         layers["closed_root"] = enter_closed_root(root, allowed, writable, keep=[p for p in sys.path if p])
         if (scratch / "work").is_dir():  # the working folder again, now inside the new root
             os.chdir(scratch / "work")
     limits = set_limits(settings, count_processes=namespaced)
     rlimits = {"memory", "file_size", "cpu_seconds", "open_files"} <= set(limits)
     layers["no_capabilities"] = drop_capabilities()
-    if os.environ.get("RL4LLM_NO_LANDLOCK") == "1" or settings.get("landlock") is False:
+    if kit_settings.get("RL4LLM_NO_LANDLOCK") or settings.get("landlock") is False:
         # the instructor's switch, for machines where Landlock misbehaves (and for the kit's own
         # test that the hostile suite fails without it); reported as missing layers
         layers["landlock_files"] = layers["landlock_tcp"] = layers["landlock_scopes"] = False
@@ -327,7 +173,7 @@ def confine(scratch: Path, settings: dict, layers: dict, readable: list[str] | N
         except (landlock.LandlockError, OSError):
             layers["landlock_files"] = layers["landlock_tcp"] = layers["landlock_scopes"] = False
     layers["syscall_filter"] = False
-    if os.environ.get("RL4LLM_NO_SECCOMP") != "1" and settings.get("seccomp", True):
+    if not kit_settings.get("RL4LLM_NO_SECCOMP") and settings.get("seccomp", True):
         try:
             seccomp.install()
             layers["syscall_filter"] = True

@@ -202,11 +202,12 @@ def preload(torch: bool) -> None:
     import numpy  # noqa: F401
 
     import graders.engine.feedback  # noqa: F401
-    import graders.engine.worker
+    import graders.engine.worker  # noqa: F401 - and its child's module
+    import graders.engine.worker_process
     import graders.loader  # noqa: F401
 
     if torch:
-        graders.engine.worker.warm_up_torch()
+        graders.engine.worker_process.warm_up_torch()
     # everything imported so far moves to the collector's permanent generation: otherwise each full
     # collection in every forked worker walks torch's and NumPy's objects again (and touching them
     # copies their pages out of the server)

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import traceback
 import zipfile
 from pathlib import Path
 
+from graders import settings
 from graders.engine.kit import DEFAULT_KIT, Kit
 
 TORCH_PIN = "torch==2.13.0"
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graders.engine.gradescope")
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="grade ROOT/submission into ROOT/results/results.json")
-    p_run.add_argument("--root", default=os.environ.get("RL4LLM_AUTOGRADER_ROOT", "/autograder"))
+    p_run.add_argument("--root", default=str(settings.get("RL4LLM_AUTOGRADER_ROOT")))
     p_build = sub.add_parser("build", help="write the autograder zip")
     p_build.add_argument("--out", default="autograder.zip")
     args = parser.parse_args(argv)

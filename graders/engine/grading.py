@@ -20,15 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-from graders import course
-from graders.engine import calls, codec
+from graders import course, settings
+from graders.engine import bundles, calls, codec
 from graders.engine.feedback import assess
+from graders.engine.fork_client import ForkServer
 from graders.engine.kit import Kit
 from graders.engine.protocol import ExerciseReport, SubmissionReport
 from graders.engine.refcache import ReferenceStore, cases_digest, kept_cases, read_given_state
 from graders.engine.references import ReferenceBook, uses_torch
-from graders.engine.runner import ExerciseRun, ForkServer, WorkerConfig, run_worker
+from graders.engine.runner import run_worker
 from graders.engine.submission import Submission, learner_source
+from graders.engine.worker_config import ExerciseRun, WorkerConfig
 from graders.language import default_language
 
 
@@ -117,7 +119,7 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
                  "cases": encoded, "timeout": float(options.timeout or spec.timeout), "torch": torch_used}
         entries.append(entry)
         exercise.digest = cases_digest(entry, encoder.arrays)
-        codec.write_bundle(job_dir / f"ex_{exercise.index}", entry, encoder.arrays)
+        bundles.write_bundle(job_dir / f"ex_{exercise.index}", entry, encoder.arrays)
     # the given code travels inside the job (the starter's given modules, which learner files import and
     # harnesses run): workers never open the kit's starter/ folder, nor take a given module from a submission
     given_sources = {name: kit.starter_path(name).read_text(encoding="utf-8")
@@ -128,7 +130,7 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
     for name in given_sources:
         found = read_given_state(store, kit, name)
         if found is not None:
-            codec.write_bundle(job_dir / f"given_{name}", *found)
+            bundles.write_bundle(job_dir / f"given_{name}", *found)
             given_state.append(name)
     return Job(exercises, job_dir, entries, given_sources, options.load_timeout, given_state)
 
@@ -148,10 +150,10 @@ def write_settings(job: Job, sandbox_settings: dict) -> None:
                "given_sources": job.given_sources, "given_state": job.given_state, "sandbox": sandbox_settings,
                # CPU-time budgets the worker's parent holds each child to (seconds of CPU, not of the clock)
                # (RL4LLM_NO_CPU_BUDGET=1: none, only the wall-clock backstop; for the kit's own control test)
-               **({} if os.environ.get("RL4LLM_NO_CPU_BUDGET") == "1" else
+               **({} if settings.get("RL4LLM_NO_CPU_BUDGET") else
                   {"timeouts": {str(i): entry["timeout"] for i, entry in enumerate(entries)},
                    "load_timeout": job.load_timeout})}
-    codec.write_bundle(job.job_dir / "job", payload, {})
+    bundles.write_bundle(job.job_dir / "job", payload, {})
     for path in (job.job_dir, *job.job_dir.iterdir()):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
 

@@ -45,6 +45,8 @@ import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
+from graders import settings
+
 HIDE_ENV = "RL4LLM_HIDE_HIDDEN_INPUTS"
 
 
@@ -75,7 +77,7 @@ class _Deadline:
 
     def __enter__(self):
         if self.active:
-            from graders.engine.runner import wall_backstop
+            from graders.engine.worker_config import wall_backstop
 
             self.previous = {number: signal.signal(number, self._fire) for number in (signal.SIGPROF, signal.SIGALRM)}
             signal.setitimer(signal.ITIMER_PROF, self.seconds)
@@ -110,7 +112,7 @@ def _run_case(call: dict, function, learner, starter, case, encoder) -> dict:
     """One case on the learner's function, as the worker runs it (see ``Worker.run_case``)."""
     from graders.engine import calls, codec, learner_text
     from graders.engine.references import fresh_inputs
-    from graders.engine.worker import CappedWriter, describe_exception
+    from graders.engine.worker_child import CappedWriter, describe_exception
 
     args, kwargs = fresh_inputs(case)
     before_args, before_kwargs = calls.snapshot(args), calls.snapshot(kwargs)
@@ -140,7 +142,7 @@ def _run_case(call: dict, function, learner, starter, case, encoder) -> dict:
 
 
 def _hide_default() -> bool:
-    return os.environ.get(HIDE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    return settings.get(HIDE_ENV)
 
 
 def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_inputs: bool | None = None,
@@ -161,7 +163,7 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
     from graders.engine.kit import DEFAULT_KIT
     from graders.engine.learner_text import clean_text
     from graders.engine.references import _single_thread_torch, uses_torch
-    from graders.engine.runner import ExerciseRun
+    from graders.engine.worker_config import ExerciseRun
     from graders.engine.submission import Submission
     from graders.engine.texts import feedback_text, translated
 

@@ -29,9 +29,9 @@ from graders.course import LANGUAGES
 from graders.engine import codec
 from graders.engine.compare import float_trap, type_problem
 from graders.engine.protocol import CaseOutcome, CaseResult, Judgement, Reason, Status
-from graders.engine.runner import ExerciseRun
 from graders.engine.submission import Submission
 from graders.engine.texts import detail, detail_in_every_language
+from graders.engine.worker_config import ExerciseRun
 
 def judge(exercise, submission: Submission, sources: dict, file_problems: dict,
           runs: dict[int, ExerciseRun], ctx) -> Judgement:

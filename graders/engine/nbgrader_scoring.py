@@ -38,15 +38,16 @@ line of defence, the course folder and the gradebook are fingerprinted
 around each grading run (size, times and inode of every entry, ``ctime``
 included, which no process can set back): if anything changed, the gradebook
 is restored from a copy taken just before, and the notebook fails with
-:class:`CourseTampered` -- nbgrader logs the error, records no grade from that
-run and exits with an error.
+:class:`~graders.engine.course_guard.CourseTampered` -- nbgrader logs the
+error, records no grade from that run and exits with an error
+(:mod:`graders.engine.course_guard`).
 
 Grader artefacts never land in the course folder: the engine runs with a
 temporary working directory and Hypothesis's storage directory in that
 temporary folder (Hypothesis would otherwise write ``.hypothesis/`` -- with
 literal constants of the hidden checks -- into the current directory, from
 where ``generate_feedback`` would copy it to the students), and the engine's
-reports go to a temporary folder that is deleted afterwards.
+reports go to a temporary folder that is deleted afterwards (:mod:`graders.engine.notebook_engine`).
 
 ``RL4LLM_HIDE_HIDDEN_INPUTS=1`` (or ``c.EngineScores.hide_hidden_inputs =
 True``) withholds the inputs of hidden checks from the feedback.
@@ -54,12 +55,9 @@ True``) withholds the inputs of hidden checks from the feedback.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import re
 import string
-import tempfile
 from pathlib import Path
 
 from nbformat.notebooknode import NotebookNode, from_dict
@@ -68,7 +66,11 @@ from traitlets import Bool, Unicode, default
 from nbgrader import utils as nbgrader_utils
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
+from graders import settings
 from graders.engine import texts
+from graders.engine.course_guard import _Guard
+from graders.engine.notebook_engine import grade_notebook, keep_report, module_of
+from graders.engine.notebook_engine import untouched_stubs  # noqa: F401 - re-exported: the tests take it from here
 
 HIDE_ENV = "RL4LLM_HIDE_HIDDEN_INPUTS"
 TEST_PREFIX = "test-"
@@ -114,12 +116,8 @@ TEXT = {
 }
 
 
-class CourseTampered(RuntimeError):
-    """Files of the course folder or the gradebook changed while a notebook was being graded."""
-
-
 def _hide_default() -> bool:
-    return os.environ.get(HIDE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    return settings.get(HIDE_ENV)
 
 
 def language_of(assignment_id: str) -> str:
@@ -142,131 +140,6 @@ def exercise_for(notebook_id: str, grade_id: str, kit=None) -> str | None:
         return None
     exercise_id = f"{notebook_id}.{grade_id[len(TEST_PREFIX):]}"
     return exercise_id if exercise_id in kit.exercises((module,)) else None
-
-
-def module_of(stem: str) -> str | None:
-    """The module number of a learner file stem, or ``None`` for a notebook that is not a learner file."""
-    from graders import course
-
-    return course.module_of(stem).number if stem in course.STEMS else None
-
-
-# ---------------------------------------------------------------------------
-# Grading one notebook with the engine
-# ---------------------------------------------------------------------------
-@contextlib.contextmanager
-def _artefacts_in(folder: Path):
-    """Working directory and Hypothesis's storage in ``folder`` for the duration (restored afterwards)."""
-    previous_cwd = os.getcwd()
-    try:
-        from hypothesis import configuration
-    except ImportError:  # pragma: no cover - hypothesis is a core dependency
-        configuration = None
-    setter = getattr(configuration, "set_hypothesis_home_dir", None)
-    saved_env = os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY")
-    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(folder / ".hypothesis")
-    if setter is not None:
-        setter(folder / ".hypothesis")
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(previous_cwd)
-        if saved_env is None:
-            os.environ.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
-        else:
-            os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = saved_env
-        if setter is not None:
-            setter(None)  # next use reads the environment (or the default) again
-
-
-def grade_notebook(notebook_text: str, stem: str, *, hide_hidden_inputs: bool, require_sandbox: bool = False,
-                   kit=None, log=None, language: str = "en") -> dict[str, dict]:
-    """``{exercise id: report entry}`` of the engine for a notebook saved as ``<stem>.ipynb``.
-
-    Runs :func:`graders.engine.batch.grade_paths` on a fresh temporary folder
-    (the submission, the reports, the working directory and Hypothesis's
-    storage all inside it; everything is deleted afterwards), its feedback in
-    ``language``. Each entry also says whether the notebook's function is
-    still the untouched stub, ``"not_implemented"`` (:func:`untouched_stubs`).
-    """
-    from graders.engine.batch import grade_paths
-    from graders.engine.grading import GradeOptions
-    from graders.engine.kit import DEFAULT_KIT
-
-    kit = kit or DEFAULT_KIT
-    module = module_of(stem)
-    if module is None:
-        raise ValueError(f"{stem!r} is not a learner file of the kit")
-    with tempfile.TemporaryDirectory(prefix="rl4llm-nbgrader-") as temp:
-        root = Path(temp)
-        submission = root / "submission"
-        submission.mkdir()
-        # a lone surrogate in a cell (a JSON "\ud800" escape) goes back to the same escape: only that cell is lost
-        (submission / f"{stem}.ipynb").write_text(notebook_text, encoding="utf-8", errors="backslashreplace")
-        options = GradeOptions(modules=(module,), hide_hidden_inputs=hide_hidden_inputs,
-                               require_sandbox=require_sandbox, lang=language)
-        with _artefacts_in(root):
-            result = grade_paths([submission], root / "reports", options, jobs=1, kit=kit, progress=False,
-                                 log=log or (lambda _message: None))
-        if result.internal_errors:  # the grader's fault, not the learner's: never recorded as a score
-            raise RuntimeError("the kit's engine failed on this notebook: " + "; ".join(result.internal_errors))
-        (report,) = result.reports
-    stubs = untouched_stubs(notebook_text)
-    return {entry["id"]: {**entry, "not_implemented": entry["id"].split(".", 1)[1] in stubs}
-            for entry in report["exercises"] if entry["id"].startswith(f"{stem}.")}
-
-
-def keep_report(report_dir: Path, assignment: str, student: str, entries: dict[str, dict]) -> Path:
-    """Merge one notebook's entries into ``report_dir/<assignment>/<student>/report.json`` (the kit's report
-    schema, :class:`graders.engine.protocol.SubmissionReport`; the exercises in course order) and return its path."""
-    from graders.engine.kit import DEFAULT_KIT
-    from graders.engine.learner_text import file_name
-    from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
-    from graders.engine.reports import report_json
-
-    # names, never paths: ".." or a NUL in a student id would leave the folder or stop nbgrader
-    folder = report_dir / file_name(Path(assignment).name, "assignment") / file_name(student, "student")
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "report.json"
-    merged = {entry["id"]: entry for entry in
-              (json.loads(path.read_text(encoding="utf-8"))["exercises"] if path.exists() else [])}
-    merged.update(entries)
-    order = {exercise_id: index for index, exercise_id in enumerate(DEFAULT_KIT.exercises())}
-    exercises = tuple(ExerciseReport(e["id"], Status(e["status"]), e["points"], e["max_points"], e["feedback"],
-                                     tuple(e["misconceptions"]), bool(e.get("not_implemented")))
-                      for e in sorted(merged.values(), key=lambda e: (order.get(e["id"], len(order)), e["id"])))
-    path.write_text(report_json(SubmissionReport(str(student), exercises, {}).to_dict()), encoding="utf-8",
-                    errors="backslashreplace")  # the id as it is, cleaned; the class report escapes it
-    return path
-
-
-def untouched_stubs(notebook_text: str) -> set[str]:
-    """The functions a notebook defines (its last definition of each, as the engine grades) whose body, a
-    docstring aside, is only ``raise NotImplementedError`` (with or without a message): the exercises the
-    learner has not started. Read from the code, so it does not depend on the feedback's language."""
-    import ast
-
-    from graders.engine.submission import notebook_definitions
-
-    try:
-        tree = ast.parse(notebook_definitions(notebook_text.encode("utf-8", "backslashreplace")))
-    except (ValueError, SyntaxError, RecursionError, MemoryError):
-        return set()
-    last = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    return {name for name, node in last.items() if _raises_not_implemented_only(node.body)}
-
-
-def _raises_not_implemented_only(body: list) -> bool:
-    import ast
-
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]  # the docstring
-    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
-        return False
-    raised = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
-    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
 
 
 def _number(value: float) -> str:
@@ -312,78 +185,6 @@ def _stdout(lines: list[str]) -> dict:
 
 def _error(headline: str, lines: list[str]) -> dict:
     return {"output_type": "error", "ename": ERROR_NAME, "evalue": headline, "traceback": [headline, *lines]}
-
-
-# ---------------------------------------------------------------------------
-# The course folder's fingerprint (defence in depth)
-# ---------------------------------------------------------------------------
-def fingerprint(root: Path) -> dict[str, tuple]:
-    """Every entry under ``root`` (links not followed): type, size, mtime, ctime, inode."""
-    found: dict[str, tuple] = {}
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        for name in dirs + files:
-            path = os.path.join(folder, name)
-            try:
-                info = os.lstat(path)
-            except OSError:
-                continue
-            found[os.path.relpath(path, root)] = (info.st_mode, info.st_size, info.st_mtime_ns,
-                                                  info.st_ctime_ns, info.st_ino)
-    return found
-
-
-def _sqlite_path(db_url: str) -> Path | None:
-    if db_url.startswith("sqlite:///") and not db_url.startswith("sqlite:///:memory:"):
-        return Path(db_url[len("sqlite:///"):])
-    return None
-
-
-class _Guard:
-    """Fingerprints of the course folder and the gradebook, and a copy of the gradebook, before grading."""
-
-    SIDECARS = ("-journal", "-wal", "-shm")
-
-    def __init__(self, course: Path, db_url: str) -> None:
-        self.course = course
-        self.db = _sqlite_path(db_url)
-        self.before = fingerprint(course)
-        self.db_before = self._db_state()
-        self.db_bytes = self.db.read_bytes() if self.db is not None and self.db.is_file() else None
-
-    def _db_state(self):
-        if self.db is None:
-            return None
-        state = {}
-        for suffix in ("",) + self.SIDECARS:
-            path = Path(f"{self.db}{suffix}")
-            try:
-                info = os.lstat(path)
-            except OSError:
-                continue
-            state[suffix] = (info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
-        return state
-
-    def check(self) -> None:
-        """Raise :class:`CourseTampered` (after restoring the gradebook) if anything changed."""
-        after = fingerprint(self.course)
-        changed = sorted(path for path in set(self.before) | set(after) if self.before.get(path) != after.get(path))
-        db_changed = self._db_state() != self.db_before
-        if not changed and not db_changed:
-            return
-        restored = ""
-        if db_changed and self.db is not None and self.db_bytes is not None:
-            for suffix in self.SIDECARS:
-                if suffix not in self.db_before:
-                    with contextlib.suppress(OSError):
-                        os.remove(f"{self.db}{suffix}")
-            with contextlib.suppress(OSError):
-                os.remove(self.db)  # a fresh file: the learner's code may have kept it open or linked it
-            self.db.write_bytes(self.db_bytes)
-            restored = f"; the gradebook {self.db} was restored from the copy taken before grading"
-        shown = ", ".join(changed[:10]) + (" ..." if len(changed) > 10 else "")
-        raise CourseTampered(f"files changed while the kit's engine graded this notebook ({shown or 'the gradebook'})"
-                             f"{restored}. The engine's sandbox should have prevented this; no grade is "
-                             "recorded from this run. Inspect the submission and the course folder.")
 
 
 # ---------------------------------------------------------------------------

@@ -59,17 +59,18 @@ from pathlib import Path
 
 import numpy as np
 
-from graders.engine import codec
+from graders import settings
+from graders.engine import bundles, codec
 from graders.loader import AST_LOCK
 
 FORMAT = 2  # 2: outcomes keep the type of the value (codec.type_of)
-ENGINE_FILES = ("calls.py", "codec.py", "references.py", "misconceptions.py", "refcache.py")
+ENGINE_FILES = ("calls.py", "codec.py", "bundles.py", "references.py", "misconceptions.py", "refcache.py")
 _JSON = "__json__"
 
 
 def default_folder() -> Path | None:
     """The store's folder from the environment, or ``None`` when ``RL4LLM_CACHE=off``."""
-    chosen = os.environ.get("RL4LLM_CACHE", "")
+    chosen = settings.get("RL4LLM_CACHE")
     if chosen.lower() in ("off", "0", "no", "false"):
         return None
     if chosen:
@@ -197,8 +198,8 @@ def read_given_state(store: ReferenceStore | None, kit, name: str) -> tuple[dict
 
 def save_given_state(store: ReferenceStore | None, kit, name: str, module) -> bool:
     """Keep ``module.WARMED_UP`` (the grader's own copy of given module ``name``, after its reference runs)
-    in the store (:func:`graders.engine.codec.encode_kept_state`), unless it is empty or already there."""
-    encoded = codec.encode_kept_state(module)
+    in the store (:func:`graders.engine.bundles.encode_kept_state`), unless it is empty or already there."""
+    encoded = bundles.encode_kept_state(module)
     if store is None or encoded is None or read_given_state(store, kit, name) is not None:
         return False
     return store.write(given_state_key(store, kit, name), *encoded)

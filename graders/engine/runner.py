@@ -7,6 +7,9 @@ overruns its timeout, or a worker that dies (segfault, ``os._exit``, the
 memory limit, a signal), costs that exercise only -- a fresh worker picks up
 the remaining exercises. A learner file whose import hangs or kills the
 worker costs that file's exercises only.
+
+The fork server's client is :mod:`graders.engine.fork_client`; the configuration and results both sides
+share, :mod:`graders.engine.worker_config`.
 """
 
 from __future__ import annotations
@@ -16,69 +19,20 @@ import os
 import re
 import selectors
 import signal
-import socket
 import subprocess
-import sys
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders.engine import cgroups, codec
+from graders.engine import bundles, cgroups
+from graders.engine.fork_client import LOG_TAIL, ForkServer
 from graders.engine.learner_text import clean as clean_learner_text
+from graders.engine.worker_config import (CPU_BUDGET_MESSAGE, ExerciseRun, SandboxMissing, WorkerConfig,
+                                          WorkerStartError, wall_backstop)
 
-LOG_TAIL = 1500
+
 LOG_KEEP = 64 << 10  # bytes of the worker's stdout/stderr kept (the tail)
 MAX_EVENT_BYTES = 64 << 20  # one event line (a result with its arrays, base64)
 MAX_RESULT_JSON = 8 << 20  # the JSON part of one exercise's result
-
-
-WALL_FACTOR, WALL_GRACE = 3.0, 15.0  # the wall-clock backstop: 3 x the CPU budget + 15 s
-CPU_BUDGET_MESSAGE = "the exercise used more CPU time than its budget"
-
-
-def wall_backstop(cpu_seconds: float) -> float:
-    """Wall-clock seconds after which the grader ends a worker whose child spends ``cpu_seconds`` of CPU.
-
-    The budget itself is CPU time, held by the worker's parent (:meth:`graders.engine.worker.Parent.relay`),
-    so the verdict does not depend on how busy the machine is; the clock only catches a child that sleeps
-    or deadlocks (no CPU spent, no progress). Generous: on a machine so loaded that a child gets a third of
-    a core, a child within its CPU budget still finishes before it.
-    """
-    return WALL_FACTOR * float(cpu_seconds) + WALL_GRACE
-
-
-class WorkerStartError(RuntimeError):
-    """The worker could not even start: the grader itself is broken (exit non-zero)."""
-
-
-@dataclass
-class ExerciseRun:
-    """What came back from the worker for one exercise (before comparison)."""
-
-    status: str  # "done" | "timeout" | "crashed" | "load_error" | "load_timeout" | "load_crashed"
-    payload: dict | None = None
-    arrays: dict = field(default_factory=dict)
-    message: str = ""
-    output: str = ""
-
-
-@dataclass
-class WorkerConfig:
-    python: str = sys.executable
-    kit_parent: str = ""
-    user: int | None = None
-    load_timeout: float = 60.0
-    env: dict = field(default_factory=dict)
-    namespaces: bool = True  # workers enter fresh namespaces (graders.engine.forkserver.enter_namespaces)
-    require: tuple = ()  # layers every worker must report active (--require-sandbox)
-    ready: object = None  # a threading.Event: set once the grader has loaded all it executes
-    abort: bool = False  # set before ``ready`` when that loading failed: workers run nothing
-    cgroup: cgroups.Limits | None = None  # each worker's cgroup limits (graders.engine.cgroups), where given
-
-
-class SandboxMissing(WorkerStartError):
-    """A worker came up without a layer that ``--require-sandbox`` demands."""
 
 
 def _signal_name(code: int) -> str:
@@ -106,173 +60,6 @@ def _sanitise(text: str, sub_dir: Path) -> str:
     text = "\n".join(lines)
     text = re.sub(r"(?<![\w.])/(?:[^\s\"'/]+/)+([^\s\"'/]+)", r"\1", text)
     return re.sub(r"0x[0-9a-fA-F]{6,}", "0x...", text)
-
-
-def _server_env(config: WorkerConfig) -> dict[str, str]:
-    """The environment of a fork server, so of every worker (each submission adds its own folders)."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": config.kit_parent,
-            "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8",
-            **config.env}
-
-
-class ForkServer:
-    """One fork server (:mod:`graders.engine.forkserver`): started once per batch, forks a worker per request.
-
-    Thread-safe: the submissions of a batch ask for workers from several threads. A reader thread
-    collects the server's replies (which request got which pid, which worker ended with which status).
-    It starts on :meth:`start`, or on the first request (a batch that never needs torch never imports it).
-    """
-
-    def __init__(self, config: WorkerConfig, *, torch: bool, cwd: Path, log_path: Path) -> None:
-        self.config, self.torch, self.cwd, self.log_path = config, torch, cwd, log_path
-        self.starting = threading.Lock()
-        self.proc: subprocess.Popen | None = None
-        self.socket: socket.socket | None = None
-        self.changed = threading.Condition()
-        self.forked: dict[int, int | str] = {}  # request -> pid, or why it failed
-        self.exited: dict[int, int] = {}  # pid -> wait status
-        self.dead = False
-        self.requests = 0
-
-    def start(self) -> "ForkServer":
-        """Start the server process (once; later calls return at once)."""
-        with self.starting:
-            if self.proc is not None or self.dead:
-                return self
-            config = self.config
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            command = [config.python, "-m", "graders.engine.forkserver", "--control-fd", str(theirs.fileno())]
-            if self.torch:
-                command.append("--torch")
-            extra = {}
-            if config.user is not None:
-                extra = {"user": config.user, "group": config.user, "extra_groups": []}
-            try:
-                with open(self.log_path, "wb") as log:
-                    self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                                 pass_fds=(theirs.fileno(),), cwd=str(self.cwd),
-                                                 env=_server_env(config), start_new_session=True, **extra)
-            except OSError as error:
-                ours.close()
-                raise WorkerStartError(f"cannot start the grading worker ({config.python}): {error}") from error
-            finally:
-                theirs.close()
-            self.socket = ours
-            threading.Thread(target=self._read, name="fork-server", daemon=True).start()
-        return self
-
-    def _read(self) -> None:
-        while True:
-            try:
-                data = self.socket.recv(1 << 16)
-            except OSError:
-                data = b""
-            if not data:
-                break
-            try:
-                message = json.loads(data.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                break  # the server is broken: treated as gone (requests fail with its log)
-            with self.changed:
-                if "forked" in message:
-                    self.forked[message["forked"]] = int(message["pid"])
-                elif "failed" in message:
-                    self.forked[message["failed"]] = str(message.get("error", "?"))
-                elif "exited" in message:
-                    self.exited[int(message["exited"])] = int(message["status"])
-                self.changed.notify_all()
-        with self.changed:
-            self.dead = True
-            self.changed.notify_all()
-
-    def log_tail(self) -> str:
-        try:
-            return self.log_path.read_bytes()[-LOG_TAIL:].decode("utf-8", "replace").strip()
-        except OSError:
-            return ""
-
-    def spawn(self, request: dict, fds: list[int]) -> "ServedProcess":
-        """Ask for a worker (``fds``: its events, log and ``go`` pipes); returns it once forked."""
-        self.start()
-        if self.socket is None:
-            raise WorkerStartError("the grading worker's server was stopped before it started")
-        with self.changed:
-            self.requests += 1
-            number = self.requests
-            try:
-                socket.send_fds(self.socket, [json.dumps({**request, "id": number}).encode("utf-8")], fds)
-            except OSError as error:
-                raise WorkerStartError(f"the grading worker's server is gone ({error}):\n{self.log_tail()}") from error
-            while number not in self.forked and not self.dead:
-                self.changed.wait()
-            answer = self.forked.pop(number, None)
-        if not isinstance(answer, int):
-            raise WorkerStartError(f"the grading worker could not start ({answer or 'its server stopped'}):\n"
-                                   f"{self.log_tail()}")
-        return ServedProcess(self, answer)
-
-    def wait_exit(self, pid: int, timeout: float | None) -> int | None:
-        """The wait status of worker ``pid`` (``None`` if the server died first); raises ``TimeoutError``."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self.changed:
-            while pid not in self.exited and not self.dead:
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    raise TimeoutError
-                self.changed.wait(remaining)
-            return self.exited.pop(pid, None)
-
-    def close(self, *, kill: bool = False) -> None:
-        """Stop the server (it kills whatever it started) and wait for it; ``kill``: at once (its imports
-        are not waited for). Closing twice, or a server never started, does nothing."""
-        with self.starting:
-            self.dead = self.dead or self.proc is None  # never started: it never will
-        if self.socket is None or self.socket.fileno() < 0:
-            return
-        if kill:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
-            self.socket.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.socket.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-
-
-class ServedProcess:
-    """A worker forked by a :class:`ForkServer`, with the part of ``subprocess.Popen`` that the runner uses."""
-
-    def __init__(self, server: ForkServer, pid: int) -> None:
-        self.server = server
-        self.pid = pid
-        self.returncode: int | None = None
-        self.gone = False
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        if not self.gone:
-            try:
-                status = self.server.wait_exit(self.pid, timeout)
-            except TimeoutError:
-                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout) from None
-            self.gone = True
-            if status is not None:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def kill(self) -> None:
-        """SIGKILL the worker's process group (it leads its own session): W0, and W1 with its namespace."""
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 class _Process:
@@ -510,7 +297,7 @@ def _read_result(event: dict) -> ExerciseRun:
         payload = clean_learner_text(json.loads(text))  # the result's learner text, as the events' (above)
         if not isinstance(payload, dict) or not isinstance(payload.get("cases"), list):
             raise ValueError("malformed result")
-        arrays = codec.unpack_blob(packed, MAX_EVENT_BYTES)
+        arrays = bundles.unpack_blob(packed, MAX_EVENT_BYTES)
     except (ValueError, TypeError, RecursionError, OSError) as error:
         return ExerciseRun("crashed", message=f"the worker's result could not be read ({error})")
     return ExerciseRun("done", payload=payload, arrays=arrays)

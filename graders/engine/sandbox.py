@@ -50,6 +50,7 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from graders import settings
 from graders.engine.libc import libc as _libc
 
 NOBODY = 65534
@@ -57,8 +58,7 @@ LAYERS = ("namespaces", "scratch_quota", "closed_root", "resource_limits", "proc
           "no_capabilities", "landlock_files", "landlock_tcp", "landlock_scopes", "cpu_budget", "cgroup_limits",
           "grader_not_dumpable")
 # the instructor's switches, one per layer, for machines where a layer misbehaves (each reported missing)
-SWITCHES = ("RL4LLM_NO_NAMESPACES", "RL4LLM_NO_LANDLOCK", "RL4LLM_NO_SECCOMP", "RL4LLM_NO_CLOSED_ROOT",
-            "RL4LLM_NO_CGROUPS", "RL4LLM_NO_CPU_BUDGET")
+SWITCHES = settings.SANDBOX_SWITCHES
 WORKER_TASKS = 64  # processes + threads in one worker's cgroup: its parent, one child and their threads
 
 
@@ -68,7 +68,7 @@ def worker_cgroup_limits(memory_mb: float, scratch_mb: float):
     plus 512 MiB; :data:`WORKER_TASKS` tasks; one core. ``None`` under ``RL4LLM_NO_CGROUPS=1`` (read per batch)."""
     from graders.engine.cgroups import Limits
 
-    if os.environ.get("RL4LLM_NO_CGROUPS") == "1":
+    if settings.get("RL4LLM_NO_CGROUPS"):
         return None
 
     return Limits(memory_bytes=int(2 * (memory_mb + scratch_mb) + 512) << 20, tasks=WORKER_TASKS, cpus=1.0)
@@ -162,7 +162,7 @@ def unprivileged_user(python: str, pythonpath: str, cwd: str) -> tuple[int | Non
     """
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None, "not running as root: workers run as the current user"
-    if os.environ.get("RL4LLM_KEEP_ROOT") == "1":
+    if settings.get("RL4LLM_KEEP_ROOT"):
         return None, "RL4LLM_KEEP_ROOT=1: workers keep root (audit hook only)"
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath, "HOME": cwd,
            "PYTHONDONTWRITEBYTECODE": "1"}
@@ -183,7 +183,7 @@ def unprivileged_user(python: str, pythonpath: str, cwd: str) -> tuple[int | Non
 # ---------------------------------------------------------------------------
 def namespaces_wanted() -> bool:
     """Whether workers should enter fresh namespaces (they say in their reports whether they could)."""
-    return os.environ.get("RL4LLM_NO_NAMESPACES") != "1" and sys.platform.startswith("linux")
+    return not settings.get("RL4LLM_NO_NAMESPACES") and sys.platform.startswith("linux")
 
 
 def unshare_prefix() -> list[str]:
@@ -197,7 +197,7 @@ def _unshare_path() -> str:
 
 @lru_cache(maxsize=1)
 def _namespaces_work() -> bool:
-    if os.environ.get("RL4LLM_NO_NAMESPACES") == "1" or not sys.platform.startswith("linux"):
+    if settings.get("RL4LLM_NO_NAMESPACES") or not sys.platform.startswith("linux"):
         return False
     if not shutil.which("unshare"):
         return False
@@ -253,7 +253,7 @@ def probe_layers(python: str | None = None, pythonpath: str = "") -> Probe:
             command.append("--namespaced")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath,
                "PYTHONDONTWRITEBYTECODE": "1",
-               **{name: os.environ.get(name, "") for name in SWITCHES}}
+               **{name: settings.raw(name) or "" for name in SWITCHES}}
         try:
             result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=temp)
         except (OSError, subprocess.SubprocessError) as error:
@@ -267,7 +267,7 @@ def probe_layers(python: str | None = None, pythonpath: str = "") -> Probe:
     layers = {name: bool(found["layers"].get(name)) for name in LAYERS if name not in grader_side}
     layers["grader_not_dumpable"] = sys.platform.startswith("linux")
     layers["cpu_budget"] = (os.path.exists(f"/proc/{os.getpid()}/stat")  # the worker's parent reads it
-                            and os.environ.get("RL4LLM_NO_CPU_BUDGET") != "1")
+                            and not settings.get("RL4LLM_NO_CPU_BUDGET"))
     detail = [found.get("detail", "")]
     layers["cgroup_limits"], why = cgroups_work()
     detail.append(why)
@@ -278,7 +278,7 @@ def cgroups_work() -> tuple[bool, str]:
     """Whether this grader can give each worker a cgroup with limits (tried once), and why not."""
     from graders.engine import cgroups
 
-    if os.environ.get("RL4LLM_NO_CGROUPS") == "1":
+    if settings.get("RL4LLM_NO_CGROUPS"):
         return False, "RL4LLM_NO_CGROUPS=1"
     manager = cgroups.manager()
     if not manager.works:

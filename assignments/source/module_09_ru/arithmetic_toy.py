@@ -23,18 +23,25 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import torch
 from torch import nn
 
-if TYPE_CHECKING:  # the loop's configuration; collect_rollouts reads five of its fields
-    from grpo_toy import GRPOConfig
-
 # =============================================================================
 # GIVEN CODE -- you need not change anything in this file.
 # =============================================================================
+
+
+class RolloutConfig(Protocol):
+    """The five knobs ``collect_rollouts`` reads: ``grpo_toy.GRPOConfig`` has them (this file imports no loop)."""
+
+    group_size: int
+    prompt_batch: int
+    max_new_tokens: int
+    temperature: float
+    dynamic_sampling: bool
 
 DIGITS = tuple(str(d) for d in range(10))
 BOS, EOS, PAD, SEP = "<bos>", "<eos>", "<pad>", ";"
@@ -309,7 +316,7 @@ class Rollout:
     verifier_version: str = VERIFIER_VERSION
 
 
-def collect_rollouts(policy: GRUPolicy, vocab: Vocab, prompts: list[ArithmeticPrompt], config: GRPOConfig, *,
+def collect_rollouts(policy: GRUPolicy, vocab: Vocab, prompts: list[ArithmeticPrompt], config: RolloutConfig, *,
                      generator: torch.Generator, generator_version: str):
     """Sample G = config.group_size responses for each of config.prompt_batch prompts.
 
