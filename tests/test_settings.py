@@ -156,8 +156,10 @@ def _generated_block(text: str) -> str:
 
 
 def test_the_docs_table_is_fresh():
+    from graders.build.docs import stale_blocks
     assert _generated_block(DOCS.read_text(encoding="utf-8")) == settings.markdown_table(), \
-        "docs/settings.md is stale: paste settings.markdown_table() between its generated:settings lines"
+        "docs/settings.md is stale: run `rl4llm build` (it writes settings.markdown_table() between the markers)"
+    assert stale_blocks(DOCS) == [], "the build's docs writer sees docs/settings.md as stale: run `rl4llm build`"
 
 
 def test_the_starter_copy_is_the_module_verbatim():

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from graders import course
+from graders import course, settings
 from graders.paths import REPO_ROOT, STARTER_DIR
 from graders.text import Text
 
@@ -119,6 +119,7 @@ def module_exercises(folder: str) -> Callable[[str], str]:
 BLOCKS: dict[str, Callable[[str], str]] = {
     "course-totals": course_totals,
     **{f"{m.folder}-exercises": module_exercises(m.folder) for m in course.MODULES},
+    "settings": lambda language: settings.markdown_table(),  # docs/settings.md
 }
 
 
