@@ -55,6 +55,7 @@ from pathlib import Path
 from graders import course, figures
 from graders.language import default_language
 from graders.paths import REPO_ROOT, SEEDS_DIR, SOLUTIONS_DIR, STARTER_DIR
+from graders.text import Text
 
 DISCOVERY_START = "_candidates = "
 DISCOVERY_END = "sys.path.insert(0, str(MODULE_DIR))"
@@ -67,79 +68,60 @@ EXPERIMENT_MARKERS = {
 SUMMARY_FILE = "run_summary.json"
 
 TEXT = {
-    "en": {
-        "start": "Running the {module} course notebook against {impl} (profile {profile}); figures go to {out}/",
-        "given_from_kit": "{names}: not in {impl}; a copy of your files runs next to the kit's ({kit})",
-        "saved": "[figure saved: {path}]",
-        "unexpected": ("[this figure is not the one the kit expected here ({slug}); saved as {path} "
-                       "as the seed drew it]"),
-        "not_implemented": "not implemented yet: {function} -- {hint}",
-        "syntax_error": "{file}, line {line}: syntax error: {message}",
-        "seed_check": "a check of the notebook failed: {code}",
-        "error_at": "{kind}: {message} (at {where})",
-        "cell_failed": "✗ cell at line {line} (`{code}`) could not run: {reason}",
-        "cell_skipped": "– cell at line {line} (`{code}`) skipped: it needs {names}, which a cell above could not make",
-        "traceback_hint": "  (rl4llm run ... --traceback shows Python's full traceback)",
-        "summary_ok": "All {cells} cells of the notebook ran. {figures} figure(s) saved in {out}/:",
-        "summary_bad": ("{ran} of {cells} cells of the notebook ran; {failed} could not run and {skipped} were skipped "
-                        "(✗ and – above). {figures} figure(s) saved in {out}/:"),
-        "figure_line": "  {file}  {title}",
-        "missing_header": "Figures not produced ({count}):",
-        "missing_line": "  {file}  ({reason})",
-        "missing_cell": "its cell at line {line} did not run",
-        "missing_needs": "needs `{name}`, which the notebook did not make",
-        "missing_error": "drawing it failed: {reason}",
-        "done": "done: {figures} figure(s) in {out}/",
-        "failed": ("rl4llm run {module}: {failed} cell(s) could not run, {missing} figure(s) not produced "
-                   "(listed above); exit {code}."),
-        "crashed": "rl4llm run {module}: the notebook stopped before its end (exit {code}).",
-        "no_default": ("this install has neither solutions/ nor starter/: pass --impl DIR, the folder that holds "
-                       "your {files}"),
-        "impl_missing": "--impl {path}: there is no such folder",
-        "impl_layout": ("--impl {path}: expected {files} either in {path}/{folder}/ (a folder laid out like "
-                        "starter/) or directly in {path}/ (the module folder itself); found {found}"),
-        "found_none": "none of them",
-    },
-    "ru": {
-        "start": ("Запускаю ноутбук курса {module} на файлах из {impl} (профиль {profile}); "
+    "start": Text("Running the {module} course notebook against {impl} (profile {profile}); figures go to {out}/",
+                  "Запускаю ноутбук курса {module} на файлах из {impl} (профиль {profile}); "
                   "рисунки сохраняются в {out}/"),
-        "given_from_kit": "{names}: нет в {impl}; копия ваших файлов запускается рядом с файлами набора ({kit})",
-        "saved": "[рисунок сохранён: {path}]",
-        "unexpected": ("[это не тот рисунок, который набор ожидал здесь ({slug}); сохранён как {path} "
+    "given_from_kit": Text("{names}: not in {impl}; a copy of your files runs next to the kit's ({kit})",
+                           "{names}: нет в {impl}; копия ваших файлов запускается рядом с файлами набора ({kit})"),
+    "saved": Text("[figure saved: {path}]", "[рисунок сохранён: {path}]"),
+    "unexpected": Text("[this figure is not the one the kit expected here ({slug}); saved as {path} "
+                       "as the seed drew it]",
+                       "[это не тот рисунок, который набор ожидал здесь ({slug}); сохранён как {path} "
                        "в том виде, в каком его нарисовал ноутбук]"),
-        "not_implemented": "ещё не реализовано: {function} -- {hint}",
-        "syntax_error": "{file}, строка {line}: синтаксическая ошибка: {message}",
-        "seed_check": "не прошла проверка ноутбука: {code}",
-        "error_at": "{kind}: {message} (в {where})",
-        "cell_failed": "✗ ячейка в строке {line} (`{code}`) не выполнилась: {reason}",
-        "cell_skipped": ("– ячейка в строке {line} (`{code}`) пропущена: ей нужно {names}, а ячейка выше "
+    "not_implemented": Text("not implemented yet: {function} -- {hint}",
+                            "ещё не реализовано: {function} -- {hint}"),
+    "syntax_error": Text("{file}, line {line}: syntax error: {message}",
+                         "{file}, строка {line}: синтаксическая ошибка: {message}"),
+    "seed_check": Text("a check of the notebook failed: {code}", "не прошла проверка ноутбука: {code}"),
+    "error_at": Text("{kind}: {message} (at {where})", "{kind}: {message} (в {where})"),
+    "cell_failed": Text("✗ cell at line {line} (`{code}`) could not run: {reason}",
+                        "✗ ячейка в строке {line} (`{code}`) не выполнилась: {reason}"),
+    "cell_skipped": Text("– cell at line {line} (`{code}`) skipped: it needs {names}, which a cell above could not make",
+                         "– ячейка в строке {line} (`{code}`) пропущена: ей нужно {names}, а ячейка выше "
                          "не смогла это получить"),
-        "traceback_hint": "  (rl4llm run ... --traceback покажет полный traceback Python)",
-        "summary_ok": "Все ячейки ноутбука выполнены ({cells}). Сохранено рисунков в {out}/: {figures}",
-        "summary_bad": ("Ячеек ноутбука выполнено: {ran} из {cells}; не выполнилось: {failed}, пропущено: {skipped} "
+    "traceback_hint": Text("  (rl4llm run ... --traceback shows Python's full traceback)",
+                           "  (rl4llm run ... --traceback покажет полный traceback Python)"),
+    "summary_ok": Text("All {cells} cells of the notebook ran. {figures} figure(s) saved in {out}/:",
+                       "Все ячейки ноутбука выполнены ({cells}). Сохранено рисунков в {out}/: {figures}"),
+    "summary_bad": Text("{ran} of {cells} cells of the notebook ran; {failed} could not run and {skipped} were skipped "
+                        "(✗ and – above). {figures} figure(s) saved in {out}/:",
+                        "Ячеек ноутбука выполнено: {ran} из {cells}; не выполнилось: {failed}, пропущено: {skipped} "
                         "(✗ и – выше). Сохранено рисунков в {out}/: {figures}"),
-        "figure_line": "  {file}  {title}",
-        "missing_header": "Не построены рисунки ({count}):",
-        "missing_line": "  {file}  ({reason})",
-        "missing_cell": "не выполнилась его ячейка в строке {line}",
-        "missing_needs": "нужна переменная `{name}`, которую ноутбук не получил",
-        "missing_error": "не удалось построить: {reason}",
-        "done": "готово: рисунков в {out}/: {figures}",
-        "failed": ("rl4llm run {module}: не выполнилось ячеек: {failed}, не построено рисунков: {missing} "
+    "figure_line": Text("  {file}  {title}", "  {file}  {title}"),
+    "missing_header": Text("Figures not produced ({count}):", "Не построены рисунки ({count}):"),
+    "missing_line": Text("  {file}  ({reason})", "  {file}  ({reason})"),
+    "missing_cell": Text("its cell at line {line} did not run", "не выполнилась его ячейка в строке {line}"),
+    "missing_needs": Text("needs `{name}`, which the notebook did not make",
+                          "нужна переменная `{name}`, которую ноутбук не получил"),
+    "missing_error": Text("drawing it failed: {reason}", "не удалось построить: {reason}"),
+    "done": Text("done: {figures} figure(s) in {out}/", "готово: рисунков в {out}/: {figures}"),
+    "failed": Text("rl4llm run {module}: {failed} cell(s) could not run, {missing} figure(s) not produced "
+                   "(listed above); exit {code}.",
+                   "rl4llm run {module}: не выполнилось ячеек: {failed}, не построено рисунков: {missing} "
                    "(список выше); код выхода {code}."),
-        "crashed": "rl4llm run {module}: ноутбук остановился, не дойдя до конца (код выхода {code}).",
-        "no_default": ("в этой установке нет ни solutions/, ни starter/: укажите --impl DIR, папку с вашими "
+    "crashed": Text("rl4llm run {module}: the notebook stopped before its end (exit {code}).",
+                    "rl4llm run {module}: ноутбук остановился, не дойдя до конца (код выхода {code})."),
+    "no_default": Text("this install has neither solutions/ nor starter/: pass --impl DIR, the folder that holds "
+                       "your {files}",
+                       "в этой установке нет ни solutions/, ни starter/: укажите --impl DIR, папку с вашими "
                        "файлами {files}"),
-        "impl_missing": "--impl {path}: такой папки нет",
-        "impl_layout": ("--impl {path}: ожидались файлы {files} либо в {path}/{folder}/ (папка, устроенная как "
+    "impl_missing": Text("--impl {path}: there is no such folder", "--impl {path}: такой папки нет"),
+    "impl_layout": Text("--impl {path}: expected {files} either in {path}/{folder}/ (a folder laid out like "
+                        "starter/) or directly in {path}/ (the module folder itself); found {found}",
+                        "--impl {path}: ожидались файлы {files} либо в {path}/{folder}/ (папка, устроенная как "
                         "starter/), либо прямо в {path}/ (сама папка модуля); найдено: {found}"),
-        "found_none": "ни одного",
-    },
+    "found_none": Text("none of them", "ни одного"),
 }
-
-
-def say(language: str, key: str, **fields) -> str:
-    return TEXT[language][key].format(**fields)
 
 
 def seed_path(module: str) -> Path:
@@ -194,20 +176,20 @@ def resolve_impl(module, path: Path | str | None, language: str = "en") -> Path:
     if path is None:
         root = next((root for root in (SOLUTIONS_DIR, STARTER_DIR) if (root / module.folder).is_dir()), None)
         if root is None:
-            raise ImplError(say(language, "no_default", files=names))
+            raise ImplError(TEXT["no_default"].in_(language, files=names))
         path = root
     path = Path(path)
     if path.is_file() and path.stem in module.files:
         path = path.parent
     if not path.is_dir():
-        raise ImplError(say(language, "impl_missing", path=path))
+        raise ImplError(TEXT["impl_missing"].in_(language, path=path))
     for candidate in (path / module.folder, path):
         if all((candidate / f"{stem}.py").is_file() for stem in module.files):
             return candidate.resolve()
     found = [str(file.relative_to(path)) for stem in module.files
              for file in (path / module.folder / f"{stem}.py", path / f"{stem}.py") if file.is_file()]
-    raise ImplError(say(language, "impl_layout", path=path, files=names, folder=module.folder,
-                        found=", ".join(found) or say(language, "found_none")))
+    raise ImplError(TEXT["impl_layout"].in_(language, path=path, files=names, folder=module.folder,
+                        found=", ".join(found) or TEXT["found_none"].in_(language)))
 
 
 def _kit_module_dir(module: course.Module) -> Path | None:
@@ -280,20 +262,20 @@ def describe_failure(error: BaseException, seed_file: str, impl_dir: Path, langu
     if isinstance(error, NotImplementedError):
         match = STUB.match(str(error))
         if match:
-            return say(language, "not_implemented", function=match["function"], hint=match["hint"] or "")
+            return TEXT["not_implemented"].in_(language, function=match["function"], hint=match["hint"] or "")
         last = frames[-1]
-        return say(language, "not_implemented", function=f"{Path(last.filename).stem}.{last.name}",
+        return TEXT["not_implemented"].in_(language, function=f"{Path(last.filename).stem}.{last.name}",
                    hint=str(error) or "NotImplementedError")
     if isinstance(error, SyntaxError) and error.filename:
-        return say(language, "syntax_error", file=Path(error.filename).name, line=error.lineno, message=error.msg)
+        return TEXT["syntax_error"].in_(language, file=Path(error.filename).name, line=error.lineno, message=error.msg)
     mine = [frame for frame in frames if Path(frame.filename).parent == impl_dir]
     if isinstance(error, AssertionError) and frames and frames[-1].filename == seed_file:
-        return say(language, "seed_check", code=frames[-1].line)
+        return TEXT["seed_check"].in_(language, code=frames[-1].line)
     frame = (mine or frames)[-1] if frames else None
     where = f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}: {frame.line}" if frame else "?"
     if frame is not None and frame.filename == seed_file:
         where = f"{seed_file}:{frame.lineno}: {frame.line}"
-    return say(language, "error_at", kind=type(error).__name__, message=str(error) or "-", where=where)
+    return TEXT["error_at"].in_(language, kind=type(error).__name__, message=str(error) or "-", where=where)
 
 
 # ----------------------------------------------------------------------------- what a run produced
@@ -381,14 +363,14 @@ class SeedRun:
         else:
             name = f"{self.module.alias}_figure_{len(self.summary.figures) + 1:02d}"
             if spec is not None:
-                print(say(self.language, "unexpected", slug=spec.slug, path=self.out_dir / f"{name}.png"))
+                print(TEXT["unexpected"].in_(self.language, slug=spec.slug, path=self.out_dir / f"{name}.png"))
             self.save(fig, name, None)
 
     def save(self, fig, name: str, slug: str | None) -> None:
         target = self.out_dir / f"{name}.png"
         fig.savefig(target, dpi=110, bbox_inches="tight")
         self.summary.figures.append(SavedFigure(target.name, slug, **figures.describe(fig)))
-        print(say(self.language, "saved", path=target), flush=True)
+        print(TEXT["saved"].in_(self.language, path=target), flush=True)
 
     def draw_extra_figures(self, cells: list[Cell]) -> None:
         import matplotlib.pyplot as plt
@@ -397,7 +379,7 @@ class SeedRun:
             if extra.needs not in self.namespace:
                 if any(extra.needs in cell.defines for cell in cells):  # the run was meant to make it
                     self.summary.missing_figures.append(
-                        MissingFigure(f"{extra.slug}.png", say(self.language, "missing_needs", name=extra.needs)))
+                        MissingFigure(f"{extra.slug}.png", TEXT["missing_needs"].in_(self.language, name=extra.needs)))
                 continue
             try:
                 fig = extra.draw(self.namespace[extra.needs], self.language)
@@ -406,7 +388,7 @@ class SeedRun:
                 plt.close("all")
                 reason = describe_failure(error, "", self.run_dir, self.language)
                 self.summary.missing_figures.append(
-                    MissingFigure(f"{extra.slug}.png", say(self.language, "missing_error", reason=reason)))
+                    MissingFigure(f"{extra.slug}.png", TEXT["missing_error"].in_(self.language, reason=reason)))
                 continue
             self.save(fig, extra.slug, extra.slug)
             plt.close(fig)
@@ -445,7 +427,7 @@ class SeedRun:
             waiting = sorted((cell.needs & unresolved) - set(self.namespace))
             if waiting:
                 reason = ", ".join(f"`{name}`" for name in waiting)
-                print(say(self.language, "cell_skipped", line=cell.line, code=cell.headline, names=reason), flush=True)
+                print(TEXT["cell_skipped"].in_(self.language, line=cell.line, code=cell.headline, names=reason), flush=True)
                 self.summary.failed_cells.append(CellProblem(cell.line, cell.headline, CellStatus.SKIPPED, reason))
                 unresolved |= cell.defines
                 continue
@@ -456,7 +438,7 @@ class SeedRun:
                 plt.close("all")  # a half-drawn figure must not join the next cell's
                 reason = describe_failure(error, seed_file, self.run_dir, self.language)
                 sys.stdout.flush()
-                print(say(self.language, "cell_failed", line=cell.line, code=cell.headline, reason=reason),
+                print(TEXT["cell_failed"].in_(self.language, line=cell.line, code=cell.headline, reason=reason),
                       flush=True)
                 if self.show_traceback:
                     # from the seed's frame on: the runner's own exec() frame is noise
@@ -470,7 +452,7 @@ class SeedRun:
         for line, spec in self.expected.items():
             if spec.slug not in saved and line in not_run:
                 self.summary.missing_figures.append(
-                    MissingFigure(f"{spec.slug}.png", say(self.language, "missing_cell", line=line)))
+                    MissingFigure(f"{spec.slug}.png", TEXT["missing_cell"].in_(self.language, line=line)))
 
     def report(self) -> None:
         """Print what was saved and what could not be produced; write ``run_summary.json``."""
@@ -478,18 +460,18 @@ class SeedRun:
         fields = {"cells": summary.cells, "figures": len(summary.figures), "out": self.out_dir}
         if summary.failed_cells:
             problems = len(summary.failed_cells)
-            print("\n" + say(language, "summary_bad", ran=summary.cells - problems, failed=summary.failed,
+            print("\n" + TEXT["summary_bad"].in_(language, ran=summary.cells - problems, failed=summary.failed,
                               skipped=problems - summary.failed, **fields))
         else:
-            print("\n" + say(language, "summary_ok", **fields))
+            print("\n" + TEXT["summary_ok"].in_(language, **fields))
         for figure in summary.figures:
-            print(say(language, "figure_line", file=figure.file, title=figure.title))
+            print(TEXT["figure_line"].in_(language, file=figure.file, title=figure.title))
         if summary.missing_figures:
-            print(say(language, "missing_header", count=len(summary.missing_figures)))
+            print(TEXT["missing_header"].in_(language, count=len(summary.missing_figures)))
             for missing in summary.missing_figures:
-                print(say(language, "missing_line", file=missing.file, reason=missing.reason))
+                print(TEXT["missing_line"].in_(language, file=missing.file, reason=missing.reason))
         if summary.failed and not self.show_traceback:
-            print(say(language, "traceback_hint"))
+            print(TEXT["traceback_hint"].in_(language))
         (self.out_dir / SUMMARY_FILE).write_text(json.dumps(asdict(summary), ensure_ascii=False, indent=2),
                                                  encoding="utf-8")
 
@@ -520,7 +502,7 @@ def execute_seed(module: str, impl_dir: Path, out_dir: Path, *, profile: str | N
     with tempfile.TemporaryDirectory(prefix="rl4llm-run-") as staging:
         kit, given = _missing_given_modules(module, impl_dir)
         if given:  # a folder of learner files alone: run a copy of it next to the kit's given modules
-            print(say(language, "given_from_kit", names=", ".join(given), impl=impl_dir, kit=kit))
+            print(TEXT["given_from_kit"].in_(language, names=", ".join(given), impl=impl_dir, kit=kit))
             for path in [impl_dir / f"{stem}.py" for stem in module.files] + [kit / name for name in given]:
                 shutil.copy2(path, staging)
             run_dir = Path(staging)
@@ -593,7 +575,7 @@ def run_notebook(module, impl: Path | str | None = None, out: Path | str | None 
         print(f"rl4llm run: {error}", file=sys.stderr)
         return 2
     out_dir = Path(out) if out else Path("rl4llm-out") / module.alias
-    print(say(language, "start", module=module.alias, impl=impl_dir, profile=profile, out=out_dir), flush=True)
+    print(TEXT["start"].in_(language, module=module.alias, impl=impl_dir, profile=profile, out=out_dir), flush=True)
     stop = EXPERIMENT_MARKERS[module.folder] if reference_only else None
     completed = run_seed_subprocess(module, impl_dir, out_dir, profile=profile, stop_before=stop, readable=True,
                                     language=language, show_traceback=show_traceback)
@@ -602,14 +584,14 @@ def run_notebook(module, impl: Path | str | None = None, out: Path | str | None 
     except (OSError, ValueError):
         summary = None
     if summary is None:
-        print(say(language, "crashed", module=module.alias, code=completed.returncode), file=sys.stderr)
+        print(TEXT["crashed"].in_(language, module=module.alias, code=completed.returncode), file=sys.stderr)
         return completed.returncode or 1
     if completed.returncode == 0 and not summary["missing_figures"]:
-        print(say(language, "done", figures=len(summary["figures"]), out=out_dir))
+        print(TEXT["done"].in_(language, figures=len(summary["figures"]), out=out_dir))
         return 0
     failed = sum(item["status"] == "failed" for item in summary["failed_cells"])
     code = completed.returncode or 1
-    print(say(language, "failed", module=module.alias, failed=failed, missing=len(summary["missing_figures"]),
+    print(TEXT["failed"].in_(language, module=module.alias, failed=failed, missing=len(summary["missing_figures"]),
               code=code), file=sys.stderr)
     return code
 

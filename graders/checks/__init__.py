@@ -11,17 +11,18 @@ with one decorated *case generator* per exercise. The exercise id is
 
     import numpy as np
     from graders.checks import Case, exercise, hypothesis_cases, st
+    from graders.text import Text
 
     @exercise("module_9_reference.group_relative_advantages", points=2)
     def _cases():
         # public cases (from the seed notebook): the learner has seen these
-        yield Case(args=([1.0, 0.0, 0.0, 0.0],), label="one success in G=4",
-                   label_ru="один успех при G=4", hidden=False)
+        yield Case(args=([1.0, 0.0, 0.0, 0.0],), label=Text("one success in G=4", "один успех при G=4"),
+                   hidden=False)
         # hidden fixed cases
         yield Case(args=(np.array([[1.0, 0.0], [0.0, 0.0]]),), kwargs={"scale": False},
-                   label="two groups, unscaled", label_ru="две группы, без масштабирования")
-        yield Case(args=([],), raises=ValueError, label="an empty group is refused",
-                   label_ru="пустая группа отклоняется")
+                   label=Text("two groups, unscaled", "две группы, без масштабирования"))
+        yield Case(args=([],), raises=ValueError,
+                   label=Text("an empty group is refused", "пустая группа отклоняется"))
         # property-based cases: Hypothesis with a FIXED seed -> the same inputs for everyone
         groups = st.lists(st.sampled_from([0.0, 1.0]), min_size=2, max_size=8)
         yield from hypothesis_cases(groups, count=20, seed=9_001,
@@ -70,10 +71,11 @@ What the engine does with a spec
   on some case, and from the reference on some case. For an expensive harness (a training
   run per entry) pass ``detect_misconceptions=False`` and let a cheaper
   exercise or call mode name the mistake.
-- Every label comes in English (``label``: also the case's identity in
-  ``report.json``, the reference cache and the tests) and in Russian
-  (``label_ru``, at the same call site; a helper that builds cases passes both
-  through). Feedback shows the label in the report's language; keep numbers,
+- Every label is a :class:`graders.text.Text`, ``label=Text(english, russian)``
+  at the call site (its English value is also the case's identity in
+  ``report.json``, the reference cache and the tests; a helper that builds
+  cases passes the Text through; a plain-string label is refused). Feedback
+  shows the label in the report's language; keep numbers,
   formulas, argument names and ``loss_type`` values as in the English one.
 - Feedback per failed case: its label, its input (``hidden input`` for
   ``hidden=True`` cases when grading with ``--hide-hidden-inputs``), expected
@@ -109,11 +111,11 @@ Call modes (``call=``)
 
       @exercise("module_8_training.dpo_loss", points=3, call=Harness(run_dpo, given=("dpo_toy",)), timeout=60,
                 compare=band(lambda exp, got: abs(got["after_accuracy"] - 1.0) < 1e-9,
-                             "pair accuracy should reach 1.0", "точность по парам должна дойти до 1.0"))
+                             Text("pair accuracy should reach 1.0", "точность по парам должна дойти до 1.0")))
 
 Custom comparison: ``compare(expected, got, case) -> None | str`` returns
-``None`` on a match, else a one-line reason, in both languages with
-:func:`said` (``said(en, ru)``: feedback shows the report's language).
+``None`` on a match, else a one-line reason, in both languages as a
+:class:`graders.text.Text` (``Text(en, ru)``: feedback shows the report's language).
 :func:`close` builds the default; :func:`band` wraps a predicate (outcome
 bands of a training run).
 
@@ -149,7 +151,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from graders.engine.codec import TensorSpec
-from graders.engine.compare import Said, mismatch, spoken
+from graders.engine.compare import mismatch
+from graders.text import Text
 
 try:  # re-exported for check authors
     from hypothesis import strategies as st
@@ -170,10 +173,10 @@ def Tensor(data, dtype: str = "float64", requires_grad: bool = False) -> TensorS
 class Case:
     """One call of the exercise function.
 
-    ``label`` is the case's identity (``report.json``, the reference cache and the
-    tests know it by it) and its English name in feedback; ``label_ru`` is the same
-    label in Russian, which feedback in Russian shows instead (every labelled case
-    of the course has one: ``tests/test_check_labels_ru.py``).
+    ``label`` is a :class:`graders.text.Text`: its English value is the case's identity
+    (``report.json``, the reference cache and the tests know it by it) and its English
+    name in feedback; feedback in another language reads it through :meth:`label_in`.
+    A label that is a plain string (no Russian) is refused when the case is made.
     """
 
     args: tuple = ()
@@ -184,11 +187,15 @@ class Case:
     weight: float = 1.0
     rtol: float | None = None  # None: the exercise's
     atol: float | None = None
-    label_ru: str = ""
+
+    def __post_init__(self) -> None:
+        if self.label and not isinstance(self.label, Text):
+            raise TypeError(f"the check labelled {str(self.label)!r} has no Russian label: write "
+                            f"label=Text({str(self.label)!r}, \"<the same in Russian>\")")
 
     def label_in(self, language: str) -> str:
-        """The label a learner reads in ``language``: ``label_ru`` in Russian where it is set, else ``label``."""
-        return (self.label_ru or self.label) if language == "ru" else self.label
+        """The label a learner reads in ``language`` (through the Text's accessor)."""
+        return self.label.in_(language) if isinstance(self.label, Text) else self.label
 
 
 @dataclass(frozen=True)
@@ -267,12 +274,6 @@ RETURNS = Returns()
 Compare = Callable[[object, object, Case], "str | None"]
 
 
-def said(en: str, ru: str) -> Said:
-    """A comparison's message in English and Russian (same numbers, names and keys in both); the feedback
-    shows the report's language (``graders.engine.texts.translated``)."""
-    return spoken({"en": en, "ru": ru})
-
-
 def close(rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> Compare:
     """The default comparison at the given tolerances (a case's own rtol/atol win)."""
     def compare(expected, got, case: Case) -> str | None:
@@ -281,16 +282,18 @@ def close(rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> Compare:
     return compare
 
 
-def band(predicate: Callable[[object, object], bool], message: str, message_ru: str = "") -> Compare:
-    """A comparison that passes when ``predicate(expected, got)`` is true, else says ``message``
-    (``message_ru`` in Russian)."""
+def band(predicate: Callable[[object, object], bool], message: Text) -> Compare:
+    """A comparison that passes when ``predicate(expected, got)`` is true, else says ``message`` (a Text)."""
+    if not isinstance(message, Text):
+        raise TypeError(f"band's message {message!r} has no Russian: pass Text(english, russian)")
+
     def compare(expected, got, case: Case) -> str | None:
-        ru = message_ru or message
         try:
-            return None if predicate(expected, got) else said(message, ru)
+            return None if predicate(expected, got) else message
         except Exception as error:  # noqa: BLE001 - a malformed answer fails the band
             name = type(error).__name__
-            return said(f"{message} (could not evaluate: {name})", f"{ru} (не удалось вычислить: {name})")
+            return Text(f"{message} (could not evaluate: {name})",
+                        f"{message.in_('ru')} (не удалось вычислить: {name})")
     return compare
 
 
@@ -428,7 +431,7 @@ def hypothesis_cases(strategy, *, count: int, seed: int, to_case: Callable[[obje
     for index, example in enumerate(drawn[:count]):
         case = to_case(example)
         if not case.label:
-            case = replace(case, label=f"property case #{index + 1}", label_ru=f"случайная проверка #{index + 1}")
+            case = replace(case, label=Text(f"property case #{index + 1}", f"случайная проверка #{index + 1}"))
         cases.append(case)
     return cases
 

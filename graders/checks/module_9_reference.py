@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from graders.checks import Case, Harness, exercise, hypothesis_cases, reference_definitions, st
+from graders.text import Text
 
 M = "module_9_reference"
 
@@ -141,7 +142,7 @@ PUBLIC_VERIFIER = [  # rows of the public learner tests
     (r"\boxed{seven}", 7), (r"\boxed{3/0}", 0), (r"\boxed{nan}", 0), ("1e999999", 0), ("", 0),
     (r"\\boxed{12}, check: 12 - 2 = 10", 12), ("so x = 5 - 8 = -3", -3), (r"\boxed{$12$}", 12),
 ]
-HIDDEN_VERIFIER = [  # (text, reference, label, label_ru)
+HIDDEN_VERIFIER = [  # (text, reference, label, its Russian)
     (r"so \boxed{3} is wrong; the answer is \boxed{5}", "5", "single backslash boxes, the last wins",
      "\\boxed{} с одной обратной косой чертой: побеждает последний"),
     (r"The answer is \boxed{12}. Check: 12 - 2 = 10", "12", "a single-backslash box beats later numbers",
@@ -185,26 +186,19 @@ references = st.sampled_from(["12", "-3", "0.75", "3/4", "1234", "1000", 0, 12, 
 
 
 def _verifier_cases():
-    for text, reference, label, label_ru in SEED_VERIFIER:
-        yield Case(args=(text, reference), label=label, label_ru=label_ru, hidden=False)
+    for text, reference, label, russian in SEED_VERIFIER:
+        yield Case(args=(text, reference), label=Text(label, russian), hidden=False)
     for text, reference in PUBLIC_VERIFIER:
-        yield Case(args=(text, reference), label="public test row", label_ru="строка открытого теста", hidden=False)
-    for text, reference, label, label_ru in HIDDEN_VERIFIER:
-        yield Case(args=(text, reference), label=label, label_ru=label_ru)
-    yield Case(args=("0.000002", 0), kwargs={"abs_tol": 1e-5}, label="abs_tol is passed through",
-               label_ru="abs_tol передаётся дальше")
-    yield Case(args=("3.14", "3.14159"), kwargs={"rel_tol": 1e-3}, label="rel_tol is passed through",
-               label_ru="rel_tol передаётся дальше")
-    yield Case(args=("12", 12.5), kwargs={"rel_tol": 0.0, "abs_tol": 0.5}, label="tolerance boundary is inclusive",
-               label_ru="граница допуска включается")
-    yield Case(args=("12", "twelve"), raises=ValueError, label="a reference without a number is refused",
-               label_ru="эталонный ответ без числа отклоняется")
-    yield Case(args=("12", "1/0"), raises=ValueError, label="a reference with a zero denominator is refused",
-               label_ru="эталонный ответ с нулевым знаменателем отклоняется")
-    yield Case(args=("12", float("nan")), raises=ValueError, label="a NaN reference is refused",
-               label_ru="эталонный ответ NaN отклоняется")
-    yield Case(args=("12", 12), kwargs={"rel_tol": -1e-6}, raises=ValueError, label="a negative rel_tol is refused",
-               label_ru="отрицательный rel_tol отклоняется")
+        yield Case(args=(text, reference), label=Text("public test row", "строка открытого теста"), hidden=False)
+    for text, reference, label, russian in HIDDEN_VERIFIER:
+        yield Case(args=(text, reference), label=Text(label, russian))
+    yield Case(args=("0.000002", 0), kwargs={"abs_tol": 1e-5}, label=Text("abs_tol is passed through", "abs_tol передаётся дальше"))
+    yield Case(args=("3.14", "3.14159"), kwargs={"rel_tol": 1e-3}, label=Text("rel_tol is passed through", "rel_tol передаётся дальше"))
+    yield Case(args=("12", 12.5), kwargs={"rel_tol": 0.0, "abs_tol": 0.5}, label=Text("tolerance boundary is inclusive", "граница допуска включается"))
+    yield Case(args=("12", "twelve"), raises=ValueError, label=Text("a reference without a number is refused", "эталонный ответ без числа отклоняется"))
+    yield Case(args=("12", "1/0"), raises=ValueError, label=Text("a reference with a zero denominator is refused", "эталонный ответ с нулевым знаменателем отклоняется"))
+    yield Case(args=("12", float("nan")), raises=ValueError, label=Text("a NaN reference is refused", "эталонный ответ NaN отклоняется"))
+    yield Case(args=("12", 12), kwargs={"rel_tol": -1e-6}, raises=ValueError, label=Text("a negative rel_tol is refused", "отрицательный rel_tol отклоняется"))
     yield from hypothesis_cases(st.tuples(texts, references), count=30, seed=9_300,
                                 to_case=lambda tr: Case(args=tr))
     answers = st.integers(min_value=-10_000, max_value=10_000)
@@ -236,21 +230,19 @@ probabilities = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_s
 @exercise(f"{M}.informative_group_probability", points=2)
 def _informative_group_probability():
     for p in SEED_P:
-        yield Case(args=(p, 8), label=f"seed table p={p}, G=8",
-                   label_ru=f"таблица из ноутбука: p={p}, G=8", hidden=False)
+        yield Case(args=(p, 8), label=Text(f"seed table p={p}, G=8", f"таблица из ноутбука: p={p}, G=8"), hidden=False)
     for p, group_size in ((0.5, 2), (0.5, 8), (0.1, 2), (0.0, 4), (1.0, 4), (0.3, 1)):
-        yield Case(args=(p, group_size), label="public test row", label_ru="строка открытого теста", hidden=False)
-    yield Case(args=(0.5, 1), label="a group of one is never informative",
-               label_ru="группа из одного ответа никогда не информативна")
-    yield Case(args=(0.2, 3), label="G=3: 1 - 0.2^3 - 0.8^3", label_ru="G=3: 1 - 0.2^3 - 0.8^3")
-    yield Case(args=(0.7, 5), label="p above 1/2", label_ru="p больше 1/2")
-    yield Case(args=(1e-9, 16), label="tiny p", label_ru="очень малое p")
-    for p, group_size, label, label_ru in ((1.5, 4, "p above 1", "p больше 1 отклоняется"),
+        yield Case(args=(p, group_size), label=Text("public test row", "строка открытого теста"), hidden=False)
+    yield Case(args=(0.5, 1), label=Text("a group of one is never informative", "группа из одного ответа никогда не информативна"))
+    yield Case(args=(0.2, 3), label=Text("G=3: 1 - 0.2^3 - 0.8^3", "G=3: 1 - 0.2^3 - 0.8^3"))
+    yield Case(args=(0.7, 5), label=Text("p above 1/2", "p больше 1/2"))
+    yield Case(args=(1e-9, 16), label=Text("tiny p", "очень малое p"))
+    for p, group_size, label, russian in ((1.5, 4, "p above 1", "p больше 1 отклоняется"),
                                            (-0.1, 4, "negative p", "отрицательное p отклоняется"),
                                            (float("nan"), 4, "NaN p", "p = NaN отклоняется"),
                                            (0.5, 0, "group_size 0", "group_size 0 отклоняется"),
                                            (0.5, -2, "negative group_size", "отрицательный group_size отклоняется")):
-        yield Case(args=(p, group_size), raises=ValueError, label=f"{label} is refused", label_ru=label_ru)
+        yield Case(args=(p, group_size), raises=ValueError, label=Text(f"{label} is refused", russian))
     yield from hypothesis_cases(st.tuples(probabilities, st.integers(min_value=1, max_value=64)), count=20,
                                 seed=9_302, to_case=lambda pg: Case(args=pg))
 
@@ -258,28 +250,19 @@ def _informative_group_probability():
 @exercise(f"{M}.expected_draws_for_informative_groups", points=1, call=TRUSTED)
 def _expected_draws_for_informative_groups():
     for p in SEED_P:
-        yield Case(args=(100, p, 8), label=f"seed table: 100 informative prompts, p={p}, G=8",
-                   label_ru=f"таблица из ноутбука: 100 информативных промптов, p={p}, G=8", hidden=False)
+        yield Case(args=(100, p, 8), label=Text(f"seed table: 100 informative prompts, p={p}, G=8", f"таблица из ноутбука: 100 информативных промптов, p={p}, G=8"), hidden=False)
     for wanted, p, group_size in ((100, 0.5, 2), (100, 0.5, 8), (5, 0.0, 8)):
-        yield Case(args=(wanted, p, group_size), label="public test row",
-                   label_ru="строка открытого теста", hidden=False)
-    yield Case(args=(1, 0.5, 2), label="one informative group at P_info = 1/2",
-               label_ru="одна информативная группа при P_info = 1/2")
-    yield Case(args=(3, 0.25, 4), label="B=3, p=0.25, G=4", label_ru="B=3, p=0.25, G=4")
+        yield Case(args=(wanted, p, group_size), label=Text("public test row", "строка открытого теста"), hidden=False)
+    yield Case(args=(1, 0.5, 2), label=Text("one informative group at P_info = 1/2", "одна информативная группа при P_info = 1/2"))
+    yield Case(args=(3, 0.25, 4), label=Text("B=3, p=0.25, G=4", "B=3, p=0.25, G=4"))
     for wanted, p, group_size in ((0, 0.5, 8), (0, 1.0, 8)):
-        yield Case(args=(wanted, p, group_size), label="public test row: B = 0 needs no draws",
-                   label_ru="строка открытого теста: B = 0, сэмплировать группы не нужно", hidden=False)
-    yield Case(args=(0, 0.0, 8), label="B = 0 needs no draws even when P_info = 0 (p = 0)",
-               label_ru="B = 0: сэмплировать группы не нужно даже при P_info = 0 (p = 0)")
-    yield Case(args=(0, 0.3, 1), label="B = 0 needs no draws even with a group of one",
-               label_ru="B = 0: сэмплировать группы не нужно даже при группе из одного ответа")
-    yield Case(args=(7, 0.3, 1), label="a group of one never helps: inf",
-               label_ru="группа из одного ответа никогда не поможет: inf")
-    yield Case(args=(-1, 0.5, 8), raises=ValueError, label="negative num_informative is refused",
-               label_ru="отрицательный num_informative отклоняется")
-    yield Case(args=(10, 1.2, 8), raises=ValueError, label="p above 1 is refused", label_ru="p больше 1 отклоняется")
-    yield Case(args=(10, 0.5, 0), raises=ValueError, label="group_size 0 is refused",
-               label_ru="group_size 0 отклоняется")
+        yield Case(args=(wanted, p, group_size), label=Text("public test row: B = 0 needs no draws", "строка открытого теста: B = 0, сэмплировать группы не нужно"), hidden=False)
+    yield Case(args=(0, 0.0, 8), label=Text("B = 0 needs no draws even when P_info = 0 (p = 0)", "B = 0: сэмплировать группы не нужно даже при P_info = 0 (p = 0)"))
+    yield Case(args=(0, 0.3, 1), label=Text("B = 0 needs no draws even with a group of one", "B = 0: сэмплировать группы не нужно даже при группе из одного ответа"))
+    yield Case(args=(7, 0.3, 1), label=Text("a group of one never helps: inf", "группа из одного ответа никогда не поможет: inf"))
+    yield Case(args=(-1, 0.5, 8), raises=ValueError, label=Text("negative num_informative is refused", "отрицательный num_informative отклоняется"))
+    yield Case(args=(10, 1.2, 8), raises=ValueError, label=Text("p above 1 is refused", "p больше 1 отклоняется"))
+    yield Case(args=(10, 0.5, 0), raises=ValueError, label=Text("group_size 0 is refused", "group_size 0 отклоняется"))
     not_tiny = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(1e-3, 1.0 - 1e-3))  # no 1e97 draws
     yield from hypothesis_cases(st.tuples(st.integers(0, 1000), not_tiny, st.integers(1, 32)), count=15,
                                 seed=9_304, to_case=lambda bpg: Case(args=bpg))
@@ -298,45 +281,31 @@ def _rectangle(groups):
 
 @exercise(f"{M}.group_relative_advantages", points=3, rtol=1e-5, atol=1e-8, float_trap=True)
 def _group_relative_advantages():
-    yield Case(args=(SEED_REWARDS,), kwargs={"scale": True}, label="seed table, standardised",
-               label_ru="таблица из ноутбука, стандартизация", hidden=False)
-    yield Case(args=(SEED_REWARDS,), kwargs={"scale": False}, label="seed table, centred",
-               label_ru="таблица из ноутбука, только центрирование", hidden=False)
+    yield Case(args=(SEED_REWARDS,), kwargs={"scale": True}, label=Text("seed table, standardised", "таблица из ноутбука, стандартизация"), hidden=False)
+    yield Case(args=(SEED_REWARDS,), kwargs={"scale": False}, label=Text("seed table, centred", "таблица из ноутбука, только центрирование"), hidden=False)
     for group_size in (2, 3, 4, 8, 16):
-        yield Case(args=(np.eye(1, group_size)[0],), label=f"public: one success in G={group_size}",
-                   label_ru=f"открытый тест: один успех при G={group_size}", hidden=False)
+        yield Case(args=(np.eye(1, group_size)[0],), label=Text(f"public: one success in G={group_size}", f"открытый тест: один успех при G={group_size}"), hidden=False)
     yield Case(args=(np.array([[0.7, 0.7, 0.7], [1.0, 0.0, 0.0]]),), kwargs={"eps": 0.0},
-               label="public: an all-equal group gives zeros, eps = 0",
-               label_ru="открытый тест: группа равных наград даёт нули, eps = 0", hidden=False)
-    yield Case(args=(np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5]]),), label="two groups, one all-equal",
-               label_ru="две группы, в одной все награды равны")
-    yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), label="two groups of 4",
-               label_ru="две группы по 4")
+               label=Text("public: an all-equal group gives zeros, eps = 0", "открытый тест: группа равных наград даёт нули, eps = 0"), hidden=False)
+    yield Case(args=(np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5]]),), label=Text("two groups, one all-equal", "две группы, в одной все награды равны"))
+    yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), label=Text("two groups of 4", "две группы по 4"))
     yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), kwargs={"scale": False},
-               label="two groups of 4, centred", label_ru="две группы по 4, только центрирование")
+               label=Text("two groups of 4, centred", "две группы по 4, только центрирование"))
     yield Case(args=(np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]),),
-               label="three groups of 3 (square)", label_ru="три группы по 3 (квадратная матрица)")
-    yield Case(args=([0.2, 0.9, 0.4],), kwargs={"ddof": 1}, label="ddof=1 on request (a list input)",
-               label_ru="ddof=1 по запросу (вход — список)")
-    yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.0}, label="eps = 0", label_ru="eps = 0")
-    yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.5}, label="a large eps", label_ru="большое eps")
-    yield Case(args=(np.array([1.0, 0.0, 0.0]),), kwargs={"eps": 0.5}, label="public: eps = 0.5 is added to the std",
-               label_ru="открытый тест: eps = 0.5 прибавляется к std", hidden=False)
+               label=Text("three groups of 3 (square)", "три группы по 3 (квадратная матрица)"))
+    yield Case(args=([0.2, 0.9, 0.4],), kwargs={"ddof": 1}, label=Text("ddof=1 on request (a list input)", "ddof=1 по запросу (вход — список)"))
+    yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.0}, label=Text("eps = 0", "eps = 0"))
+    yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.5}, label=Text("a large eps", "большое eps"))
+    yield Case(args=(np.array([1.0, 0.0, 0.0]),), kwargs={"eps": 0.5}, label=Text("public: eps = 0.5 is added to the std", "открытый тест: eps = 0.5 прибавляется к std"), hidden=False)
     yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0]]),),
-               label="public: two groups, each standardised by its own std",
-               label_ru="открытый тест: две группы, каждая стандартизуется своим std", hidden=False)
-    yield Case(args=(np.array([2.0, 2.0, 2.0]),), label="an all-equal group gives zeros",
-               label_ru="группа равных наград даёт нули")
-    yield Case(args=(np.zeros((2, 0)),), raises=ValueError, label="an empty group is refused",
-               label_ru="пустая группа отклоняется")
-    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label="3-D rewards are refused",
-               label_ru="3-мерные награды отклоняются")
-    yield Case(args=(np.array([1.0, np.nan]),), raises=ValueError, label="NaN rewards are refused",
-               label_ru="награды NaN отклоняются")
-    yield Case(args=(np.array([1.0, 0.0]),), kwargs={"ddof": 2}, raises=ValueError, label="ddof >= G is refused",
-               label_ru="ddof >= G отклоняется")
+               label=Text("public: two groups, each standardised by its own std", "открытый тест: две группы, каждая стандартизуется своим std"), hidden=False)
+    yield Case(args=(np.array([2.0, 2.0, 2.0]),), label=Text("an all-equal group gives zeros", "группа равных наград даёт нули"))
+    yield Case(args=(np.zeros((2, 0)),), raises=ValueError, label=Text("an empty group is refused", "пустая группа отклоняется"))
+    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label=Text("3-D rewards are refused", "3-мерные награды отклоняются"))
+    yield Case(args=(np.array([1.0, np.nan]),), raises=ValueError, label=Text("NaN rewards are refused", "награды NaN отклоняются"))
+    yield Case(args=(np.array([1.0, 0.0]),), kwargs={"ddof": 2}, raises=ValueError, label=Text("ddof >= G is refused", "ddof >= G отклоняется"))
     yield Case(args=(np.array([1.0, 0.0]),), kwargs={"eps": -1.0}, raises=ValueError,
-               label="negative eps is refused", label_ru="отрицательное eps отклоняется")
+               label=Text("negative eps is refused", "отрицательное eps отклоняется"))
     groups = st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=2, max_size=8)
     yield from hypothesis_cases(st.lists(groups, min_size=1, max_size=3), count=20,
                                 seed=9_303, to_case=lambda g: Case(args=(_rectangle(g),)))
@@ -347,20 +316,15 @@ def _group_relative_advantages():
 
 @exercise(f"{M}.leave_one_out_baseline", points=2, rtol=1e-6, atol=1e-9)
 def _leave_one_out_baseline():
-    yield Case(args=([1.0, 2.0, 3.0, 4.0],), label="public test row", label_ru="строка открытого теста", hidden=False)
-    yield Case(args=(np.array([[1.0, 2.0], [3.0, 5.0]]),), label="public: two groups of 2",
-               label_ru="открытый тест: две группы по 2", hidden=False)
-    yield Case(args=(SEED_REWARDS,), label="the seed group [1, 1, 0, 0]", label_ru="группа из ноутбука [1, 1, 0, 0]")
-    yield Case(args=(np.array([1.0, 0.0]),), label="G = 2: the other reward", label_ru="G = 2: награда другого ответа")
-    yield Case(args=(np.array([[1.0, 0.0, 0.0], [2.0, 4.0, 6.0]]),), label="two groups", label_ru="две группы")
-    yield Case(args=(np.array([[1.0, 1.0], [0.0, 1.0], [5.0, -5.0]]),), label="three groups of 2",
-               label_ru="три группы по 2")
-    yield Case(args=([1.0],), raises=ValueError, label="G = 1 has no other answers",
-               label_ru="при G = 1 других ответов нет")
-    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label="3-D rewards are refused",
-               label_ru="3-мерные награды отклоняются")
-    yield Case(args=(np.array([1.0, np.inf]),), raises=ValueError, label="infinite rewards are refused",
-               label_ru="бесконечные награды отклоняются")
+    yield Case(args=([1.0, 2.0, 3.0, 4.0],), label=Text("public test row", "строка открытого теста"), hidden=False)
+    yield Case(args=(np.array([[1.0, 2.0], [3.0, 5.0]]),), label=Text("public: two groups of 2", "открытый тест: две группы по 2"), hidden=False)
+    yield Case(args=(SEED_REWARDS,), label=Text("the seed group [1, 1, 0, 0]", "группа из ноутбука [1, 1, 0, 0]"))
+    yield Case(args=(np.array([1.0, 0.0]),), label=Text("G = 2: the other reward", "G = 2: награда другого ответа"))
+    yield Case(args=(np.array([[1.0, 0.0, 0.0], [2.0, 4.0, 6.0]]),), label=Text("two groups", "две группы"))
+    yield Case(args=(np.array([[1.0, 1.0], [0.0, 1.0], [5.0, -5.0]]),), label=Text("three groups of 2", "три группы по 2"))
+    yield Case(args=([1.0],), raises=ValueError, label=Text("G = 1 has no other answers", "при G = 1 других ответов нет"))
+    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label=Text("3-D rewards are refused", "3-мерные награды отклоняются"))
+    yield Case(args=(np.array([1.0, np.inf]),), raises=ValueError, label=Text("infinite rewards are refused", "бесконечные награды отклоняются"))
     rows = st.lists(st.floats(-10.0, 10.0, allow_subnormal=False), min_size=2, max_size=6)
     yield from hypothesis_cases(st.lists(rows, min_size=1, max_size=3), count=15, seed=9_306,
                                 to_case=lambda g: Case(args=(_rectangle(g),)))
@@ -385,43 +349,30 @@ def _clip_case(drawn):
 
 
 def _clip_cases():
-    yield Case(args=(SEED_RATIOS, SEED_ADVANTAGES, 0.2, 0.2), label="seed table",
-               label_ru="таблица из ноутбука", hidden=False)
-    yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0]), 0.2, 0.2), label="public test row",
-               label_ru="строка открытого теста", hidden=False)
+    yield Case(args=(SEED_RATIOS, SEED_ADVANTAGES, 0.2, 0.2), label=Text("seed table", "таблица из ноутбука"), hidden=False)
+    yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0]), 0.2, 0.2), label=Text("public test row", "строка открытого теста"), hidden=False)
     for ratio, advantage, eps_low, eps_high in (
             ([0.5, 1.5, 0.5, 1.5], [1.0, 1.0, -1.0, -1.0], 0.2, 0.2),
             ([0.75, 1.25, 1.25, 0.75], [-1.0, 1.0, -1.0, 1.0], 0.25, 0.25),
             ([1.25, 0.75], [1.0, -1.0], 0.2, 0.28)):
-        yield Case(args=(np.array(ratio), np.array(advantage), eps_low, eps_high), label="public test row: CLIP_ROWS",
-                   label_ru="строка открытого теста: CLIP_ROWS", hidden=False)
+        yield Case(args=(np.array(ratio), np.array(advantage), eps_low, eps_high), label=Text("public test row: CLIP_ROWS", "строка открытого теста: CLIP_ROWS"), hidden=False)
     yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0])), kwargs={"eps_low": 0.2, "eps_high": 0.28},
-               label="clip-higher: eps_high = 0.28 (DAPO)",
-               label_ru="асимметричный клиппинг (clip-higher): eps_high = 0.28 (DAPO)")
+               label=Text("clip-higher: eps_high = 0.28 (DAPO)", "асимметричный клиппинг (clip-higher): eps_high = 0.28 (DAPO)"))
     yield Case(args=(np.array([0.6, 0.9, 1.15, 1.3, 1.5]), np.array([-1.0, -1.0, 1.0, 1.0, 1.0]), 0.3, 0.1),
-               label="eps_low > eps_high", label_ru="eps_low > eps_high")
+               label=Text("eps_low > eps_high", "eps_low > eps_high"))
     yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), -2.0), kwargs={"eps_low": 0.2, "eps_high": 0.28},
-               label="a scalar negative advantage broadcasts",
-               label_ru="бродкастинг скалярного отрицательного преимущества")
-    yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), 0.5), label="a scalar positive advantage broadcasts",
-               label_ru="бродкастинг скалярного положительного преимущества")
+               label=Text("a scalar negative advantage broadcasts", "бродкастинг скалярного отрицательного преимущества"))
+    yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), 0.5), label=Text("a scalar positive advantage broadcasts", "бродкастинг скалярного положительного преимущества"))
     yield Case(args=(np.array([[0.5, 1.5], [1.1, 0.9]]), np.array([[1.0], [-1.0]]), 0.25, 0.25),
-               label="(N, T) ratios with (N, 1) advantages", label_ru="отношения (N, T) и преимущества (N, 1)")
-    yield Case(args=(np.array([0.3, 1.0, 2.5]), np.zeros(3)), label="zero advantages", label_ru="нулевые преимущества")
-    yield Case(args=(BOUNDARY_RATIOS, np.ones(6), 0.25, 0.5), label="ratios on the clip boundaries, A > 0",
-               label_ru="отношения на границах клиппинга, A > 0")
-    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.25, 0.5), label="ratios on the clip boundaries, A < 0",
-               label_ru="отношения на границах клиппинга, A < 0")
-    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.5, 0.25), label="boundaries with eps_low = 0.5, A < 0",
-               label_ru="границы при eps_low = 0.5, A < 0")
-    yield Case(args=(np.array([-0.1, 1.0]), np.ones(2)), raises=ValueError, label="negative ratios are refused",
-               label_ru="отрицательные отношения отклоняются")
-    yield Case(args=(np.ones(3), np.ones(2)), raises=ValueError, label="shapes that do not broadcast are refused",
-               label_ru="формы, несовместимые при бродкастинге, отклоняются")
-    yield Case(args=(np.ones(2), np.ones(2), -0.1, 0.2), raises=ValueError, label="negative eps_low is refused",
-               label_ru="отрицательный eps_low отклоняется")
-    yield Case(args=(np.ones(2), np.ones(2), 0.2, float("nan")), raises=ValueError, label="NaN eps_high is refused",
-               label_ru="eps_high = NaN отклоняется")
+               label=Text("(N, T) ratios with (N, 1) advantages", "отношения (N, T) и преимущества (N, 1)"))
+    yield Case(args=(np.array([0.3, 1.0, 2.5]), np.zeros(3)), label=Text("zero advantages", "нулевые преимущества"))
+    yield Case(args=(BOUNDARY_RATIOS, np.ones(6), 0.25, 0.5), label=Text("ratios on the clip boundaries, A > 0", "отношения на границах клиппинга, A > 0"))
+    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.25, 0.5), label=Text("ratios on the clip boundaries, A < 0", "отношения на границах клиппинга, A < 0"))
+    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.5, 0.25), label=Text("boundaries with eps_low = 0.5, A < 0", "границы при eps_low = 0.5, A < 0"))
+    yield Case(args=(np.array([-0.1, 1.0]), np.ones(2)), raises=ValueError, label=Text("negative ratios are refused", "отрицательные отношения отклоняются"))
+    yield Case(args=(np.ones(3), np.ones(2)), raises=ValueError, label=Text("shapes that do not broadcast are refused", "формы, несовместимые при бродкастинге, отклоняются"))
+    yield Case(args=(np.ones(2), np.ones(2), -0.1, 0.2), raises=ValueError, label=Text("negative eps_low is refused", "отрицательный eps_low отклоняется"))
+    yield Case(args=(np.ones(2), np.ones(2), 0.2, float("nan")), raises=ValueError, label=Text("NaN eps_high is refused", "eps_high = NaN отклоняется"))
     yield from hypothesis_cases(clip_inputs, count=20, seed=9_307, to_case=_clip_case)
 
 
@@ -439,31 +390,26 @@ def _clip_activity():
 def _gspo_sequence_ratios():
     new = np.array([[-1.0, -2.0, -9.0], [-0.5, -0.5, -0.5]])
     old = np.array([[-1.5, -2.5, -1.0], [-0.5, -0.5, -0.5]])
-    yield Case(args=(new, old, np.array([[1, 1, 0], [1, 1, 1]])), label="public test row",
-               label_ru="строка открытого теста", hidden=False)
+    yield Case(args=(new, old, np.array([[1, 1, 0], [1, 1, 1]])), label=Text("public test row", "строка открытого теста"), hidden=False)
     yield Case(args=(np.array([[-1.0, -3.0]]), np.array([[-2.0, -1.0]]), np.array([[1, 1]])),
-               label="public: log-ratios +1 and -2", label_ru="открытый тест: логарифмы отношений +1 и -2", hidden=False)
+               label=Text("public: log-ratios +1 and -2", "открытый тест: логарифмы отношений +1 и -2"), hidden=False)
     yield Case(args=(np.array([[-1.0, -3.0, -2.0, -0.5]]), np.array([[-2.0, -1.0, -2.5, -0.5]]), np.ones((1, 4))),
-               label="geometric, not arithmetic, mean of token ratios",
-               label_ru="геометрическое, а не арифметическое среднее отношений по токенам")
+               label=Text("geometric, not arithmetic, mean of token ratios", "геометрическое, а не арифметическое среднее отношений по токенам"))
     yield Case(args=(np.array([[-0.2, -1.0, -np.inf], [-0.4, -np.inf, -np.inf]]),
                      np.array([[-0.5, -0.7, -np.inf], [-0.1, -np.inf, -np.inf]]),
                      np.array([[True, True, False], [True, False, False]])),
-               label="-inf padding under a boolean mask", label_ru="паддинг -inf под булевой маской")
+               label=Text("-inf padding under a boolean mask", "паддинг -inf под булевой маской"))
     yield Case(args=(np.array([[-1.0, -1.0], [-2.0, -1.0]]), np.array([[-1.5, -1.5], [-1.0, -3.0]]),
-                     np.array([[0.0, 0.0], [1.0, 1.0]])), label="a response with no active token has ratio 1",
-               label_ru="у ответа без активных токенов отношение равно 1")
+                     np.array([[0.0, 0.0], [1.0, 1.0]])), label=Text("a response with no active token has ratio 1", "у ответа без активных токенов отношение равно 1"))
     yield Case(args=(np.array([[-0.3, -0.2, -0.9, -0.4]]), np.array([[-0.6, -0.1, -0.2, -2.0]]),
-                     np.array([[1.0, 1.0, 1.0, 0.0]])), label="the padding holds a finite log-prob",
-               label_ru="в паддинге конечный логарифм вероятности")
+                     np.array([[1.0, 1.0, 1.0, 0.0]])), label=Text("the padding holds a finite log-prob", "в паддинге конечный логарифм вероятности"))
     yield Case(args=(np.zeros((2, 3)), np.zeros((2, 2)), np.ones((2, 3))), raises=ValueError,
-               label="mismatched shapes are refused", label_ru="несовпадающие формы отклоняются")
-    yield Case(args=(np.zeros(3), np.zeros(3), np.ones(3)), raises=ValueError, label="1-D inputs are refused",
-               label_ru="1-мерные входы отклоняются")
+               label=Text("mismatched shapes are refused", "несовпадающие формы отклоняются"))
+    yield Case(args=(np.zeros(3), np.zeros(3), np.ones(3)), raises=ValueError, label=Text("1-D inputs are refused", "1-мерные входы отклоняются"))
     yield Case(args=(np.zeros((1, 2)), np.zeros((1, 2)), np.array([[1.0, 2.0]])), raises=ValueError,
-               label="a mask entry of 2 is refused", label_ru="значение маски 2 отклоняется")
+               label=Text("a mask entry of 2 is refused", "значение маски 2 отклоняется"))
     yield Case(args=(np.array([[-np.inf, 0.0]]), np.zeros((1, 2)), np.ones((1, 2))), raises=ValueError,
-               label="-inf on an active token is refused", label_ru="-inf на активном токене отклоняется")
+               label=Text("-inf on an active token is refused", "-inf на активном токене отклоняется"))
 
     def to_case(drawn):
         rows, width = drawn
@@ -489,34 +435,25 @@ def _reduction_case(drawn, *extra):
 
 
 def _reduction_errors(*extra):
-    yield Case(args=(SEED_GROUP, [3, 0, 2], *extra), raises=ValueError, label="a zero length is refused",
-               label_ru="нулевая длина отклоняется")
-    yield Case(args=(SEED_GROUP, [3, -1, 2], *extra), raises=ValueError, label="a negative length is refused",
-               label_ru="отрицательная длина отклоняется")
-    yield Case(args=(SEED_GROUP, [3, 2], *extra), raises=ValueError, label="fewer lengths than rewards are refused",
-               label_ru="длин меньше, чем наград: отклоняется")
+    yield Case(args=(SEED_GROUP, [3, 0, 2], *extra), raises=ValueError, label=Text("a zero length is refused", "нулевая длина отклоняется"))
+    yield Case(args=(SEED_GROUP, [3, -1, 2], *extra), raises=ValueError, label=Text("a negative length is refused", "отрицательная длина отклоняется"))
+    yield Case(args=(SEED_GROUP, [3, 2], *extra), raises=ValueError, label=Text("fewer lengths than rewards are refused", "длин меньше, чем наград: отклоняется"))
     yield Case(args=(np.array([[1.0, 0.0], [0.0, 1.0]]), [2, 3], *extra), raises=ValueError,
-               label="2-D rewards are refused (one group)", label_ru="2-мерные награды отклоняются (группа одна)")
+               label=Text("2-D rewards are refused (one group)", "2-мерные награды отклоняются (группа одна)"))
 
 
 def _standardised_reduction_cases(seed):
-    yield Case(args=(SEED_GROUP, SEED_LENGTHS), label="seed table: rewards [1, 0, 1], lengths [2, 5, 8]",
-               label_ru="таблица из ноутбука: награды [1, 0, 1], длины [2, 5, 8]",
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS), label=Text("seed table: rewards [1, 0, 1], lengths [2, 5, 8]", "таблица из ноутбука: награды [1, 0, 1], длины [2, 5, 8]"),
                hidden=False)
-    yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3]), label="equal lengths", label_ru="равные длины")
-    yield Case(args=(np.array([1.0, 0.0, 0.0, 1.0]), [1, 10, 4, 7]), label="lengths 1 to 10",
-               label_ru="длины от 1 до 10")
-    yield Case(args=(np.array([0.5, 0.5, 0.5]), [2, 4, 6]), label="an all-equal group gets zero weights",
-               label_ru="группа равных наград получает нулевые веса")
-    yield Case(args=(np.array([1.0, 0.0]), [200, 50]), label="long responses: small weights",
-               label_ru="длинные ответы: малые веса")
-    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9]), kwargs={"eps": 0.5}, label="a large eps",
-               label_ru="большое eps")
-    yield Case(args=(SEED_GROUP, SEED_LENGTHS), kwargs={"eps": 0.5}, label="public: the seed group with eps = 0.5",
-               label_ru="открытый тест: группа из ноутбука при eps = 0.5", hidden=False)
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3]), label=Text("equal lengths", "равные длины"))
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 1.0]), [1, 10, 4, 7]), label=Text("lengths 1 to 10", "длины от 1 до 10"))
+    yield Case(args=(np.array([0.5, 0.5, 0.5]), [2, 4, 6]), label=Text("an all-equal group gets zero weights", "группа равных наград получает нулевые веса"))
+    yield Case(args=(np.array([1.0, 0.0]), [200, 50]), label=Text("long responses: small weights", "длинные ответы: малые веса"))
+    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9]), kwargs={"eps": 0.5}, label=Text("a large eps", "большое eps"))
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS), kwargs={"eps": 0.5}, label=Text("public: the seed group with eps = 0.5", "открытый тест: группа из ноутбука при eps = 0.5"), hidden=False)
     yield from _reduction_errors()
     yield Case(args=(SEED_GROUP, SEED_LENGTHS), kwargs={"eps": -1.0}, raises=ValueError,
-               label="negative eps is refused", label_ru="отрицательное eps отклоняется")
+               label=Text("negative eps is refused", "отрицательное eps отклоняется"))
     yield from hypothesis_cases(reduction_inputs, count=15, seed=seed, to_case=_reduction_case)
 
 
@@ -532,27 +469,18 @@ def _dapo_token_weights():
 
 @exercise(f"{M}.dr_grpo_token_weights", points=2, call=TRUSTED, atol=1e-10)
 def _dr_grpo_token_weights():
-    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 8), label="seed table: fixed_length = 8",
-               label_ru="таблица из ноутбука: fixed_length = 8", hidden=False)
-    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 16), label="a budget above the longest response",
-               label_ru="бюджет больше самого длинного ответа")
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 8), label=Text("seed table: fixed_length = 8", "таблица из ноутбука: fixed_length = 8"), hidden=False)
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 16), label=Text("a budget above the longest response", "бюджет больше самого длинного ответа"))
     yield Case(args=(SEED_GROUP, SEED_LENGTHS), kwargs={"fixed_length": 12},
-               label="public: fixed_length 12 above the longest response",
-               label_ru="открытый тест: fixed_length 12 больше самого длинного ответа", hidden=False)
-    yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3], 3), label="equal lengths, budget = length",
-               label_ru="равные длины, бюджет = длина")
-    yield Case(args=(np.array([1.0, 0.0, 0.0, 1.0]), [1, 10, 4, 7], 12), label="lengths 1 to 10, budget 12",
-               label_ru="длины от 1 до 10, бюджет 12")
-    yield Case(args=(np.array([0.2, 0.9]), [5, 2], 5), label="non-binary rewards", label_ru="небинарные награды")
-    yield Case(args=(np.array([0.5, 0.5, 0.5]), [2, 4, 6], 6), label="an all-equal group gets zero weights",
-               label_ru="группа равных наград получает нулевые веса")
-    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9], 9), kwargs={"eps": 0.5}, label="eps is unused",
-               label_ru="eps не используется")
+               label=Text("public: fixed_length 12 above the longest response", "открытый тест: fixed_length 12 больше самого длинного ответа"), hidden=False)
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3], 3), label=Text("equal lengths, budget = length", "равные длины, бюджет = длина"))
+    yield Case(args=(np.array([1.0, 0.0, 0.0, 1.0]), [1, 10, 4, 7], 12), label=Text("lengths 1 to 10, budget 12", "длины от 1 до 10, бюджет 12"))
+    yield Case(args=(np.array([0.2, 0.9]), [5, 2], 5), label=Text("non-binary rewards", "небинарные награды"))
+    yield Case(args=(np.array([0.5, 0.5, 0.5]), [2, 4, 6], 6), label=Text("an all-equal group gets zero weights", "группа равных наград получает нулевые веса"))
+    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9], 9), kwargs={"eps": 0.5}, label=Text("eps is unused", "eps не используется"))
     yield Case(args=(SEED_GROUP, SEED_LENGTHS, 7), raises=ValueError,
-               label="public: fixed_length below the longest response is refused",
-               label_ru="открытый тест: fixed_length меньше самого длинного ответа отклоняется", hidden=False)
-    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 0), raises=ValueError, label="fixed_length 0 is refused",
-               label_ru="fixed_length 0 отклоняется")
+               label=Text("public: fixed_length below the longest response is refused", "открытый тест: fixed_length меньше самого длинного ответа отклоняется"), hidden=False)
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 0), raises=ValueError, label=Text("fixed_length 0 is refused", "fixed_length 0 отклоняется"))
     yield from _reduction_errors(8)
     yield from hypothesis_cases(st.tuples(reduction_inputs, st.integers(0, 5)), count=15, seed=9_311,
                                 to_case=lambda d: _reduction_case(d[0], max(n for _, n in d[0]) + d[1]))
@@ -563,25 +491,17 @@ def _weights(values_and_lengths):
 
 
 A = math.sqrt(2) / 2  # the seed group's standardised advantages are [A, -2A, A] (up to eps)
-SEED_WEIGHTS = {
-    "original GRPO": _weights([(A / 6, 2), (-2 * A / 15, 5), (A / 24, 8)]),
-    "Dr. GRPO": _weights([(1 / 72, 2), (-2 / 72, 5), (1 / 72, 8)]),
-    "DAPO": _weights([(A / 15, 2), (-2 * A / 15, 5), (A / 15, 8)]),
+SEED_WEIGHTS = {  # each name in every language (as it reads in a label)
+    Text("original GRPO", "исходного GRPO"): _weights([(A / 6, 2), (-2 * A / 15, 5), (A / 24, 8)]),
+    Text("Dr. GRPO", "Dr. GRPO"): _weights([(1 / 72, 2), (-2 / 72, 5), (1 / 72, 8)]),
+    Text("DAPO", "DAPO"): _weights([(A / 15, 2), (-2 * A / 15, 5), (A / 15, 8)]),
 }
-SEED_WEIGHTS_RU = {"original GRPO": "исходного GRPO", "Dr. GRPO": "Dr. GRPO", "DAPO": "DAPO"}  # in labels
-HIDDEN_WEIGHTS = {
-    "one-token responses": [np.array([0.5]), np.array([-0.25]), np.array([-0.25])],
-    "unequal entries in one response": [np.array([0.1, -0.3, 0.2]), np.array([0.05, 0.05])],
-    "lists instead of arrays": [[0.2, 0.2, 0.2, 0.2], [-0.4, -0.4]],
-    "an empty response": [np.array([0.3, 0.3]), np.zeros(0), np.array([-0.1])],
-    "equal lengths": [np.array([0.25, 0.25]), np.array([-0.25, -0.25])],
-}
-HIDDEN_WEIGHTS_RU = {  # the labels of HIDDEN_WEIGHTS in Russian
-    "one-token responses": "ответы из одного токена",
-    "unequal entries in one response": "разные веса внутри одного ответа",
-    "lists instead of arrays": "списки вместо массивов",
-    "an empty response": "пустой ответ",
-    "equal lengths": "равные длины",
+HIDDEN_WEIGHTS = {  # each name (the case's label) in every language
+    Text("one-token responses", "ответы из одного токена"): [np.array([0.5]), np.array([-0.25]), np.array([-0.25])],
+    Text("unequal entries in one response", "разные веса внутри одного ответа"): [np.array([0.1, -0.3, 0.2]), np.array([0.05, 0.05])],
+    Text("lists instead of arrays", "списки вместо массивов"): [[0.2, 0.2, 0.2, 0.2], [-0.4, -0.4]],
+    Text("an empty response", "пустой ответ"): [np.array([0.3, 0.3]), np.zeros(0), np.array([-0.1])],
+    Text("equal lengths", "равные длины"): [np.array([0.25, 0.25]), np.array([-0.25, -0.25])],
 }
 weight_lists = st.lists(st.lists(st.floats(-1.0, 1.0, allow_subnormal=False), min_size=1, max_size=6),
                         min_size=1, max_size=5)
@@ -589,14 +509,11 @@ weight_lists = st.lists(st.lists(st.floats(-1.0, 1.0, allow_subnormal=False), mi
 
 def _token_weight_cases(seed):
     for name, weights in SEED_WEIGHTS.items():
-        yield Case(args=(weights,), label=f"seed table: {name} weights",
-                   label_ru=f"таблица из ноутбука: веса {SEED_WEIGHTS_RU[name]}", hidden=False)
+        yield Case(args=(weights,), label=Text(f"seed table: {name} weights", f"таблица из ноутбука: веса {name.in_('ru')}"), hidden=False)
     for name, weights in HIDDEN_WEIGHTS.items():
-        yield Case(args=(weights,), label=name, label_ru=HIDDEN_WEIGHTS_RU[name])
-    yield Case(args=([np.ones((2, 2))],), raises=ValueError, label="a 2-D weight array is refused",
-               label_ru="2-мерный массив весов отклоняется")
-    yield Case(args=([np.array([0.1, np.nan])],), raises=ValueError, label="NaN weights are refused",
-               label_ru="веса NaN отклоняются")
+        yield Case(args=(weights,), label=name)
+    yield Case(args=([np.ones((2, 2))],), raises=ValueError, label=Text("a 2-D weight array is refused", "2-мерный массив весов отклоняется"))
+    yield Case(args=([np.array([0.1, np.nan])],), raises=ValueError, label=Text("NaN weights are refused", "веса NaN отклоняются"))
     yield from hypothesis_cases(weight_lists, count=12, seed=seed,
                                 to_case=lambda ws: Case(args=([np.array(w) for w in ws],)))
 
@@ -609,34 +526,28 @@ def _response_contributions():
 @exercise(f"{M}.flatten_token_weights", points=1, atol=1e-10)
 def _flatten_token_weights():
     yield from _token_weight_cases(9_313)
-    yield Case(args=([],), label="no responses: an empty array", label_ru="нет ответов: пустой массив")
+    yield Case(args=([],), label=Text("no responses: an empty array", "нет ответов: пустой массив"))
     yield Case(args=([np.array([0.5, 0.5]), np.array([-0.25]), np.array([0.1, -0.3, 0.2])],),
-               label="public: order and sign kept", label_ru="открытый тест: порядок и знаки сохраняются", hidden=False)
+               label=Text("public: order and sign kept", "открытый тест: порядок и знаки сохраняются"), hidden=False)
 
 
 @exercise(f"{M}.overlong_penalty", points=2)
 def _overlong_penalty():
     for length in (0, 15, 16, 18, 20, 21):
-        yield Case(args=(length, 20, 5), label="public test row: L_max = 20, L_cache = 5",
-                   label_ru="строка открытого теста: L_max = 20, L_cache = 5", hidden=False)
+        yield Case(args=(length, 20, 5), label=Text("public test row: L_max = 20, L_cache = 5", "строка открытого теста: L_max = 20, L_cache = 5"), hidden=False)
     for length in (0, 3, 4, 6, 9, 10, 11, 25):
-        yield Case(args=(length, 10, 10), label="L_cache = L_max: the soft zone starts at 0",
-                   label_ru="L_cache = L_max: мягкая зона начинается с 0")
+        yield Case(args=(length, 10, 10), label=Text("L_cache = L_max: the soft zone starts at 0", "L_cache = L_max: мягкая зона начинается с 0"))
     for length in (99, 100, 101, 102, 130):
-        yield Case(args=(length, 100, 1), label="L_cache = 1: a hard cut at L_max",
-                   label_ru="L_cache = 1: жёсткая отсечка на L_max")
-    yield Case(args=(3000, 4096, 1024), label="DAPO-like sizes, below the soft zone",
-               label_ru="размеры как в DAPO, до мягкой зоны")
-    yield Case(args=(3584, 4096, 1024), label="DAPO-like sizes, half-way through the soft zone",
-               label_ru="размеры как в DAPO, середина мягкой зоны")
-    yield Case(args=(5000, 4096, 1024), label="DAPO-like sizes, beyond L_max",
-               label_ru="размеры как в DAPO, за пределами L_max")
-    for args, label, label_ru in (
+        yield Case(args=(length, 100, 1), label=Text("L_cache = 1: a hard cut at L_max", "L_cache = 1: жёсткая отсечка на L_max"))
+    yield Case(args=(3000, 4096, 1024), label=Text("DAPO-like sizes, below the soft zone", "размеры как в DAPO, до мягкой зоны"))
+    yield Case(args=(3584, 4096, 1024), label=Text("DAPO-like sizes, half-way through the soft zone", "размеры как в DAPO, середина мягкой зоны"))
+    yield Case(args=(5000, 4096, 1024), label=Text("DAPO-like sizes, beyond L_max", "размеры как в DAPO, за пределами L_max"))
+    for args, label, russian in (
             ((-1, 20, 5), "public: a negative length", "открытый тест: отрицательная длина отклоняется"),
             ((5, 0, 0), "max_length 0", "max_length 0 отклоняется"),
             ((5, 20, 0), "cache_length 0", "cache_length 0 отклоняется"),
             ((5, 20, 21), "cache_length > max_length", "cache_length > max_length отклоняется")):
-        yield Case(args=args, raises=ValueError, label=f"{label} is refused", label_ru=label_ru,
+        yield Case(args=args, raises=ValueError, label=Text(f"{label} is refused", russian),
                    hidden=not label.startswith("public"))
 
     def to_case(drawn):
@@ -648,22 +559,16 @@ def _overlong_penalty():
 
 @exercise(f"{M}.k3_kl", points=2)
 def _k3_kl():
-    yield Case(args=(np.array([-1.0, -2.0, -1.0]), np.array([-1.0, -1.0, -2.0])), label="public test row",
-               label_ru="строка открытого теста",
+    yield Case(args=(np.array([-1.0, -2.0, -1.0]), np.array([-1.0, -1.0, -2.0])), label=Text("public test row", "строка открытого теста"),
                hidden=False)
     yield Case(args=(np.array([[-0.5, -3.0], [-2.0, -0.1]]), np.array([[-1.5, -1.0], [-0.2, -0.1]])),
-               label="(N, T) log-probs, both signs of the difference",
-               label_ru="логарифмы вероятностей (N, T), разность обоих знаков")
-    yield Case(args=(np.array([-2.0, -0.7]), np.array([-2.0, -0.7])), label="equal policies: exactly 0",
-               label_ru="одинаковые политики: ровно 0")
-    yield Case(args=(np.array([-1.0, -1.0]), np.array([-1.0 + 1e-7, -1.0 - 1e-7])), label="tiny differences",
-               label_ru="очень малые разности")
-    yield Case(args=(-0.5, -2.5), label="0-d inputs", label_ru="0-мерные входы")
-    yield Case(args=(np.zeros(2), np.zeros(3)), raises=ValueError, label="public: mismatched shapes are refused",
-               label_ru="открытый тест: несовпадающие формы отклоняются",
+               label=Text("(N, T) log-probs, both signs of the difference", "логарифмы вероятностей (N, T), разность обоих знаков"))
+    yield Case(args=(np.array([-2.0, -0.7]), np.array([-2.0, -0.7])), label=Text("equal policies: exactly 0", "одинаковые политики: ровно 0"))
+    yield Case(args=(np.array([-1.0, -1.0]), np.array([-1.0 + 1e-7, -1.0 - 1e-7])), label=Text("tiny differences", "очень малые разности"))
+    yield Case(args=(-0.5, -2.5), label=Text("0-d inputs", "0-мерные входы"))
+    yield Case(args=(np.zeros(2), np.zeros(3)), raises=ValueError, label=Text("public: mismatched shapes are refused", "открытый тест: несовпадающие формы отклоняются"),
                hidden=False)
-    yield Case(args=(np.array([np.nan]), np.zeros(1)), raises=ValueError, label="NaN log-probs are refused",
-               label_ru="логарифмы вероятностей NaN отклоняются")
+    yield Case(args=(np.array([np.nan]), np.zeros(1)), raises=ValueError, label=Text("NaN log-probs are refused", "логарифмы вероятностей NaN отклоняются"))
     logprobs = st.lists(st.tuples(st.floats(-6.0, 0.0), st.floats(-6.0, 0.0)), min_size=1, max_size=8)
     yield from hypothesis_cases(logprobs, count=15, seed=9_315,
                                 to_case=lambda pairs: Case(args=tuple(np.array(pairs).T)))
@@ -683,26 +588,18 @@ SEED_SUCCESSFUL_MASS = {0: 0.8176, 9: 0.8449, 19: 0.8718, 39: 0.9138, 60: 0.9413
 def _categorical_entropy():
     for step, probabilities in SEED_MODE_PROBABILITIES.items():
         p = np.array(probabilities)
-        yield Case(args=(p / p.sum(),), label=f"seed table: entropy at step {step}",
-                   label_ru=f"таблица из ноутбука: энтропия на шаге {step}", hidden=False)
-    yield Case(args=([0.25, 0.25, 0.25, 0.25],), label="public: uniform over 4",
-               label_ru="открытый тест: равномерное распределение на 4 исхода", hidden=False)
-    yield Case(args=([1.0, 0.0],), label="public: 0 log 0 = 0", label_ru="открытый тест: 0 log 0 = 0", hidden=False)
-    yield Case(args=([[0.5, 0.5], [1.0, 0.0]],), label="public: a batch of two",
-               label_ru="открытый тест: батч из двух распределений", hidden=False)
-    yield Case(args=(np.array([0.7, 0.2, 0.1]),), label="three modes", label_ru="три моды")
-    yield Case(args=(np.array([0.5, 0.0, 0.5, 0.0]),), label="zeros inside a distribution",
-               label_ru="нули внутри распределения")
-    yield Case(args=(np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5], [1 / 3, 1 / 3, 1 / 3]]),), label="a batch of three",
-               label_ru="батч из трёх распределений")
-    yield Case(args=(np.full((2, 2, 2), 0.5),), label="a (2, 2, 2) batch", label_ru="батч формы (2, 2, 2)")
-    yield Case(args=([1.0],), label="one mode", label_ru="одна мода")
-    yield Case(args=([0.5, 0.6],), raises=ValueError, label="a row that does not sum to 1 is refused",
-               label_ru="строка с суммой, отличной от 1, отклоняется")
-    yield Case(args=([1.5, -0.5],), raises=ValueError, label="negative probabilities are refused",
-               label_ru="отрицательные вероятности отклоняются")
-    yield Case(args=(np.zeros(0),), raises=ValueError, label="an empty distribution is refused",
-               label_ru="пустое распределение отклоняется")
+        yield Case(args=(p / p.sum(),), label=Text(f"seed table: entropy at step {step}", f"таблица из ноутбука: энтропия на шаге {step}"), hidden=False)
+    yield Case(args=([0.25, 0.25, 0.25, 0.25],), label=Text("public: uniform over 4", "открытый тест: равномерное распределение на 4 исхода"), hidden=False)
+    yield Case(args=([1.0, 0.0],), label=Text("public: 0 log 0 = 0", "открытый тест: 0 log 0 = 0"), hidden=False)
+    yield Case(args=([[0.5, 0.5], [1.0, 0.0]],), label=Text("public: a batch of two", "открытый тест: батч из двух распределений"), hidden=False)
+    yield Case(args=(np.array([0.7, 0.2, 0.1]),), label=Text("three modes", "три моды"))
+    yield Case(args=(np.array([0.5, 0.0, 0.5, 0.0]),), label=Text("zeros inside a distribution", "нули внутри распределения"))
+    yield Case(args=(np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5], [1 / 3, 1 / 3, 1 / 3]]),), label=Text("a batch of three", "батч из трёх распределений"))
+    yield Case(args=(np.full((2, 2, 2), 0.5),), label=Text("a (2, 2, 2) batch", "батч формы (2, 2, 2)"))
+    yield Case(args=([1.0],), label=Text("one mode", "одна мода"))
+    yield Case(args=([0.5, 0.6],), raises=ValueError, label=Text("a row that does not sum to 1 is refused", "строка с суммой, отличной от 1, отклоняется"))
+    yield Case(args=([1.5, -0.5],), raises=ValueError, label=Text("negative probabilities are refused", "отрицательные вероятности отклоняются"))
+    yield Case(args=(np.zeros(0),), raises=ValueError, label=Text("an empty distribution is refused", "пустое распределение отклоняется"))
 
     def to_case(weights):
         p = np.array(weights)
@@ -714,18 +611,17 @@ def _categorical_entropy():
 @exercise(f"{M}.pass_at_k_independent", points=1)
 def _pass_at_k_independent():
     for step, mass in SEED_SUCCESSFUL_MASS.items():
-        yield Case(args=(mass, 4), label=f"seed table: pass@4 at step {step}",
-                   label_ru=f"таблица из ноутбука: pass@4 на шаге {step}", hidden=False)
-    yield Case(args=(0.5, 4), label="public test row", label_ru="строка открытого теста", hidden=False)
-    yield Case(args=(0.1, 1), label="k = 1 is p", label_ru="k = 1 даёт p")
-    yield Case(args=(0.2, 3), label="p = 0.2, k = 3", label_ru="p = 0.2, k = 3")
-    yield Case(args=(0.0, 5), label="p = 0", label_ru="p = 0")
-    yield Case(args=(1.0, 5), label="p = 1", label_ru="p = 1")
-    yield Case(args=(0.3, 100), label="many attempts", label_ru="много попыток")
-    for args, label, label_ru in (((1.2, 2), "p above 1", "p больше 1 отклоняется"),
+        yield Case(args=(mass, 4), label=Text(f"seed table: pass@4 at step {step}", f"таблица из ноутбука: pass@4 на шаге {step}"), hidden=False)
+    yield Case(args=(0.5, 4), label=Text("public test row", "строка открытого теста"), hidden=False)
+    yield Case(args=(0.1, 1), label=Text("k = 1 is p", "k = 1 даёт p"))
+    yield Case(args=(0.2, 3), label=Text("p = 0.2, k = 3", "p = 0.2, k = 3"))
+    yield Case(args=(0.0, 5), label=Text("p = 0", "p = 0"))
+    yield Case(args=(1.0, 5), label=Text("p = 1", "p = 1"))
+    yield Case(args=(0.3, 100), label=Text("many attempts", "много попыток"))
+    for args, label, russian in (((1.2, 2), "p above 1", "p больше 1 отклоняется"),
                                   ((-0.2, 2), "negative p", "отрицательное p отклоняется"),
                                   ((0.5, 0), "k = 0", "k = 0 отклоняется")):
-        yield Case(args=args, raises=ValueError, label=f"{label} is refused", label_ru=label_ru)
+        yield Case(args=args, raises=ValueError, label=Text(f"{label} is refused", russian))
     yield from hypothesis_cases(st.tuples(probabilities, st.integers(1, 50)), count=15, seed=9_317,
                                 to_case=lambda pk: Case(args=pk))
 
@@ -733,25 +629,22 @@ def _pass_at_k_independent():
 @exercise(f"{M}.pass_at_k_unbiased", points=2)
 def _pass_at_k_unbiased():
     for args in ((10, 3, 4), (5, 3, 3), (5, 0, 3)):
-        yield Case(args=args, label="public test row", label_ru="строка открытого теста", hidden=False)
-    yield Case(args=(10, 3, 1), label="k = 1 is c / n", label_ru="k = 1 даёт c / n")
-    yield Case(args=(20, 5, 10), label="n = 20, c = 5, k = 10", label_ru="n = 20, c = 5, k = 10")
-    yield Case(args=(8, 8, 4), label="every sample correct", label_ru="все сэмплы верны")
-    yield Case(args=(4, 1, 4), label="k = n", label_ru="k = n")
-    yield Case(args=(200, 7, 50), label="large n (no overflow)", label_ru="большое n (без переполнения)")
-    yield Case(args=(3000, 2, 5), label="very large n: no huge binomials",
-               label_ru="очень большое n: без огромных биномиальных коэффициентов")
-    yield Case(args=(2000, 10, 1000), label="public: C(2000, 1000) > 1e308 (no float binomials)",
-               label_ru="открытый тест: C(2000, 1000) > 1e308 (без биномиальных коэффициентов во float)", hidden=False)
-    yield Case(args=(100000, 10, 2000), label="n = 100000: huge binomials",
-               label_ru="n = 100000: огромные биномиальные коэффициенты")
-    yield Case(args=(100000, 1, 2000), label="n = 100000, c = 1: k / n", label_ru="n = 100000, c = 1: k / n")
-    yield Case(args=(1200, 0, 600), label="n = 1200, no correct sample: 0", label_ru="n = 1200, верных сэмплов нет: 0")
-    yield Case(args=(5000, 3, 2500), label="n = 5000, k = n / 2", label_ru="n = 5000, k = n / 2")
-    for args, label, label_ru in (((5, 6, 2), "c > n", "c > n отклоняется"), ((5, 2, 6), "k > n", "k > n отклоняется"),
+        yield Case(args=args, label=Text("public test row", "строка открытого теста"), hidden=False)
+    yield Case(args=(10, 3, 1), label=Text("k = 1 is c / n", "k = 1 даёт c / n"))
+    yield Case(args=(20, 5, 10), label=Text("n = 20, c = 5, k = 10", "n = 20, c = 5, k = 10"))
+    yield Case(args=(8, 8, 4), label=Text("every sample correct", "все сэмплы верны"))
+    yield Case(args=(4, 1, 4), label=Text("k = n", "k = n"))
+    yield Case(args=(200, 7, 50), label=Text("large n (no overflow)", "большое n (без переполнения)"))
+    yield Case(args=(3000, 2, 5), label=Text("very large n: no huge binomials", "очень большое n: без огромных биномиальных коэффициентов"))
+    yield Case(args=(2000, 10, 1000), label=Text("public: C(2000, 1000) > 1e308 (no float binomials)", "открытый тест: C(2000, 1000) > 1e308 (без биномиальных коэффициентов во float)"), hidden=False)
+    yield Case(args=(100000, 10, 2000), label=Text("n = 100000: huge binomials", "n = 100000: огромные биномиальные коэффициенты"))
+    yield Case(args=(100000, 1, 2000), label=Text("n = 100000, c = 1: k / n", "n = 100000, c = 1: k / n"))
+    yield Case(args=(1200, 0, 600), label=Text("n = 1200, no correct sample: 0", "n = 1200, верных сэмплов нет: 0"))
+    yield Case(args=(5000, 3, 2500), label=Text("n = 5000, k = n / 2", "n = 5000, k = n / 2"))
+    for args, label, russian in (((5, 6, 2), "c > n", "c > n отклоняется"), ((5, 2, 6), "k > n", "k > n отклоняется"),
                                   ((0, 0, 1), "n = 0", "n = 0 отклоняется"), ((5, 2, 0), "k = 0", "k = 0 отклоняется"),
                                   ((5, -1, 2), "negative c", "отрицательное c отклоняется")):
-        yield Case(args=args, raises=ValueError, label=f"{label} is refused", label_ru=label_ru)
+        yield Case(args=args, raises=ValueError, label=Text(f"{label} is refused", russian))
 
     def to_case(drawn):
         n, c_share, k_share = drawn
@@ -764,31 +657,25 @@ def _pass_at_k_unbiased():
 def _synthetic_mode_training():
     for steps in (0, 9, 19, 39, 60):
         yield Case(kwargs={"beta_entropy": 0.0, "learning_rate": 0.18, "steps": steps},
-                   label=f"seed table: step {steps}", label_ru=f"таблица из ноутбука: шаг {steps}", hidden=False)
-    yield Case(kwargs={"beta_entropy": 0.5, "learning_rate": 0.18, "steps": 60}, label="public: entropy bonus 0.5",
-               label_ru="открытый тест: энтропийный бонус 0.5",
+                   label=Text(f"seed table: step {steps}", f"таблица из ноутбука: шаг {steps}"), hidden=False)
+    yield Case(kwargs={"beta_entropy": 0.5, "learning_rate": 0.18, "steps": 60}, label=Text("public: entropy bonus 0.5", "открытый тест: энтропийный бонус 0.5"),
                hidden=False)
-    yield Case(kwargs={"beta_entropy": 0.2, "learning_rate": 0.5, "steps": 25}, label="a small entropy bonus",
-               label_ru="малый энтропийный бонус")
-    yield Case(kwargs={"beta_entropy": 2.0, "steps": 40}, label="a bonus that beats the reward",
-               label_ru="бонус, перевешивающий награду")
-    yield Case(kwargs={"learning_rate": 0.0, "steps": 10}, label="lr = 0 keeps the initial state",
-               label_ru="lr = 0 сохраняет начальное состояние")
+    yield Case(kwargs={"beta_entropy": 0.2, "learning_rate": 0.5, "steps": 25}, label=Text("a small entropy bonus", "малый энтропийный бонус"))
+    yield Case(kwargs={"beta_entropy": 2.0, "steps": 40}, label=Text("a bonus that beats the reward", "бонус, перевешивающий награду"))
+    yield Case(kwargs={"learning_rate": 0.0, "steps": 10}, label=Text("lr = 0 keeps the initial state", "lr = 0 сохраняет начальное состояние"))
     yield Case(kwargs={"steps": 30, "rewards": [0.0, 1.0, 0.5], "initial_logits": [2.0, 0.0, 1.0]},
-               label="three modes: the best starts least likely",
-               label_ru="три моды: лучшая в начале наименее вероятна")
+               label=Text("three modes: the best starts least likely", "три моды: лучшая в начале наименее вероятна"))
     yield Case(kwargs={"beta_entropy": 0.3, "steps": 30, "rewards": [0.2, 0.2], "initial_logits": [0.0, 3.0]},
-               label="equal rewards: only the bonus moves the policy",
-               label_ru="равные награды: политику сдвигает только бонус")
+               label=Text("equal rewards: only the bonus moves the policy", "равные награды: политику сдвигает только бонус"))
     yield Case(kwargs={"steps": 5, "rewards": [1.0, 0.0, 0.0], "initial_logits": [500.0, 0.0, 0.0]},
-               label="huge logits (a stable softmax)", label_ru="огромные логиты (устойчивый softmax)")
-    for kwargs, label, label_ru in (
+               label=Text("huge logits (a stable softmax)", "огромные логиты (устойчивый softmax)"))
+    for kwargs, label, russian in (
             ({"learning_rate": -0.1}, "negative learning_rate", "отрицательный learning_rate отклоняется"),
             ({"steps": -1}, "negative steps", "отрицательное значение steps отклоняется"),
             ({"beta_entropy": -0.5}, "negative beta_entropy", "отрицательный beta_entropy отклоняется"),
             ({"rewards": [1.0, 0.0], "initial_logits": [0.0, 0.0, 0.0]}, "mismatched shapes",
              "несовпадающие формы отклоняются")):
-        yield Case(kwargs=kwargs, raises=ValueError, label=f"{label} is refused", label_ru=label_ru)
+        yield Case(kwargs=kwargs, raises=ValueError, label=Text(f"{label} is refused", russian))
 
     def to_case(drawn):
         modes, beta, steps = drawn

@@ -32,6 +32,7 @@ from graders.engine.protocol import CaseOutcome, CaseResult, Judgement, Reason, 
 from graders.engine.runner import ExerciseRun
 from graders.engine.submission import Submission
 from graders.engine.texts import detail, detail_in_every_language
+from graders.text import Text
 
 def judge(exercise, submission: Submission, sources: dict, file_problems: dict,
           runs: dict[int, ExerciseRun], ctx) -> Judgement:
@@ -223,11 +224,11 @@ def _agrees(wrong, answer, case, compare, *, required: bool) -> bool:
     return compare(wrong.value, answer, case) is None
 
 
-def _claim(outcome: CaseOutcome, entry) -> tuple[dict, dict]:
-    """Name ``entry`` on ``outcome``: ``({language: hint}, {language: label of that check})``."""
-    hints = dict(entry.hints) or {"en": entry.hint}  # feedback picks the language
-    outcome.named.append((entry.name, hints))
-    return hints, _labels(outcome)
+def _claim(outcome: CaseOutcome, entry) -> tuple[Text, str]:
+    """Name ``entry`` on ``outcome``: ``(its hint, the label of that check)``, each a Text (feedback picks the
+    language)."""
+    outcome.named.append((entry.name, entry.hint))
+    return entry.hint, _label(outcome)
 
 
 def _label_fields(case, index: int) -> dict[str, dict]:
@@ -235,8 +236,6 @@ def _label_fields(case, index: int) -> dict[str, dict]:
     return {language: {"label": case.label_in(language) or index} for language in LANGUAGES}
 
 
-def _labels(outcome: CaseOutcome) -> dict[str, str]:
-    """The failing check's label in every language (feedback picks one; ``#<n>`` when it has none)."""
-    if not outcome.case.label:
-        return {"en": f"#{outcome.index + 1}"}
-    return {language: outcome.case.label_in(language) for language in LANGUAGES}
+def _label(outcome: CaseOutcome) -> str:
+    """The failing check's label, a Text (feedback picks the language); ``#<n>`` when it has none."""
+    return outcome.case.label or f"#{outcome.index + 1}"
