@@ -43,7 +43,7 @@ class Text(str):
     __slots__ = ("translations",)
 
     def __new__(cls, en: str, ru: str) -> Text:
-        given = {"en": en, "ru": ru}
+        given = dict(zip(LANGUAGES, (en, ru)))
         for language, value in given.items():
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"a Text needs a non-empty {language!r} string, got {value!r} "

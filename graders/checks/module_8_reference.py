@@ -55,9 +55,9 @@ def _infinity_mismatch(expected, got, where: str = "") -> str | None:
     if isinstance(expected, (float, np.ndarray)) and isinstance(got, (float, np.ndarray)):
         want, have = np.asarray(expected, dtype=np.float64), np.asarray(got, dtype=np.float64)
         if want.shape == have.shape and np.any(np.isinf(want) & (have != want)):
-            return Text(f"at {where or 'the result'}: expected an infinity where the answer is finite (or the other sign)",
-                        f"{'в ' + where if where else 'в результате'}: ожидалась бесконечность, а ответ конечен "
-                        f"(или другого знака)")
+            at = Text(f"at {where}", f"в {where}") if where else Text("at the result", "в результате")
+            return Text(f"{at}: expected an infinity where the answer is finite (or the other sign)",
+                        f"{at.in_('ru')}: ожидалась бесконечность, а ответ конечен (или другого знака)")
     return None
 
 

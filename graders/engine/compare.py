@@ -167,10 +167,10 @@ def matches(expected, got, *, rtol: float, atol: float) -> bool:
 # ---------------------------------------------------------------------------
 def _type_words(described) -> Text:
     """A :func:`graders.engine.codec.type_of` description as a noun phrase, in every language."""
-    simple = {"none": ("None", "None"), "bool": ("a bool", "bool"), "int": ("a Python int", "целое число int"),
-              "float": ("a Python float", "число float"), "str": ("a string", "строка")}
+    simple = {"none": Text("None", "None"), "bool": Text("a bool", "bool"), "int": Text("a Python int", "целое число int"),
+              "float": Text("a Python float", "число float"), "str": Text("a string", "строка")}
     if isinstance(described, str) and described in simple:
-        en, ru = simple[described]
+        return simple[described]
     elif isinstance(described, dict) and "array" in described:
         dtype = str(described["array"])[:40]
         en, ru = f"a NumPy array of dtype {dtype}", f"массив NumPy с dtype {dtype}"

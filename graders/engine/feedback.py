@@ -10,8 +10,8 @@ not judged (no file, load error, timeout, crash, sandbox refusal).
 The words come from :mod:`graders.engine.texts`, in the language of the
 grading options (``GradeOptions.lang``: ``rl4llm grade --lang``, else
 ``RL4LLM_LANG``, else the locale, else English); ids, names and statuses are
-the same in every language. A check's label is its case's ``label`` in
-English and its ``label_ru`` in Russian (``Case.label_in``).
+the same in every language. A check's label is its case's ``label``, a
+:class:`graders.text.Text` read in the report's language (``Case.label_in``).
 """
 
 from __future__ import annotations
