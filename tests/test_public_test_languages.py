@@ -33,7 +33,7 @@ PUBLIC_TEST_FILES = sorted(STARTER_DIR.glob("module_0*/test_*.py"))
 PYTEST_TEXTS = ("fail", "skip", "xfail", "exit", "importorskip")  # pytest.<name>(text): a learner reads it
 NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
-kit_say = load_module(STARTER_DIR / "_kit_say.py", "_rl4llm_kit_say")
+kit_say = load_module(STARTER_DIR / "_kit_say.py", "_rl4llm_kit_say", given={"_kit_text": STARTER_DIR / "_kit_text.py"})
 
 
 # ----------------------------------------------------------------------------- the rule

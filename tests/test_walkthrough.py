@@ -26,7 +26,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from graders import cli, course, figures, walkthrough  # noqa: E402
+from graders import cli, course, figures, walkthrough, walkthrough_seed  # noqa: E402
 from graders.language import default_language  # noqa: E402
 from graders.paths import REPO_ROOT, SEEDS_DIR, SOLUTIONS_DIR, STARTER_DIR  # noqa: E402
 from graders.text import table_in
@@ -109,9 +109,9 @@ def test_impl_that_matches_neither_layout_says_what_was_expected(tmp_path):
 
 def test_without_impl_a_learner_install_runs_its_starter(monkeypatch, tmp_path):
     assert walkthrough.resolve_impl("8", None) == (SOLUTIONS_DIR / "module_08").resolve()
-    monkeypatch.setattr(walkthrough, "SOLUTIONS_DIR", tmp_path / "solutions")  # a learner install has none
+    monkeypatch.setattr(walkthrough_seed, "SOLUTIONS_DIR", tmp_path / "solutions")  # a learner install has none
     assert walkthrough.resolve_impl("8", None) == (STARTER_DIR / "module_08").resolve()
-    monkeypatch.setattr(walkthrough, "STARTER_DIR", tmp_path / "starter")
+    monkeypatch.setattr(walkthrough_seed, "STARTER_DIR", tmp_path / "starter")
     with pytest.raises(walkthrough.ImplError, match="pass --impl DIR"):
         walkthrough.resolve_impl("8", None)
 
