@@ -183,10 +183,13 @@ def points_text(points: float, language: str) -> str:
     return f"{number} баллов"
 
 
+AND = Text(" and ", " и ")  # the last two names of a list
+
+
 def code_list(names: list[str], language: str) -> str:
     """`a`, `b` and `c` (``и`` in Russian)."""
     quoted = [f"`{n}`" for n in names]
-    joiner = " and " if language == "en" else " и "
+    joiner = AND.in_(language)
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + joiner + quoted[-1]
 
 
