@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from graders.course import LANGUAGES
 from graders.engine import codec
 from graders.engine.compare import float_trap, type_problem
 from graders.engine.protocol import CaseOutcome, CaseResult, Judgement, Reason, Status
@@ -87,11 +86,11 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
         want = expected[index]
         if case.raises is not None and not (want.raised and case.raises.__name__ in want.raised):
             judgement.kit_problems.append(detail_in_every_language(
-                "kit_no_raise", _label_fields(case, index), exception=case.raises.__name__))
+                "kit_no_raise", label=case.label or index, exception=case.raises.__name__))
             continue
         if case.raises is None and want.raised:
             judgement.kit_problems.append(detail_in_every_language(
-                "kit_reference_raised", _label_fields(case, index), message=want.message))
+                "kit_reference_raised", label=case.label or index, message=want.message))
             continue
         got = results[index] if index < len(results) and isinstance(results[index], dict) else {}
         outcome, value = _judge_case(index, case, want, got, arrays, compare)
@@ -229,11 +228,6 @@ def _claim(outcome: CaseOutcome, entry) -> tuple[Text, str]:
     language)."""
     outcome.named.append((entry.name, entry.hint))
     return entry.hint, _label(outcome)
-
-
-def _label_fields(case, index: int) -> dict[str, dict]:
-    """``{language: {"label": ...}}``: the check's label in each language (its index without one)."""
-    return {language: {"label": case.label_in(language) or index} for language in LANGUAGES}
 
 
 def _label(outcome: CaseOutcome) -> str:

@@ -261,10 +261,10 @@ def detail(key: str, **fields) -> str:
     return DETAILS[key].in_("en", **fields)
 
 
-def detail_in_every_language(key: str, per_language: dict[str, dict] | None = None, **fields) -> Text:
-    """:func:`detail` with the fields that differ by language (a check's label) given per language."""
-    per_language = per_language or {}
-    return Text(*(DETAILS[key].in_(language, **{**fields, **per_language.get(language, {})})
+def detail_in_every_language(key: str, **fields) -> Text:
+    """:func:`detail` in every language at once; a field that is a Text (a check's label) is read in each."""
+    return Text(*(DETAILS[key].in_(language, **{name: value.in_(language) if isinstance(value, Text) else value
+                                                for name, value in fields.items()})
                   for language in LANGUAGES))
 
 
