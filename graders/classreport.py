@@ -38,6 +38,7 @@ from pathlib import Path
 
 from graders.engine.learner_text import clean
 from graders.language import default_language
+from graders.text import Text, table_in
 
 REPORT_FILE = "class_report.html"
 SUMMARY_FILE = "class_summary.csv"
@@ -48,61 +49,54 @@ STATUS_COLOURS = {"passed": "#2e7d32", "failed": "#ef6c00", "error": "#6a1b9a", 
 ENVIRONMENT_STATUSES = ("error", "timeout")
 
 TEXT = {
-    "en": {
-        "title": "Class report: {submissions} submissions, {exercises} exercises",
-        "scores": "Scores",
-        "scores_figure": "Total scores of the class",
-        "score_axis": "total score (of {max_score})",
-        "count_axis": "submissions",
-        "summary": "count {count}, mean {mean}, median {median}, quartiles {q1} and {q3}, min {min}, max {max}",
-        "exercises": "Exercises, hardest first",
-        "exercises_figure": "Mean fraction of points per exercise",
-        "fraction_axis": "mean fraction of points",
-        "exercise": "exercise", "max_points": "points", "mean_fraction": "mean fraction",
-        "pass_rate": "pass rate", "discrimination": "discrimination",
-        "discrimination_note": ("discrimination: the correlation of an exercise's points with the rest of the "
-                                "total (low or negative: the exercise does not separate strong from weak work)"),
-        "misconceptions": "Misconceptions the class holds, most common first",
-        "misconception": "misconception", "learners": "submissions", "hint": "hint",
-        "no_misconceptions": "No catalogued misconception was named in this batch.",
-        "heatmap": "Every exercise of every submission",
-        "heatmap_figure": "Status of each exercise in each submission (submissions by total score)",
-        "submission_axis": "submission (highest total first)",
-        "environment": "Errors and timeouts (usually the environment, not the learning)",
-        "environment_note": ("an exercise left as its stub (NotImplementedError) is counted apart, as not "
-                             "implemented; a row for every exercise of a submission usually means a broken setup"),
-        "no_environment": "No exercise ended in an error or a timeout.",
-        "submission": "submission", "status": "status",
-        "statuses": {"passed": "passed", "failed": "failed", "error": "error", "timeout": "timeout",
-                     "missing": "missing", "not_implemented": "not implemented"},
-    },
-    "ru": {
-        "title": "Отчёт по группе: работ {submissions}, заданий {exercises}",
-        "scores": "Баллы",
-        "scores_figure": "Итоговые баллы группы",
-        "score_axis": "итоговый балл (из {max_score})",
-        "count_axis": "работ",
-        "summary": "работ {count}, среднее {mean}, медиана {median}, квартили {q1} и {q3}, минимум {min}, максимум {max}",
-        "exercises": "Задания, от самого трудного",
-        "exercises_figure": "Средняя доля баллов по заданиям",
-        "fraction_axis": "средняя доля баллов",
-        "exercise": "задание", "max_points": "баллы", "mean_fraction": "средняя доля",
-        "pass_rate": "доля зачтённых", "discrimination": "дискриминативность",
-        "discrimination_note": ("дискриминативность: корреляция баллов за задание с остальной суммой "
+    "title": Text("Class report: {submissions} submissions, {exercises} exercises",
+                  "Отчёт по группе: работ {submissions}, заданий {exercises}"),
+    "scores": Text("Scores", "Баллы"),
+    "scores_figure": Text("Total scores of the class", "Итоговые баллы группы"),
+    "score_axis": Text("total score (of {max_score})", "итоговый балл (из {max_score})"),
+    "count_axis": Text("submissions", "работ"),
+    "summary": Text("count {count}, mean {mean}, median {median}, quartiles {q1} and {q3}, min {min}, max {max}",
+                    "работ {count}, среднее {mean}, медиана {median}, квартили {q1} и {q3}, минимум {min}, максимум {max}"),
+    "exercises": Text("Exercises, hardest first", "Задания, от самого трудного"),
+    "exercises_figure": Text("Mean fraction of points per exercise", "Средняя доля баллов по заданиям"),
+    "fraction_axis": Text("mean fraction of points", "средняя доля баллов"),
+    "exercise": Text("exercise", "задание"),
+    "max_points": Text("points", "баллы"),
+    "mean_fraction": Text("mean fraction", "средняя доля"),
+    "pass_rate": Text("pass rate", "доля зачтённых"),
+    "discrimination": Text("discrimination", "дискриминативность"),
+    "discrimination_note": Text("discrimination: the correlation of an exercise's points with the rest of the "
+                                "total (low or negative: the exercise does not separate strong from weak work)",
+                                "дискриминативность: корреляция баллов за задание с остальной суммой "
                                 "(низкая или отрицательная: задание не отделяет сильные работы от слабых)"),
-        "misconceptions": "Ошибочные представления группы, от самых частых",
-        "misconception": "ошибка", "learners": "работ", "hint": "подсказка",
-        "no_misconceptions": "В этой партии не названо ни одной ошибки из каталога.",
-        "heatmap": "Каждое задание каждой работы",
-        "heatmap_figure": "Статус каждого задания в каждой работе (работы по итоговому баллу)",
-        "submission_axis": "работа (от наибольшего балла)",
-        "environment": "Ошибки выполнения и превышения времени (обычно среда, а не понимание)",
-        "environment_note": ("задание, оставленное заготовкой (NotImplementedError), учитывается отдельно, как "
+    "misconceptions": Text("Misconceptions the class holds, most common first",
+                           "Ошибочные представления группы, от самых частых"),
+    "misconception": Text("misconception", "ошибка"),
+    "learners": Text("submissions", "работ"),
+    "hint": Text("hint", "подсказка"),
+    "no_misconceptions": Text("No catalogued misconception was named in this batch.",
+                              "В этой партии не названо ни одной ошибки из каталога."),
+    "heatmap": Text("Every exercise of every submission", "Каждое задание каждой работы"),
+    "heatmap_figure": Text("Status of each exercise in each submission (submissions by total score)",
+                           "Статус каждого задания в каждой работе (работы по итоговому баллу)"),
+    "submission_axis": Text("submission (highest total first)", "работа (от наибольшего балла)"),
+    "environment": Text("Errors and timeouts (usually the environment, not the learning)",
+                        "Ошибки выполнения и превышения времени (обычно среда, а не понимание)"),
+    "environment_note": Text("an exercise left as its stub (NotImplementedError) is counted apart, as not "
+                             "implemented; a row for every exercise of a submission usually means a broken setup",
+                             "задание, оставленное заготовкой (NotImplementedError), учитывается отдельно, как "
                              "не реализованное; строки для всех заданий одной работы обычно значат сломанную среду"),
-        "no_environment": "Ни одно задание не закончилось ошибкой выполнения или превышением времени.",
-        "submission": "работа", "status": "статус",
-        "statuses": {"passed": "зачтено", "failed": "неверно", "error": "ошибка", "timeout": "время",
-                     "missing": "нет", "not_implemented": "не реализовано"},
+    "no_environment": Text("No exercise ended in an error or a timeout.",
+                           "Ни одно задание не закончилось ошибкой выполнения или превышением времени."),
+    "submission": Text("submission", "работа"),
+    "status": Text("status", "статус"),
+    "statuses": {
+        "passed": Text("passed", "зачтено"),
+        "failed": Text("failed", "неверно"),
+        "error": Text("error", "ошибка"),
+        "timeout": Text("timeout", "время"),
+        "missing": Text("missing", "нет"),
+        "not_implemented": Text("not implemented", "не реализовано"),
     },
 }
 
@@ -193,8 +187,7 @@ def catalogue_hint(exercise: str, name: str, language: str) -> str:
     """The catalogue's hint for a misconception in ``language`` (English where it has no other); "" if unknown."""
     for entry in _catalogue(exercise):
         if entry.name == name:
-            hints = dict(getattr(entry, "hints", None) or {}) or {"en": entry.hint}
-            return hints.get(language) or hints.get("en") or entry.hint
+            return entry.hint_in(language)
     return ""
 
 
@@ -231,7 +224,7 @@ def figures(data: ClassData, table, language: str) -> dict[str, bytes]:
     import numpy as np
     from matplotlib.colors import ListedColormap
 
-    text = TEXT[language]
+    text = table_in(TEXT, language)
     out = {}
     figure, axis = plt.subplots(figsize=(7, 3.6))
     bins = min(40, max(5, int(np.ceil(np.sqrt(len(data.totals))))))
@@ -291,7 +284,7 @@ def _html_table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def render_html(data: ClassData, table, misconceptions, environment, images: dict[str, bytes], language: str) -> str:
-    text = TEXT[language]
+    text = table_in(TEXT, language)
     quartiles = data.totals.quantile([0.25, 0.5, 0.75])
     summary = text["summary"].format(count=len(data.totals), mean=_number(data.totals.mean()),
                                      median=_number(quartiles[0.5]), q1=_number(quartiles[0.25]),

@@ -29,196 +29,130 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graders.text import Text, table_in
+
 # ----------------------------------------------------------------------------- texts
-# Every label a seed puts on a figure, a table or a printed line, in every language. The seeds
+# Every label a seed puts on a figure, a table or a printed line, as a Text in every language. The seeds
 # write Module 9 in Russian and Module 8 in English; a text not listed here (pass@4, G=8, a formula)
 # is the same in every language.
 SEED_TEXT = {
-    "en": {
-        # Module 9
-        "вероятность успеха одного ответа p": "success probability of one answer p",
-        "вероятность информативной группы": "probability that a group is informative",
-        "ожидаемая награда": "expected reward",
-        "энтропия": "entropy",
-        "шаг точного обновления": "exact update step",
-        "до RL, train": "before RL, train",
-        "после RL, train": "after RL, train",
-        "до RL, held-out": "before RL, held-out",
-        "после RL, held-out": "after RL, held-out",
-        "точность свежей генерации": "accuracy of fresh samples",
-        "доля информативных групп": "fraction of informative groups",
-        "обновление": "update",
-        "минимальное отношение": "minimum ratio",
-        "среднее отношение": "mean ratio",
-        "максимальное отношение": "maximum ratio",
-        "до RL": "before RL",
-        "после RL": "after RL",
-        "доля правильных ответов": "fraction of correct answers",
-        "Реальная ветвь выключена. Установите RUN_REAL_MODEL=True только в подготовленной GPU-среде.":
-            "The real-model branch is off. Set RUN_REAL_MODEL=True only in a prepared GPU environment.",
-        # Module 8
-        "chosen response": "chosen response",
-        "rejected response": "rejected response",
-        "unlabeled response": "unlabeled response",
-        "moderate: chosen": "moderate: chosen",
-        "moderate: rejected": "moderate: rejected",
-        "high pressure: chosen": "high pressure: chosen",
-        "high pressure: rejected": "high pressure: rejected",
-        "RUN_REAL_MODEL=False: no download or GPU training was attempted.":
-            "RUN_REAL_MODEL=False: no download or GPU training was attempted.",
-    },
-    "ru": {
-        "вероятность успеха одного ответа p": "вероятность успеха одного ответа p",
-        "вероятность информативной группы": "вероятность информативной группы",
-        "ожидаемая награда": "ожидаемая награда",
-        "энтропия": "энтропия",
-        "шаг точного обновления": "шаг точного обновления",
-        "до RL, train": "до RL, train",
-        "после RL, train": "после RL, train",
-        "до RL, held-out": "до RL, held-out",
-        "после RL, held-out": "после RL, held-out",
-        "точность свежей генерации": "точность свежей генерации",
-        "доля информативных групп": "доля информативных групп",
-        "обновление": "обновление",
-        "минимальное отношение": "минимальное отношение",
-        "среднее отношение": "среднее отношение",
-        "максимальное отношение": "максимальное отношение",
-        "до RL": "до RL",
-        "после RL": "после RL",
-        "доля правильных ответов": "доля правильных ответов",
-        "Реальная ветвь выключена. Установите RUN_REAL_MODEL=True только в подготовленной GPU-среде.":
-            "Реальная ветвь выключена. Установите RUN_REAL_MODEL=True только в подготовленной GPU-среде.",
-        "chosen response": "выбранный ответ",
-        "rejected response": "отвергнутый ответ",
-        "unlabeled response": "неразмеченный ответ",
-        "moderate: chosen": "умеренный DPO: выбранный",
-        "moderate: rejected": "умеренный DPO: отвергнутый",
-        "high pressure: chosen": "сильное давление: выбранный",
-        "high pressure: rejected": "сильное давление: отвергнутый",
-        "RUN_REAL_MODEL=False: no download or GPU training was attempted.":
-            "RUN_REAL_MODEL=False: загрузка модели и обучение на GPU не запускались.",
-    },
+    # Module 9
+    "вероятность успеха одного ответа p": Text("success probability of one answer p",
+                                               "вероятность успеха одного ответа p"),
+    "вероятность информативной группы": Text("probability that a group is informative",
+                                             "вероятность информативной группы"),
+    "ожидаемая награда": Text("expected reward", "ожидаемая награда"),
+    "энтропия": Text("entropy", "энтропия"),
+    "шаг точного обновления": Text("exact update step", "шаг точного обновления"),
+    "до RL, train": Text("before RL, train", "до RL, train"),
+    "после RL, train": Text("after RL, train", "после RL, train"),
+    "до RL, held-out": Text("before RL, held-out", "до RL, held-out"),
+    "после RL, held-out": Text("after RL, held-out", "после RL, held-out"),
+    "точность свежей генерации": Text("accuracy of fresh samples", "точность свежей генерации"),
+    "доля информативных групп": Text("fraction of informative groups", "доля информативных групп"),
+    "обновление": Text("update", "обновление"),
+    "минимальное отношение": Text("minimum ratio", "минимальное отношение"),
+    "среднее отношение": Text("mean ratio", "среднее отношение"),
+    "максимальное отношение": Text("maximum ratio", "максимальное отношение"),
+    "до RL": Text("before RL", "до RL"),
+    "после RL": Text("after RL", "после RL"),
+    "доля правильных ответов": Text("fraction of correct answers", "доля правильных ответов"),
+    "Реальная ветвь выключена. Установите RUN_REAL_MODEL=True только в подготовленной GPU-среде.": Text("The real-model branch is off. Set RUN_REAL_MODEL=True only in a prepared GPU environment.",
+                                                                                                        "Реальная ветвь выключена. Установите RUN_REAL_MODEL=True только в подготовленной GPU-среде."),
+    # Module 8
+    "chosen response": Text("chosen response", "выбранный ответ"),
+    "rejected response": Text("rejected response", "отвергнутый ответ"),
+    "unlabeled response": Text("unlabeled response", "неразмеченный ответ"),
+    "moderate: chosen": Text("moderate: chosen", "умеренный DPO: выбранный"),
+    "moderate: rejected": Text("moderate: rejected", "умеренный DPO: отвергнутый"),
+    "high pressure: chosen": Text("high pressure: chosen", "сильное давление: выбранный"),
+    "high pressure: rejected": Text("high pressure: rejected", "сильное давление: отвергнутый"),
+    "RUN_REAL_MODEL=False: no download or GPU training was attempted.": Text("RUN_REAL_MODEL=False: no download or GPU training was attempted.",
+                                                                             "RUN_REAL_MODEL=False: загрузка модели и обучение на GPU не запускались."),
 }
 
 # Per figure (by file name): its title and axis labels; ``panel`` labels the y-axis of the panel
 # a flat series moves to. Module 8's English seed texts are kept as they are.
 FIGURE_TEXT = {
-    "en": {
-        "module09_informative_groups": {
-            "title": "How often is a group of G answers informative (not all right, not all wrong)?",
-            "xlabel": "success probability of one answer p",
-            "ylabel": "P(informative) = 1 − p^G − (1 − p)^G"},
-        "module09_exact_updates": {
-            "title": "Exact policy-gradient updates: reward rises, entropy collapses, pass@4 stays saturated",
-            "xlabel": "exact update step",
-            "ylabel": "expected reward; entropy (nats)",
-            "panel": "pass@4\n(own scale)"},
-        "module09_training_curves": {
-            "title": "Toy GRPO: accuracy, entropy and informative groups after each update",
-            "xlabel": "update",
-            "ylabel": "accuracy, fraction; entropy (nats)"},
-        "module09_importance_ratios": {
-            "title": "Importance ratios π_θ / π_old in each update, with the clip bounds",
-            "xlabel": "update",
-            "ylabel": "ratio π_θ / π_old (min, max)",
-            "panel": "mean ratio\n(own scale)"},
-        "module09_accuracy_by_prompt": {
-            "title": "Accuracy on each training prompt, before and after RL",
-            "xlabel": "training prompt",
-            "ylabel": "fraction of correct answers"},
-        "module09_heldout_accuracy": {
-            "title": "Accuracy on training and held-out prompts, before and after RL",
-            "xlabel": "prompt set",
-            "ylabel": "accuracy (fraction of correct answers)"},
-        "module08_reward_kl_frontier": {
-            "title": "Exact reward–KL frontier",
-            "xlabel": r"KL to the reference $D_{KL}(\pi^*\Vert\pi_{ref})$",
-            "ylabel": "expected reward"},
-        "module08_dpo_gradient_weight": {
-            "title": "Which pairs receive the largest DPO update?",
-            "xlabel": "reference-corrected margin h",
-            "ylabel": r"gradient weight $\beta\sigma(-\beta h)$"},
-        "module08_likelihood_displacement": {
-            "title": "A larger pair margin need not raise chosen probability",
-            "xlabel": "update parameter t",
-            "ylabel": "probability"},
-        "module08_sequence_logprobs": {
-            "title": "Pair accuracy alone misses absolute likelihood displacement",
-            "xlabel": "DPO update",
-            "ylabel": "mean sequence log-probability"},
+    "module09_informative_groups": {
+        "title": Text("How often is a group of G answers informative (not all right, not all wrong)?",
+                      "Как часто группа из G ответов информативна (не все верны и не все ошибочны)?"),
+        "xlabel": Text("success probability of one answer p", "вероятность успеха одного ответа p"),
+        "ylabel": Text("P(informative) = 1 − p^G − (1 − p)^G", "P(информативна) = 1 − p^G − (1 − p)^G"),
     },
-    "ru": {
-        "module09_informative_groups": {
-            "title": "Как часто группа из G ответов информативна (не все верны и не все ошибочны)?",
-            "xlabel": "вероятность успеха одного ответа p",
-            "ylabel": "P(информативна) = 1 − p^G − (1 − p)^G"},
-        "module09_exact_updates": {
-            "title": "Точные обновления градиента политики: награда растёт, энтропия падает, pass@4 уже насыщен",
-            "xlabel": "шаг точного обновления",
-            "ylabel": "ожидаемая награда; энтропия (наты)",
-            "panel": "pass@4\n(своя шкала)"},
-        "module09_training_curves": {
-            "title": "Игрушечный GRPO: точность, энтропия и информативные группы после каждого обновления",
-            "xlabel": "обновление",
-            "ylabel": "точность, доля; энтропия (наты)"},
-        "module09_importance_ratios": {
-            "title": "Отношения вероятностей π_θ / π_old в каждом обновлении и границы клипа",
-            "xlabel": "обновление",
-            "ylabel": "отношение π_θ / π_old (мин., макс.)",
-            "panel": "среднее отношение\n(своя шкала)"},
-        "module09_accuracy_by_prompt": {
-            "title": "Точность на каждом обучающем промпте до и после RL",
-            "xlabel": "обучающий промпт",
-            "ylabel": "доля правильных ответов"},
-        "module09_heldout_accuracy": {
-            "title": "Точность на обучающих и отложенных (held-out) промптах до и после RL",
-            "xlabel": "набор промптов",
-            "ylabel": "точность (доля правильных ответов)"},
-        "module08_reward_kl_frontier": {
-            "title": "Точная граница «награда – KL»",
-            "xlabel": r"KL к референсной политике $D_{KL}(\pi^*\Vert\pi_{ref})$",
-            "ylabel": "ожидаемая награда"},
-        "module08_dpo_gradient_weight": {
-            "title": "Какие пары получают самое большое обновление DPO?",
-            "xlabel": "отступ h с поправкой на референс",
-            "ylabel": r"вес градиента $\beta\sigma(-\beta h)$"},
-        "module08_likelihood_displacement": {
-            "title": "Больший отступ пары не обязательно повышает вероятность выбранного ответа",
-            "xlabel": "параметр обновления t",
-            "ylabel": "вероятность"},
-        "module08_sequence_logprobs": {
-            "title": "Точность на парах не видит смещения абсолютного правдоподобия",
-            "xlabel": "обновление DPO",
-            "ylabel": "средняя лог-вероятность последовательности"},
+    "module09_exact_updates": {
+        "title": Text("Exact policy-gradient updates: reward rises, entropy collapses, pass@4 stays saturated",
+                      "Точные обновления градиента политики: награда растёт, энтропия падает, pass@4 уже насыщен"),
+        "xlabel": Text("exact update step", "шаг точного обновления"),
+        "ylabel": Text("expected reward; entropy (nats)", "ожидаемая награда; энтропия (наты)"),
+        "panel": Text("pass@4\n(own scale)", "pass@4\n(своя шкала)"),
+    },
+    "module09_training_curves": {
+        "title": Text("Toy GRPO: accuracy, entropy and informative groups after each update",
+                      "Игрушечный GRPO: точность, энтропия и информативные группы после каждого обновления"),
+        "xlabel": Text("update", "обновление"),
+        "ylabel": Text("accuracy, fraction; entropy (nats)", "точность, доля; энтропия (наты)"),
+    },
+    "module09_importance_ratios": {
+        "title": Text("Importance ratios π_θ / π_old in each update, with the clip bounds",
+                      "Отношения вероятностей π_θ / π_old в каждом обновлении и границы клипа"),
+        "xlabel": Text("update", "обновление"),
+        "ylabel": Text("ratio π_θ / π_old (min, max)", "отношение π_θ / π_old (мин., макс.)"),
+        "panel": Text("mean ratio\n(own scale)", "среднее отношение\n(своя шкала)"),
+    },
+    "module09_accuracy_by_prompt": {
+        "title": Text("Accuracy on each training prompt, before and after RL",
+                      "Точность на каждом обучающем промпте до и после RL"),
+        "xlabel": Text("training prompt", "обучающий промпт"),
+        "ylabel": Text("fraction of correct answers", "доля правильных ответов"),
+    },
+    "module09_heldout_accuracy": {
+        "title": Text("Accuracy on training and held-out prompts, before and after RL",
+                      "Точность на обучающих и отложенных (held-out) промптах до и после RL"),
+        "xlabel": Text("prompt set", "набор промптов"),
+        "ylabel": Text("accuracy (fraction of correct answers)", "точность (доля правильных ответов)"),
+    },
+    "module08_reward_kl_frontier": {
+        "title": Text("Exact reward–KL frontier", "Точная граница «награда – KL»"),
+        "xlabel": Text(r"KL to the reference $D_{KL}(\pi^*\Vert\pi_{ref})$",
+                       r"KL к референсной политике $D_{KL}(\pi^*\Vert\pi_{ref})$"),
+        "ylabel": Text("expected reward", "ожидаемая награда"),
+    },
+    "module08_dpo_gradient_weight": {
+        "title": Text("Which pairs receive the largest DPO update?",
+                      "Какие пары получают самое большое обновление DPO?"),
+        "xlabel": Text("reference-corrected margin h", "отступ h с поправкой на референс"),
+        "ylabel": Text(r"gradient weight $\beta\sigma(-\beta h)$", r"вес градиента $\beta\sigma(-\beta h)$"),
+    },
+    "module08_likelihood_displacement": {
+        "title": Text("A larger pair margin need not raise chosen probability",
+                      "Больший отступ пары не обязательно повышает вероятность выбранного ответа"),
+        "xlabel": Text("update parameter t", "параметр обновления t"),
+        "ylabel": Text("probability", "вероятность"),
+    },
+    "module08_sequence_logprobs": {
+        "title": Text("Pair accuracy alone misses absolute likelihood displacement",
+                      "Точность на парах не видит смещения абсолютного правдоподобия"),
+        "xlabel": Text("DPO update", "обновление DPO"),
+        "ylabel": Text("mean sequence log-probability", "средняя лог-вероятность последовательности"),
     },
 }
 
 # The words the kit adds to a figure: lines it draws, the groups of its own figures.
 WORDS = {
-    "en": {
-        "clip_low": "clip bound 1 − ε_low = {value:.2f}",
-        "clip_high": "clip bound 1 + ε_high = {value:.2f}",
-        "ratio_one": "ratio 1 (no change)",
-        "train_prompts": "training prompts ({count})",
-        "heldout_prompts": "held-out prompts ({count})",
-        "before": "before RL",
-        "after": "after RL",
-    },
-    "ru": {
-        "clip_low": "граница клипа 1 − ε_low = {value:.2f}",
-        "clip_high": "граница клипа 1 + ε_high = {value:.2f}",
-        "ratio_one": "отношение 1 (без изменений)",
-        "train_prompts": "обучающие промпты ({count})",
-        "heldout_prompts": "отложенные промпты ({count})",
-        "before": "до RL",
-        "after": "после RL",
-    },
+    "clip_low": Text("clip bound 1 − ε_low = {value:.2f}", "граница клипа 1 − ε_low = {value:.2f}"),
+    "clip_high": Text("clip bound 1 + ε_high = {value:.2f}", "граница клипа 1 + ε_high = {value:.2f}"),
+    "ratio_one": Text("ratio 1 (no change)", "отношение 1 (без изменений)"),
+    "train_prompts": Text("training prompts ({count})", "обучающие промпты ({count})"),
+    "heldout_prompts": Text("held-out prompts ({count})", "отложенные промпты ({count})"),
+    "before": Text("before RL", "до RL"),
+    "after": Text("after RL", "после RL"),
 }
 
 
 def translate(text: str, language: str) -> str:
     """A seed's label in ``language`` (a text the table lacks is the same in every language)."""
-    return SEED_TEXT[language].get(text, text)
+    return SEED_TEXT[text].in_(language) if text in SEED_TEXT else text
 
 
 # ----------------------------------------------------------------------------- what each figure is
@@ -264,7 +198,7 @@ SEED_FIGURES = {
 def _draw_heldout_accuracy(experiment: dict, language: str):
     import matplotlib.pyplot as plt
 
-    words = WORDS[language]
+    words = table_in(WORDS, language)
     groups = [words["train_prompts"].format(count=len(experiment["prompts"])),
               words["heldout_prompts"].format(count=len(experiment["heldout_prompts"]))]
     before = [experiment["before_train"]["accuracy"], experiment["before_heldout"]["accuracy"]]
@@ -342,7 +276,7 @@ def _own_panel(fig, ax, label: str):
 
 def _ratio_lines(ax, low, config, language: str) -> None:
     """Clip bounds on the min/max panel; the line at ratio 1 behind the data on both panels."""
-    words = WORDS[language]
+    words = table_in(WORDS, language)
     for line in ax.get_lines():  # the seed's ax.axhline(1.0, ...): put it behind the data, in grey
         if line.get_label().startswith("_") and set(np.asarray(line.get_ydata(), float)) == {1.0}:
             line.set(color="0.55", linewidth=0.9, linestyle=":", zorder=1, label=words["ratio_one"])
@@ -370,7 +304,7 @@ def _legend(ax, outside: bool) -> None:
 def finish(fig, slug: str, language: str, *, panel: str | None = None, legend_outside: bool = False,
            clip_bounds: bool = False, context: dict | None = None) -> None:
     """Title, labels and legend of ``fig`` in ``language``, and the fixes its :class:`SeedFigure` asks for."""
-    text = FIGURE_TEXT[language][slug]
+    text = table_in(FIGURE_TEXT[slug], language)
     ax = fig.axes[0]
     low = _own_panel(fig, ax, panel) if panel is not None else None
     if clip_bounds:

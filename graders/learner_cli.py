@@ -15,36 +15,32 @@ import sys
 
 from graders import course
 from graders.language import default_language
+from graders.text import Text, table_in
 
 HELP = {
-    "en": {
-        "description": "RL for LLMs, modules 8 and 9: run a course notebook on your own code; the TRL capstone.",
-        "run": "run a course notebook headless on your files (tables + PNG figures)",
-        "module": "module08 or module09 (also 8, 9, module_08, module_09)",
-        "impl": "your files: a folder laid out like starter/ (DIR/module_09/module_9_reference.py) or the "
-                "module folder itself (default: starter/)",
-        "impl_kit": "your files: a folder laid out like starter/ (DIR/module_09/module_9_reference.py) or the "
-                    "module folder itself (default: solutions/, else starter/)",
-        "profile": "the toy experiment's size",
-        "out": "output folder (default rl4llm-out/<module>)",
-        "reference_only": "stop before the toy training experiment",
-        "lang": "language of the figures and messages (default: $RL4LLM_LANG, else the locale)",
-        "traceback": "print Python's full traceback when a cell fails",
-    },
-    "ru": {
-        "description": "RL для LLM, модули 8 и 9: ноутбук курса на вашем коде; капстоун на TRL.",
-        "run": "выполнить ноутбук курса на ваших файлах без Jupyter (таблицы и рисунки PNG)",
-        "module": "module08 или module09 (также 8, 9, module_08, module_09)",
-        "impl": "ваши файлы: папка, устроенная как starter/ (DIR/module_09/module_9_reference.py), или сама "
-                "папка модуля (по умолчанию starter/)",
-        "impl_kit": "ваши файлы: папка, устроенная как starter/ (DIR/module_09/module_9_reference.py), или сама "
-                    "папка модуля (по умолчанию solutions/, иначе starter/)",
-        "profile": "размер учебного эксперимента",
-        "out": "папка для результатов (по умолчанию rl4llm-out/<модуль>)",
-        "reference_only": "остановиться перед учебным экспериментом с обучением",
-        "lang": "язык рисунков и сообщений (по умолчанию $RL4LLM_LANG, иначе локаль)",
-        "traceback": "при ошибке ячейки показать полный traceback Python",
-    },
+    "description": Text("RL for LLMs, modules 8 and 9: run a course notebook on your own code; the TRL capstone.",
+                        "RL для LLM, модули 8 и 9: ноутбук курса на вашем коде; капстоун на TRL."),
+    "run": Text("run a course notebook headless on your files (tables + PNG figures)",
+                "выполнить ноутбук курса на ваших файлах без Jupyter (таблицы и рисунки PNG)"),
+    "module": Text("module08 or module09 (also 8, 9, module_08, module_09)",
+                   "module08 или module09 (также 8, 9, module_08, module_09)"),
+    "impl": Text("your files: a folder laid out like starter/ (DIR/module_09/module_9_reference.py) or the "
+                 "module folder itself (default: starter/)",
+                 "ваши файлы: папка, устроенная как starter/ (DIR/module_09/module_9_reference.py), или сама "
+                 "папка модуля (по умолчанию starter/)"),
+    "impl_kit": Text("your files: a folder laid out like starter/ (DIR/module_09/module_9_reference.py) or the "
+                     "module folder itself (default: solutions/, else starter/)",
+                     "ваши файлы: папка, устроенная как starter/ (DIR/module_09/module_9_reference.py), или сама "
+                     "папка модуля (по умолчанию solutions/, иначе starter/)"),
+    "profile": Text("the toy experiment's size", "размер учебного эксперимента"),
+    "out": Text("output folder (default rl4llm-out/<module>)",
+                "папка для результатов (по умолчанию rl4llm-out/<модуль>)"),
+    "reference_only": Text("stop before the toy training experiment",
+                           "остановиться перед учебным экспериментом с обучением"),
+    "lang": Text("language of the figures and messages (default: $RL4LLM_LANG, else the locale)",
+                 "язык рисунков и сообщений (по умолчанию $RL4LLM_LANG, иначе локаль)"),
+    "traceback": Text("print Python's full traceback when a cell fails",
+                      "при ошибке ячейки показать полный traceback Python"),
 }
 
 
@@ -54,7 +50,7 @@ def add_run_command(sub, language: str | None = None, *, impl_default: str | Non
     ``impl_default``: the folder ``--impl`` means when it is not given (``None``: the kit's
     ``solutions/`` where the install has it, else its ``starter/``).
     """
-    text = HELP[language or default_language()]
+    text = table_in(HELP, language or default_language())
     impl_help = text["impl"] if impl_default == "starter" else text["impl_kit"]
     run = sub.add_parser("run", help=text["run"], description=text["run"])
     run.add_argument("module", type=course.module, metavar="MODULE", help=text["module"])
@@ -97,7 +93,7 @@ def add_capstone_command(sub, language: str | None = None):
 
 
 def parser(language: str | None = None) -> argparse.ArgumentParser:
-    text = HELP[language or default_language()]
+    text = table_in(HELP, language or default_language())
     top = argparse.ArgumentParser(prog="rl4llm", description=text["description"])
     sub = top.add_subparsers(dest="command", required=True)
     add_run_command(sub, language)

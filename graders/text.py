@@ -42,7 +42,7 @@ class Text(str):
     __slots__ = ("translations",)
 
     def __new__(cls, en: str, ru: str) -> Text:
-        given = {"en": en, "ru": ru}
+        given = dict(zip(LANGUAGES, (en, ru)))
         for language, value in given.items():
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"a Text needs a non-empty {language!r} string, got {value!r} "
@@ -71,3 +71,13 @@ def in_(text: str, language: str, **fields) -> str:
     if isinstance(text, Text):
         return text.in_(language, **fields)
     return text.format(**fields) if fields else str(text)
+
+
+def table_in(table, language: str):
+    """A table of texts (nested dicts, lists and tuples of them) read in one ``language``: every :class:`Text`
+    through its accessor, anything else as it is -- for code that fills a whole page or parser from one table."""
+    if isinstance(table, dict):
+        return {key: table_in(value, language) for key, value in table.items()}
+    if isinstance(table, (list, tuple)):
+        return type(table)(table_in(value, language) for value in table)
+    return in_(table, language) if isinstance(table, str) else table

@@ -31,18 +31,17 @@ in the chosen language; the Russian labels of the seed's tables and printed
 lines are translated too. Without it (the seed tests) each figure is saved as
 the seed drew it, as ``figure_NN.png``. ``run_summary.json`` in the output
 folder records the cells that failed and every figure saved, with its title
-and axis labels.
+and axis labels. The seed's code, the implementation folder, the cells and the texts
+are :mod:`graders.walkthrough_seed`'s; this module runs them and reports.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import builtins
 import json
 import linecache
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -54,247 +53,10 @@ from pathlib import Path
 
 from graders import course, figures
 from graders.language import default_language
-from graders.paths import REPO_ROOT, SEEDS_DIR, SOLUTIONS_DIR, STARTER_DIR
-
-DISCOVERY_START = "_candidates = "
-DISCOVERY_END = "sys.path.insert(0, str(MODULE_DIR))"
-PROFILE_LINE = 'PROFILE = "smoke"'
-# Where each seed's toy experiment starts: code before it needs only the reference file.
-EXPERIMENT_MARKERS = {
-    "module_09": "experiment = run_toy_grpo_experiment(",
-    "module_08": "experiment = run_toy_dpo_experiment(",
-}
-SUMMARY_FILE = "run_summary.json"
-
-TEXT = {
-    "en": {
-        "start": "Running the {module} course notebook against {impl} (profile {profile}); figures go to {out}/",
-        "given_from_kit": "{names}: not in {impl}; a copy of your files runs next to the kit's ({kit})",
-        "saved": "[figure saved: {path}]",
-        "unexpected": ("[this figure is not the one the kit expected here ({slug}); saved as {path} "
-                       "as the seed drew it]"),
-        "not_implemented": "not implemented yet: {function} -- {hint}",
-        "syntax_error": "{file}, line {line}: syntax error: {message}",
-        "seed_check": "a check of the notebook failed: {code}",
-        "error_at": "{kind}: {message} (at {where})",
-        "cell_failed": "✗ cell at line {line} (`{code}`) could not run: {reason}",
-        "cell_skipped": "– cell at line {line} (`{code}`) skipped: it needs {names}, which a cell above could not make",
-        "traceback_hint": "  (rl4llm run ... --traceback shows Python's full traceback)",
-        "summary_ok": "All {cells} cells of the notebook ran. {figures} figure(s) saved in {out}/:",
-        "summary_bad": ("{ran} of {cells} cells of the notebook ran; {failed} could not run and {skipped} were skipped "
-                        "(✗ and – above). {figures} figure(s) saved in {out}/:"),
-        "figure_line": "  {file}  {title}",
-        "missing_header": "Figures not produced ({count}):",
-        "missing_line": "  {file}  ({reason})",
-        "missing_cell": "its cell at line {line} did not run",
-        "missing_needs": "needs `{name}`, which the notebook did not make",
-        "missing_error": "drawing it failed: {reason}",
-        "done": "done: {figures} figure(s) in {out}/",
-        "failed": ("rl4llm run {module}: {failed} cell(s) could not run, {missing} figure(s) not produced "
-                   "(listed above); exit {code}."),
-        "crashed": "rl4llm run {module}: the notebook stopped before its end (exit {code}).",
-        "no_default": ("this install has neither solutions/ nor starter/: pass --impl DIR, the folder that holds "
-                       "your {files}"),
-        "impl_missing": "--impl {path}: there is no such folder",
-        "impl_layout": ("--impl {path}: expected {files} either in {path}/{folder}/ (a folder laid out like "
-                        "starter/) or directly in {path}/ (the module folder itself); found {found}"),
-        "found_none": "none of them",
-    },
-    "ru": {
-        "start": ("Запускаю ноутбук курса {module} на файлах из {impl} (профиль {profile}); "
-                  "рисунки сохраняются в {out}/"),
-        "given_from_kit": "{names}: нет в {impl}; копия ваших файлов запускается рядом с файлами набора ({kit})",
-        "saved": "[рисунок сохранён: {path}]",
-        "unexpected": ("[это не тот рисунок, который набор ожидал здесь ({slug}); сохранён как {path} "
-                       "в том виде, в каком его нарисовал ноутбук]"),
-        "not_implemented": "ещё не реализовано: {function} -- {hint}",
-        "syntax_error": "{file}, строка {line}: синтаксическая ошибка: {message}",
-        "seed_check": "не прошла проверка ноутбука: {code}",
-        "error_at": "{kind}: {message} (в {where})",
-        "cell_failed": "✗ ячейка в строке {line} (`{code}`) не выполнилась: {reason}",
-        "cell_skipped": ("– ячейка в строке {line} (`{code}`) пропущена: ей нужно {names}, а ячейка выше "
-                         "не смогла это получить"),
-        "traceback_hint": "  (rl4llm run ... --traceback покажет полный traceback Python)",
-        "summary_ok": "Все ячейки ноутбука выполнены ({cells}). Сохранено рисунков в {out}/: {figures}",
-        "summary_bad": ("Ячеек ноутбука выполнено: {ran} из {cells}; не выполнилось: {failed}, пропущено: {skipped} "
-                        "(✗ и – выше). Сохранено рисунков в {out}/: {figures}"),
-        "figure_line": "  {file}  {title}",
-        "missing_header": "Не построены рисунки ({count}):",
-        "missing_line": "  {file}  ({reason})",
-        "missing_cell": "не выполнилась его ячейка в строке {line}",
-        "missing_needs": "нужна переменная `{name}`, которую ноутбук не получил",
-        "missing_error": "не удалось построить: {reason}",
-        "done": "готово: рисунков в {out}/: {figures}",
-        "failed": ("rl4llm run {module}: не выполнилось ячеек: {failed}, не построено рисунков: {missing} "
-                   "(список выше); код выхода {code}."),
-        "crashed": "rl4llm run {module}: ноутбук остановился, не дойдя до конца (код выхода {code}).",
-        "no_default": ("в этой установке нет ни solutions/, ни starter/: укажите --impl DIR, папку с вашими "
-                       "файлами {files}"),
-        "impl_missing": "--impl {path}: такой папки нет",
-        "impl_layout": ("--impl {path}: ожидались файлы {files} либо в {path}/{folder}/ (папка, устроенная как "
-                        "starter/), либо прямо в {path}/ (сама папка модуля); найдено: {found}"),
-        "found_none": "ни одного",
-    },
-}
-
-
-def say(language: str, key: str, **fields) -> str:
-    return TEXT[language][key].format(**fields)
-
-
-def seed_path(module: str) -> Path:
-    """The bundled seed notebook of ``module`` (any spelling :func:`graders.course.module` reads)."""
-    return SEEDS_DIR / f"{course.module(module).folder}_seed.txt"
-
-
-def prepare_seed_code(text: str, module_dir: Path, *, profile: str | None = None,
-                      stop_before: str | None = None) -> str:
-    """Return the runnable code of a seed notebook pointed at ``module_dir``; line N is line N of the seed."""
-    lines = text.splitlines()
-    body = ["# " + lines[0]] + lines[1:]  # line 0 is the notebook's title
-    start = next((i for i, line in enumerate(body) if line.startswith(DISCOVERY_START)), None)
-    end = next((i for i, line in enumerate(body) if line.strip() == DISCOVERY_END), None)
-    if start is None or end is None or end < start:
-        raise ValueError("the seed has no recognisable folder discovery block")
-    module_dir = Path(module_dir).resolve()
-    replacement = [
-        f"ROOT = Path({str(module_dir.parent)!r})",
-        f"MODULE_DIR = Path({str(module_dir)!r})",
-        DISCOVERY_END,
-    ]
-    replacement += ["# (folder discovery replaced by rl4llm run)"] * (end + 1 - start - len(replacement))
-    body = body[:start] + replacement + body[end + 1:]
-    if profile is not None:
-        # the seeds write 'PROFILE = "smoke"  # "full" uses ...': a trailing comment is allowed
-        if not any(line.startswith(PROFILE_LINE) for line in body):
-            raise ValueError(f"the seed has no line {PROFILE_LINE!r} to set the profile")
-        body = [f"PROFILE = {profile!r}" if line.startswith(PROFILE_LINE) else line for line in body]
-    if stop_before is not None:
-        cut = next((i for i, line in enumerate(body) if line.startswith(stop_before)), None)
-        if cut is None:
-            raise ValueError(f"stop_before marker {stop_before!r} not found in the seed")
-        body = body[:cut]
-    return "\n".join(body) + "\n"
-
-
-# ----------------------------------------------------------------------------- the implementation folder
-class ImplError(ValueError):
-    """``--impl`` names no folder holding the module's learner files; the message says what was expected."""
-
-
-def resolve_impl(module, path: Path | str | None, language: str = "en") -> Path:
-    """The module folder holding ``module``'s learner files.
-
-    ``path`` may be a folder laid out like ``starter/`` (``path/module_09/module_9_reference.py``), the
-    module folder itself (``path/module_9_reference.py``) or one learner file in it. ``None``: the kit's
-    ``solutions/`` where this install has it (the instructor's kit), else its ``starter/`` (a learner's).
-    """
-    module = course.module(module)
-    names = ", ".join(f"{stem}.py" for stem in module.files)
-    if path is None:
-        root = next((root for root in (SOLUTIONS_DIR, STARTER_DIR) if (root / module.folder).is_dir()), None)
-        if root is None:
-            raise ImplError(say(language, "no_default", files=names))
-        path = root
-    path = Path(path)
-    if path.is_file() and path.stem in module.files:
-        path = path.parent
-    if not path.is_dir():
-        raise ImplError(say(language, "impl_missing", path=path))
-    for candidate in (path / module.folder, path):
-        if all((candidate / f"{stem}.py").is_file() for stem in module.files):
-            return candidate.resolve()
-    found = [str(file.relative_to(path)) for stem in module.files
-             for file in (path / module.folder / f"{stem}.py", path / f"{stem}.py") if file.is_file()]
-    raise ImplError(say(language, "impl_layout", path=path, files=names, folder=module.folder,
-                        found=", ".join(found) or say(language, "found_none")))
-
-
-def _kit_module_dir(module: course.Module) -> Path | None:
-    return next((root / module.folder for root in (SOLUTIONS_DIR, STARTER_DIR) if (root / module.folder).is_dir()),
-                None)
-
-
-def _missing_given_modules(module: course.Module, impl_dir: Path) -> tuple[Path | None, list[str]]:
-    """The kit's module folder and the given modules (``grpo_toy.py``, ...) that ``impl_dir`` lacks."""
-    kit = _kit_module_dir(module)
-    if kit is None or kit.resolve() == impl_dir.resolve():
-        return kit, []
-    given = [path.name for path in sorted(kit.glob("*.py")) if path.stem not in module.files
-             and not path.name.startswith(("_", "test_"))]
-    return kit, [name for name in given if not (impl_dir / name).is_file()]
-
-
-# ----------------------------------------------------------------------------- cells
-@dataclass(frozen=True)
-class Cell:
-    """Top-level statements of the seed between blank lines: what runs, fails or is skipped as one."""
-
-    line: int  # the first line, a line of the seed file
-    source: str  # lines ``line``.. of the code
-    defines: frozenset[str]  # names it binds
-    needs: frozenset[str]  # names it reads and does not bind itself
-
-    @property
-    def headline(self) -> str:
-        first = self.source.strip().splitlines()[0].strip()
-        return first if len(first) <= 60 else first[:57] + "..."
-
-
-def split_cells(code: str) -> list[Cell]:
-    """The cells of ``code``: a blank line between two top-level statements starts a new cell."""
-    lines = code.splitlines()
-    groups: list[list[ast.stmt]] = []
-    previous_end = 0
-    for node in ast.parse(code).body:
-        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        if not groups or any(not line.strip() for line in lines[previous_end:start - 1]):
-            groups.append([])
-        groups[-1].append(node)
-        previous_end = node.end_lineno
-    cells = []
-    for nodes in groups:
-        first = min([nodes[0].lineno] + [d.lineno for d in getattr(nodes[0], "decorator_list", [])])
-        defines, reads = set(), set()
-        for sub in (sub for node in nodes for sub in ast.walk(node)):
-            if isinstance(sub, ast.Name):
-                (reads if isinstance(sub.ctx, ast.Load) else defines).add(sub.id)
-            elif isinstance(sub, (ast.Import, ast.ImportFrom)):
-                defines |= {(alias.asname or alias.name).split(".")[0] for alias in sub.names}
-            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                defines.add(sub.name)
-            elif isinstance(sub, ast.arg):
-                defines.add(sub.arg)
-        cells.append(Cell(first, "\n".join(lines[first - 1:nodes[-1].end_lineno]), frozenset(defines),
-                          frozenset(reads - defines)))
-    return cells
-
-
-# ----------------------------------------------------------------------------- what went wrong, in one line
-STUB = re.compile(r"^(?P<function>[\w.]+) is not implemented yet(?: -- (?P<hint>.*))?$", re.S)
-
-
-def describe_failure(error: BaseException, seed_file: str, impl_dir: Path, language: str) -> str:
-    """One line for a cell's exception: the stub not implemented, the learner's line that raised, the seed's check."""
-    frames = traceback.extract_tb(error.__traceback__)
-    if isinstance(error, NotImplementedError):
-        match = STUB.match(str(error))
-        if match:
-            return say(language, "not_implemented", function=match["function"], hint=match["hint"] or "")
-        last = frames[-1]
-        return say(language, "not_implemented", function=f"{Path(last.filename).stem}.{last.name}",
-                   hint=str(error) or "NotImplementedError")
-    if isinstance(error, SyntaxError) and error.filename:
-        return say(language, "syntax_error", file=Path(error.filename).name, line=error.lineno, message=error.msg)
-    mine = [frame for frame in frames if Path(frame.filename).parent == impl_dir]
-    if isinstance(error, AssertionError) and frames and frames[-1].filename == seed_file:
-        return say(language, "seed_check", code=frames[-1].line)
-    frame = (mine or frames)[-1] if frames else None
-    where = f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}: {frame.line}" if frame else "?"
-    if frame is not None and frame.filename == seed_file:
-        where = f"{seed_file}:{frame.lineno}: {frame.line}"
-    return say(language, "error_at", kind=type(error).__name__, message=str(error) or "-", where=where)
-
+from graders.paths import REPO_ROOT
+from graders.walkthrough_seed import (DISCOVERY_END, EXPERIMENT_MARKERS, SUMMARY_FILE, TEXT, Cell,  # noqa: F401
+                                      ImplError, _missing_given_modules, describe_failure, prepare_seed_code,
+                                      resolve_impl, seed_path, split_cells)
 
 # ----------------------------------------------------------------------------- what a run produced
 class CellStatus(str, Enum):
@@ -381,14 +143,14 @@ class SeedRun:
         else:
             name = f"{self.module.alias}_figure_{len(self.summary.figures) + 1:02d}"
             if spec is not None:
-                print(say(self.language, "unexpected", slug=spec.slug, path=self.out_dir / f"{name}.png"))
+                print(TEXT["unexpected"].in_(self.language, slug=spec.slug, path=self.out_dir / f"{name}.png"))
             self.save(fig, name, None)
 
     def save(self, fig, name: str, slug: str | None) -> None:
         target = self.out_dir / f"{name}.png"
         fig.savefig(target, dpi=110, bbox_inches="tight")
         self.summary.figures.append(SavedFigure(target.name, slug, **figures.describe(fig)))
-        print(say(self.language, "saved", path=target), flush=True)
+        print(TEXT["saved"].in_(self.language, path=target), flush=True)
 
     def draw_extra_figures(self, cells: list[Cell]) -> None:
         import matplotlib.pyplot as plt
@@ -397,7 +159,7 @@ class SeedRun:
             if extra.needs not in self.namespace:
                 if any(extra.needs in cell.defines for cell in cells):  # the run was meant to make it
                     self.summary.missing_figures.append(
-                        MissingFigure(f"{extra.slug}.png", say(self.language, "missing_needs", name=extra.needs)))
+                        MissingFigure(f"{extra.slug}.png", TEXT["missing_needs"].in_(self.language, name=extra.needs)))
                 continue
             try:
                 fig = extra.draw(self.namespace[extra.needs], self.language)
@@ -406,7 +168,7 @@ class SeedRun:
                 plt.close("all")
                 reason = describe_failure(error, "", self.run_dir, self.language)
                 self.summary.missing_figures.append(
-                    MissingFigure(f"{extra.slug}.png", say(self.language, "missing_error", reason=reason)))
+                    MissingFigure(f"{extra.slug}.png", TEXT["missing_error"].in_(self.language, reason=reason)))
                 continue
             self.save(fig, extra.slug, extra.slug)
             plt.close(fig)
@@ -445,7 +207,7 @@ class SeedRun:
             waiting = sorted((cell.needs & unresolved) - set(self.namespace))
             if waiting:
                 reason = ", ".join(f"`{name}`" for name in waiting)
-                print(say(self.language, "cell_skipped", line=cell.line, code=cell.headline, names=reason), flush=True)
+                print(TEXT["cell_skipped"].in_(self.language, line=cell.line, code=cell.headline, names=reason), flush=True)
                 self.summary.failed_cells.append(CellProblem(cell.line, cell.headline, CellStatus.SKIPPED, reason))
                 unresolved |= cell.defines
                 continue
@@ -456,7 +218,7 @@ class SeedRun:
                 plt.close("all")  # a half-drawn figure must not join the next cell's
                 reason = describe_failure(error, seed_file, self.run_dir, self.language)
                 sys.stdout.flush()
-                print(say(self.language, "cell_failed", line=cell.line, code=cell.headline, reason=reason),
+                print(TEXT["cell_failed"].in_(self.language, line=cell.line, code=cell.headline, reason=reason),
                       flush=True)
                 if self.show_traceback:
                     # from the seed's frame on: the runner's own exec() frame is noise
@@ -470,7 +232,7 @@ class SeedRun:
         for line, spec in self.expected.items():
             if spec.slug not in saved and line in not_run:
                 self.summary.missing_figures.append(
-                    MissingFigure(f"{spec.slug}.png", say(self.language, "missing_cell", line=line)))
+                    MissingFigure(f"{spec.slug}.png", TEXT["missing_cell"].in_(self.language, line=line)))
 
     def report(self) -> None:
         """Print what was saved and what could not be produced; write ``run_summary.json``."""
@@ -478,18 +240,18 @@ class SeedRun:
         fields = {"cells": summary.cells, "figures": len(summary.figures), "out": self.out_dir}
         if summary.failed_cells:
             problems = len(summary.failed_cells)
-            print("\n" + say(language, "summary_bad", ran=summary.cells - problems, failed=summary.failed,
+            print("\n" + TEXT["summary_bad"].in_(language, ran=summary.cells - problems, failed=summary.failed,
                               skipped=problems - summary.failed, **fields))
         else:
-            print("\n" + say(language, "summary_ok", **fields))
+            print("\n" + TEXT["summary_ok"].in_(language, **fields))
         for figure in summary.figures:
-            print(say(language, "figure_line", file=figure.file, title=figure.title))
+            print(TEXT["figure_line"].in_(language, file=figure.file, title=figure.title))
         if summary.missing_figures:
-            print(say(language, "missing_header", count=len(summary.missing_figures)))
+            print(TEXT["missing_header"].in_(language, count=len(summary.missing_figures)))
             for missing in summary.missing_figures:
-                print(say(language, "missing_line", file=missing.file, reason=missing.reason))
+                print(TEXT["missing_line"].in_(language, file=missing.file, reason=missing.reason))
         if summary.failed and not self.show_traceback:
-            print(say(language, "traceback_hint"))
+            print(TEXT["traceback_hint"].in_(language))
         (self.out_dir / SUMMARY_FILE).write_text(json.dumps(asdict(summary), ensure_ascii=False, indent=2),
                                                  encoding="utf-8")
 
@@ -520,7 +282,7 @@ def execute_seed(module: str, impl_dir: Path, out_dir: Path, *, profile: str | N
     with tempfile.TemporaryDirectory(prefix="rl4llm-run-") as staging:
         kit, given = _missing_given_modules(module, impl_dir)
         if given:  # a folder of learner files alone: run a copy of it next to the kit's given modules
-            print(say(language, "given_from_kit", names=", ".join(given), impl=impl_dir, kit=kit))
+            print(TEXT["given_from_kit"].in_(language, names=", ".join(given), impl=impl_dir, kit=kit))
             for path in [impl_dir / f"{stem}.py" for stem in module.files] + [kit / name for name in given]:
                 shutil.copy2(path, staging)
             run_dir = Path(staging)
@@ -593,7 +355,7 @@ def run_notebook(module, impl: Path | str | None = None, out: Path | str | None 
         print(f"rl4llm run: {error}", file=sys.stderr)
         return 2
     out_dir = Path(out) if out else Path("rl4llm-out") / module.alias
-    print(say(language, "start", module=module.alias, impl=impl_dir, profile=profile, out=out_dir), flush=True)
+    print(TEXT["start"].in_(language, module=module.alias, impl=impl_dir, profile=profile, out=out_dir), flush=True)
     stop = EXPERIMENT_MARKERS[module.folder] if reference_only else None
     completed = run_seed_subprocess(module, impl_dir, out_dir, profile=profile, stop_before=stop, readable=True,
                                     language=language, show_traceback=show_traceback)
@@ -602,14 +364,14 @@ def run_notebook(module, impl: Path | str | None = None, out: Path | str | None 
     except (OSError, ValueError):
         summary = None
     if summary is None:
-        print(say(language, "crashed", module=module.alias, code=completed.returncode), file=sys.stderr)
+        print(TEXT["crashed"].in_(language, module=module.alias, code=completed.returncode), file=sys.stderr)
         return completed.returncode or 1
     if completed.returncode == 0 and not summary["missing_figures"]:
-        print(say(language, "done", figures=len(summary["figures"]), out=out_dir))
+        print(TEXT["done"].in_(language, figures=len(summary["figures"]), out=out_dir))
         return 0
     failed = sum(item["status"] == "failed" for item in summary["failed_cells"])
     code = completed.returncode or 1
-    print(say(language, "failed", module=module.alias, failed=failed, missing=len(summary["missing_figures"]),
+    print(TEXT["failed"].in_(language, module=module.alias, failed=failed, missing=len(summary["missing_figures"]),
               code=code), file=sys.stderr)
     return code
 

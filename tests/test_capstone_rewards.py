@@ -16,6 +16,7 @@ from graders.capstone_run.latex import canonical_completion, canonical_number
 from graders.capstone_run.models import verifier_reward_function
 from graders.capstone_run.passport import reward_curve, step_series
 from graders.capstone_run.texts import TEXT
+from graders.text import Text, table_in
 
 # Reference strings in the forms of DeepMath-103K's final answers (typed here from the data set's
 # conventions; no download): the canonical number the verifier gets, or None = dropped (not one rational).
@@ -115,10 +116,10 @@ def _placeholders(template: str) -> set[str]:
 
 
 def test_texts_exist_in_both_languages_with_the_same_placeholders():
-    assert set(TEXT) == {"en", "ru"} and set(TEXT["en"]) == set(TEXT["ru"])
-    for key, english in TEXT["en"].items():
-        assert _placeholders(english) == _placeholders(TEXT["ru"][key]), key
+    assert all(isinstance(value, Text) for value in TEXT.values()) and set(table_in(TEXT, "en")) == set(table_in(TEXT, "ru"))
+    for key, english in table_in(TEXT, "en").items():
+        assert _placeholders(english) == _placeholders(table_in(TEXT, "ru")[key]), key
     cyrillic = re.compile("[а-яё]", re.IGNORECASE)
-    untranslated = [key for key, value in TEXT["ru"].items()
-                    if not cyrillic.search(value) and value != TEXT["en"][key]]
+    untranslated = [key for key, value in table_in(TEXT, "ru").items()
+                    if not cyrillic.search(value) and value != table_in(TEXT, "en")[key]]
     assert not untranslated

@@ -1,8 +1,9 @@
 """Every check label exists in English and in Russian, and feedback shows the one of its language.
 
-A case's English ``label`` is its identity (``report.json``, the reference
-cache and the tests know it by it); its ``label_ru`` is what Russian feedback
-shows instead. Numbers, formulas and identifiers read the same in both.
+A case's ``label`` is a :class:`graders.text.Text`: its English value is its identity
+(``report.json``, the reference cache and the tests know it by it); Russian feedback
+shows ``label.in_("ru")`` instead. Numbers, formulas and identifiers read the same in both.
+A plain-string label (no Russian) is refused.
 """
 
 from __future__ import annotations
@@ -21,12 +22,17 @@ from graders.engine.inline import grade_exercise
 from graders.engine.kit import DEFAULT_KIT
 from graders.engine.misconceptions import load_misconceptions
 from graders.engine.protocol import CaseOutcome, CaseResult, Judgement, Status
+from graders.text import Text
 
 CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 IDENTIFIER = re.compile(r"\b[A-Za-z]\w*_\w+\b")  # loss_type, max_length, eps_high: code, never translated
 # words of a label that is only a formula: it reads the same in Russian
 FORMULA_WORDS = {"log", "beta", "gamma", "eps", "tau", "lam", "inf", "nan", "NaN"}
+
+
+def _ru(case) -> str:
+    return case.label.in_("ru")
 
 
 def _labelled_cases():
@@ -50,38 +56,45 @@ def _all_labelled() -> list:
 def test_every_labelled_case_has_a_russian_label():
     cases = _all_labelled()
     assert len(cases) > 300
-    missing = [(e, i, c.label) for e, i, c in cases if not c.label_ru.strip()]
+    missing = [(e, i, c.label) for e, i, c in cases if not isinstance(c.label, Text) or not _ru(c).strip()]
     assert not missing, missing[:10]
     for exercise_id, index, case in cases:
-        where = (exercise_id, index, case.label, case.label_ru)
-        if case.label_ru == case.label:
+        where = (exercise_id, index, case.label, _ru(case))
+        if _ru(case) == case.label:
             assert _only_formula(case.label), where  # an untranslated label
         else:
-            assert CYRILLIC.search(case.label_ru), where
-        assert case.label_ru == " ".join(case.label_ru.split()), where
+            assert CYRILLIC.search(_ru(case)), where
+        assert _ru(case) == " ".join(_ru(case).split()), where
 
 
 def test_russian_labels_keep_the_numbers_and_identifiers():
     for exercise_id, index, case in _all_labelled():
-        where = (exercise_id, index, case.label, case.label_ru)
-        assert sorted(NUMBER.findall(case.label_ru)) == sorted(NUMBER.findall(case.label)), where
-        assert set(IDENTIFIER.findall(case.label_ru)) == set(IDENTIFIER.findall(case.label)), where
+        where = (exercise_id, index, case.label, _ru(case))
+        assert sorted(NUMBER.findall(_ru(case))) == sorted(NUMBER.findall(case.label)), where
+        assert set(IDENTIFIER.findall(_ru(case))) == set(IDENTIFIER.findall(case.label)), where
 
 
 def test_generated_labels_come_in_both_languages():
     drawn = checks.hypothesis_cases(checks.st.integers(0, 9), count=3, seed=1,
                                     to_case=lambda x: checks.Case(args=(x,)))
-    assert [(c.label, c.label_ru) for c in drawn] == [
+    assert [(c.label, _ru(c)) for c in drawn] == [
         (f"property case #{i}", f"случайная проверка #{i}") for i in (1, 2, 3)]
     named = checks.hypothesis_cases(checks.st.integers(0, 9), count=1, seed=1,
-                                    to_case=lambda x: checks.Case(args=(x,), label="mine", label_ru="моя"))
-    assert (named[0].label, named[0].label_ru) == ("mine", "моя")
+                                    to_case=lambda x: checks.Case(args=(x,), label=Text("mine", "моя")))
+    assert (named[0].label, _ru(named[0])) == ("mine", "моя")
 
 
 def test_label_in_picks_the_language():
-    case = checks.Case(label="two groups", label_ru="две группы")
+    case = checks.Case(label=Text("two groups", "две группы"))
     assert case.label_in("en") == "two groups" and case.label_in("ru") == "две группы"
-    assert checks.Case(label="two groups").label_in("ru") == "two groups"  # no Russian: the English one
+    assert case.label == "two groups" and checks.Case().label_in("ru") == ""
+
+
+def test_a_label_without_russian_is_refused():
+    with pytest.raises(TypeError, match="the check labelled 'two groups' has no Russian label"):
+        checks.Case(label="two groups")
+    with pytest.raises(TypeError, match="has no Russian"):
+        checks.band(lambda expected, got: True, "too small")
 
 
 def test_kept_cases_keep_the_russian_label(tmp_path):
@@ -90,7 +103,8 @@ def test_kept_cases_keep_the_russian_label(tmp_path):
     refcache.kept_cases(store, dataclasses.replace(spec, _cases=None))  # generated, and kept
     kept = dataclasses.replace(spec, _cases=None)
     refcache.kept_cases(store, kept)  # read back from the store
-    assert [(c.label, c.label_ru) for c in kept.cases()] == [(c.label, c.label_ru) for c in spec.cases()]
+    assert [(c.label, _ru(c)) for c in kept.cases()] == [(c.label, _ru(c)) for c in spec.cases()]
+    assert all(isinstance(c.label, Text) for c in kept.cases())
 
 
 # ---------------------------------------------------------------------------
@@ -121,25 +135,25 @@ def test_a_wrong_answer_shows_the_label_of_its_language(reports):
     english, russian = reports["en"]["feedback"], reports["ru"]["feedback"]
     assert reports["en"]["status"] == reports["ru"]["status"] == "failed"
     assert f"\n- '{first.label}' (public): input rewards=" in english
-    assert f"\n- '{first.label_ru}' (открытая), входные данные: rewards=" in russian
-    assert first.label not in russian and first.label_ru not in english
-    labels = {c.label for c in spec.cases()}
-    russian_labels = {c.label_ru for c in spec.cases()} - labels  # the formula-only ones read the same
+    assert f"\n- '{_ru(first)}' (открытая), входные данные: rewards=" in russian
+    assert first.label not in russian and _ru(first) not in english
+    labels = {str(c.label) for c in spec.cases()}
+    russian_labels = {_ru(c) for c in spec.cases()} - labels  # the formula-only ones read the same
     shown_en = set(re.findall(r"^- '(.*)' \(", english, re.MULTILINE))
     shown_ru = set(re.findall(r"^- '(.*)' \(", russian, re.MULTILINE))
     assert shown_en and shown_en <= labels
     assert shown_ru and shown_ru <= russian_labels | labels
-    assert not shown_ru & (labels - {c.label_ru for c in spec.cases()})  # no English label left in Russian
+    assert not shown_ru & (labels - {_ru(c) for c in spec.cases()})  # no English label left in Russian
 
 
 def test_the_misconception_summary_names_the_check_in_its_language():
-    case = checks.Case(label="two groups", label_ru="две группы")
-    entry = types.SimpleNamespace(name="sample_std", hints={"en": "hint", "ru": "подсказка"}, hint="hint")
+    case = checks.Case(label=Text("two groups", "две группы"))
+    entry = types.SimpleNamespace(name="sample_std", hint=Text("hint", "подсказка"))
     outcome = CaseOutcome(4, case, CaseResult.WRONG)
     named = {"sample_std": judge._claim(outcome, entry)}
-    assert named == {"sample_std": ({"en": "hint", "ru": "подсказка"}, {"en": "two groups", "ru": "две группы"})}
+    assert [repr(part) for part in named["sample_std"]] == ["Text('hint', 'подсказка')", "Text('two groups', 'две группы')"]
     unlabelled = judge._claim(CaseOutcome(4, checks.Case(), CaseResult.WRONG), entry)
-    assert unlabelled[1] == {"en": "#5"}
+    assert unlabelled[1] == "#5"
     judgement = Judgement(Status.FAILED, checks=3, misconceptions=named)
     exercise = types.SimpleNamespace(id=GRA, stem="module_9_reference", function="group_relative_advantages")
     for language, line in (("en", "- misconception 'sample_std' (on check 'two groups'): hint"),

@@ -29,6 +29,7 @@ from graders.classreport import (FIGURES, MISCONCEPTIONS_FILE, REPORT_FILE, SUMM
 from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
 from graders.engine.reports import write_submission_reports
 from graders.paths import REPO_ROOT
+from graders.text import table_in
 
 A, B, C = "module_9_reference.group_relative_advantages", "module_9_reference.k3_kl", "module_8_reference.ipo_loss"
 SECRET = "hidden input [1.0, 2.0, 99.123]"  # feedback text: must never reach the class report
@@ -110,7 +111,7 @@ def test_both_languages(batch):
             return {key: fields(item) for key, item in value.items()}
         return sorted(name for _, name, _, _ in string.Formatter().parse(value) if name)
 
-    assert fields(TEXT["en"]) == fields(TEXT["ru"])
+    assert fields(table_in(TEXT, "en")) == fields(table_in(TEXT, "ru"))
 
 
 def test_grade_without_the_class_report(tmp_path):

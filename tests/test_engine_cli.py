@@ -22,6 +22,7 @@ from graders.engine.gradescope import build_bundle
 from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT
 from graders.engine.misconceptions import mutant_source
+from graders.text import Text
 
 GRA = "module_9_reference.group_relative_advantages"
 
@@ -95,8 +96,8 @@ def test_a_mutant_loses_points_on_its_exercise_only_and_is_named(submissions, tm
 @pytest.mark.parametrize("hide", [True, False])
 def test_hidden_inputs_can_be_withheld(submissions, tmp_path, monkeypatch, hide):
     def cases():
-        yield Case(args=(np.array([1.0, 0.0, 0.0]),), label="public one", hidden=False)
-        yield Case(args=(np.array([[2.0, 0.0], [1.0, 3.0]]),), label="hidden one")
+        yield Case(args=(np.array([1.0, 0.0, 0.0]),), label=Text("public one", "открытая проверка"), hidden=False)
+        yield Case(args=(np.array([[2.0, 0.0], [1.0, 3.0]]),), label=Text("hidden one", "скрытая проверка"))
     spec_for(GRA)  # import the real checks first, so that they cannot replace this spec later
     monkeypatch.setitem(REGISTRY, GRA, ExerciseSpec(GRA, 1.0, cases))
     options = GradeOptions(modules=("9",), hide_hidden_inputs=hide)
@@ -139,7 +140,7 @@ def _loss_cases():
     for loss_type in ("grpo", "dr_grpo", "dapo"):
         yield Case(args=(Tensor(new, requires_grad=True), Tensor(old), Tensor([1.0, -0.5, 0.25]), Tensor(mask)),
                    kwargs={"loss_type": loss_type, "eps_low": 0.2, "eps_high": 0.28, "max_length": 6},
-                   label=loss_type)
+                   label=Text(loss_type, loss_type))  # an identifier reads the same in Russian
 
 
 FLIPPED = '''
@@ -156,9 +157,9 @@ def grpo_loss(new_logprobs, old_logprobs, advantages, mask, *, loss_type, eps_lo
 @pytest.mark.slow
 @pytest.mark.parametrize("call, cases, compare", [
     (LossAndGrads(), _loss_cases, None),
-    (Harness(tiny_grpo_run, given=("grpo_toy",)), lambda: [Case(args=(2,), label="two updates")], None),
-    (Harness(tiny_grpo_run, given=("grpo_toy",)), lambda: [Case(args=(1,), label="band")],
-     band(lambda expected, got: got["loss"][0] == pytest.approx(expected["loss"][0]), "first loss differs")),
+    (Harness(tiny_grpo_run, given=("grpo_toy",)), lambda: [Case(args=(2,), label=Text("two updates", "два обновления"))], None),
+    (Harness(tiny_grpo_run, given=("grpo_toy",)), lambda: [Case(args=(1,), label=Text("band", "полоса"))],
+     band(lambda expected, got: got["loss"][0] == pytest.approx(expected["loss"][0]), Text("first loss differs", "первое значение функции потерь отличается"))),
 ])
 def test_torch_call_modes_grade_through_the_worker(tmp_path, monkeypatch, call, cases, compare):
     exercise_id = "module_9_training.grpo_loss"

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graders import checks
+from graders import checks, course
 from graders.build.stubs import stub_message
 from graders.cli import build_parser, main
 from graders.engine import compare, grading, runner, sandbox, submission, texts
@@ -30,6 +30,7 @@ from graders.engine.kit import DEFAULT_KIT
 from graders.engine.misconceptions import mutant_source
 from graders.engine.protocol import CaseOutcome, CaseResult
 from graders.engine.reports import scoreboard
+from graders.text import Text, table_in
 
 GRA = "module_9_reference.group_relative_advantages"
 CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
@@ -73,13 +74,13 @@ def test_english_feedback_templates_are_the_historical_strings():
 @pytest.mark.parametrize("table", [texts.FEEDBACK, texts.SCOREBOARD, texts.DETAILS, texts.KINDS],
                          ids=["FEEDBACK", "SCOREBOARD", "DETAILS", "KINDS"])
 def test_every_russian_text_is_translated(table):
-    for key, english in table["en"].items():
-        russian = table["ru"][key]
+    for key, text in table.items():
+        english, russian = text.in_("en"), text.in_("ru")
         assert russian != english and CYRILLIC.search(russian), (key, russian)
 
 
 def test_both_misconception_lines_begin_with_the_marker_in_every_language():
-    for language in texts.FEEDBACK:
+    for language in course.LANGUAGES:
         marker = texts.feedback_text(language, "misconception", name="x")
         assert texts.feedback_text(language, "misconception_on_check", name="x", hint="h").startswith(marker)
         assert marker in texts.feedback_text(language, "misconception_summary", name="x", label="l", hint="h")
@@ -193,7 +194,7 @@ def test_stub_messages_and_kit_problems_are_recognised():
         "module_9_reference.k3_kl: ещё не реализовано — k3 = exp(ref - logp) - (ref - logp) - 1"
     source = Path(grading.__file__).read_text(encoding="utf-8")
     for key in ("kit_no_checks", "kit_no_cases"):  # grading.prepare_job writes them as literals
-        assert f'"{texts.DETAILS["en"][key]}"' in source, key
+        assert f'"{table_in(texts.DETAILS, "en")[key]}"' in source, key
     # graders.engine.judge writes its kit problems with texts.detail: recognised by construction
     _russian(texts.detail("kit_no_raise", label="empty group", exception="ValueError"))
     _russian(texts.detail("kit_reference_raised", label=3, message="ValueError: boom"))
@@ -347,7 +348,7 @@ def test_check_labels_are_in_the_language_of_the_report(graded):
     assert "\n- 'seed table, standardised' (public): input rewards=" in english
     assert "\n- 'таблица из ноутбука, стандартизация' (открытая), входные данные: rewards=" in russian
     labels = {case.label for case in checks.spec_for(GRA).cases()}
-    russian_labels = {case.label_ru for case in checks.spec_for(GRA).cases()}
+    russian_labels = {case.label.in_("ru") for case in checks.spec_for(GRA).cases()}
     shown = re.findall(r"^- '(.*)' \((?:скрытая|открытая)\)", russian, re.MULTILINE)
     assert shown and all(label in russian_labels and (label not in labels or label.isascii()) for label in shown)
 
@@ -393,7 +394,7 @@ def test_every_outcome_band_is_said_in_both_languages():
 
     for bands in (module_8_training.OUTCOME_BANDS, module_9_training.OUTCOME_BANDS):
         for key, (_, _, what, advice) in bands.items():
-            for english, russian in (what, advice):
+            for english, russian in ((text.in_("en"), text.in_("ru")) for text in (what, advice)):
                 assert english and CYRILLIC.search(russian) and not CYRILLIC.search(english), (key, english, russian)
 
 
@@ -411,7 +412,7 @@ def test_a_band_miss_is_shown_in_the_reports_language():
                                               "обучает не так, как эталонная")
     assert texts.translated(compare(want, [], checks.Case()), "ru") == "проверка вернула list, а не словарь метрик"
     assert compare(want, dict(want), checks.Case()) is None
-    failing = checks.band(lambda expected, got: got > expected, "too small", "слишком мало")
+    failing = checks.band(lambda expected, got: got > expected, Text("too small", "слишком мало"))
     assert texts.translated(failing(1, 0, checks.Case()), "ru") == "слишком мало"
     assert texts.translated(failing(1, None, checks.Case()), "ru") == "слишком мало (не удалось вычислить: TypeError)"
     assert failing(1, None, checks.Case()) == "too small (could not evaluate: TypeError)"
@@ -443,14 +444,12 @@ def test_only_an_untouched_stub_is_marked_not_implemented(graded):
 
 
 def test_a_kit_problem_names_the_check_in_the_reports_language():
-    from graders.engine.judge import _label_fields
-
-    case = checks.Case(args=([],), raises=ValueError, label="an empty group is refused",
-                       label_ru="пустая группа отклоняется")
-    text = texts.detail_in_every_language("kit_no_raise", _label_fields(case, 4), exception="ValueError")
+    case = checks.Case(args=([],), raises=ValueError,
+                       label=Text("an empty group is refused", "пустая группа отклоняется"))
+    text = texts.detail_in_every_language("kit_no_raise", label=case.label or 4, exception="ValueError")
     assert text == texts.detail("kit_no_raise", label="an empty group is refused", exception="ValueError")
     assert "пустая группа отклоняется" in texts.translated(text, "ru") and CYRILLIC.search(texts.translated(text, "ru"))
-    unlabelled = texts.detail_in_every_language("kit_reference_raised", _label_fields(checks.Case(), 4),
+    unlabelled = texts.detail_in_every_language("kit_reference_raised", label=checks.Case().label or 4,
                                                 message="ValueError: boom")
     assert texts.translated(unlabelled, "ru") == _russian(texts.detail("kit_reference_raised", label=4,
                                                                        message="ValueError: boom"))

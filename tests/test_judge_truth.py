@@ -22,6 +22,7 @@ from graders.engine.grading import GradeOptions
 from graders.engine.protocol import CaseOutcome, CaseResult
 from graders.engine.references import Outcome
 from graders.paths import SOLUTIONS_DIR
+from graders.text import Text
 from learner_variants import TYPE_VARIANTS, variant_source
 
 
@@ -34,9 +35,9 @@ def _close(expected, got, case):
 
 def _diagnose(entries: dict[str, list], reference: list, learner: list):
     """``judge._diagnose`` on made-up checks: each entry's values, the reference's, the learner's."""
-    cases = [checks.Case(label=f"check {i}", label_ru=f"проверка {i}") for i in range(len(reference))]
+    cases = [checks.Case(label=Text(f"check {i}", f"проверка {i}")) for i in range(len(reference))]
     expected = [Outcome(value=float(v)) for v in reference]
-    listed = [types.SimpleNamespace(name=name, hint=f"{name} hint", hints={"en": f"{name} hint", "ru": "п"})
+    listed = [types.SimpleNamespace(name=name, hint=Text(f"{name} hint", f"{name} подсказка"))
               for name in entries]
 
     def wrong_outcome(exercise, entry, index):
@@ -63,7 +64,7 @@ def test_one_entry_that_explains_every_check_is_claimed_on_the_first_wrong_answe
     claimed, candidates = _diagnose({"zero": [0, 0, 5], "double": [2, 4, 10]}, [1, 2, 5], [2, 4, 10])
     assert list(claimed) == ["double"] and candidates == ()
     hints, labels = claimed["double"]
-    assert hints == {"en": "double hint", "ru": "п"} and labels == {"en": "check 0", "ru": "проверка 0"}
+    assert repr(hints) == repr(Text("double hint", "double подсказка")) and repr(labels) == repr(Text("check 0", "проверка 0"))
 
 
 def test_several_entries_that_explain_every_check_are_candidates_and_none_is_claimed():
@@ -124,7 +125,7 @@ def test_a_result_has_the_type_the_reference_has(reference, learner, fails):
     problem = type_problem(codec.type_of(reference), codec.type_of(learner))
     assert (problem is not None) == fails, problem
     if fails:
-        assert problem.startswith("wrong type") and problem.translations["ru"].startswith("неверный тип")
+        assert problem.startswith("wrong type") and problem.in_("ru").startswith("неверный тип")
 
 
 def test_type_of_never_raises_and_a_malformed_description_is_a_wrong_type():

@@ -1,117 +1,268 @@
-"""Every learner-facing text table exists in every language of the course, with the same keys and placeholders.
+"""Every learner-facing text is a :class:`graders.text.Text` in every language, and no old form is left.
 
-A text table is a module-level dict keyed by a language (``{"en": ..., "ru": ...}``)
-or by ``(key, language)`` tuples. The tables are found, not listed, in the
-modules that hold the kit's texts, so a new table is checked the day it is added.
+(a) Every ``Text`` reachable from the globals of every kit module (``graders/``,
+the learner's ``starter/conftest.py`` and the generated ``_kit_*.py``: tables,
+nested dicts, lists and tuples) holds every language of the course, non-empty,
+with the same ``{placeholders}``; a table that holds Texts holds nothing but
+Texts; every ``Text(...)`` and ``say(...)`` written with literal arguments in
+``graders/``, ``starter/`` (the public tests included) and ``tests/`` has both
+texts non-empty and naming the same fields; every check label of every
+registered exercise is a Text; every catalogue hint is one.
+
+(b) The old forms are gone from ``graders/`` and ``starter/``: no dict literal
+keyed by a language (``{"en": ..., "ru": ...}``) or by ``(key, language)``, no
+``label_ru``, ``said(``, ``Said`` or ``spoken(`` (:data:`ALLOWED` lists the
+exceptions, each with its reason). Module pages and notebooks are documents, one
+file per language, and are not texts of this kind.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 import string
 
 import pytest
 
-import importlib
-import re
-
-from graders import course
+from graders import checks, course, text
 from graders.build.hints import starter_conftest
-from graders.build.notebooks import texts
-from graders.engine import nbgrader_scoring
-from graders.engine import texts as engine_texts
-from graders import figures, walkthrough
-from graders.paths import REPO_ROOT
+from graders.engine.kit import DEFAULT_KIT
+from graders.engine.misconceptions import all_catalogue_files, read_entries
+from graders.loader import load_module
+from graders.paths import REPO_ROOT, STARTER_DIR
+from graders.text import Text, placeholders
 
-KNOWN_TEXT_MODULES = (texts, nbgrader_scoring, engine_texts, walkthrough, figures)
-LANGUAGE_KEY = re.compile(r"""["'](?:%s)["']\s*[:)]""" % "|".join(course.LANGUAGES[1:]))
+OLD_NAMES = re.compile(r"\blabel_ru\b|\bsaid\(|\bSaid\b|\bspoken\(")
+# path (from the repository root) -> why a dict keyed by language may stay there
+ALLOWED = {
+    # the learner bundle's README.md and README.ru.md: two documents, one file per language, like the module pages
+    "graders/build/bundle.py": "README",
+}
 
 
-def _modules_with_texts() -> list:
-    """Every kit module whose source has a table entry for a language other than English (``"ru": ...``),
-    the known ones first, and the learner's conftest (``MESSAGES``); the misconception catalogue holds
-    its texts in docstrings (tests/test_languages_catalogue.py)."""
-    found = list(KNOWN_TEXT_MODULES)
+def _kit_module_names() -> list[str]:
+    """Every module of ``graders/`` except the misconception catalogue (entries, loaded by its own loader)."""
+    names = []
     for path in sorted((REPO_ROOT / "graders").rglob("*.py")):
         relative = path.relative_to(REPO_ROOT).with_suffix("")
-        if "misconceptions" in relative.parts or not LANGUAGE_KEY.search(path.read_text(encoding="utf-8")):
-            continue
-        module = importlib.import_module(".".join(relative.parts).removesuffix(".__init__"))
-        if module not in found:
-            found.append(module)
-    return found + [starter_conftest()]
+        packages = [REPO_ROOT.joinpath(*relative.parts[:i]) for i in range(1, len(relative.parts))]
+        if "misconceptions" in relative.parts[1:2] or not all((p / "__init__.py").exists() for p in packages):
+            continue  # the catalogue, and folders of example submissions (not modules of the kit)
+        names.append(".".join(relative.parts).removesuffix(".__init__"))
+    return names
 
 
-TEXT_MODULES = tuple(_modules_with_texts())
+def _learner_modules() -> list:
+    conftest = starter_conftest()  # loaded afresh at each call: one load for this whole file
+    return [conftest, conftest.kit_text, conftest.kit_say, conftest.kit_compare, conftest.kit_course]
 
 
-def _is_language_key(key) -> bool:
-    return key in course.LANGUAGES or (isinstance(key, tuple) and key and key[-1] in course.LANGUAGES)
+LEARNER = _learner_modules()
 
 
-def _tables():
-    found = []
-    for module in TEXT_MODULES:
+def _modules() -> list:
+    return [importlib.import_module(name) for name in _kit_module_names()] + LEARNER
+
+
+
+
+def _is_text(value) -> bool:
+    """The kit's Text, or the learner's copy of it (starter/_kit_text.py: another class of the same source)."""
+    return isinstance(value, str) and type(value).__name__ == "Text" and hasattr(value, "translations")
+
+
+def _walk(value, where: str, seen: set, found: list, tables: list, depth: int = 0) -> None:
+    """Collect every Text under ``value`` (dict keys and values, lists, tuples, sets) and the containers holding one."""
+    if _is_text(value):
+        found.append((where, value))
+        return
+    if depth > 8 or id(value) in seen or not isinstance(value, (dict, list, tuple, set, frozenset)):
+        return
+    seen.add(id(value))
+    items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+    for key, item in items:
+        if _is_text(key):
+            found.append((f"{where} key", key))
+        _walk(item, f"{where}[{key!r}]", seen, found, tables, depth + 1)
+    texts = [item for _, item in items if isinstance(item, str)]
+    if any(_is_text(item) for item in texts):
+        tables.append((where, [item for item in texts if not _is_text(item)]))
+
+
+def _reachable():
+    found, tables, seen = [], [], set()
+    for module in _modules():
         for name, value in vars(module).items():
-            if isinstance(value, dict) and value and all(_is_language_key(key) for key in value):
-                found.append(pytest.param(value, id=f"{module.__name__.rsplit('.', 1)[-1]}.{name}"))
-    return found
+            if not name.startswith("__"):
+                _walk(value, f"{module.__name__}.{name}", seen, found, tables)
+    return found, tables
 
 
-def _by_language(table: dict) -> dict[str, dict]:
-    """``{language: {key: text}}`` for both table shapes."""
-    out: dict[str, dict] = {language: {} for language in course.LANGUAGES}
-    for key, text in table.items():
-        if isinstance(key, tuple):
-            out.setdefault(key[-1], {})[key[:-1]] = text
-        else:
-            out.setdefault(key, {}).update(text if isinstance(text, dict) else {(): text})
-    return out
+FOUND, TABLES = _reachable()
 
 
-def _placeholders(text) -> set[str]:
-    if not isinstance(text, str):
-        return {f"<{type(text).__name__}>"}
-    return {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
+def _fields(template: str) -> set[str]:
+    return placeholders(template)
 
 
-def test_text_tables_are_found():
-    names = {param.id for param in _tables()}
-    assert {"texts.MODULE_TEXT", "texts.FILE_TEXT", "texts.HOW_TO", "texts.TEXT", "nbgrader_scoring.TEXT"} <= names
-    assert {"texts.FEEDBACK", "texts.SCOREBOARD", "texts.DETAILS", "texts.KINDS"} <= names  # the grader's
-    assert "_rl4llm_starter_conftest.MESSAGES" in names  # the learner's pytest
+def test_the_accessor_speaks_the_courses_languages():
+    assert text.LANGUAGES == course.LANGUAGES
+    conftest = LEARNER[0]
+    assert conftest.kit_text.LANGUAGES == course.LANGUAGES and conftest.kit_say.LANGUAGES == course.LANGUAGES
+    sample = Text("{n} checks", "{n} проверок")
+    assert sample == "{n} checks" and sample.in_("ru", n=2) == "2 проверок" and sample.in_("xx") == "{n} checks"
+    assert text.in_("plain", "ru") == "plain" and text.in_(sample, "en", n=1) == "1 checks"
+    for wrong in (("", "б"), ("a", " "), ("{a}", "{b}"), ("a", None)):
+        with pytest.raises(ValueError):
+            Text(*wrong)
 
 
-@pytest.mark.parametrize("table", _tables())
-def test_every_text_exists_in_every_language(table):
-    by_language = _by_language(table)
-    assert set(by_language) == set(course.LANGUAGES), "a language the course does not have, or one missing"
-    keys = {language: set(entries) for language, entries in by_language.items()}
-    first = course.LANGUAGES[0]
-    for language in course.LANGUAGES[1:]:
-        assert keys[language] == keys[first], (
-            f"{language} lacks {sorted(map(str, keys[first] - keys[language]))}, "
-            f"has extra {sorted(map(str, keys[language] - keys[first]))}")
-    for language, entries in by_language.items():
-        for key, text in entries.items():
-            assert text, f"{language} {key}: empty text"
-            items = text.items() if isinstance(text, dict) else [((), text)]
-            for sub, value in items:
-                assert value, f"{language} {key} {sub}: empty text"
+def test_the_texts_are_found():
+    from graders import classreport, figures, learner_cli, walkthrough
+    from graders.build.notebooks import texts as notebook_texts
+    from graders.capstone_run import texts as capstone_texts
+    from graders.engine import nbgrader_scoring
+    from graders.engine import texts as engine_texts
+
+    tables = [engine_texts.FEEDBACK, engine_texts.SCOREBOARD, engine_texts.DETAILS, engine_texts.KINDS,
+              nbgrader_scoring.TEXT, capstone_texts.TEXT, notebook_texts.TEXT, notebook_texts.MODULE_TEXT,
+              walkthrough.TEXT, figures.FIGURE_TEXT, classreport.TEXT, learner_cli.HELP, starter_conftest().MESSAGES]
+    seen = {repr(found) for _, found in FOUND}
+    for table in tables:
+        inner = []
+        _walk(table, "", set(), inner, [])
+        assert inner and all(repr(found) in seen for _, found in inner)
+    assert repr(notebook_texts.HOW_TO) in seen and len(FOUND) > 500
 
 
-@pytest.mark.parametrize("table", _tables())
-def test_translations_keep_the_placeholders(table):
-    by_language = _by_language(table)
-    first = course.LANGUAGES[0]
-    for key, text in by_language[first].items():
-        for language in course.LANGUAGES[1:]:
-            other = by_language[language][key]
-            if isinstance(text, dict):
-                for sub in text:
-                    assert _placeholders(other[sub]) == _placeholders(text[sub]), (language, key, sub)
-            else:
-                assert _placeholders(other) == _placeholders(text), (language, key)
+def test_every_text_reachable_from_the_kit_has_every_language():
+    for where, found in FOUND:
+        assert list(found.translations) == list(course.LANGUAGES), where
+        for language in course.LANGUAGES:
+            assert found.in_(language).strip(), (where, language)
+            assert _fields(found.in_(language)) == _fields(found), (where, language)
+
+
+def test_a_table_of_texts_holds_nothing_else():
+    mixed = [(where, plain) for where, plain in TABLES if plain]
+    assert not mixed, f"texts without their Russian, next to Texts: {mixed[:5]}"
+
+
+# ----------------------------------------------------------------------------- Text(...) and say(...) as written
+def _sources() -> list:
+    paths = [*(REPO_ROOT / "graders").rglob("*.py"), *STARTER_DIR.rglob("*.py"), *(REPO_ROOT / "tests").rglob("*.py")]
+    return sorted(p for p in paths if ".venv" not in p.parts)
+
+
+def _literal_fields(node) -> set[str] | None:
+    """The fields a literal text names (an f-string's expressions; ``x.in_(...)``, ``x_ru`` read as ``x``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return _fields(node.value)
+    if isinstance(node, ast.JoinedStr):
+        names = set()
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                value = part.value
+                if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "in_":
+                    value = value.func.value
+                names.add(re.sub(r"_(?:en|ru)$", "", ast.unparse(value)))
+        return names
+    return None
+
+
+def _literal_nonempty(node) -> bool:
+    if isinstance(node, ast.Constant):
+        return bool(node.value.strip())
+    return bool(node.values)
+
+
+def _written_texts():
+    for path in _sources():
+        source = path.read_text(encoding="utf-8")
+        if "Text(" not in source and "say(" not in source:
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("Text", "say")
+                    and len(node.args) == 2 and not node.keywords):
+                fields = [_literal_fields(arg) for arg in node.args]
+                if None not in fields:
+                    yield f"{path.relative_to(REPO_ROOT)}:{node.lineno}", node, fields
+
+
+def test_every_text_written_has_both_languages_naming_the_same_fields():
+    written = list(_written_texts())
+    assert len(written) > 500
+    for where, node, (english, russian) in written:
+        assert all(_literal_nonempty(arg) for arg in node.args), where
+        assert english == russian, f"{where}: en names {sorted(english)}, ru {sorted(russian)}"
+
+
+# ----------------------------------------------------------------------------- labels and hints
+def test_every_check_label_is_a_text():
+    labelled = plain = 0
+    for exercise_id in DEFAULT_KIT.exercises():
+        for index, case in enumerate(checks.spec_for(exercise_id).cases()):
+            assert isinstance(case.label, Text), (exercise_id, index, case.label)
+            labelled += 1
+            plain += case.label.in_("ru") == case.label
+    assert labelled > 300 and plain < labelled / 10
+
+
+def test_every_catalogue_hint_is_a_text():
+    entries = [entry for path in all_catalogue_files() for entry in read_entries(path)]
+    assert len(entries) >= 150
+    for entry in entries:
+        assert isinstance(entry.hint, Text) and all(entry.hint.in_(language).strip() for language in course.LANGUAGES)
+
+
+def test_a_plain_label_is_refused_where_the_case_is_made():
+    with pytest.raises(TypeError, match="'two groups' has no Russian label"):
+        checks.Case(label="two groups")
+
+
+# ----------------------------------------------------------------------------- (b) no old form
+def _language_keyed(node: ast.Dict) -> bool:
+    for key in node.keys:
+        if isinstance(key, ast.Constant) and key.value in course.LANGUAGES:
+            return True
+        if (isinstance(key, ast.Tuple) and key.elts and isinstance(key.elts[-1], ast.Constant)
+                and key.elts[-1].value in course.LANGUAGES):
+            return True
+    return False
+
+
+def _kit_sources() -> list:
+    return sorted([*(REPO_ROOT / "graders").rglob("*.py"), *STARTER_DIR.rglob("*.py")])
+
+
+def test_no_table_keyed_by_language_is_left():
+    found = []
+    for path in _kit_sources():
+        relative = str(path.relative_to(REPO_ROOT))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Dict) and _language_keyed(node):
+                found.append(f"{relative}:{node.lineno}")
+    allowed = [where for where in found if where.split(":")[0] in ALLOWED]
+    assert [where for where in found if where not in allowed] == [], "write {key: Text(en, ru)} instead"
+    assert len(allowed) == len(ALLOWED)  # each exception is still needed
+
+
+def test_no_old_name_is_left():
+    found = [f"{path.relative_to(REPO_ROOT)}:{number}: {line.strip()}"
+             for path in _kit_sources()
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if OLD_NAMES.search(line)]
+    assert not found, found
+
+
+# ----------------------------------------------------------------------------- the generated copy
+def test_the_learners_copy_of_text_is_the_kits():
+    generated = (STARTER_DIR / "_kit_text.py").read_text(encoding="utf-8")
+    assert generated.startswith("# GENERATED by `rl4llm build`")
+    assert generated.endswith((REPO_ROOT / "graders" / "text.py").read_text(encoding="utf-8"))
+    copy = load_module(STARTER_DIR / "_kit_text.py", "_rl4llm_kit_text_copy")
+    assert copy.Text("a {x}", "б {x}").in_("ru", x=1) == "б 1"
 
 
 # ----------------------------------------------------------------------------- the capstone's texts
@@ -152,15 +303,15 @@ def _literal_keys(expression) -> set[str]:
 def test_every_capstone_text_is_in_both_languages_and_every_key_named_exists():
     from graders.capstone_run import texts as capstone_texts
 
-    assert capstone_texts in TEXT_MODULES  # so the table tests above check it
     table = capstone_texts.TEXT
-    assert set(table) == set(course.LANGUAGES)
+    assert table and all(isinstance(value, Text) for value in table.values())
     named = _capstone_keys_named()
     assert {"passport_verifier_version", "consistency_dry_run", "reeval_claim_wrong", "error_no_verifier",
             "help_verifier", "preflight_no_cuda"} <= set(named)  # the scan sees every kind of use
-    for language in course.LANGUAGES:
-        missing = {key: where for key, where in named.items() if key not in table[language]}
-        assert not missing, f"{language}: keys named in the capstone's code but not in its TEXT: {missing}"
-    for key, english in table["en"].items():  # a Russian text is Russian, unless it is only names and numbers
-        russian = table["ru"][key]
+    missing = {key: where for key, where in named.items() if key not in table}
+    assert not missing, f"keys named in the capstone's code but not in its TEXT: {missing}"
+    for key, value in table.items():  # a Russian text is Russian, unless it is only names and numbers
+        english, russian = value.in_("en"), value.in_("ru")
         assert re.search("[а-яё]", russian, re.IGNORECASE) or russian == english, key
+        assert {f for _, f, _, _ in string.Formatter().parse(english) if f} == \
+            {f for _, f, _, _ in string.Formatter().parse(russian) if f}, key

@@ -26,11 +26,13 @@ from graders.build.hints import starter_conftest
 from graders.build.stubs import stub_message
 from graders.engine import texts
 from graders.engine.feedback import hint_in
+from graders.text import Text
 from graders.engine.inline import grade_exercise
 from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import all_catalogue_files, hint_texts, load_misconceptions, read_entries
+from graders.engine.misconceptions import all_catalogue_files, hint_text, load_misconceptions, read_entries
 from graders.fences import find_fences
 from graders.paths import STARTER_DIR
+from graders.text import table_in
 
 CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 # what must read the same in every language: identifiers (eps_low, L_max), quoted literals ('parse_error'),
@@ -53,11 +55,11 @@ def test_the_catalogue_is_read_whole():
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[f"{e.exercise.split('.', 1)[1]}.{e.name}" for e in ENTRIES])
 def test_every_entry_has_its_hint_in_every_language_with_the_same_code(entry):
-    assert list(entry.hints) == list(course.LANGUAGES)
-    english = entry.hints["en"]
+    assert isinstance(entry.hint, Text) and list(entry.hint.translations) == list(course.LANGUAGES)
+    english = entry.hint.in_("en")
     assert entry.hint == english and english.strip() and "\n" not in english
     for language in course.LANGUAGES[1:]:
-        text = entry.hints[language]
+        text = entry.hint.in_(language)
         assert text.strip() and "\n" not in text and text != english, (language, text)
         assert CYRILLIC.search(text), f"{entry.path}:{entry.line}: the {language} hint is not translated"
         missing = [token for token in _code(english) if token not in text]
@@ -65,25 +67,26 @@ def test_every_entry_has_its_hint_in_every_language_with_the_same_code(entry):
 
 
 def test_the_docstring_format():
-    assert hint_texts("looks like x;\n    y = 1\n\n    ru: похоже на x;\n    y = 1\n    ") == \
-        {"en": "looks like x; y = 1", "ru": "похоже на x; y = 1"}
+    hint = hint_text("looks like x;\n    y = 1\n\n    ru: похоже на x;\n    y = 1\n    ")
+    assert isinstance(hint, Text) and (hint.in_("en"), hint.in_("ru")) == ("looks like x; y = 1", "похоже на x; y = 1")
     for wrong, problem in (("only English", "no ru hint"), ("ru: только русский", "must open with the English"),
                            ("x\n\nru: а\n\nru: б", "two ru: hints"), ("x\n\nde: y", "de: the course speaks"),
                            ("x\n\nru:", "a language code"), ("x\n\nсвободный текст", "a language code")):
         with pytest.raises(ValueError, match=problem):
-            hint_texts(wrong)
+            hint_text(wrong)
 
 
 def test_the_grader_loads_every_language():
     for entry in load_misconceptions(GRA):
-        assert entry.hints == next(e.hints for e in ENTRIES if e.exercise == GRA and e.name == entry.name)
-        assert entry.hint_in("ru") == entry.hints["ru"] and entry.hint_in("xx") == entry.hint
-    assert hint_in({"en": "e", "ru": "р"}, "ru") == "р" and hint_in({"en": "e"}, "ru") == "e"
+        assert repr(entry.hint) == repr(next(e.hint for e in ENTRIES if e.exercise == GRA and e.name == entry.name))
+        assert entry.hint_in("ru") == entry.hint.in_("ru") and entry.hint_in("xx") == entry.hint
+    assert hint_in(Text("e", "р"), "ru") == "р" and hint_in(Text("e", "р"), "en") == "e"
     assert hint_in("as written", "ru") == "as written"
 
 
 def test_the_hint_tables_carry_every_language_under_the_catalogues_names():
-    by_name = {(e.exercise, e.name): e.hints for e in ENTRIES}
+    by_name = {(e.exercise, e.name): {language: e.hint.in_(language) for language in course.LANGUAGES}
+               for e in ENTRIES}
     conftest = starter_conftest()
     shipped = 0
     for folder in course.FOLDERS:
@@ -116,6 +119,7 @@ def test_the_learner_sees_the_hint_in_the_setting(monkeypatch):
     monkeypatch.setenv("RL4LLM_LANG", "ru")
     assert conftest.diagnosis(observed, table) == ["вероятная ошибка в f: a -- похоже на a"]
     assert conftest.hint_text("one text", "ru") == "one text" and conftest.hint_text({"en": "e"}, "ru") == "e"
+    assert conftest.hint_text(hints, "ru") == "похоже на a" and conftest.hint_text(hints, "xx") == "looks like a"
 
 
 def test_the_grader_names_the_mistake_with_the_hint_in_the_setting(monkeypatch):
@@ -124,7 +128,7 @@ def test_the_grader_names_the_mistake_with_the_hint_in_the_setting(monkeypatch):
         monkeypatch.setenv("RL4LLM_LANG", language)
         report = grade_exercise(GRA, entry.function, namespace=entry.module)
         assert report["misconceptions"] == ["sample_std"]
-        line = texts.feedback_text(language, "misconception_on_check", name="sample_std", hint=entry.hints[language])
+        line = texts.feedback_text(language, "misconception_on_check", name="sample_std", hint=entry.hint.in_(language))
         assert line in report["feedback"], report["feedback"]
 
 
@@ -141,8 +145,8 @@ def test_a_stub_message_reads_the_same_everywhere_in_every_language():
     fence = _a_fence()
     english = stub_message("module_9_reference", fence)
     assert english == f"module_9_reference.k3_kl is not implemented yet -- {fence.pointer}"  # what the stub raises
-    assert conftest.MESSAGES["en"]["not_implemented_stub"] == \
-        conftest.MESSAGES["en"]["not_implemented"].format(message=texts.DETAILS["en"]["stub"])
+    assert table_in(conftest.MESSAGES, "en")["not_implemented_stub"] == \
+        table_in(conftest.MESSAGES, "en")["not_implemented"].format(message=table_in(texts.DETAILS, "en")["stub"])
     for language in course.LANGUAGES:
         assert texts.translated(english, language) == stub_message("module_9_reference", fence, language)
         line = conftest.not_implemented(NotImplementedError(english), language)
@@ -187,10 +191,10 @@ def test_not_implemented_is_read_from_the_code_in_every_language():
     assert stub["not_implemented"] and stub["status"] == "error" and CYRILLIC.search(stub["feedback"])
     assert not written["not_implemented"] and (written["status"], written["points"]) == ("error", 0)
     assert CYRILLIC.search(written["feedback"])
-    status = nbgrader_scoring.TEXT["ru"]["status"]["not_implemented"]
+    status = table_in(nbgrader_scoring.TEXT, "ru")["status"]["not_implemented"]
     _, outputs = nbgrader_scoring.verdict_outputs(stub, stub["id"], 1.0, "ru", hide=False)
     assert status in outputs[0]["evalue"]
-    assert not any(texts.DETAILS["ru"]["note_notebook"].split("{")[0] in line for line in outputs[0]["traceback"])
+    assert not any(table_in(texts.DETAILS, "ru")["note_notebook"].split("{")[0] in line for line in outputs[0]["traceback"])
     _, outputs = nbgrader_scoring.verdict_outputs(written, written["id"], 1.0, "ru", hide=False)
     assert status not in outputs[0]["evalue"]
 

@@ -68,6 +68,7 @@ nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
 from graders.engine import course_guard, nbgrader_scoring  # noqa: E402 - needs nbgrader
+from graders.text import table_in
 
 ASSIGNMENTS = {  # assignment -> (folder, language)
     notebooks.assignment_name(folder, language): (folder, language)
@@ -301,14 +302,14 @@ def test_verdict_outputs_make_nbgrader_record_the_engine_points(language):
         assert score == expected and determine_grade(cell) == (expected, cell_points), (engine, outputs)
         text = json.dumps(outputs, ensure_ascii=False)
         if engine is not None:
-            assert nbgrader_scoring.TEXT[language]["how"] in text and nbgrader_scoring.TEXT[language]["hidden"] in text
+            assert table_in(nbgrader_scoring.TEXT, language)["how"] in text and table_in(nbgrader_scoring.TEXT, language)["hidden"] in text
     stub = {**entry(0.0, "error", feedback="0/3 checks passed.\nnot implemented yet: m.f"), "not_implemented": True}
     _, outputs = nbgrader_scoring.verdict_outputs(stub, "m.f", 3, language, hide=False)
-    assert nbgrader_scoring.TEXT[language]["status"]["not_implemented"] in outputs[0]["evalue"]
+    assert table_in(nbgrader_scoring.TEXT, language)["status"]["not_implemented"] in outputs[0]["evalue"]
     started = entry(0.0, "error", feedback="0/3 checks passed.\nnot implemented yet: m.f")  # the code, not the text
     _, outputs = nbgrader_scoring.verdict_outputs(started, "m.f", 3, language, hide=False)
-    assert nbgrader_scoring.TEXT[language]["status"]["not_implemented"] not in outputs[0]["evalue"]
-    english, russian = nbgrader_scoring.TEXT["en"], nbgrader_scoring.TEXT["ru"]
+    assert table_in(nbgrader_scoring.TEXT, language)["status"]["not_implemented"] not in outputs[0]["evalue"]
+    english, russian = table_in(nbgrader_scoring.TEXT, "en"), table_in(nbgrader_scoring.TEXT, "ru")
     assert english.keys() == russian.keys() and english["status"].keys() == russian["status"].keys()
 
 
@@ -871,7 +872,7 @@ def test_the_untouched_release_scores_zero_on_every_graded_cell(course):
             assert len(graded) == len(exercises_in(DEFAULT_KIT.solution_path(stem)))
             assert all(score == 0 for score, _ in graded.values()), (assignment, stem, graded)
             language = ASSIGNMENTS[assignment][1]  # the verdict and the engine's lines in the assignment's language
-            assert nbgrader_scoring.TEXT[language]["status"]["not_implemented"] in \
+            assert table_in(nbgrader_scoring.TEXT, language)["status"]["not_implemented"] in \
                 _feedback_text(root, UNTOUCHED, assignment, stem)
 
 
@@ -942,7 +943,7 @@ def test_feedback_and_export_show_the_engine_score(course, engine):
             shown = re.search(rf'href="#{re.escape(cell)}">Test cell</a> \(Score: ([0-9.]+) / ([0-9.]+)\)', raw)
             assert shown and float(shown.group(1)) == pytest.approx(round(value, 2), abs=0.006), (student, cell)
             top = spec_for(exercise_id).points
-            headline = nbgrader_scoring.TEXT[language]["headline"].format(
+            headline = table_in(nbgrader_scoring.TEXT, language)["headline"].format(
                 exercise=exercise_id, score=nbgrader_scoring._number(value), points=nbgrader_scoring._number(top),
                 status="").split(" ()")[0]
             assert headline in text, (student, exercise_id, headline)
@@ -1039,7 +1040,7 @@ def test_hide_mode_keeps_hidden_inputs_out_of_the_feedback(course):
                 if notebook == stem:
                     assert not [t for t in hidden if f"input {t}" in text], (student, notebook)
     withheld = _feedback_text(root, TOLERANCE, HIDE_ASSIGNMENT, stem)
-    assert "(hidden): input hidden input" in withheld and nbgrader_scoring.TEXT["en"]["hidden"] in withheld
+    assert "(hidden): input hidden input" in withheld and table_in(nbgrader_scoring.TEXT, "en")["hidden"] in withheld
 
 
 def _fenced_lines(stem: str) -> list[str]:

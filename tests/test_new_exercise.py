@@ -31,7 +31,7 @@ from graders.paths import REPO_ROOT
 STEM, FUNCTION = "module_8_reference", "throwaway_margin"
 EXERCISE = f"{STEM}.{FUNCTION}"
 FOUR = {"solutions/module_08/module_8_reference.py", "starter/module_08/test_module_8_reference.py",
-        "graders/checks/module_8_reference.py", f"graders/misconceptions/{STEM}/{FUNCTION}.py"}
+        "graders/checks/module_8_reference/__init__.py", f"graders/misconceptions/{STEM}/{FUNCTION}.py"}
 
 REFERENCE = '''
 
@@ -65,14 +65,20 @@ def test_throwaway_margin_refuses_what_the_grader_refuses(args, kwargs, error):
         ref.throwaway_margin(*args, **kwargs)
 '''
 CHECKS = '''
+import numpy as np  # noqa: E402 - the new exercise's own imports, below the package's parts
+
+from graders.checks import Case  # noqa: E402
+from graders.checks import exercise as _register  # noqa: E402
+from graders.text import Text  # noqa: E402
+
 
 @_register("module_8_reference.throwaway_margin", points=1)
 def _throwaway_margin_cases():
-    yield Case(args=(1.0, 0.5, 2.0), label="the golden row", label_ru="эталонная строка", hidden=False)
-    yield Case(args=(np.array([1.0, -2.0]), np.array([0.0, 3.0]), 0.5), label="two pairs", label_ru="две пары")
-    yield Case(args=(1.0, 0.5, 0.0), raises=ValueError, label="beta = 0 is refused", label_ru="beta = 0 отклоняется",
+    yield Case(args=(1.0, 0.5, 2.0), label=Text("the golden row", "эталонная строка"), hidden=False)
+    yield Case(args=(np.array([1.0, -2.0]), np.array([0.0, 3.0]), 0.5), label=Text("two pairs", "две пары"))
+    yield Case(args=(1.0, 0.5, 0.0), raises=ValueError, label=Text("beta = 0 is refused", "beta = 0 отклоняется"),
                hidden=False)
-    yield Case(args=(1.0, 0.5, -1.0), raises=ValueError, label="beta < 0 is refused", label_ru="beta < 0 отклоняется")
+    yield Case(args=(1.0, 0.5, -1.0), raises=ValueError, label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
 '''
 LATEX = 'r"m = \\beta\\,(c - r)"'
 CATALOGUE = '''"""Wrong versions of m = beta (chosen - rejected) (throwaway_margin).
@@ -136,11 +142,11 @@ def _fill(kit: Path) -> None:
 
     replace_from("solutions/module_08/module_8_reference.py", f"\n\ndef {FUNCTION}(", REFERENCE)
     replace_from("starter/module_08/test_module_8_reference.py", f"\n\ndef test_{FUNCTION}_golden_row", PUBLIC_TESTS)
-    checks = kit / "graders/checks/module_8_reference.py"
+    checks = kit / "graders/checks/module_8_reference/__init__.py"
     text = checks.read_text(encoding="utf-8")
     text = text.replace(f'r"{scaffold.TODO}: the formula in LaTeX"', LATEX)
     checks.write_text(text, encoding="utf-8")
-    replace_from("graders/checks/module_8_reference.py", f"\n\n# --- {FUNCTION} (", CHECKS)
+    replace_from("graders/checks/module_8_reference/__init__.py", f"\n\n# --- {FUNCTION} (", CHECKS)
     (kit / "graders/misconceptions" / STEM / f"{FUNCTION}.py").write_text(CATALOGUE, encoding="utf-8")
 
 
@@ -189,7 +195,7 @@ def test_a_new_exercise_is_four_files_and_every_omission_is_named(tmp_path):
     omitted = {
         "solutions/module_08/module_8_reference.py": "no fenced reference function throwaway_margin",
         "starter/module_08/test_module_8_reference.py": "no public test named test_throwaway_margin_<what>",
-        "graders/checks/module_8_reference.py": "throwaway_margin: no hidden checks",
+        "graders/checks/module_8_reference/__init__.py": "throwaway_margin: no hidden checks",
         f"graders/misconceptions/{STEM}/{FUNCTION}.py": "throwaway_margin: no misconception catalogue",
     }
     for relpath, message in omitted.items():

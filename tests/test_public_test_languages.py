@@ -33,7 +33,7 @@ PUBLIC_TEST_FILES = sorted(STARTER_DIR.glob("module_0*/test_*.py"))
 PYTEST_TEXTS = ("fail", "skip", "xfail", "exit", "importorskip")  # pytest.<name>(text): a learner reads it
 NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
-kit_say = load_module(STARTER_DIR / "_kit_say.py", "_rl4llm_kit_say")
+kit_say = load_module(STARTER_DIR / "_kit_say.py", "_rl4llm_kit_say", given={"_kit_text": STARTER_DIR / "_kit_text.py"})
 
 
 # ----------------------------------------------------------------------------- the rule
@@ -124,7 +124,8 @@ def test_kit_say_has_the_courses_languages_and_is_the_conftests_setting():
     assert kit_say.LANGUAGES == course.LANGUAGES
     conftest = starter_conftest()
     assert conftest.language is conftest.kit_say.language
-    assert set(conftest.MESSAGES) == set(kit_say.LANGUAGES)
+    assert all(list(text.translations) == list(kit_say.LANGUAGES) for text in conftest.MESSAGES.values())
+    assert kit_say.say("a {x}", "б {x}") in ("a {x}", "б {x}")  # Text(en, ru).in_(the setting), as written
 
 
 def test_say_reads_the_setting_when_it_is_called(monkeypatch):

@@ -26,9 +26,11 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from graders import cli, course, figures, walkthrough  # noqa: E402
+from graders import cli, course, figures, walkthrough, walkthrough_seed  # noqa: E402
 from graders.language import default_language  # noqa: E402
 from graders.paths import REPO_ROOT, SEEDS_DIR, SOLUTIONS_DIR, STARTER_DIR  # noqa: E402
+from graders.text import table_in
+from graders.text import Text
 
 CYRILLIC = re.compile("[А-Яа-яЁё]")
 M9_FIGURES = ["module09_accuracy_by_prompt.png", "module09_exact_updates.png", "module09_heldout_accuracy.png",
@@ -107,9 +109,9 @@ def test_impl_that_matches_neither_layout_says_what_was_expected(tmp_path):
 
 def test_without_impl_a_learner_install_runs_its_starter(monkeypatch, tmp_path):
     assert walkthrough.resolve_impl("8", None) == (SOLUTIONS_DIR / "module_08").resolve()
-    monkeypatch.setattr(walkthrough, "SOLUTIONS_DIR", tmp_path / "solutions")  # a learner install has none
+    monkeypatch.setattr(walkthrough_seed, "SOLUTIONS_DIR", tmp_path / "solutions")  # a learner install has none
     assert walkthrough.resolve_impl("8", None) == (STARTER_DIR / "module_08").resolve()
-    monkeypatch.setattr(walkthrough, "STARTER_DIR", tmp_path / "starter")
+    monkeypatch.setattr(walkthrough_seed, "STARTER_DIR", tmp_path / "starter")
     with pytest.raises(walkthrough.ImplError, match="pass --impl DIR"):
         walkthrough.resolve_impl("8", None)
 
@@ -155,30 +157,29 @@ def _leaves(table: dict, prefix=()) -> dict:
 @pytest.mark.parametrize("table", [walkthrough.TEXT, figures.SEED_TEXT, figures.FIGURE_TEXT, figures.WORDS],
                          ids=["walkthrough.TEXT", "figures.SEED_TEXT", "figures.FIGURE_TEXT", "figures.WORDS"])
 def test_every_text_exists_in_every_language(table):
-    assert set(table) == set(course.LANGUAGES)
-    leaves = {language: _leaves(table[language]) for language in course.LANGUAGES}
-    first = leaves[course.LANGUAGES[0]]
-    for language, entries in leaves.items():
-        assert set(entries) == set(first), (language, set(entries) ^ set(first))
-        for key, text in entries.items():
-            assert isinstance(text, str) and text.strip(), (language, key)
-            assert _placeholders(text) == _placeholders(first[key]), (language, key)
-    assert not [text for text in leaves["en"].values() if CYRILLIC.search(text)]
+    leaves = _leaves(table)
+    assert leaves and all(isinstance(text, Text) for text in leaves.values()), \
+        [key for key, text in leaves.items() if not isinstance(text, Text)]
+    for key, text in leaves.items():
+        for language in course.LANGUAGES:
+            assert text.in_(language).strip(), (language, key)
+            assert _placeholders(text.in_(language)) == _placeholders(text), (language, key)
+    assert not [text for text in leaves.values() if CYRILLIC.search(text.in_("en"))]
 
 
 def test_every_label_the_seeds_put_on_a_figure_is_translated():
     for folder in course.FOLDERS:
         seed = (SEEDS_DIR / f"{folder}_seed.txt").read_text(encoding="utf-8")
         for spec in figures.SEED_FIGURES[folder]:
-            assert spec.marker in seed and spec.slug in figures.FIGURE_TEXT["en"]
+            assert spec.marker in seed and spec.slug in table_in(figures.FIGURE_TEXT, "en")
         for extra in figures.EXTRA_FIGURES[folder]:
-            assert extra.slug in figures.FIGURE_TEXT["en"]
+            assert extra.slug in table_in(figures.FIGURE_TEXT, "en")
     seed9 = (SEEDS_DIR / "module_09_seed.txt").read_text(encoding="utf-8")
     russian = set(re.findall(r"^[A-Z_]+ = '([^']*)'$", seed9, flags=re.M))
-    assert len(russian) == 19 and russian <= set(figures.SEED_TEXT["en"])  # 20 constants, "энтропия" twice
+    assert len(russian) == 19 and russian <= set(table_in(figures.SEED_TEXT, "en"))  # 20 constants, "энтропия" twice
     seed8 = (SEEDS_DIR / "module_08_seed.txt").read_text(encoding="utf-8")
     legends = set(re.findall(r'label="([^"]+)"', seed8))
-    assert len(legends) == 7 and legends <= set(figures.SEED_TEXT["ru"])
+    assert len(legends) == 7 and legends <= set(table_in(figures.SEED_TEXT, "ru"))
 
 
 # ----------------------------------------------------------------------------- the seed's cells
@@ -258,7 +259,7 @@ def test_the_ratio_figure_gets_a_title_labels_clip_bounds_and_a_panel_for_the_me
     context = {"experiment": {"config": SimpleNamespace(eps_low=0.2, eps_high=0.28)}}
     figures.finish_seed_figure(fig, spec, "en", context)
     top, low = fig.axes
-    assert top.get_title() == figures.FIGURE_TEXT["en"]["module09_importance_ratios"]["title"]
+    assert top.get_title() == table_in(figures.FIGURE_TEXT, "en")["module09_importance_ratios"]["title"]
     assert top.get_ylabel() and low.get_ylabel() and low.get_xlabel() == "update"
     legend = [text.get_text() for text in top.get_legend().get_texts()]
     assert "clip bound 1 − ε_low = 0.80" in legend and "clip bound 1 + ε_high = 1.28" in legend

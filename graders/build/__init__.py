@@ -7,8 +7,8 @@ stale. What is generated, and where from:
 - ``starter/module_0X/<learner file>.py``: stubs of the fenced solution files,
   and ``starter/module_0X/<given module>.py``: verbatim copies of the
   unfenced ones (:mod:`.stubs`);
-- ``starter/_kit_course.py`` and ``starter/_kit_compare.py``: the course
-  registry and the engine's comparator for the learner's conftest
+- ``starter/_kit_course.py``, ``starter/_kit_compare.py`` and ``starter/_kit_text.py``: the course
+  registry, the engine's comparator and graders/text.py's Text for the learner's conftest
   (:mod:`.support`, :mod:`.comparator`);
 - ``assignments/source/<assignment>/*.ipynb``: the nbgrader source notebooks,
   with the given modules they import beside them (:mod:`.notebooks`);

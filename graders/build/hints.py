@@ -120,7 +120,8 @@ def _wrong_values(function_id: str, call: dict, catalogue: list, conftest: Modul
                                               atol=conftest.ATOL) is None:
             continue
         value = None if output is _RAISED else _shippable(output, conftest)
-        entries.append({"name": entry.name, "hint": dict(entry.hints), "value": value})
+        entries.append({"name": entry.name, "value": value,  # the hint read through its accessor, per language
+                        "hint": {language: entry.hint.in_(language) for language in course.LANGUAGES}})
     return sorted(entries, key=lambda e: e["name"])
 
 

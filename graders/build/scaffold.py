@@ -72,19 +72,19 @@ def test_{function}_golden_row():
 '''
 
 
-def _checks(exercise_id: str, function: str, register: str, case: str) -> str:
+def _checks(exercise_id: str, function: str, register: str, case: str, text: str) -> str:
     return f'''
 
 # --- {function} ({TODO}: written by `rl4llm new-exercise`; fill in, then drop the TODO markers)
 @{register}("{exercise_id}", points=1)
 def _{function}_cases():
     # {TODO}: the public tests' golden rows again, hidden=False
-    yield {case}(args=(1.0, 2.0), label="public: the golden row", label_ru="публичный: эталонная строка",
+    yield {case}(args=(1.0, 2.0), label={text}("public: the golden row", "публичный: эталонная строка"),
                hidden=False)
     # {TODO}: hidden edge cases (extremes, broadcasting), then hypothesis_cases(..., seed=<a new seed>)
-    yield {case}(args=(-3.0, 0.5), label="{TODO} hidden case", label_ru="{TODO} скрытая проверка")
+    yield {case}(args=(-3.0, 0.5), label={text}("{TODO} hidden case", "{TODO} скрытая проверка"))
     # {TODO}: an input the reference refuses, public so the public tests make it too (_refused.json)
-    yield {case}(args=(1.0, 0.0), raises=ValueError, label="beta = 0 is refused", label_ru="beta = 0 отклоняется",
+    yield {case}(args=(1.0, 0.0), raises=ValueError, label={text}("beta = 0 is refused", "beta = 0 отклоняется"),
                hidden=False)
 '''
 
@@ -189,13 +189,18 @@ def plan(stem: str, function: str) -> Plan:
         raise ScaffoldError(f"{exercise_id} exists already (nothing written): " + "; ".join(taken))
 
     from graders.checks import Case
+    from graders.text import Text
 
     register = _bound_name(checks, register_function)
     case = _bound_name(checks, Case)
+    text = _bound_name(checks, Text)
     imports = ""
     if register is None or case is None:
         imports = "\nfrom graders.checks import Case as _NewCase\nfrom graders.checks import exercise as _new_exercise\n"
         register, case = register or "_new_exercise", case or "_NewCase"
+    if text is None:
+        imports += "\nfrom graders.text import Text as _NewText\n"
+        text = "_NewText"
     texts = {
         solution: solution.read_text(encoding="utf-8").rstrip("\n") + "\n" + _reference(function),
         public: public.read_text(encoding="utf-8").rstrip("\n") + "\n" + _public_test(function, _module_alias(public, stem),
@@ -206,11 +211,11 @@ def plan(stem: str, function: str) -> Plan:
     lines.insert(latex_end - 1, f'    "{function}": r"{TODO}: the formula in LaTeX",\n')
     latex_text = "".join(lines)
     if latex_file == checks_file:
-        texts[checks_file] = latex_text.rstrip("\n") + "\n" + imports + _checks(exercise_id, function, register, case)
+        texts[checks_file] = latex_text.rstrip("\n") + "\n" + imports + _checks(exercise_id, function, register, case, text)
     else:
         texts[latex_file] = latex_text
         texts[checks_file] = (checks_file.read_text(encoding="utf-8").rstrip("\n") + "\n" + imports
-                              + _checks(exercise_id, function, register, case))
+                              + _checks(exercise_id, function, register, case, text))
     return Plan(exercise_id, texts)
 
 

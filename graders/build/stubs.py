@@ -45,8 +45,8 @@ def stub_message(module: str, fence: Fence, language: str = "en") -> str:
     """
     function = f"{module}.{fence.function}"
     if not fence.pointer:
-        return DETAILS[language]["stub_docstring"].format(function=function)
-    return DETAILS[language]["stub"].format(function=function, pointer=fence.pointer)
+        return DETAILS["stub_docstring"].in_(language, function=function)
+    return DETAILS["stub"].in_(language, function=function, pointer=fence.pointer)
 
 
 def make_stub_source(source: str, module: str, relpath: str) -> str:

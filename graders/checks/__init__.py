@@ -11,17 +11,18 @@ with one decorated *case generator* per exercise. The exercise id is
 
     import numpy as np
     from graders.checks import Case, exercise, hypothesis_cases, st
+    from graders.text import Text
 
     @exercise("module_9_reference.group_relative_advantages", points=2)
     def _cases():
         # public cases (from the seed notebook): the learner has seen these
-        yield Case(args=([1.0, 0.0, 0.0, 0.0],), label="one success in G=4",
-                   label_ru="один успех при G=4", hidden=False)
+        yield Case(args=([1.0, 0.0, 0.0, 0.0],), label=Text("one success in G=4", "один успех при G=4"),
+                   hidden=False)
         # hidden fixed cases
         yield Case(args=(np.array([[1.0, 0.0], [0.0, 0.0]]),), kwargs={"scale": False},
-                   label="two groups, unscaled", label_ru="две группы, без масштабирования")
-        yield Case(args=([],), raises=ValueError, label="an empty group is refused",
-                   label_ru="пустая группа отклоняется")
+                   label=Text("two groups, unscaled", "две группы, без масштабирования"))
+        yield Case(args=([],), raises=ValueError,
+                   label=Text("an empty group is refused", "пустая группа отклоняется"))
         # property-based cases: Hypothesis with a FIXED seed -> the same inputs for everyone
         groups = st.lists(st.sampled_from([0.0, 1.0]), min_size=2, max_size=8)
         yield from hypothesis_cases(groups, count=20, seed=9_001,
@@ -70,10 +71,11 @@ What the engine does with a spec
   on some case, and from the reference on some case. For an expensive harness (a training
   run per entry) pass ``detect_misconceptions=False`` and let a cheaper
   exercise or call mode name the mistake.
-- Every label comes in English (``label``: also the case's identity in
-  ``report.json``, the reference cache and the tests) and in Russian
-  (``label_ru``, at the same call site; a helper that builds cases passes both
-  through). Feedback shows the label in the report's language; keep numbers,
+- Every label is a :class:`graders.text.Text`, ``label=Text(english, russian)``
+  at the call site (its English value is also the case's identity in
+  ``report.json``, the reference cache and the tests; a helper that builds
+  cases passes the Text through; a plain-string label is refused). Feedback
+  shows the label in the report's language; keep numbers,
   formulas, argument names and ``loss_type`` values as in the English one.
 - Feedback per failed case: its label, its input (``hidden input`` for
   ``hidden=True`` cases when grading with ``--hide-hidden-inputs``), expected
@@ -109,11 +111,11 @@ Call modes (``call=``)
 
       @exercise("module_8_training.dpo_loss", points=3, call=Harness(run_dpo, given=("dpo_toy",)), timeout=60,
                 compare=band(lambda exp, got: abs(got["after_accuracy"] - 1.0) < 1e-9,
-                             "pair accuracy should reach 1.0", "точность по парам должна дойти до 1.0"))
+                             Text("pair accuracy should reach 1.0", "точность по парам должна дойти до 1.0")))
 
 Custom comparison: ``compare(expected, got, case) -> None | str`` returns
-``None`` on a match, else a one-line reason, in both languages with
-:func:`said` (``said(en, ru)``: feedback shows the report's language).
+``None`` on a match, else a one-line reason, in both languages as a
+:class:`graders.text.Text` (``Text(en, ru)``: feedback shows the report's language).
 :func:`close` builds the default; :func:`band` wraps a predicate (outcome
 bands of a training run).
 
@@ -140,158 +142,13 @@ grades each entry as a submission in one batch::
 from __future__ import annotations
 
 import importlib
-import inspect
-import threading
 from collections.abc import Callable, Iterable
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-import numpy as np
+from graders.checks.cases import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TIMEOUT, RETURNS, Case, Compare, Harness,
+                                  LossAndGrads, Returns, Tensor, band, close, reference_definitions)
+from graders.checks.drawn import hypothesis_cases, st
 
-from graders.engine.codec import TensorSpec
-from graders.engine.compare import Said, mismatch, spoken
-
-try:  # re-exported for check authors
-    from hypothesis import strategies as st
-except ImportError:  # pragma: no cover - hypothesis is a core dependency
-    st = None
-
-DEFAULT_RTOL = 1e-5
-DEFAULT_ATOL = 1e-6
-DEFAULT_TIMEOUT = 10.0
-
-
-def Tensor(data, dtype: str = "float64", requires_grad: bool = False) -> TensorSpec:  # noqa: N802
-    """An input that the worker turns into ``torch.tensor(data, dtype=torch.<dtype>)``."""
-    return TensorSpec(np.asarray(data), dtype, requires_grad)
-
-
-@dataclass(frozen=True)
-class Case:
-    """One call of the exercise function.
-
-    ``label`` is the case's identity (``report.json``, the reference cache and the
-    tests know it by it) and its English name in feedback; ``label_ru`` is the same
-    label in Russian, which feedback in Russian shows instead (every labelled case
-    of the course has one: ``tests/test_check_labels_ru.py``).
-    """
-
-    args: tuple = ()
-    kwargs: dict = field(default_factory=dict)
-    label: str = ""
-    hidden: bool = True
-    raises: type[BaseException] | None = None
-    weight: float = 1.0
-    rtol: float | None = None  # None: the exercise's
-    atol: float | None = None
-    label_ru: str = ""
-
-    def label_in(self, language: str) -> str:
-        """The label a learner reads in ``language``: ``label_ru`` in Russian where it is set, else ``label``."""
-        return (self.label_ru or self.label) if language == "ru" else self.label
-
-
-@dataclass(frozen=True)
-class Returns:
-    """Call mode: compare the return value."""
-
-    uses_torch = False  # by itself: tensor inputs still need torch
-
-    def describe(self) -> dict:
-        """The call mode as the worker reads it (JSON; :func:`graders.engine.calls.call_case` dispatches on it)."""
-        return {"kind": "returns"}
-
-
-@dataclass(frozen=True)
-class LossAndGrads:
-    """Call mode: the loss value and its gradients w.r.t. the ``requires_grad`` tensor inputs."""
-
-    output: int | None = None
-    uses_torch = True
-
-    def describe(self) -> dict:
-        return {"kind": "loss_and_grads", "output": self.output}
-
-
-@dataclass(frozen=True)
-class Harness:
-    """Call mode: ``function(fn, learner, starter, *args, **kwargs)`` run on both sides.
-
-    ``torch=False`` declares that the harness never touches torch, so a worker
-    grading only NumPy exercises need not import it (about 0.8 s per worker).
-    ``given`` names the given modules the harness asks ``starter`` for
-    (``("grpo_toy",)``): both sides load them before any learner code runs.
-    ``prelude`` is source text run before the harness's own, in its namespace:
-    trusted copies of reference definitions the harness swaps in
-    (:func:`reference_definitions` reads them from the solutions).
-    """
-
-    function: Callable
-    torch: bool = True
-    given: tuple[str, ...] = ()
-    prelude: str = ""  # source run before the harness's, in its namespace (trusted copies it calls)
-
-    @property
-    def uses_torch(self) -> bool:
-        return self.torch
-
-    def describe(self) -> dict:
-        source = inspect.getsource(self.function)
-        if self.prelude:
-            source = f"{self.prelude}\n\n{source}"
-        return {"kind": "harness", "name": self.function.__name__, "source": source, "torch": self.torch,
-                "given": list(self.given)}
-
-
-def reference_definitions(relpath: str, names: tuple[str, ...], imports: str) -> str:
-    """The source of some top-level definitions of a reference file (``solutions/<relpath>``), decorators
-    included, in file order, below ``imports``: a self-contained program for a harness's ``prelude``."""
-    import ast
-
-    from graders.paths import SOLUTIONS_DIR
-
-    text = (SOLUTIONS_DIR / relpath).read_text(encoding="utf-8")
-    lines = text.splitlines()
-    found = {}
-    for node in ast.parse(text).body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in names:
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            found[node.name] = "\n".join(lines[first - 1:node.end_lineno])
-    missing = [name for name in names if name not in found]
-    if missing:
-        raise ValueError(f"solutions/{relpath} defines no {missing}")
-    return "\n\n\n".join([imports.strip(), *found.values()])
-
-
-RETURNS = Returns()
-Compare = Callable[[object, object, Case], "str | None"]
-
-
-def said(en: str, ru: str) -> Said:
-    """A comparison's message in English and Russian (same numbers, names and keys in both); the feedback
-    shows the report's language (``graders.engine.texts.translated``)."""
-    return spoken({"en": en, "ru": ru})
-
-
-def close(rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> Compare:
-    """The default comparison at the given tolerances (a case's own rtol/atol win)."""
-    def compare(expected, got, case: Case) -> str | None:
-        return mismatch(expected, got, rtol=case.rtol if case.rtol is not None else rtol,
-                        atol=case.atol if case.atol is not None else atol)
-    return compare
-
-
-def band(predicate: Callable[[object, object], bool], message: str, message_ru: str = "") -> Compare:
-    """A comparison that passes when ``predicate(expected, got)`` is true, else says ``message``
-    (``message_ru`` in Russian)."""
-    def compare(expected, got, case: Case) -> str | None:
-        ru = message_ru or message
-        try:
-            return None if predicate(expected, got) else said(message, ru)
-        except Exception as error:  # noqa: BLE001 - a malformed answer fails the band
-            name = type(error).__name__
-            return said(f"{message} (could not evaluate: {name})", f"{ru} (не удалось вычислить: {name})")
-    return compare
 
 
 @dataclass
@@ -364,73 +221,6 @@ def spec_for(exercise_id: str) -> ExerciseSpec | None:
             if error.name != f"{__name__}.{stem}":
                 raise
     return REGISTRY.get(exercise_id)
-
-
-@contextmanager
-def _seed_alone():
-    """Hypothesis draws as if no module of the kit were loaded.
-
-    Hypothesis (since 6.131) biases generation towards constants it harvests
-    from every *local* module in ``sys.modules`` -- here the kit's own code --
-    so one seed drew different examples depending on which of the kit's
-    modules a process had imported (the grader, the build, a test run, the
-    layout of the files). With that harvest empty, the examples depend on the
-    seed alone. Internal API: when a Hypothesis release renames it, this
-    changes nothing and ``tests/test_engine_units.py`` says so.
-    """
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:  # pragma: no cover - a Hypothesis without the harvest
-        yield
-        return
-    harvest = getattr(providers, "_get_local_constants", None)
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
-    if harvest is None or cache is None:  # pragma: no cover
-        yield
-        return
-    empty = providers.Constants()
-    with _SEED_ALONE_LOCK:
-        providers._get_local_constants = lambda: empty
-        cache.cache.clear()
-        try:
-            yield
-        finally:
-            providers._get_local_constants = harvest
-            cache.cache.clear()
-
-
-_SEED_ALONE_LOCK = threading.RLock()
-
-
-def hypothesis_cases(strategy, *, count: int, seed: int, to_case: Callable[[object], Case]) -> list[Case]:
-    """``count`` (or fewer, if the space is small) examples of ``strategy``, identical on every run.
-
-    Hypothesis draws with a fixed ``seed``, no example database and none of
-    the constants it would harvest from the modules a process has imported
-    (:func:`_seed_alone`), so every submission meets the same inputs. Each example becomes a case via
-    ``to_case``; cases without a label get ``"property case #<i>"`` (in Russian ``"случайная проверка #<i>"``).
-    """
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as fixed_seed
-
-    drawn: list = []
-
-    @_seed_alone()
-    @fixed_seed(seed)
-    @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
-              suppress_health_check=list(HealthCheck), derandomize=False)
-    @given(strategy)
-    def collect(example) -> None:
-        drawn.append(example)
-
-    collect()
-    cases = []
-    for index, example in enumerate(drawn[:count]):
-        case = to_case(example)
-        if not case.label:
-            case = replace(case, label=f"property case #{index + 1}", label_ru=f"случайная проверка #{index + 1}")
-        cases.append(case)
-    return cases
 
 
 __all__ = [

@@ -60,19 +60,20 @@ import numpy as np
 
 from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
 from graders.checks.module_9_training import compare_with_bands
+from graders.text import Text
 
 M = "module_8_training"
 F32 = dict(rtol=1e-4, atol=1e-4)
 
 
 # ----------------------------------------------------------------------------- bands
-# key -> (rtol, atol, what it is, what a miss means); each text as (English, Russian)
-_PLUGGED = ("the toy DPO run with your function plugged in differs from the reference run",
+# key -> (rtol, atol, what it is, what a miss means); each text a Text (English, Russian)
+_PLUGGED = Text("the toy DPO run with your function plugged in differs from the reference run",
             "игрушечный запуск DPO с вашей функцией отличается от эталонного")
-_DETACH = ("return the rewards with .detach(): they are for logging, not for gradients",
+_DETACH = Text("return the rewards with .detach(): they are for logging, not for gradients",
            "верните награды через .detach(): они нужны для логов, а не для градиентов")
 OUTCOME_BANDS = {
-    **{f"{part}_{key}": (1e-3, 1e-3, (f"{what} ({stage})", f"{what_ru} ({stage_ru})"), _PLUGGED)
+    **{f"{part}_{key}": (1e-3, 1e-3, Text(f"{what} ({stage})", f"{what_ru} ({stage_ru})"), _PLUGGED)
        for part, stage, stage_ru in (("before", "the reference policy", "эталонная политика"),
                                      ("after", "after moderate DPO", "после умеренного DPO"),
                                      ("stress", "after high-pressure DPO", "после DPO с сильным давлением"))
@@ -80,17 +81,17 @@ OUTCOME_BANDS = {
                                   ("mean_margin", "the mean margin h", "средний отступ h"),
                                   ("mean_chosen_logp", "the mean log pi(y_w|x)", "среднее log pi(y_w|x)"),
                                   ("mean_rejected_logp", "the mean log pi(y_l|x)", "среднее log pi(y_l|x)"))},
-    **{f"{part}_pair_accuracy": (0.0, 0.13, (f"the pair accuracy ({part})", f"точность по парам ({part_ru})"),
+    **{f"{part}_pair_accuracy": (0.0, 0.13, Text(f"the pair accuracy ({part})", f"точность по парам ({part_ru})"),
                                  _PLUGGED)
        for part, part_ru in (("before", "до"), ("after", "после"), ("stress", "после сильного давления"))},
-    "policy_generation_match": (0.0, 0.13, ("the greedy generation match after moderate DPO",
+    "policy_generation_match": (0.0, 0.13, Text("the greedy generation match after moderate DPO",
                                             "доля совпадений жадной генерации после умеренного DPO"), _PLUGGED),
-    "stress_generation_match": (0.0, 0.13, ("the greedy generation match after high-pressure DPO",
+    "stress_generation_match": (0.0, 0.13, Text("the greedy generation match after high-pressure DPO",
                                             "доля совпадений жадной генерации после DPO с сильным давлением"),
                                 _PLUGGED),
-    "chosen_rewards_detached": (0.0, 0.0, ("whether the returned chosen_rewards are detached (1 = yes)",
+    "chosen_rewards_detached": (0.0, 0.0, Text("whether the returned chosen_rewards are detached (1 = yes)",
                                            "отсоединены ли возвращённые chosen_rewards (1 = да)"), _DETACH),
-    "rejected_rewards_detached": (0.0, 0.0, ("whether the returned rejected_rewards are detached (1 = yes)",
+    "rejected_rewards_detached": (0.0, 0.0, Text("whether the returned rejected_rewards are detached (1 = yes)",
                                              "отсоединены ли возвращённые rejected_rewards (1 = да)"), _DETACH),
 }
 
@@ -167,13 +168,13 @@ def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **k
 
 
 # ----------------------------------------------------------------------------- sequence_logprobs cases
-def _seq_case(logits, input_ids, mask, weights, *, dtype="float64", label="", label_ru="", hidden=True,
+def _seq_case(logits, input_ids, mask, weights, *, dtype="float64", label="", hidden=True,
               weight=1.0):
     tolerances = F32 if dtype == "float32" else {}
     return Case(args=(Tensor(np.asarray(logits, dtype=float), dtype, requires_grad=True),
                       Tensor(np.asarray(input_ids), "long"), Tensor(np.asarray(mask, dtype=bool), "bool")),
                 kwargs={"gradient_weights": Tensor(np.asarray(weights, dtype=float), dtype)},
-                label=label, label_ru=label_ru, hidden=hidden, weight=weight, **tolerances)
+                label=label, hidden=hidden, weight=weight, **tolerances)
 
 
 def _random_sequences(rng: np.random.Generator, batch: int, width: int, vocab: int, *, scale: float = 2.0):
@@ -202,41 +203,32 @@ def _sequence_logprobs():
     # --- public: the rows of starter/module_08/test_module_8_training.py
     hand = [[[0.0, 0.0], [math.log(3.0), 0.0], [5.0, 5.0]]]
     yield _seq_case(hand, [[1, 1, 0]], [[True, True]], [1.0], hidden=False,
-                    label="one sequence of 3 tokens, V = 2 (log 1/2 + log 3/4)",
-                    label_ru="одна последовательность из 3 токенов, V = 2 (log 1/2 + log 3/4)")
-    yield _seq_case(hand, [[1, 1, 0]], [[False, True]], [1.0], hidden=False, label="only the last target scored",
-                    label_ru="учитывается только последний целевой токен")
+                    label=Text("one sequence of 3 tokens, V = 2 (log 1/2 + log 3/4)", "одна последовательность из 3 токенов, V = 2 (log 1/2 + log 3/4)"))
+    yield _seq_case(hand, [[1, 1, 0]], [[False, True]], [1.0], hidden=False, label=Text("only the last target scored", "учитывается только последний целевой токен"))
     yield _seq_case(np.zeros((2, 4, 3)), [[0, 1, 2, 0], [0, 2, 2, 1]], [[False, True, True], [True, True, False]],
-                    [1.0, 1.0], hidden=False, label="uniform logits, two masked sequences",
-                    label_ru="равномерные логиты, две последовательности с маской")
+                    [1.0, 1.0], hidden=False, label=Text("uniform logits, two masked sequences", "равномерные логиты, две последовательности с маской"))
     # --- hidden fixed cases
     rng = np.random.default_rng(8_101)
     logits, ids, _ = _random_sequences(rng, 3, 7, 6)
     mask = np.array([[False, False, True, True, True, False], [False, True, True, True, True, True],
                      [False, False, False, True, False, False]])
-    yield _seq_case(logits, ids, mask, [1.0, -0.5, 2.0], label="three sequences: prompt, response, padding",
-                    label_ru="три последовательности: промпт, ответ, паддинг")
-    yield _seq_case(logits, ids, mask, [1.0, -0.5, 2.0], dtype="float32", label="the same in float32",
-                    label_ru="то же во float32")
-    yield _seq_case(logits, ids, np.zeros_like(mask), [0.3, 1.0, -1.0], label="nothing masked in: every sum is 0",
-                    label_ru="маска пуста: каждая сумма равна 0")
-    yield _seq_case(logits * 8.0, ids, mask, [1.0, 1.0, 1.0], label="large logits (spread of about +-50)",
-                    label_ru="большие логиты (разброс около +-50)")
+    yield _seq_case(logits, ids, mask, [1.0, -0.5, 2.0], label=Text("three sequences: prompt, response, padding", "три последовательности: промпт, ответ, паддинг"))
+    yield _seq_case(logits, ids, mask, [1.0, -0.5, 2.0], dtype="float32", label=Text("the same in float32", "то же во float32"))
+    yield _seq_case(logits, ids, np.zeros_like(mask), [0.3, 1.0, -1.0], label=Text("nothing masked in: every sum is 0", "маска пуста: каждая сумма равна 0"))
+    yield _seq_case(logits * 8.0, ids, mask, [1.0, 1.0, 1.0], label=Text("large logits (spread of about +-50)", "большие логиты (разброс около +-50)"))
     long_logits, long_ids, long_mask = _random_sequences(rng, 2, 12, 10)
     long_mask[:, 3:] = True
-    yield _seq_case(long_logits, long_ids, long_mask, [0.7, -1.3], label="two sequences of 12 tokens, V = 10",
-                    label_ru="две последовательности по 12 токенов, V = 10")
+    yield _seq_case(long_logits, long_ids, long_mask, [0.7, -1.3], label=Text("two sequences of 12 tokens, V = 10", "две последовательности по 12 токенов, V = 10"))
     # --- property-based (fixed seed)
     yield from hypothesis_cases(st.integers(0, 2**31 - 1), count=16, seed=8_102, to_case=_drawn_sequence_case)
     # --- outcome: the learner's sequence_logprobs in the given toy DPO experiment
     yield Case(kwargs={"check": "toy experiment"}, weight=4.0, hidden=False,
-               label="toy DPO experiment (grading configuration) with your sequence_logprobs",
-               label_ru="игрушечный эксперимент DPO (конфигурация проверки) с вашей sequence_logprobs")
+               label=Text("toy DPO experiment (grading configuration) with your sequence_logprobs", "игрушечный эксперимент DPO (конфигурация проверки) с вашей sequence_logprobs"))
 
 
 # ----------------------------------------------------------------------------- dpo_loss cases
 def _dpo_case(chosen, rejected, ref_chosen, ref_rejected, *, beta, label_smoothing=None, dtype="float64",
-              label="", label_ru="", hidden=True, weight=1.0, check=None, raises=None):
+              label="", hidden=True, weight=1.0, check=None, raises=None):
     kwargs = {"beta": beta}
     if label_smoothing is not None:
         kwargs["label_smoothing"] = label_smoothing
@@ -247,7 +239,7 @@ def _dpo_case(chosen, rejected, ref_chosen, ref_rejected, *, beta, label_smoothi
                       Tensor(np.asarray(rejected, dtype=float), dtype, requires_grad=True),
                       Tensor(np.asarray(ref_chosen, dtype=float), dtype),
                       Tensor(np.asarray(ref_rejected, dtype=float), dtype)),
-                kwargs=kwargs, label=label, label_ru=label_ru, hidden=hidden, weight=weight, raises=raises,
+                kwargs=kwargs, label=label, hidden=hidden, weight=weight, raises=raises,
                 **tolerances)
 
 
@@ -273,47 +265,38 @@ def _drawn_pair_case(seed: int) -> Case:
 def _dpo_loss():
     # --- public: the rows of starter/module_08/test_module_8_training.py
     yield _dpo_case([-1.0], [-2.0], [-1.5], [-1.5], beta=0.5, dtype="float32", hidden=False,
-                    label="h = 1, beta = 0.5: loss log(1 + e^-0.5), rewards +-0.25",
-                    label_ru="h = 1, beta = 0.5: функция потерь log(1 + e^-0.5), награды +-0.25")
+                    label=Text("h = 1, beta = 0.5: loss log(1 + e^-0.5), rewards +-0.25", "h = 1, beta = 0.5: функция потерь log(1 + e^-0.5), награды +-0.25"))
     yield _dpo_case([-3.0, -7.0], [-7.0, -3.0], [-3.0, -7.0], [-7.0, -3.0], beta=0.1, hidden=False,
-                    label="policy = reference: loss log 2", label_ru="политика = референс: функция потерь log 2")
+                    label=Text("policy = reference: loss log 2", "политика = референс: функция потерь log 2"))
     yield _dpo_case([0.0, 0.0], [-2.0, 2.0], [0.0, 0.0], [0.0, 0.0], beta=1.0, hidden=False,
-                    label="two pairs with h = +2 and -2: the mean of the two losses",
-                    label_ru="две пары с h = +2 и -2: среднее двух значений функции потерь")
+                    label=Text("two pairs with h = +2 and -2: the mean of the two losses", "две пары с h = +2 и -2: среднее двух значений функции потерь"))
     yield _dpo_case([1.0], [-1.0], [0.0], [0.0], beta=1.0, label_smoothing=0.25, hidden=False,
-                    label="cDPO eps = 0.25 at h = 2", label_ru="cDPO eps = 0.25 при h = 2")
-    yield _dpo_case([-2.0], [-2.0], [-2.0], [-2.0], beta=0.5, hidden=False, label="gradient at h = 0: -+0.25",
-                    label_ru="градиент при h = 0: -+0.25")
+                    label=Text("cDPO eps = 0.25 at h = 2", "cDPO eps = 0.25 при h = 2"))
+    yield _dpo_case([-2.0], [-2.0], [-2.0], [-2.0], beta=0.5, hidden=False, label=Text("gradient at h = 0: -+0.25", "градиент при h = 0: -+0.25"))
     # --- hidden fixed cases
     rng = np.random.default_rng(8_201)
     pairs = _random_pairs(rng, 5)
-    yield _dpo_case(*pairs, beta=0.1, label="five pairs, beta 0.1", label_ru="пять пар, beta 0.1")
-    yield _dpo_case(*pairs, beta=2.0, label_smoothing=0.1, label="five pairs, beta 2, eps 0.1",
-                    label_ru="пять пар, beta 2, eps 0.1")
-    yield _dpo_case(*pairs, beta=0.3, label_smoothing=0.45, label="five pairs, beta 0.3, eps 0.45",
-                    label_ru="пять пар, beta 0.3, eps 0.45")
+    yield _dpo_case(*pairs, beta=0.1, label=Text("five pairs, beta 0.1", "пять пар, beta 0.1"))
+    yield _dpo_case(*pairs, beta=2.0, label_smoothing=0.1, label=Text("five pairs, beta 2, eps 0.1", "пять пар, beta 2, eps 0.1"))
+    yield _dpo_case(*pairs, beta=0.3, label_smoothing=0.45, label=Text("five pairs, beta 0.3, eps 0.45", "пять пар, beta 0.3, eps 0.45"))
     yield _dpo_case(*_random_pairs(rng, 6), beta=0.3, label_smoothing=0.2, dtype="float32",
-                    label="six pairs in float32, beta 0.3, eps 0.2", label_ru="шесть пар во float32, beta 0.3, eps 0.2")
+                    label=Text("six pairs in float32, beta 0.3, eps 0.2", "шесть пар во float32, beta 0.3, eps 0.2"))
     yield _dpo_case([-1.0, -30.0, -5.0, -2.0], [-25.0, -1.0, -5.5, -2.0], [-8.0, -8.0, -5.0, -3.0],
                     [-8.0, -8.0, -5.0, -1.0], beta=1.5, label_smoothing=0.1,
-                    label="large margins (|beta h| up to 30), eps 0.1",
-                    label_ru="большие отступы (|beta h| до 30), eps 0.1")
-    yield _dpo_case(*pairs, beta=0.5, check="rewards detached", label="the returned rewards are detached",
-                    label_ru="возвращаемые награды отсоединены от графа (detach)")
+                    label=Text("large margins (|beta h| up to 30), eps 0.1", "большие отступы (|beta h| до 30), eps 0.1"))
+    yield _dpo_case(*pairs, beta=0.5, check="rewards detached", label=Text("the returned rewards are detached", "возвращаемые награды отсоединены от графа (detach)"))
     yield _dpo_case(*pairs, beta=0.5, label_smoothing=0.2, check="rewards detached",
-                    label="the returned rewards are detached (eps 0.2)",
-                    label_ru="возвращаемые награды отсоединены от графа (detach), eps 0.2")
+                    label=Text("the returned rewards are detached (eps 0.2)", "возвращаемые награды отсоединены от графа (detach), eps 0.2"))
     for beta, smoothing, what in ((0.0, 0.0, "beta = 0"), (-0.1, 0.0, "beta < 0"),
                                   (0.1, 0.5, "label_smoothing = 0.5"), (0.1, -0.1, "label_smoothing < 0")):
         yield _dpo_case(*pairs, beta=beta, label_smoothing=smoothing, raises=ValueError,
-                        label=f"{what} is refused (ValueError)", label_ru=f"{what} отклоняется (ValueError)",
+                        label=Text(f"{what} is refused (ValueError)", f"{what} отклоняется (ValueError)"),
                         weight=0.5)
     # --- property-based (fixed seed)
     yield from hypothesis_cases(st.integers(0, 2**31 - 1), count=16, seed=8_202, to_case=_drawn_pair_case)
     # --- outcome: the learner's dpo_loss in the given toy DPO experiment
     yield Case(kwargs={"check": "toy experiment"}, weight=4.0, hidden=False,
-               label="toy DPO experiment (grading configuration) with your dpo_loss",
-               label_ru="игрушечный эксперимент DPO (конфигурация проверки) с вашей dpo_loss")
+               label=Text("toy DPO experiment (grading configuration) with your dpo_loss", "игрушечный эксперимент DPO (конфигурация проверки) с вашей dpo_loss"))
 
 
 # Each exercise's formula typeset for the notebooks' Markdown (`rl4llm build`); the first line of its

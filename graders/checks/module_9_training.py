@@ -65,7 +65,8 @@ import math
 
 import numpy as np
 
-from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, said, st
+from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
+from graders.text import Text
 
 M = "module_9_training"
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo")
@@ -119,19 +120,19 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
     return result
 
 
-# key -> (rtol, atol, what it is, what a miss means); each text as (English, Russian)
-_TRAINS = ("the loss trains differently from the reference", "функция потерь обучает не так, как эталонная")
+# key -> (rtol, atol, what it is, what a miss means); each text a Text (English, Russian)
+_TRAINS = Text("the loss trains differently from the reference", "функция потерь обучает не так, как эталонная")
 OUTCOME_BANDS = {
-    "first_update_loss": (1e-4, 1e-7, ("the mean loss of the first update (same rollouts as the reference)",
+    "first_update_loss": (1e-4, 1e-7, Text("the mean loss of the first update (same rollouts as the reference)",
                                        "средняя функция потерь первого обновления (те же роллауты, что у эталона)"),
                           _TRAINS),
-    "first_update_ratio_min": (1e-4, 1e-7, ("the smallest ratio rho in the first update",
+    "first_update_ratio_min": (1e-4, 1e-7, Text("the smallest ratio rho in the first update",
                                             "наименьшее отношение rho в первом обновлении"), _TRAINS),
-    "first_update_ratio_max": (1e-4, 1e-7, ("the largest ratio rho in the first update",
+    "first_update_ratio_max": (1e-4, 1e-7, Text("the largest ratio rho in the first update",
                                             "наибольшее отношение rho в первом обновлении"), _TRAINS),
-    "after_train_accuracy": (0.0, 0.1, ("the train accuracy after two updates",
+    "after_train_accuracy": (0.0, 0.1, Text("the train accuracy after two updates",
                                         "точность на обучающих задачах после двух обновлений"), _TRAINS),
-    "after_train_kl": (0.25, 0.01, ("the teacher-forced KL to the reference after two updates",
+    "after_train_kl": (0.25, 0.01, Text("the teacher-forced KL to the reference after two updates",
                                     "KL к эталонной политике (teacher forcing) после двух обновлений"), _TRAINS),
 }
 
@@ -140,7 +141,7 @@ def compare_with_bands(bands: dict, default):
     """Dicts whose keys all belong to ``bands`` (outcome metrics, flags) checked key by key; else ``default``.
 
     ``bands`` maps a key to (rtol, atol, what it is, what a miss means), the two
-    texts as (English, Russian); a value matches when
+    texts each a :class:`~graders.text.Text`; a value matches when
     ``|got - expected| <= atol + rtol * |expected|``. The reasons are said in both languages.
     """
     def compare(expected, got, case):
@@ -148,25 +149,25 @@ def compare_with_bands(bands: dict, default):
             return default(expected, got, case)
         if not isinstance(got, dict):
             kind = type(got).__name__
-            return said(f"the check returned {kind}, not a dict of metrics",
+            return Text(f"the check returned {kind}, not a dict of metrics",
                         f"проверка вернула {kind}, а не словарь метрик")
         for key in [k for k in bands if k in expected]:  # in the bands' order: the most telling first
-            want, (rtol, atol, (what, what_ru), (advice, advice_ru)) = expected[key], bands[key]
+            want, (rtol, atol, what, advice) = expected[key], bands[key]
             have = got.get(key)
             if not isinstance(have, float) or not math.isfinite(have):
-                return said(f"{what} ({key}) is {have!r}, not a finite number",
-                            f"{what_ru} ({key}) = {have!r}, а не конечное число")
+                return Text(f"{what} ({key}) is {have!r}, not a finite number",
+                            f"{what.in_('ru')} ({key}) = {have!r}, а не конечное число")
             tol = atol + rtol * abs(want)
             if abs(have - want) > tol:
-                return said(f"{what} ({key}) is {have:.6g}, the reference gives {want:.6g} (+- {tol:.2g}): {advice}",
-                            f"{what_ru} ({key}) = {have:.6g}, эталон даёт {want:.6g} (± {tol:.2g}): {advice_ru}")
+                return Text(f"{what} ({key}) is {have:.6g}, the reference gives {want:.6g} (+- {tol:.2g}): {advice}",
+                            f"{what.in_('ru')} ({key}) = {have:.6g}, эталон даёт {want:.6g} (± {tol:.2g}): {advice.in_('ru')}")
         return None
     return compare
 
 
 # ----------------------------------------------------------------------------- case builders
 def _loss_case(new, old, advantages, mask, *, loss_type, eps_low, eps_high, max_length=None, dtype="float64",
-               label="", label_ru="", hidden=True, weight=1.0):
+               label="", hidden=True, weight=1.0):
     kwargs = {"loss_type": loss_type, "eps_low": eps_low, "eps_high": eps_high}
     if max_length is not None:
         kwargs["max_length"] = max_length
@@ -174,7 +175,7 @@ def _loss_case(new, old, advantages, mask, *, loss_type, eps_low, eps_high, max_
     return Case(args=(Tensor(np.asarray(new, dtype=float), dtype, requires_grad=True),
                       Tensor(np.asarray(old, dtype=float), dtype), Tensor(np.asarray(advantages, dtype=float), dtype),
                       Tensor(np.asarray(mask, dtype=float), dtype)),
-                kwargs=kwargs, label=label, label_ru=label_ru, hidden=hidden, weight=weight, **tolerances)
+                kwargs=kwargs, label=label, hidden=hidden, weight=weight, **tolerances)
 
 
 def _away_from_boundaries(log_ratio: np.ndarray, eps_low: float, eps_high: float) -> np.ndarray:
@@ -233,20 +234,16 @@ def _grpo_loss():
                advantages=[1.0, 0.5], mask=[[1, 1, 0], [1, 1, 1]])
     for loss_type in LOSS_TYPES:
         yield _loss_case(**two, loss_type=loss_type, eps_low=0.2, eps_high=0.28, max_length=4, hidden=False,
-                         label=f"two responses, all ratios 1 ({loss_type}, max_length 4)",
-                         label_ru=f"два ответа, все отношения равны 1 ({loss_type}, max_length 4)")
+                         label=Text(f"two responses, all ratios 1 ({loss_type}, max_length 4)", f"два ответа, все отношения равны 1 ({loss_type}, max_length 4)"))
     clip = dict(new=[[math.log(1.5)], [math.log(0.5)], [math.log(0.5)], [math.log(1.5)]], old=[[0.0]] * 4,
                 advantages=[1.0, 1.0, -1.0, -1.0], mask=[[1]] * 4)
     yield _loss_case(**clip, loss_type="dapo", eps_low=0.2, eps_high=0.28, hidden=False,
-                     label="ratios 1.5 / 0.5 with advantages +1 / -1 (asymmetric clip, dapo)",
-                     label_ru="отношения 1.5 / 0.5 при преимуществах +1 / -1 (асимметричный клиппинг, dapo)")
+                     label=Text("ratios 1.5 / 0.5 with advantages +1 / -1 (asymmetric clip, dapo)", "отношения 1.5 / 0.5 при преимуществах +1 / -1 (асимметричный клиппинг, dapo)"))
     yield _loss_case([[-1.0], [-1.0]], [[-1.0], [-1.0]], [1.0, -1.0], [[1], [1]], loss_type="dapo",
-                     eps_low=0.2, eps_high=0.2, hidden=False, label="gradient sign: advantages +1 and -1",
-                     label_ru="знак градиента: преимущества +1 и -1")
+                     eps_low=0.2, eps_high=0.2, hidden=False, label=Text("gradient sign: advantages +1 and -1", "знак градиента: преимущества +1 и -1"))
     yield _loss_case([[-1.0, 40.0], [-2.0, -3.0]], [[-1.2, -40.0], [-2.0, -3.5]], [1.0, -1.0], [[1, 0], [1, 1]],
                      loss_type="dapo", eps_low=0.2, eps_high=0.28, hidden=False,
-                     label="padding holding large values (zero gradient there)",
-                     label_ru="паддинг с большими значениями (градиент там нулевой)")
+                     label=Text("padding holding large values (zero gradient there)", "паддинг с большими значениями (градиент там нулевой)"))
 
     # --- hidden: clipping on both sides, every reduction
     padded_clip = dict(new=[[math.log(1.5), 7.0], [math.log(0.5), -3.0], [math.log(0.5), 0.5], [math.log(1.5), 2.0]],
@@ -254,8 +251,7 @@ def _grpo_loss():
                        mask=[[1, 0], [1, 0], [1, 0], [1, 0]])
     for loss_type in ("grpo", "dr_grpo"):
         yield _loss_case(**padded_clip, loss_type=loss_type, eps_low=0.2, eps_high=0.28, max_length=3,
-                         label=f"ratios 1.5 / 0.5 with advantages +1 / -1, one padded column ({loss_type})",
-                         label_ru=f"отношения 1.5 / 0.5 при преимуществах +1 / -1, один столбец паддинга ({loss_type})")
+                         label=Text(f"ratios 1.5 / 0.5 with advantages +1 / -1, one padded column ({loss_type})", f"отношения 1.5 / 0.5 при преимуществах +1 / -1, один столбец паддинга ({loss_type})"))
     ratios = np.array([[0.6, 0.85, 0.95, 1.05, 1.2, 1.4], [1.4, 1.2, 1.05, 0.95, 0.85, 0.6],
                        [0.75, 1.15, 1.35, 0.9, 1.0001, 2.0], [0.5, 1.25, 0.82, 1.1, 1.33, 0.7]])
     old = -np.array([[0.3, 1.2, 2.2, 0.7, 1.9, 0.1], [1.0, 0.4, 2.8, 0.2, 1.5, 0.9],
@@ -264,12 +260,10 @@ def _grpo_loss():
     for loss_type in LOSS_TYPES:
         yield _loss_case(old + np.log(ratios), old, [1.3, -0.7, 0.4, -1.1], uneven, loss_type=loss_type,
                          eps_low=0.1, eps_high=0.3, max_length=8,
-                         label=f"ratios on both sides of [1 - 0.1, 1 + 0.3], mixed advantages ({loss_type})",
-                         label_ru=f"отношения по обе стороны от [1 - 0.1, 1 + 0.3], преимущества разных знаков "
-                                  f"({loss_type})")
+                         label=Text(f"ratios on both sides of [1 - 0.1, 1 + 0.3], mixed advantages ({loss_type})", f"отношения по обе стороны от [1 - 0.1, 1 + 0.3], преимущества разных знаков "
+                                  f"({loss_type})"))
     yield _loss_case(old + np.log(ratios), old, [0.9, 0.9, -0.9, -0.9], np.ones((4, 6)), loss_type="dapo",
-                     eps_low=0.2, eps_high=0.28, label="ratios between 1 + eps_low and 1 + eps_high (clip-higher)",
-                     label_ru="отношения между 1 + eps_low и 1 + eps_high (clip-higher)")
+                     eps_low=0.2, eps_high=0.28, label=Text("ratios between 1 + eps_low and 1 + eps_high (clip-higher)", "отношения между 1 + eps_low и 1 + eps_high (clip-higher)"))
 
     # --- hidden: several groups with padding, max_length above the longest response
     rng = np.random.default_rng(9_401)
@@ -278,19 +272,16 @@ def _grpo_loss():
     for loss_type in LOSS_TYPES:
         advantages = _group_advantages(rng, 2, 3, scale=loss_type != "dr_grpo")
         yield _loss_case(new, old2, advantages, mask, loss_type=loss_type, eps_low=0.2, eps_high=0.28,
-                         max_length=10, label=f"two groups of 3, padding with garbage, max_length 10 ({loss_type})",
-                         label_ru=f"две группы по 3, паддинг с мусором, max_length 10 ({loss_type})")
+                         max_length=10, label=Text(f"two groups of 3, padding with garbage, max_length 10 ({loss_type})", f"две группы по 3, паддинг с мусором, max_length 10 ({loss_type})"))
     yield _loss_case(new, old2, _group_advantages(rng, 2, 3, scale=False), mask, loss_type="dr_grpo",
-                     eps_low=0.2, eps_high=0.28, label="dr_grpo with max_length omitted (L = T)",
-                     label_ru="dr_grpo без max_length (L = T)")
+                     eps_low=0.2, eps_high=0.28, label=Text("dr_grpo with max_length omitted (L = T)", "dr_grpo без max_length (L = T)"))
     # a response without active tokens (a truncated one, masked out): contributes 0, still counts in N
     empty_mask = np.array([[1, 1, 1, 0], [0, 0, 0, 0], [1, 1, 0, 0]], dtype=float)
     new3, old3, _ = _random_batch(rng, [4, 4, 4], 4, spread=0.3, garbage=0.0)
     new3[empty_mask == 0] += 5.0
     for loss_type in LOSS_TYPES:
         yield _loss_case(new3, old3, [0.8, 1.5, -1.2], empty_mask, loss_type=loss_type, eps_low=0.2, eps_high=0.28,
-                         max_length=6, label=f"one response without active tokens ({loss_type})",
-                         label_ru=f"один ответ без активных токенов ({loss_type})")
+                         max_length=6, label=Text(f"one response without active tokens ({loss_type})", f"один ответ без активных токенов ({loss_type})"))
 
     # --- hidden: float32 inputs
     new4, old4, mask4 = _random_batch(rng, [3, 5, 2, 5], 5, spread=0.4, garbage=8.0)
@@ -298,8 +289,7 @@ def _grpo_loss():
     new4[active] = old4[active] + _away_from_boundaries(new4[active] - old4[active], 0.2, 0.28)
     for loss_type in LOSS_TYPES:
         yield _loss_case(new4, old4, [1.1, -0.4, 0.6, -1.3], mask4, loss_type=loss_type, eps_low=0.2, eps_high=0.28,
-                         max_length=7, dtype="float32", label=f"float32 inputs with padding ({loss_type})",
-                         label_ru=f"входы во float32 с паддингом ({loss_type})")
+                         max_length=7, dtype="float32", label=Text(f"float32 inputs with padding ({loss_type})", f"входы во float32 с паддингом ({loss_type})"))
 
     # --- property-based: random batches, every reduction, both dtypes (fixed seed)
     yield from hypothesis_cases(st.integers(0, 2**31 - 1), count=24, seed=9_402, to_case=_drawn_case)
@@ -307,8 +297,7 @@ def _grpo_loss():
     # --- outcome: the learner's loss in the given toy experiment
     for loss_type, weight in (("dapo", 4.0), ("dr_grpo", 2.0)):
         yield Case(kwargs={"check": "toy experiment", "loss_type": loss_type}, weight=weight, hidden=False,
-                   label=f"toy GRPO experiment ({loss_type}, 2 updates of the grading configuration)",
-                   label_ru=f"игрушечный эксперимент GRPO ({loss_type}, 2 обновления в конфигурации проверки)")
+                   label=Text(f"toy GRPO experiment ({loss_type}, 2 updates of the grading configuration)", f"игрушечный эксперимент GRPO ({loss_type}, 2 обновления в конфигурации проверки)"))
 
 
 # Each exercise's formula typeset for the notebooks' Markdown (`rl4llm build`); the first line of its

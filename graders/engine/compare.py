@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from graders.engine.codec import Opaque
+from graders.text import Text
 
 DESCRIBE_LIMIT = 160
 
@@ -161,30 +162,15 @@ def matches(expected, got, *, rtol: float, atol: float) -> bool:
     return mismatch(expected, got, rtol=rtol, atol=atol) is None
 
 
-class Said(str):
-    """A text in every language at once (a comparison's reason, an engine particular): the English text
-    itself, and ``translations`` (language -> text), which ``graders.engine.texts.translated`` returns
-    instead of parsing the English back."""
-
-    translations: dict
-
-
-def spoken(translations: dict[str, str]) -> Said:
-    """``translations`` (language -> text, English included) as one :class:`Said`."""
-    text = Said(translations["en"])
-    text.translations = dict(translations)
-    return text
-
-
 # ---------------------------------------------------------------------------
 # Types: what the spec promises, checked before values are normalised
 # ---------------------------------------------------------------------------
-def _type_words(described) -> dict[str, str]:
+def _type_words(described) -> Text:
     """A :func:`graders.engine.codec.type_of` description as a noun phrase, in every language."""
-    simple = {"none": ("None", "None"), "bool": ("a bool", "bool"), "int": ("a Python int", "целое число int"),
-              "float": ("a Python float", "число float"), "str": ("a string", "строка")}
+    simple = {"none": Text("None", "None"), "bool": Text("a bool", "bool"), "int": Text("a Python int", "целое число int"),
+              "float": Text("a Python float", "число float"), "str": Text("a string", "строка")}
     if isinstance(described, str) and described in simple:
-        en, ru = simple[described]
+        return simple[described]
     elif isinstance(described, dict) and "array" in described:
         dtype = str(described["array"])[:40]
         en, ru = f"a NumPy array of dtype {dtype}", f"массив NumPy с dtype {dtype}"
@@ -209,7 +195,7 @@ def _type_words(described) -> dict[str, str]:
     else:
         name = str(described.get("object", "?"))[:60] if isinstance(described, dict) else "?"
         en, ru = f"an object of type {name}", f"объект типа {name}"
-    return {"en": en, "ru": ru}
+    return Text(en, ru)
 
 
 def _sequence_items(described):
@@ -221,7 +207,7 @@ def _sequence_items(described):
     return None
 
 
-def type_problem(expected, got, where: str = "") -> Said | None:
+def type_problem(expected, got, where: str = "") -> Text | None:
     """``None`` when the learner's result has the type the reference's has; otherwise one line, in every
     language, saying where and what was expected.
 
@@ -239,11 +225,11 @@ def type_problem(expected, got, where: str = "") -> Said | None:
 
     Where the reference returns ``None``, a string, another NumPy scalar or an object, the value
     comparison alone decides."""
-    def problem() -> Said:
+    def problem() -> Text:
         want, have = _type_words(expected), _type_words(got)
-        at = {"en": f" at {where}", "ru": f" в {where}"} if where else {"en": "", "ru": ""}
-        return spoken({"en": f"wrong type{at['en']}: expected {want['en']}, got {have['en']}",
-                       "ru": f"неверный тип{at['ru']}: ожидалось: {want['ru']}; получено: {have['ru']}"})
+        at_en, at_ru = (f" at {where}", f" в {where}") if where else ("", "")
+        return Text(f"wrong type{at_en}: expected {want}, got {have}",
+                    f"неверный тип{at_ru}: ожидалось: {want.in_('ru')}; получено: {have.in_('ru')}")
 
     if expected == "float":
         zero_d = isinstance(got, dict) and got.get("array") == "float64" and got.get("ndim") == 0

@@ -10,8 +10,8 @@ not judged (no file, load error, timeout, crash, sandbox refusal).
 The words come from :mod:`graders.engine.texts`, in the language of the
 grading options (``GradeOptions.lang``: ``rl4llm grade --lang``, else
 ``RL4LLM_LANG``, else the locale, else English); ids, names and statuses are
-the same in every language. A check's label is its case's ``label`` in
-English and its ``label_ru`` in Russian (``Case.label_in``).
+the same in every language. A check's label is its case's ``label``, a
+:class:`graders.text.Text` read in the report's language (``Case.label_in``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from graders.engine.runner import ExerciseRun
 from graders.engine.submission import Submission
 from graders.engine.texts import feedback_text, translated
 from graders.fences import positional_parameters
+from graders.text import in_
 
 MAX_DETAILED = 3  # distinct failing results described in full per exercise
 INPUT_LIMIT = 240
@@ -53,14 +54,12 @@ def language_of(ctx) -> str:
     return getattr(ctx.options, "lang", "en")
 
 
-def hint_in(hints: dict | str, language: str) -> str:
-    """A misconception's hint (the catalogue's docstring) in ``language``; English where it has none.
+def hint_in(hint: str, language: str) -> str:
+    """A misconception's hint (a :class:`~graders.text.Text` of the catalogue's docstring) in ``language``.
 
-    The same for the label of the check a misconception was named on (``{language: label}``).
+    The same for the label of the check a misconception was named on; a plain string (``#<n>``) as it is.
     """
-    if isinstance(hints, str):
-        return hints
-    return hints.get(language) or hints.get("en", "")
+    return in_(hint, language)
 
 
 def render(judgement: Judgement, exercise, ctx) -> str:

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from graders.course import LANGUAGES
 from graders.engine import codec
 from graders.engine.compare import float_trap, type_problem
 from graders.engine.protocol import CaseOutcome, CaseResult, Judgement, Reason, Status
 from graders.engine.submission import Submission
 from graders.engine.texts import detail, detail_in_every_language
 from graders.engine.worker_config import ExerciseRun
+from graders.text import Text
 
 def judge(exercise, submission: Submission, sources: dict, file_problems: dict,
           runs: dict[int, ExerciseRun], ctx) -> Judgement:
@@ -86,11 +86,11 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
         want = expected[index]
         if case.raises is not None and not (want.raised and case.raises.__name__ in want.raised):
             judgement.kit_problems.append(detail_in_every_language(
-                "kit_no_raise", _label_fields(case, index), exception=case.raises.__name__))
+                "kit_no_raise", label=case.label or index, exception=case.raises.__name__))
             continue
         if case.raises is None and want.raised:
             judgement.kit_problems.append(detail_in_every_language(
-                "kit_reference_raised", _label_fields(case, index), message=want.message))
+                "kit_reference_raised", label=case.label or index, message=want.message))
             continue
         got = results[index] if index < len(results) and isinstance(results[index], dict) else {}
         outcome, value = _judge_case(index, case, want, got, arrays, compare)
@@ -223,20 +223,13 @@ def _agrees(wrong, answer, case, compare, *, required: bool) -> bool:
     return compare(wrong.value, answer, case) is None
 
 
-def _claim(outcome: CaseOutcome, entry) -> tuple[dict, dict]:
-    """Name ``entry`` on ``outcome``: ``({language: hint}, {language: label of that check})``."""
-    hints = dict(entry.hints) or {"en": entry.hint}  # feedback picks the language
-    outcome.named.append((entry.name, hints))
-    return hints, _labels(outcome)
+def _claim(outcome: CaseOutcome, entry) -> tuple[Text, str]:
+    """Name ``entry`` on ``outcome``: ``(its hint, the label of that check)``, each a Text (feedback picks the
+    language)."""
+    outcome.named.append((entry.name, entry.hint))
+    return entry.hint, _label(outcome)
 
 
-def _label_fields(case, index: int) -> dict[str, dict]:
-    """``{language: {"label": ...}}``: the check's label in each language (its index without one)."""
-    return {language: {"label": case.label_in(language) or index} for language in LANGUAGES}
-
-
-def _labels(outcome: CaseOutcome) -> dict[str, str]:
-    """The failing check's label in every language (feedback picks one; ``#<n>`` when it has none)."""
-    if not outcome.case.label:
-        return {"en": f"#{outcome.index + 1}"}
-    return {language: outcome.case.label_in(language) for language in LANGUAGES}
+def _label(outcome: CaseOutcome) -> str:
+    """The failing check's label, a Text (feedback picks the language); ``#<n>`` when it has none."""
+    return outcome.case.label or f"#{outcome.index + 1}"

@@ -16,7 +16,8 @@ holds that exercise's entries. An entry is a function::
   after a blank line, one paragraph per other language that opens with its
   code, ``ru: ...`` (each one sentence; a long one may wrap over several
   lines, which are joined by single spaces). Identifiers, formulas and code
-  read the same in every language (:func:`hint_texts`);
+  read the same in every language; the loader reads it as one
+  :class:`graders.text.Text` (:func:`hint_text`), which every reader reads with ``hint.in_(language)``;
 - its signature is the exercise's, parameter for parameter (names, kinds,
   defaults), because the checks call it exactly as they call the learner's;
 - its body is the WRONG formula. It runs in the namespace of the learner
@@ -60,9 +61,10 @@ import inspect
 import re
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from graders.text import Text
 from graders.course import LANGUAGES
 from graders.engine.kit import DEFAULT_KIT, Kit
 from graders.loader import AST_LOCK, parse
@@ -80,27 +82,25 @@ class Entry:
 
     exercise: str
     name: str
-    hint: str  # the English hint (``hints["en"]``)
+    hint: Text  # the hint in every language (its value: the English one)
     path: Path
     line: int
-    hints: dict = field(default_factory=dict, compare=False)  # language -> hint, every one of LANGUAGES
 
     def hint_in(self, language: str) -> str:
-        return self.hints.get(language) or self.hint
+        return self.hint.in_(language)
 
 
 @dataclass(frozen=True)
 class Misconception:
     exercise: str
     name: str
-    hint: str  # the English hint (``hints["en"]``)
+    hint: Text  # the hint in every language (its value: the English one)
     path: Path
     function: Callable
     module: types.ModuleType  # the reference namespace with this entry applied
-    hints: dict = field(default_factory=dict, compare=False)  # language -> hint
 
     def hint_in(self, language: str) -> str:
-        return self.hints.get(language) or self.hint
+        return self.hint.in_(language)
 
 
 # ---------------------------------------------------------------------------
@@ -165,8 +165,8 @@ def _parse(path: Path) -> tuple[str, list[ast.FunctionDef], list[ast.FunctionDef
 _LANGUAGE_PARAGRAPH = re.compile(r"(?P<language>[a-z]{2}):\s+(?P<text>.*)", re.DOTALL)
 
 
-def hint_texts(docstring: str) -> dict[str, str]:
-    """``{language: hint}`` of an entry's docstring: the English paragraph, then ``ru: ...`` (and so on).
+def hint_text(docstring: str) -> Text:
+    """The hint of an entry's docstring as a :class:`~graders.text.Text`: the English paragraph, then ``ru: ...``.
 
     Raises ``ValueError`` naming what is wrong: a language missing or twice, one the course does not
     have, or a paragraph without a language after the English one.
@@ -192,16 +192,19 @@ def hint_texts(docstring: str) -> dict[str, str]:
     if missing:
         raise ValueError(f"no {', '.join(missing)} hint: add a paragraph "
                          f"{' / '.join(f'{code}: ...' for code in missing)} to the docstring")
-    return {language: hints[language] for language in LANGUAGES}
+    try:
+        return Text(*(hints[language] for language in LANGUAGES))
+    except ValueError as error:  # the placeholders differ
+        raise ValueError(str(error)) from None
 
 
-def _hints(path: Path, node: ast.FunctionDef) -> dict[str, str]:
+def _hint(path: Path, node: ast.FunctionDef) -> Text:
     first = node.body[0]
     if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
             and isinstance(first.value.value, str) and first.value.value.strip()):
         _fail(path, node.lineno, f"entry {node.name} has no docstring (its HINT)")
     try:
-        return hint_texts(first.value.value)
+        return hint_text(first.value.value)
     except ValueError as error:
         _fail(path, first.lineno, f"entry {node.name}: {error}")
 
@@ -212,8 +215,7 @@ def read_entries(path: Path) -> list[Entry]:
     exercise = exercise_of(path)
     found = []
     for node in entries:
-        hints = _hints(path, node)
-        found.append(Entry(exercise, node.name, hints[LANGUAGES[0]], Path(path), node.lineno, hints))
+        found.append(Entry(exercise, node.name, _hint(path, node), Path(path), node.lineno))
     return sorted(found, key=lambda entry: entry.name)
 
 
@@ -300,5 +302,5 @@ def load_misconceptions(exercise_id: str, kit: Kit = DEFAULT_KIT) -> list[Miscon
         if _signature(wrong) != _signature(right):
             _fail(path, entry.line, f"entry {entry.name}{inspect.signature(wrong)} does not have the signature "
                                     f"of {function}{inspect.signature(right)}")
-        found.append(Misconception(exercise_id, entry.name, entry.hint, path, wrong, module, entry.hints))
+        found.append(Misconception(exercise_id, entry.name, entry.hint, path, wrong, module))
     return found

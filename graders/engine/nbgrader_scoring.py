@@ -67,10 +67,12 @@ from nbgrader import utils as nbgrader_utils
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 from graders import settings
+from graders.course import LANGUAGES
 from graders.engine import texts
 from graders.engine.course_guard import _Guard
 from graders.engine.notebook_engine import grade_notebook, keep_report, module_of
 from graders.engine.notebook_engine import untouched_stubs  # noqa: F401 - re-exported: the tests take it from here
+from graders.text import Text
 
 HIDE_ENV = "RL4LLM_HIDE_HIDDEN_INPUTS"
 TEST_PREFIX = "test-"
@@ -84,35 +86,32 @@ def _note_pattern(template: str) -> re.Pattern:
 
 
 # the engine's note that it graded a notebook's definitions, in every language: obvious here, so left out
-_NOTEBOOK_NOTES = [_note_pattern(texts.DETAILS[language]["note_notebook"]) for language in texts.DETAILS]
+_NOTEBOOK_NOTES = [_note_pattern(texts.DETAILS["note_notebook"].in_(language)) for language in LANGUAGES]
 
-# Learner-facing text of the test-cell outputs (English and Russian; the engine's own lines, below them, come in
-# the same language: grade_notebook passes it on as GradeOptions.lang).
+# Learner-facing text of the test-cell outputs, each a Text read with .in_(language) (the engine's own lines,
+# below them, come in the same language: grade_notebook passes it on as GradeOptions.lang).
 TEXT = {
-    "en": {
-        "headline": "{exercise}: {score} of {points} points ({status}).",
-        "how": "Scored by the kit's grading engine from this notebook's definitions, in an isolated process; "
-               "this notebook was not executed for grading.",
-        "hidden": "Inputs of hidden checks are withheld from this feedback.",
-        "misconceptions": "Likely misconception(s): {names}",
-        "status": {"passed": "every check passed", "failed": "some checks failed",
-                   "error": "an error stopped some checks", "timeout": "time limit exceeded",
-                   "missing": "not found", "not_implemented": "not implemented yet"},
-        "no_exercise": "{cell}: the kit has no exercise for this graded cell; it scores 0.",
-        "no_report": "{exercise}: the engine returned no result for this exercise; it scores 0.",
+    "headline": Text("{exercise}: {score} of {points} points ({status}).",
+                     "{exercise}: баллы — {score} из {points} ({status})."),
+    "how": Text("Scored by the kit's grading engine from this notebook's definitions, in an isolated process; "
+                "this notebook was not executed for grading.",
+                "Оценку выставил движок проверки кита по определениям этого ноутбука, в изолированном процессе; "
+                "для проверки ноутбук не выполнялся."),
+    "hidden": Text("Inputs of hidden checks are withheld from this feedback.",
+                   "Входные данные скрытых проверок в этом отзыве не показываются."),
+    "misconceptions": Text("Likely misconception(s): {names}", "Вероятная типичная ошибка: {names}"),
+    "status": {
+        "passed": Text("every check passed", "все проверки пройдены"),
+        "failed": Text("some checks failed", "часть проверок не пройдена"),
+        "error": Text("an error stopped some checks", "ошибка прервала часть проверок"),
+        "timeout": Text("time limit exceeded", "превышено время"),
+        "missing": Text("not found", "не найдено"),
+        "not_implemented": Text("not implemented yet", "ещё не реализовано"),
     },
-    "ru": {
-        "headline": "{exercise}: баллы — {score} из {points} ({status}).",
-        "how": "Оценку выставил движок проверки кита по определениям этого ноутбука, в изолированном процессе; "
-               "для проверки ноутбук не выполнялся.",
-        "hidden": "Входные данные скрытых проверок в этом отзыве не показываются.",
-        "misconceptions": "Вероятная типичная ошибка: {names}",
-        "status": {"passed": "все проверки пройдены", "failed": "часть проверок не пройдена",
-                   "error": "ошибка прервала часть проверок", "timeout": "превышено время",
-                   "missing": "не найдено", "not_implemented": "ещё не реализовано"},
-        "no_exercise": "{cell}: у кита нет упражнения для этой оцениваемой ячейки; она приносит 0 баллов.",
-        "no_report": "{exercise}: движок не вернул результат по этому упражнению; оно приносит 0 баллов.",
-    },
+    "no_exercise": Text("{cell}: the kit has no exercise for this graded cell; it scores 0.",
+                        "{cell}: у кита нет упражнения для этой оцениваемой ячейки; она приносит 0 баллов."),
+    "no_report": Text("{exercise}: the engine returned no result for this exercise; it scores 0.",
+                      "{exercise}: движок не вернул результат по этому упражнению; оно приносит 0 баллов."),
 }
 
 
@@ -122,7 +121,7 @@ def _hide_default() -> bool:
 
 def language_of(assignment_id: str) -> str:
     """``ru`` for the Russian assignments (``module_09_ru``), else ``en`` (``graders.build.notebooks.assignment_name``)."""
-    for language in TEXT:
+    for language in LANGUAGES:
         if language != "en" and assignment_id.endswith(f"_{language}"):
             return language
     return "en"
@@ -154,21 +153,20 @@ def verdict_outputs(entry: dict | None, exercise_id: str, cell_points: float, la
     the engine's maximum), and the outputs make nbgrader's ``determine_grade``
     read exactly that score.
     """
-    text = TEXT[language]
     if entry is None:
-        return 0.0, [_error(text["no_report"].format(exercise=exercise_id), [])]
+        return 0.0, [_error(TEXT["no_report"].in_(language, exercise=exercise_id), [])]
     points, top = float(entry["points"]), float(entry["max_points"])
     score = points if top == cell_points else (points * cell_points / top if top else 0.0)
     score = round(min(max(score, 0.0), cell_points), 4)
     status = entry["status"]
     if status == "error" and entry.get("not_implemented") and points == 0:  # from the code (grade_notebook)
         status = "not_implemented"
-    status = text["status"].get(status, status)
-    headline = text["headline"].format(exercise=exercise_id, score=_number(score), points=_number(cell_points),
-                                       status=status)
-    lines = [text["how"]] + ([text["hidden"]] if hide else [])
+    status = TEXT["status"][status].in_(language) if status in TEXT["status"] else status
+    headline = TEXT["headline"].in_(language, exercise=exercise_id, score=_number(score),
+                                    points=_number(cell_points), status=status)
+    lines = [TEXT["how"].in_(language)] + ([TEXT["hidden"].in_(language)] if hide else [])
     if entry.get("misconceptions"):
-        lines.append(text["misconceptions"].format(names=", ".join(entry["misconceptions"])))
+        lines.append(TEXT["misconceptions"].in_(language, names=", ".join(entry["misconceptions"])))
     lines += [line for line in str(entry.get("feedback", "")).splitlines() if not any(note.fullmatch(line) for note in _NOTEBOOK_NOTES)]
     if score >= cell_points:
         return score, [_stdout([headline] + lines)]
@@ -215,7 +213,7 @@ class EngineScores(NbGraderPreprocessor):
 
         info = resources["nbgrader"]
         stem, assignment = info["notebook"], info["assignment"]
-        language = self.language if self.language in TEXT else language_of(assignment)
+        language = self.language if self.language in LANGUAGES else language_of(assignment)
         for cell in nb.cells:  # no kernel ran: no output, no execution count, from anyone
             if cell.cell_type == "code":
                 cell.outputs = []
@@ -245,7 +243,7 @@ class EngineScores(NbGraderPreprocessor):
                 grade_id = cell.metadata.nbgrader.get("grade_id", "?")
                 self.log.error("%s/%s: graded cell %s is no exercise of the kit; it scores 0", assignment, stem,
                                grade_id)
-                cell.outputs = [from_dict(_error(TEXT[language]["no_exercise"].format(cell=grade_id), []))]
+                cell.outputs = [from_dict(_error(TEXT["no_exercise"].in_(language, cell=grade_id), []))]
                 continue
             score, outputs = verdict_outputs(entries.get(exercise_id), exercise_id, points, language,
                                              self.hide_hidden_inputs)

@@ -66,7 +66,7 @@ class CaseOutcome:
     reason: str | None = None  # the comparator's line (WRONG)
     error: dict | None = None  # {"type", "message", "where", "mro"} (RAISED, WRONG_EXCEPTION)
     changed: tuple = ()  # positions (int) or keywords (str) of changed inputs (MODIFIED_INPUT)
-    named: list[tuple[str, dict]] = field(default_factory=list)  # (misconception, {language: hint}) named here
+    named: list[tuple[str, str]] = field(default_factory=list)  # (misconception, its hint: a Text) named here
     trap: float | None = None  # a value where exactly 0 is expected that floating point explains (WRONG)
 
     @property
@@ -116,9 +116,9 @@ class Judgement:
     checks: int = 0  # usable checks
     problems: list[CaseOutcome] = field(default_factory=list)  # the failing checks, in order
     kit_problems: list[str] = field(default_factory=list)  # checks skipped for the kit's own fault
-    # name -> ({language: hint}, {language: label of the check it was named on}); at most one: the one
+    # name -> (hint, label of the check it was named on), each a graders.text.Text; at most one: the one
     # catalogue entry that agrees with the learner's answer on every check where both returned a value
-    misconceptions: dict[str, tuple[dict, dict]] = field(default_factory=dict)
+    misconceptions: dict[str, tuple[str, str]] = field(default_factory=dict)
     candidates: tuple[str, ...] = ()  # several entries agree on every check: listed, none claimed
     not_implemented: bool = False  # every failing check raised NotImplementedError: the untouched stub
 

@@ -62,6 +62,7 @@ import numpy as np
 from graders import settings
 from graders.engine import bundles, codec
 from graders.loader import AST_LOCK
+from graders.text import LANGUAGES, Text
 
 FORMAT = 2  # 2: outcomes keep the type of the value (codec.type_of)
 ENGINE_FILES = ("calls.py", "codec.py", "bundles.py", "references.py", "misconceptions.py", "refcache.py")
@@ -216,6 +217,16 @@ def _checks_key(store: ReferenceStore, exercise_id: str) -> str:
                      files_digest(folder.rglob("*.py")))
 
 
+def _label_written(label: str) -> list[str] | str:
+    """A case's label as the store keeps it: ``[english, russian]`` for a Text (through its accessor), "" for none."""
+    return [label.in_(language) for language in LANGUAGES] if isinstance(label, Text) else str(label)
+
+
+def _label_read(kept) -> str:
+    """:func:`_label_written` read back: a Text, or "" (a plain label is refused by ``Case`` itself)."""
+    return Text(*kept) if isinstance(kept, list) else kept
+
+
 def kept_cases(store: ReferenceStore | None, spec) -> None:
     """Give ``spec`` its cases from the store, or generate them and keep them there.
 
@@ -235,18 +246,22 @@ def kept_cases(store: ReferenceStore | None, spec) -> None:
     if found is not None:
         data, arrays = found
         cases = []
-        for row in data["cases"]:
-            raises = getattr(builtins, row["raises"]) if row["raises"] else None
-            args, kwargs = codec.decode(row["inputs"], arrays)
-            cases.append(Case(tuple(args), kwargs, row["label"], row["hidden"], raises, row["weight"],
-                              row["rtol"], row["atol"], row.get("label_ru", "")))
-        spec._cases = cases
-        return
+        try:
+            for row in data["cases"]:
+                raises = getattr(builtins, row["raises"]) if row["raises"] else None
+                args, kwargs = codec.decode(row["inputs"], arrays)
+                cases.append(Case(tuple(args), kwargs, _label_read(row["label"]), row["hidden"], raises,
+                                  row["weight"], row["rtol"], row["atol"]))
+        except (TypeError, ValueError):  # a label not kept in every language: the cases are drawn again
+            cases = None
+        if cases is not None:
+            spec._cases = cases
+            return
     cases = spec.cases()
     if any(c.raises is not None and getattr(builtins, c.raises.__name__, None) is not c.raises for c in cases):
         return
     encoder = codec.Encoder("c")
-    rows = [{"inputs": encoder.encode((tuple(c.args), dict(c.kwargs))), "label": c.label, "label_ru": c.label_ru,
+    rows = [{"inputs": encoder.encode((tuple(c.args), dict(c.kwargs))), "label": _label_written(c.label),
              "hidden": c.hidden, "raises": c.raises.__name__ if c.raises else None, "weight": c.weight,
              "rtol": c.rtol, "atol": c.atol}
             for c in cases]

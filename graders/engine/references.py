@@ -29,6 +29,7 @@ from graders import course
 from graders.engine import calls, codec, refcache
 from graders.engine.kit import Kit
 from graders.engine.misconceptions import Misconception, catalogue_file, load_misconceptions
+from graders.text import Text
 
 
 def leaves(case):
@@ -57,13 +58,17 @@ class Outcome:
     type: object = None  # what the value was before normalising (graders.engine.codec.type_of)
 
 
+def _hints_of(hint: Text) -> dict[str, str]:
+    """A hint as the record on disk keeps it: ``{language: hint}``, read back into a Text."""
+    return {language: hint.in_(language) for language in course.LANGUAGES}
+
+
 @dataclass(frozen=True)
 class Listed:
     """A catalogue entry as a record on disk knows it: its name and hints (its formula is not loaded)."""
 
     name: str
-    hint: str  # the English hint
-    hints: dict = field(default_factory=dict, compare=False)  # language -> hint
+    hint: Text  # the hint in every language (its value: the English one)
 
 
 @dataclass
@@ -80,7 +85,7 @@ class _Record:
         encoder = codec.Encoder("r")
         data = {"expected": None if self.expected is None else [refcache.encode_outcome(o, encoder)
                                                                   for o in self.expected],
-                "catalogue": None if self.catalogue is None else [[e.name, e.hint, dict(e.hints)]
+                "catalogue": None if self.catalogue is None else [[e.name, str(e.hint), _hints_of(e.hint)]
                                                                    for e in self.catalogue],
                 "wrong": {name: refcache.encode_outcome(o, encoder) for name, o in sorted(self.wrong.items())}}
         return data, encoder.arrays
@@ -91,8 +96,11 @@ class _Record:
         if data.get("expected") is not None:
             record.expected = [refcache.decode_outcome(o, arrays, Outcome) for o in data["expected"]]
         if data.get("catalogue") is not None:
-            record.catalogue = [Listed(str(name), str(hint), {str(k): str(v) for k, v in dict(*hints[:1]).items()})
-                                for name, hint, *hints in data["catalogue"]]  # hints: [{language: hint}]
+            try:  # each entry as [name, English hint, {language: hint}]; anything else is computed again
+                record.catalogue = [Listed(str(name), Text(*(str(dict(*hints[:1])[language]) for language in course.LANGUAGES)))
+                                    for name, _english, *hints in data["catalogue"]]
+            except (KeyError, TypeError, ValueError):
+                record.catalogue = None
         record.wrong = {str(name): refcache.decode_outcome(o, arrays, Outcome)
                         for name, o in (data.get("wrong") or {}).items()}
         return record
@@ -223,7 +231,7 @@ class ReferenceBook:
             self._misconceptions[exercise.id] = load_misconceptions(exercise.id, self.kit)
             record = self._record(exercise)
             if record is not None and record.catalogue is None:
-                record.catalogue = [Listed(e.name, e.hint, dict(e.hints)) for e in self._misconceptions[exercise.id]]
+                record.catalogue = [Listed(e.name, e.hint) for e in self._misconceptions[exercise.id]]
                 record.dirty = True
         return self._misconceptions[exercise.id]
 

@@ -39,6 +39,7 @@ from graders.checks import Harness, spec_for
 from graders.engine.kit import DEFAULT_KIT
 from graders.loader import parse
 from graders.paths import ASSIGNMENTS_DIR, SOLUTIONS_DIR, STARTER_DIR
+from graders.text import table_in
 
 SOURCE_DIR = ASSIGNMENTS_DIR / "source"
 
@@ -53,16 +54,16 @@ def notebook_path(folder: str, stem: str, language: str) -> Path:
 
 
 def _intro(module: course.Module, stem: str, language: str, docstring: str, count: int, total: float) -> str:
-    text = TEXT[language]
-    title, coverage = MODULE_TEXT[(module.number, language)]
+    text = table_in(TEXT, language)
+    title, coverage = table_in(MODULE_TEXT[module.number], language)
     coverage = coverage.format(exercises=code_list([e.split(".", 1)[1] for e in course.exercises([module.number])],
                                                    language))
     intro = [f"# {title} · `{stem}`", "", coverage, "",
-             text["notebook"].format(stem=stem, blurb=FILE_TEXT[(stem, language)], count=count,
+             text["notebook"].format(stem=stem, blurb=FILE_TEXT[stem].in_(language), count=count,
                                      points=points_text(total, language))]
     if stem in EXPERIMENT_CALL:
-        intro += ["", text["experiment"].format(call=EXPERIMENT_CALL[stem]) + EXPERIMENT_NEEDS.get((stem, language), "")]
-    intro += ["", HOW_TO[language].format(folder=module.folder)]
+        intro += ["", text["experiment"].format(call=EXPERIMENT_CALL[stem]) + (EXPERIMENT_NEEDS[stem].in_(language) if stem in EXPERIMENT_NEEDS else "")]
+    intro += ["", HOW_TO.in_(language).format(folder=module.folder)]
     if docstring:
         intro += ["", text["file_doc"], "", fenced(docstring)]
     return "\n".join(intro)
@@ -72,7 +73,7 @@ def _about(segment: Segment, index: int, count: int, points: float, deps: list[s
            language: str, exercise_id: str = "") -> str:
     """The markdown above an exercise: its formula (typeset, then the docstring's line), the rest of its
     docstring, what it calls."""
-    text = TEXT[language]
+    text = table_in(TEXT, language)
     doc = inspect.cleandoc(ast.get_docstring(segment.node, clean=False) or "")
     first, _, rest = doc.partition("\n")
     parts = [text["exercise"].format(index=index, count=count, name=segment.name,
@@ -107,7 +108,7 @@ def build_notebook(folder: str, stem: str, language: str) -> str:
     if missing:
         raise ValueError(f"no checks for {stem}: {missing}")
     reference = DEFAULT_KIT.reference_module(stem)
-    text = TEXT[language]
+    text = table_in(TEXT, language)
 
     nb = Notebook()
     nb.markdown("intro", _intro(module, stem, language, docstring, len(exercises),

@@ -22,6 +22,7 @@ import numpy as np
 
 from graders.build.notebooks.render import render_expected, render_input
 from graders.build.notebooks.texts import TEXT, points_text
+from graders.text import table_in
 from graders.checks import Harness, spec_for
 from graders.engine.codec import normalise
 
@@ -71,7 +72,7 @@ def visible_checks(exercise_id: str, reference_function, language: str = "en") -
         if call is None or call in seen:
             continue
         seen.add(call)
-        label = " ".join(case.label_in(language).split()) or TEXT[language]["test_a_case"]
+        label = " ".join(case.label_in(language).split()) or TEXT["test_a_case"].in_(language)
         if case.raises is not None:
             try:
                 eval(call, dict(namespace))  # noqa: S307 - kit code rendered above
@@ -119,7 +120,7 @@ def graded_cell(exercise_id: str, name: str, points: float, checks: list[Visible
     advisory visible checks: they run on the learner's own copies, so they only
     print a note, lest one mistake cost two cells.
     """
-    text = TEXT[language]
+    text = table_in(TEXT, language)
     lines = [text["test_header"].format(name=name, points=points_text(points, language)),
              text["test_not_run"],
              "### BEGIN HIDDEN TESTS",

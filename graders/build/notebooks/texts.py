@@ -2,63 +2,63 @@
 
 Module titles and coverage, one line per learner file, the "How to work"
 section and the short phrases around cells. Code cells are the same in every
-language; formulas and docstrings stay in English. A language of the registry
-missing here fails the build with a ``KeyError``.
+language; formulas and docstrings stay in English. Each text is a
+:class:`graders.text.Text` (both languages, the same placeholders), read with
+``.in_(language)``; ``MODULE_TEXT`` holds (title, coverage) per module.
 """
 
 from __future__ import annotations
 
+from graders.text import Text
+
 MODULE_TEXT = {
-    ("8", "en"): ("Module 8 — RLHF and direct preference optimisation",
-                  "The KL-regularised optimum and the reward–KL frontier, per-token reward shaping, constraints "
-                  "and dual ascent (safe RLHF), DPO and its relatives and likelihood "
-                  "displacement; then a toy DPO run on a tiny autoregressive policy. The exercises: {exercises}."),
-    ("8", "ru"): ("Модуль 8 — RLHF и прямая оптимизация предпочтений",
-                  "Оптимум с KL-регуляризацией и граница «награда–KL», потокенное формирование награды (reward "
-                  "shaping), ограничения и двойственный подъём (safe RLHF), DPO и его родственники "
-                  "и смещение правдоподобия (likelihood displacement); затем игрушечный запуск DPO "
-                  "на маленькой авторегрессионной политике. Упражнения: {exercises}."),
-    ("9", "en"): ("Module 9 — RLVR and GRPO",
-                  "A verifiable reward (a numeric verifier), informative groups, group-relative advantages and the "
-                  "leave-one-out baseline, clipping (PPO, DAPO's clip-higher, GSPO), the loss reductions of GRPO, "
-                  "Dr. GRPO and DAPO, the overlong penalty, the k3 KL estimator, entropy and pass@k; then a toy "
-                  "GRPO loop in which a tiny policy learns arithmetic from a verifier. The exercises: {exercises}."),
-    ("9", "ru"): ("Модуль 9 — RLVR и GRPO",
-                  "Проверяемая награда (числовой верификатор), информативные группы, групповые относительные "
-                  "преимущества (advantages) и базовая линия leave-one-out, клиппинг (PPO, clip-higher из DAPO, "
-                  "GSPO), редукции функции потерь GRPO, Dr. GRPO и DAPO, штраф за чрезмерную длину, оценка KL k3, "
-                  "энтропия и pass@k; затем игрушечный цикл GRPO, в котором маленькая политика учится арифметике "
-                  "по сигналу верификатора. Упражнения: {exercises}."),
+    "8": (Text("Module 8 — RLHF and direct preference optimisation",
+               "Модуль 8 — RLHF и прямая оптимизация предпочтений"),
+          Text("The KL-regularised optimum and the reward–KL frontier, per-token reward shaping, constraints "
+               "and dual ascent (safe RLHF), DPO and its relatives and likelihood "
+               "displacement; then a toy DPO run on a tiny autoregressive policy. The exercises: {exercises}.",
+               "Оптимум с KL-регуляризацией и граница «награда–KL», потокенное формирование награды (reward "
+               "shaping), ограничения и двойственный подъём (safe RLHF), DPO и его родственники "
+               "и смещение правдоподобия (likelihood displacement); затем игрушечный запуск DPO "
+               "на маленькой авторегрессионной политике. Упражнения: {exercises}.")),
+    "9": (Text("Module 9 — RLVR and GRPO", "Модуль 9 — RLVR и GRPO"),
+          Text("A verifiable reward (a numeric verifier), informative groups, group-relative advantages and the "
+               "leave-one-out baseline, clipping (PPO, DAPO's clip-higher, GSPO), the loss reductions of GRPO, "
+               "Dr. GRPO and DAPO, the overlong penalty, the k3 KL estimator, entropy and pass@k; then a toy "
+               "GRPO loop in which a tiny policy learns arithmetic from a verifier. The exercises: {exercises}.",
+               "Проверяемая награда (числовой верификатор), информативные группы, групповые относительные "
+               "преимущества (advantages) и базовая линия leave-one-out, клиппинг (PPO, clip-higher из DAPO, "
+               "GSPO), редукции функции потерь GRPO, Dr. GRPO и DAPO, штраф за чрезмерную длину, оценка KL k3, "
+               "энтропия и pass@k; затем игрушечный цикл GRPO, в котором маленькая политика учится арифметике "
+               "по сигналу верификатора. Упражнения: {exercises}.")),
 }
 FILE_TEXT = {
-    ("module_8_reference", "en"): "pure NumPy, one formula per function",
-    ("module_8_reference", "ru"): "чистый NumPy, одна формула на функцию",
-    ("module_8_training", "en"): "PyTorch: sequence log-probabilities and the DPO loss, plugged into a toy DPO run",
-    ("module_8_training", "ru"): "PyTorch: логарифмы вероятностей последовательностей и функция потерь DPO, "
-                                 "которые подключаются к игрушечному запуску DPO",
-    ("module_9_reference", "en"): "pure NumPy: the verifier and the formulas of GRPO",
-    ("module_9_reference", "ru"): "чистый NumPy: верификатор и формулы GRPO",
-    ("module_9_training", "en"): "PyTorch: the clipped GRPO loss, plugged into a toy GRPO loop",
-    ("module_9_training", "ru"): "PyTorch: клиппированная функция потерь GRPO, которая подключается к "
-                                 "игрушечному циклу GRPO",
+    "module_8_reference": Text("pure NumPy, one formula per function", "чистый NumPy, одна формула на функцию"),
+    "module_8_training": Text("PyTorch: sequence log-probabilities and the DPO loss, plugged into a toy DPO run",
+                              "PyTorch: логарифмы вероятностей последовательностей и функция потерь DPO, "
+                              "которые подключаются к игрушечному запуску DPO"),
+    "module_9_reference": Text("pure NumPy: the verifier and the formulas of GRPO",
+                               "чистый NumPy: верификатор и формулы GRPO"),
+    "module_9_training": Text("PyTorch: the clipped GRPO loss, plugged into a toy GRPO loop",
+                              "PyTorch: клиппированная функция потерь GRPO, которая подключается к "
+                              "игрушечному циклу GRPO"),
 }
 EXPERIMENT_CALL = {
     "module_8_training": "run_toy_dpo_experiment(loss_fn=dpo_loss, logprob_fn=sequence_logprobs)",
     "module_9_training": "run_toy_grpo_experiment(loss_fn=grpo_loss)",
 }
-EXPERIMENT_NEEDS = {  # what the given experiment needs besides this notebook, per language
-    ("module_9_training", "en"): " The loop calls your `module_9_reference` functions (`group_relative_advantages`, "
-                                 "`clip_activity`, `categorical_entropy`, `pass_at_k_unbiased`): put your "
-                                 "`module_9_reference.py` next to this notebook, or pass `formulas=` an object that "
-                                 "has them.",
-    ("module_9_training", "ru"): " Цикл вызывает ваши функции из `module_9_reference` (`group_relative_advantages`, "
-                                 "`clip_activity`, `categorical_entropy`, `pass_at_k_unbiased`): положите свой "
-                                 "`module_9_reference.py` рядом с этим ноутбуком или передайте в `formulas=` объект, "
-                                 "в котором они есть.",
+EXPERIMENT_NEEDS = {
+    "module_9_training": Text(" The loop calls your `module_9_reference` functions (`group_relative_advantages`, "
+                              "`clip_activity`, `categorical_entropy`, `pass_at_k_unbiased`): put your "
+                              "`module_9_reference.py` next to this notebook, or pass `formulas=` an object that "
+                              "has them.",
+                              " Цикл вызывает ваши функции из `module_9_reference` (`group_relative_advantages`, "
+                              "`clip_activity`, `categorical_entropy`, `pass_at_k_unbiased`): положите свой "
+                              "`module_9_reference.py` рядом с этим ноутбуком или передайте в `formulas=` объект, "
+                              "в котором они есть."),
 }
 
-HOW_TO = {
-    "en": """## How to work
+HOW_TO = Text("""## How to work
 
 1. **Run the cells from the top** (*Kernel → Restart & Run All*). Read-only cells hold the given code and the
    helpers of the visible tests; you need not change them.
@@ -82,7 +82,7 @@ HOW_TO = {
    `ValueError` naming the argument. The equations are on the module's page, `README.md` beside this notebook.
 
 Before you submit: *Kernel → Restart & Run All*, and check that no cell fails.""",
-    "ru": """## Как работать
+                              """## Как работать
 
 1. **Выполняйте ячейки сверху вниз** (*Kernel → Restart & Run All*). В ячейках только для чтения — готовый код и
    вспомогательные функции видимых тестов; менять их не нужно.
@@ -108,72 +108,63 @@ Before you submit: *Kernel → Restart & Run All*, and check that no cell fails.
    недопустимых аргументах выбрасывается `ValueError` с именем аргумента. Формулы собраны на странице модуля
    `README.md` рядом с этим ноутбуком.
 
-Перед сдачей: *Kernel → Restart & Run All* и убедитесь, что ни одна ячейка не падает.""",
-}
+Перед сдачей: *Kernel → Restart & Run All* и убедитесь, что ни одна ячейка не падает.""")
 
 TEXT = {
-    "en": {
-        "notebook": "This notebook is the nbgrader form of the learner file `{stem}.py` ({blurb}): {count} exercises, "
-                    "{points}.",
-        "experiment": "The tests do not run the toy experiment itself (the autograder runs a short version of it "
-                      "with your function plugged in). To run it yourself, call `{call}` in a new cell.",
-        "file_doc": "### The file's own description",
-        "helpers": "**Helpers of the visible tests** (read-only): `check_close` compares a result with the expected "
-                   "value at a tolerance, with the autograder's own comparator (`sampled` stands for a long array "
-                   "checked at a few indices), `check_raises` expects an exception, `visible_checks` groups the "
-                   "checks of one exercise.",
-        "given": "**Given code** (read-only): run it; you need not change it.",
-        "helper_fn": "### Helper `{name}` — yours to write; graded through the exercises that call it",
-        "exercise": "## Exercise {index} of {count}: `{name}` — {points}",
-        "formula": "**Formula** (typeset, then as the first line of the docstring writes it):",
-        "docstring": "**The rest of the docstring:**",
-        "dependent": "`{name}` calls {deps}. The autograder checks it with trusted copies of {them}, so a mistake "
-                     "there costs points only once; the visible checks below use your own {deps} and only print "
-                     "a note when they disagree.",
-        "builds_on": "`{name}` calls your {deps}: a mistake there shows up here too.",
-        "it": "it", "them": "them",
-        # the graded test cells (comments; the hidden part stays as the engine reads it)
-        "test_header": "# Tests of {name} ({points}): visible checks, for you while you work.",
-        "test_not_run": "# The autograder does not run this cell: the kit's engine scores the exercise from your "
-                        "notebook's definitions.",
-        "test_visible": "# Visible checks: public cases. The autograder also runs hidden checks on inputs you have "
-                        "not seen.",
-        "test_none": "# (No visible checks: the public cases of this function do not fit on a line; the "
-                     "autograder's hidden checks include them.)",
-        "test_advisory": "it uses your {names}",
-        "test_a_case": "a public case",
-    },
-    "ru": {
-        "notebook": "Этот ноутбук — версия учебного файла `{stem}.py` для nbgrader ({blurb}): упражнений — "
-                    "{count}, всего {points}.",
-        "experiment": "Тесты не запускают сам игрушечный эксперимент (автогрейдер запускает его короткую версию с "
-                      "вашей функцией). Чтобы запустить его самостоятельно, вызовите `{call}` в новой ячейке.",
-        "file_doc": "### Описание файла (из исходного кода, на английском)",
-        "helpers": "**Вспомогательные функции видимых тестов** (только для чтения): `check_close` сравнивает "
-                   "результат с ожидаемым значением с допуском тем же кодом, что и автогрейдер (`sampled` — "
-                   "длинный массив, который проверяется в нескольких индексах), `check_raises` ожидает "
-                   "исключение, `visible_checks` объединяет проверки одного упражнения.",
-        "given": "**Готовый код** (только для чтения): выполните ячейку, менять её не нужно.",
-        "helper_fn": "### Вспомогательная функция `{name}` — её пишете вы; она оценивается через упражнения, "
-                     "которые её вызывают",
-        "exercise": "## Упражнение {index} из {count}: `{name}` — {points}",
-        "formula": "**Формула** (в наборе, затем так, как её пишет первая строка docstring):",
-        "docstring": "**Остальная часть docstring** (на английском):",
-        "dependent": "`{name}` вызывает {deps}. Автогрейдер проверяет её с доверенными копиями {them}, поэтому "
-                     "ошибка там не отнимает баллы дважды; видимые проверки ниже используют ваши собственные "
-                     "{deps} и при расхождении только выводят сообщение.",
-        "builds_on": "`{name}` вызывает вашу реализацию {deps}: ошибка там проявится и здесь.",
-        "it": "этой функции", "them": "этих функций",
-        "test_header": "# Тесты {name} ({points}): видимые проверки, для вас во время работы.",
-        "test_not_run": "# Автогрейдер эту ячейку не запускает: упражнение оценивает движок rl4llm-kit по "
-                        "определениям из вашего ноутбука.",
-        "test_visible": "# Видимые проверки: открытые случаи. Автогрейдер также запускает скрытые проверки на "
-                        "входах, которых вы не видели.",
-        "test_none": "# (Видимых проверок нет: открытые случаи этой функции не помещаются в строку; скрытые "
-                     "проверки автогрейдера их включают.)",
-        "test_advisory": "она использует ваши {names}",
-        "test_a_case": "открытый случай",
-    },
+    "notebook": Text("This notebook is the nbgrader form of the learner file `{stem}.py` ({blurb}): {count} exercises, "
+                     "{points}.",
+                     "Этот ноутбук — версия учебного файла `{stem}.py` для nbgrader ({blurb}): упражнений — "
+                     "{count}, всего {points}."),
+    "experiment": Text("The tests do not run the toy experiment itself (the autograder runs a short version of it "
+                       "with your function plugged in). To run it yourself, call `{call}` in a new cell.",
+                       "Тесты не запускают сам игрушечный эксперимент (автогрейдер запускает его короткую версию с "
+                       "вашей функцией). Чтобы запустить его самостоятельно, вызовите `{call}` в новой ячейке."),
+    "file_doc": Text("### The file's own description", "### Описание файла (из исходного кода, на английском)"),
+    "helpers": Text("**Helpers of the visible tests** (read-only): `check_close` compares a result with the expected "
+                    "value at a tolerance, with the autograder's own comparator (`sampled` stands for a long array "
+                    "checked at a few indices), `check_raises` expects an exception, `visible_checks` groups the "
+                    "checks of one exercise.",
+                    "**Вспомогательные функции видимых тестов** (только для чтения): `check_close` сравнивает "
+                    "результат с ожидаемым значением с допуском тем же кодом, что и автогрейдер (`sampled` — "
+                    "длинный массив, который проверяется в нескольких индексах), `check_raises` ожидает "
+                    "исключение, `visible_checks` объединяет проверки одного упражнения."),
+    "given": Text("**Given code** (read-only): run it; you need not change it.",
+                  "**Готовый код** (только для чтения): выполните ячейку, менять её не нужно."),
+    "helper_fn": Text("### Helper `{name}` — yours to write; graded through the exercises that call it",
+                      "### Вспомогательная функция `{name}` — её пишете вы; она оценивается через упражнения, "
+                      "которые её вызывают"),
+    "exercise": Text("## Exercise {index} of {count}: `{name}` — {points}",
+                     "## Упражнение {index} из {count}: `{name}` — {points}"),
+    "formula": Text("**Formula** (typeset, then as the first line of the docstring writes it):",
+                    "**Формула** (в наборе, затем так, как её пишет первая строка docstring):"),
+    "docstring": Text("**The rest of the docstring:**", "**Остальная часть docstring** (на английском):"),
+    "dependent": Text("`{name}` calls {deps}. The autograder checks it with trusted copies of {them}, so a mistake "
+                      "there costs points only once; the visible checks below use your own {deps} and only print "
+                      "a note when they disagree.",
+                      "`{name}` вызывает {deps}. Автогрейдер проверяет её с доверенными копиями {them}, поэтому "
+                      "ошибка там не отнимает баллы дважды; видимые проверки ниже используют ваши собственные "
+                      "{deps} и при расхождении только выводят сообщение."),
+    "builds_on": Text("`{name}` calls your {deps}: a mistake there shows up here too.",
+                      "`{name}` вызывает вашу реализацию {deps}: ошибка там проявится и здесь."),
+    "it": Text("it", "этой функции"),
+    "them": Text("them", "этих функций"),
+    # the graded test cells (comments; the hidden part stays as the engine reads it)
+    "test_header": Text("# Tests of {name} ({points}): visible checks, for you while you work.",
+                        "# Тесты {name} ({points}): видимые проверки, для вас во время работы."),
+    "test_not_run": Text("# The autograder does not run this cell: the kit's engine scores the exercise from your "
+                         "notebook's definitions.",
+                         "# Автогрейдер эту ячейку не запускает: упражнение оценивает движок rl4llm-kit по "
+                         "определениям из вашего ноутбука."),
+    "test_visible": Text("# Visible checks: public cases. The autograder also runs hidden checks on inputs you have "
+                         "not seen.",
+                         "# Видимые проверки: открытые случаи. Автогрейдер также запускает скрытые проверки на "
+                         "входах, которых вы не видели."),
+    "test_none": Text("# (No visible checks: the public cases of this function do not fit on a line; the "
+                      "autograder's hidden checks include them.)",
+                      "# (Видимых проверок нет: открытые случаи этой функции не помещаются в строку; скрытые "
+                      "проверки автогрейдера их включают.)"),
+    "test_advisory": Text("it uses your {names}", "она использует ваши {names}"),
+    "test_a_case": Text("a public case", "открытый случай"),
 }
 
 
@@ -192,10 +183,13 @@ def points_text(points: float, language: str) -> str:
     return f"{number} баллов"
 
 
+AND = Text(" and ", " и ")  # the last two names of a list
+
+
 def code_list(names: list[str], language: str) -> str:
     """`a`, `b` and `c` (``и`` in Russian)."""
     quoted = [f"`{n}`" for n in names]
-    joiner = " and " if language == "en" else " и "
+    joiner = AND.in_(language)
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + joiner + quoted[-1]
 
 

@@ -1,0 +1,155 @@
+"""What one check is: a :class:`Case` (its inputs, its label: a :class:`graders.text.Text`), how the
+exercise is called on it (:class:`Returns`, :class:`LossAndGrads`, :class:`Harness`, with
+:func:`reference_definitions`) and how its result is compared (:func:`close`, :func:`band`).
+
+Part of the check authors' API, :mod:`graders.checks` (which re-exports every name here).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from graders.engine.codec import TensorSpec
+from graders.engine.compare import mismatch
+from graders.text import Text
+
+DEFAULT_RTOL = 1e-5
+DEFAULT_ATOL = 1e-6
+DEFAULT_TIMEOUT = 10.0
+
+
+def Tensor(data, dtype: str = "float64", requires_grad: bool = False) -> TensorSpec:  # noqa: N802
+    """An input that the worker turns into ``torch.tensor(data, dtype=torch.<dtype>)``."""
+    return TensorSpec(np.asarray(data), dtype, requires_grad)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of the exercise function.
+
+    ``label`` is a :class:`graders.text.Text`: its English value is the case's identity
+    (``report.json``, the reference cache and the tests know it by it) and its English
+    name in feedback; feedback in another language reads it through :meth:`label_in`.
+    A label that is a plain string (no Russian) is refused when the case is made.
+    """
+
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    label: str = ""
+    hidden: bool = True
+    raises: type[BaseException] | None = None
+    weight: float = 1.0
+    rtol: float | None = None  # None: the exercise's
+    atol: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.label and not isinstance(self.label, Text):
+            raise TypeError(f"the check labelled {str(self.label)!r} has no Russian label: write "
+                            f"label=Text({str(self.label)!r}, \"<the same in Russian>\")")
+
+    def label_in(self, language: str) -> str:
+        """The label a learner reads in ``language`` (through the Text's accessor)."""
+        return self.label.in_(language) if isinstance(self.label, Text) else self.label
+
+
+@dataclass(frozen=True)
+class Returns:
+    """Call mode: compare the return value."""
+
+    uses_torch = False  # by itself: tensor inputs still need torch
+
+    def describe(self) -> dict:
+        """The call mode as the worker reads it (JSON; :func:`graders.engine.calls.call_case` dispatches on it)."""
+        return {"kind": "returns"}
+
+
+@dataclass(frozen=True)
+class LossAndGrads:
+    """Call mode: the loss value and its gradients w.r.t. the ``requires_grad`` tensor inputs."""
+
+    output: int | None = None
+    uses_torch = True
+
+    def describe(self) -> dict:
+        return {"kind": "loss_and_grads", "output": self.output}
+
+
+@dataclass(frozen=True)
+class Harness:
+    """Call mode: ``function(fn, learner, starter, *args, **kwargs)`` run on both sides.
+
+    ``torch=False`` declares that the harness never touches torch, so a worker
+    grading only NumPy exercises need not import it (about 0.8 s per worker).
+    ``given`` names the given modules the harness asks ``starter`` for
+    (``("grpo_toy",)``): both sides load them before any learner code runs.
+    ``prelude`` is source text run before the harness's own, in its namespace:
+    trusted copies of reference definitions the harness swaps in
+    (:func:`reference_definitions` reads them from the solutions).
+    """
+
+    function: Callable
+    torch: bool = True
+    given: tuple[str, ...] = ()
+    prelude: str = ""  # source run before the harness's, in its namespace (trusted copies it calls)
+
+    @property
+    def uses_torch(self) -> bool:
+        return self.torch
+
+    def describe(self) -> dict:
+        source = inspect.getsource(self.function)
+        if self.prelude:
+            source = f"{self.prelude}\n\n{source}"
+        return {"kind": "harness", "name": self.function.__name__, "source": source, "torch": self.torch,
+                "given": list(self.given)}
+
+
+def reference_definitions(relpath: str, names: tuple[str, ...], imports: str) -> str:
+    """The source of some top-level definitions of a reference file (``solutions/<relpath>``), decorators
+    included, in file order, below ``imports``: a self-contained program for a harness's ``prelude``."""
+    import ast
+
+    from graders.paths import SOLUTIONS_DIR
+
+    text = (SOLUTIONS_DIR / relpath).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    found = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in names:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            found[node.name] = "\n".join(lines[first - 1:node.end_lineno])
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise ValueError(f"solutions/{relpath} defines no {missing}")
+    return "\n\n\n".join([imports.strip(), *found.values()])
+
+
+RETURNS = Returns()
+Compare = Callable[[object, object, Case], "str | None"]
+
+
+def close(rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> Compare:
+    """The default comparison at the given tolerances (a case's own rtol/atol win)."""
+    def compare(expected, got, case: Case) -> str | None:
+        return mismatch(expected, got, rtol=case.rtol if case.rtol is not None else rtol,
+                        atol=case.atol if case.atol is not None else atol)
+    return compare
+
+
+def band(predicate: Callable[[object, object], bool], message: Text) -> Compare:
+    """A comparison that passes when ``predicate(expected, got)`` is true, else says ``message`` (a Text)."""
+    if not isinstance(message, Text):
+        raise TypeError(f"band's message {message!r} has no Russian: pass Text(english, russian)")
+
+    def compare(expected, got, case: Case) -> str | None:
+        try:
+            return None if predicate(expected, got) else message
+        except Exception as error:  # noqa: BLE001 - a malformed answer fails the band
+            name = type(error).__name__
+            return Text(f"{message} (could not evaluate: {name})",
+                        f"{message.in_('ru')} (не удалось вычислить: {name})")
+    return compare

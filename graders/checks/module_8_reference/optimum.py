@@ -1,0 +1,154 @@
+"""Hidden checks of the KL-regularised optimum, the reward-KL frontier and token-level KL shaping.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graders.checks import Case, Harness, hypothesis_cases, st
+from graders.text import Text
+from graders.checks.module_8_reference.common import M, PI_REF, REWARDS, SEED_BETAS, _floats, _policy_problem, exercise
+
+# ---------------------------------------------------------------------------
+# The KL-regularised optimum
+# ---------------------------------------------------------------------------
+@exercise(f"{M}.optimal_kl_policy", points=2)
+def _optimal_kl_policy():
+    yield Case(args=(PI_REF, REWARDS), kwargs={"beta": 1.0}, label=Text("seed: beta = 1 optimum", "из ноутбука: оптимум при beta = 1"), hidden=False)
+    yield Case(args=(PI_REF, REWARDS + 100.0), kwargs={"beta": 1.0},
+               label=Text("seed: rewards shifted by +100 (shift invariance)", "из ноутбука: награды сдвинуты на +100 (инвариантность к сдвигу)"), hidden=False)
+    yield Case(args=(PI_REF, REWARDS), kwargs={"beta": 0.5}, label=Text("public: beta = 0.5 divides the rewards", "открытый пример: beta = 0.5 делит награды"), hidden=False)
+    for beta in (4.0, 0.5, 0.25):
+        yield Case(args=(PI_REF, REWARDS, beta), label=Text(f"seed reference and rewards, beta = {beta}", f"референс и награды из ноутбука, beta = {beta}"))
+    yield Case(args=(PI_REF, np.array([1000.0, 1001.0, 999.0]), 1.0),
+               label=Text("large rewards: r/beta ~ 1000 must not overflow", "большие награды: r/beta ~ 1000 без переполнения"))
+    yield Case(args=(PI_REF, REWARDS * 10.0, 0.01), label=Text("small beta: r/beta up to 1000 must not overflow", "малое beta: r/beta до 1000 без переполнения"))
+    yield Case(args=(np.array([0.5, 0.0, 0.5]), np.array([0.0, 3.0, 1.0]), 0.5),
+               label=Text("a zero-probability reference entry stays at 0", "элемент референса с нулевой вероятностью остаётся равным 0"))
+    yield Case(args=(np.array([0.5, 0.5, 0.0]), np.array([0.0, 1.0, 1000.0]), 0.01),
+               label=Text("zero-probability entry with a huge reward stays at 0", "элемент с нулевой вероятностью и огромной наградой остаётся равным 0"))
+    yield Case(args=([0.2, 0.3, 0.5], [1.0, -1.0, 0.5], 2.0), label=Text("lists as inputs", "списки на входе"))
+    yield Case(args=(np.array([1.0]), np.array([3.0]), 0.7), label=Text("a single response", "единственный ответ"))
+    yield Case(args=(PI_REF, REWARDS, 0.0), raises=ValueError, label=Text("beta = 0 is refused", "beta = 0 отклоняется"))
+    yield Case(args=(PI_REF, REWARDS, -1.0), raises=ValueError, label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
+    yield Case(args=(PI_REF, np.array([0.0, 1.0]), 1.0), raises=ValueError,
+               label=Text("rewards of another length are refused", "награды другой длины отклоняются"))
+    yield from hypothesis_cases(_policy_problem(False), count=15, seed=8_101,
+                                to_case=lambda p: Case(args=p))
+
+
+def frontier_with_exact_optimum(fn, learner, starter, *args, **kwargs):
+    """Run ``reward_kl_frontier`` with the module's ``optimal_kl_policy`` replaced by the exact optimum.
+
+    A learner's frontier may build on their own ``optimal_kl_policy``; for this
+    exercise only the frontier's own formulas (E[r], KL, the table) are graded.
+    """
+    import numpy as np
+
+    def exact_optimum(reference, rewards, beta):
+        reference = np.array(reference, dtype=np.float64)
+        rewards = np.array(rewards, dtype=np.float64)
+        beta = np.array(beta, dtype=np.float64)
+        if reference.ndim != 1 or reference.size == 0 or not np.all(np.isfinite(reference)):
+            raise ValueError("reference must be a non-empty 1-D array of finite numbers")
+        if np.any(reference < 0) or abs(reference.sum() - 1.0) > 1e-6:  # looser: float32 callers
+            raise ValueError("reference must be non-negative and sum to 1")
+        if rewards.shape != reference.shape or not np.all(np.isfinite(rewards)):
+            raise ValueError("rewards must be finite and shaped like reference")
+        if beta.ndim != 0 or not np.isfinite(beta) or beta <= 0:
+            raise ValueError("beta must be a finite number > 0")
+        support = reference > 0
+        logits = np.full(reference.shape, -np.inf)
+        logits[support] = np.log(reference[support]) + rewards[support] / float(beta)
+        weights = np.exp(logits - logits[support].max())
+        return weights / weights.sum()
+
+    missing = object()
+    saved = vars(learner).get("optimal_kl_policy", missing)
+    learner.optimal_kl_policy = exact_optimum
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if saved is missing:
+            del learner.optimal_kl_policy
+        else:
+            learner.optimal_kl_policy = saved
+
+
+@exercise(f"{M}.reward_kl_frontier", points=2, call=Harness(frontier_with_exact_optimum, torch=False))
+def _reward_kl_frontier():
+    yield Case(args=(PI_REF, REWARDS, SEED_BETAS), label=Text("seed: the frontier table", "из ноутбука: таблица границы «награда–KL»"), hidden=False)
+    yield Case(args=(PI_REF, REWARDS, np.array([0.25, 1.0, 4.0])), label=Text("betas in increasing order", "значения beta по возрастанию"))
+    yield Case(args=(PI_REF, REWARDS, 1.0), label=Text("a scalar beta counts as M = 1", "скалярное beta считается как M = 1"))
+    yield Case(args=(np.array([0.5, 0.0, 0.5]), np.array([0.0, 3.0, 1.0]), np.array([0.5, 2.0])),
+               label=Text("a zero-probability reference entry (0 log 0 = 0)", "элемент референса с нулевой вероятностью (0 log 0 = 0)"))
+    yield Case(args=(PI_REF, REWARDS, np.array([1e-3, 1e4])),
+               label=Text("extreme betas: a near one-hot optimum and pi* ~ pi_ref", "крайние beta: почти one-hot оптимум и pi* ~ pi_ref"))
+    yield Case(args=([0.25, 0.25, 0.25, 0.25], [1.0, 1.0, 1.0, 1.0], [0.5, 3.0]),
+               label=Text("equal rewards: pi* = pi_ref, KL = 0", "равные награды: pi* = pi_ref, KL = 0"))
+    yield Case(args=(PI_REF, REWARDS, np.array([1.0, 0.0])), raises=ValueError,
+               label=Text("a beta of 0 is refused", "beta, равное 0, отклоняется"))
+    yield Case(args=(np.array([0.5, 0.6, -0.1]), REWARDS, SEED_BETAS), raises=ValueError,
+               label=Text("a reference with a negative entry is refused", "референс с отрицательным элементом отклоняется"))
+    yield from hypothesis_cases(_policy_problem(True), count=12, seed=8_102,
+                                to_case=lambda p: Case(args=p))
+
+
+# ---------------------------------------------------------------------------
+# Token-level KL shaping
+# ---------------------------------------------------------------------------
+def _shaping_problem():
+    """(policy_logp, reference_logp, terminal, beta, mask) for N x T, masks with gaps."""
+    def build(shape):
+        rows, width = shape
+        logps = st.lists(_floats(-6.0, -0.01), min_size=rows * width, max_size=rows * width).map(
+            lambda v: np.array(v).reshape(rows, width))
+        masks = st.lists(st.lists(st.sampled_from([0.0, 1.0]), min_size=width, max_size=width)
+                         .filter(lambda row: any(row)), min_size=rows, max_size=rows).map(np.array)
+        terminal = st.lists(_floats(-3.0, 3.0), min_size=rows, max_size=rows).map(np.array)
+        return st.tuples(logps, logps, terminal, _floats(0.0, 1.0), masks)
+    return st.tuples(st.integers(1, 3), st.integers(2, 7)).flatmap(build)
+
+
+@exercise(f"{M}.shape_token_rewards", points=3)
+def _shape_token_rewards():
+    policy = np.array([-0.8, -1.1, -0.4, -0.7])
+    reference = np.array([-0.9, -0.9, -0.5, -0.6])
+    yield Case(args=(policy, reference), kwargs={"terminal_reward": 2.0, "beta": 0.15,
+                                                 "mask": np.array([0.0, 1.0, 1.0, 1.0])},
+               label=Text("seed: the shaping example", "из ноутбука: пример потокенного формирования наград"), hidden=False)
+    yield Case(args=(policy, reference), kwargs={"terminal_reward": 2.0, "beta": 0.15,
+                                                 "mask": np.array([1.0, 1.0, 0.0, 0.0])},
+               label=Text("public: trailing padding [1, 1, 0, 0], R on the last ACTIVE token", "открытый пример: паддинг в конце [1, 1, 0, 0], R на последнем АКТИВНОМ токене"), hidden=False)
+    yield Case(args=(policy, reference, 2.0, 0.15, np.array([1.0, 1.0, 1.0, 0.0])),
+               label=Text("right padding: R goes on the last ACTIVE token", "паддинг справа: R ставится на последний АКТИВНЫЙ токен"))
+    yield Case(args=(policy, reference, -1.0, 0.5, np.array([0.0, 1.0, 0.0, 1.0])),
+               label=Text("a mask with a gap", "маска с пропуском"))
+    batch_policy = np.array([[-1.0, -0.5, -2.0, -0.1, -3.0, 0.0],
+                             [-0.2, -0.3, -0.4, 0.0, 0.0, 0.0]])
+    batch_reference = np.array([[-1.2, -0.4, -1.0, -0.3, -2.5, -9.0],
+                                [-0.1, -0.6, -0.2, -7.0, -7.0, -7.0]])
+    batch_mask = np.array([[0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+                           [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
+    yield Case(args=(batch_policy, batch_reference, np.array([1.0, -2.0]), 0.3, batch_mask),
+               label=Text("(N, T) with gaps, padding values on inactive tokens, R per row", "(N, T) с пропусками, значения паддинга на неактивных токенах, своё R для каждой строки"))
+    yield Case(args=(batch_policy, batch_reference, 0.5, 0.3, batch_mask),
+               label=Text("(N, T) with a scalar R for every row", "(N, T) с одним скалярным R для всех строк"))
+    padded_policy = np.array([-0.5, -1.5, -np.inf, -np.inf])
+    padded_reference = np.array([-0.7, -1.0, -np.inf, -np.inf])
+    yield Case(args=(padded_policy, padded_reference, 1.0, 0.2, np.array([1.0, 1.0, 0.0, 0.0])),
+               label=Text("-inf padding on inactive tokens is ignored", "паддинг -inf на неактивных токенах игнорируется"))
+    yield Case(args=(policy, reference, 2.0, 0.0, np.array([0.0, 1.0, 1.0, 1.0])),
+               label=Text("beta = 0: only the terminal reward", "beta = 0: только финальная награда"))
+    yield Case(args=(policy.tolist(), reference.tolist(), 1.5, 1.0, [0, 0, 1, 0]),
+               label=Text("lists, a single active token", "списки, единственный активный токен"))
+    yield Case(args=(policy, reference, 2.0, 0.15, np.zeros(4)), raises=ValueError,
+               label=Text("an all-zero mask is refused", "полностью нулевая маска отклоняется"))
+    yield Case(args=(policy, reference, 2.0, 0.15, np.array([0.0, 2.0, 1.0, 1.0])), raises=ValueError,
+               label=Text("a mask value other than 0/1 is refused", "значение маски, отличное от 0/1, отклоняется"))
+    yield Case(args=(policy, reference[:3], 2.0, 0.15, np.ones(4)), raises=ValueError,
+               label=Text("mismatched shapes are refused", "несовпадающие формы отклоняются"))
+    yield Case(args=(policy, reference, 2.0, -0.1, np.ones(4)), raises=ValueError,
+               label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
+    yield from hypothesis_cases(_shaping_problem(), count=15, seed=8_103,
+                                to_case=lambda p: Case(args=p))

@@ -1,0 +1,119 @@
+"""Hidden checks of informative groups and group-relative advantages (with the leave-one-out baseline).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graders.checks import Case, exercise, hypothesis_cases, st
+from graders.text import Text
+from graders.checks.module_9_reference.harnesses import M, TRUSTED
+
+# ---------------------------------------------------------------------------
+# Informative groups
+# ---------------------------------------------------------------------------
+SEED_P = (0.01, 0.10, 0.50, 0.90, 0.99)
+probabilities = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_subnormal=False)
+
+
+@exercise(f"{M}.informative_group_probability", points=2)
+def _informative_group_probability():
+    for p in SEED_P:
+        yield Case(args=(p, 8), label=Text(f"seed table p={p}, G=8", f"таблица из ноутбука: p={p}, G=8"), hidden=False)
+    for p, group_size in ((0.5, 2), (0.5, 8), (0.1, 2), (0.0, 4), (1.0, 4), (0.3, 1)):
+        yield Case(args=(p, group_size), label=Text("public test row", "строка открытого теста"), hidden=False)
+    yield Case(args=(0.5, 1), label=Text("a group of one is never informative", "группа из одного ответа никогда не информативна"))
+    yield Case(args=(0.2, 3), label=Text("G=3: 1 - 0.2^3 - 0.8^3", "G=3: 1 - 0.2^3 - 0.8^3"))
+    yield Case(args=(0.7, 5), label=Text("p above 1/2", "p больше 1/2"))
+    yield Case(args=(1e-9, 16), label=Text("tiny p", "очень малое p"))
+    for p, group_size, label, russian in ((1.5, 4, "p above 1", "p больше 1 отклоняется"),
+                                           (-0.1, 4, "negative p", "отрицательное p отклоняется"),
+                                           (float("nan"), 4, "NaN p", "p = NaN отклоняется"),
+                                           (0.5, 0, "group_size 0", "group_size 0 отклоняется"),
+                                           (0.5, -2, "negative group_size", "отрицательный group_size отклоняется")):
+        yield Case(args=(p, group_size), raises=ValueError, label=Text(f"{label} is refused", russian))
+    yield from hypothesis_cases(st.tuples(probabilities, st.integers(min_value=1, max_value=64)), count=20,
+                                seed=9_302, to_case=lambda pg: Case(args=pg))
+
+
+@exercise(f"{M}.expected_draws_for_informative_groups", points=1, call=TRUSTED)
+def _expected_draws_for_informative_groups():
+    for p in SEED_P:
+        yield Case(args=(100, p, 8), label=Text(f"seed table: 100 informative prompts, p={p}, G=8", f"таблица из ноутбука: 100 информативных промптов, p={p}, G=8"), hidden=False)
+    for wanted, p, group_size in ((100, 0.5, 2), (100, 0.5, 8), (5, 0.0, 8)):
+        yield Case(args=(wanted, p, group_size), label=Text("public test row", "строка открытого теста"), hidden=False)
+    yield Case(args=(1, 0.5, 2), label=Text("one informative group at P_info = 1/2", "одна информативная группа при P_info = 1/2"))
+    yield Case(args=(3, 0.25, 4), label=Text("B=3, p=0.25, G=4", "B=3, p=0.25, G=4"))
+    for wanted, p, group_size in ((0, 0.5, 8), (0, 1.0, 8)):
+        yield Case(args=(wanted, p, group_size), label=Text("public test row: B = 0 needs no draws", "строка открытого теста: B = 0, сэмплировать группы не нужно"), hidden=False)
+    yield Case(args=(0, 0.0, 8), label=Text("B = 0 needs no draws even when P_info = 0 (p = 0)", "B = 0: сэмплировать группы не нужно даже при P_info = 0 (p = 0)"))
+    yield Case(args=(0, 0.3, 1), label=Text("B = 0 needs no draws even with a group of one", "B = 0: сэмплировать группы не нужно даже при группе из одного ответа"))
+    yield Case(args=(7, 0.3, 1), label=Text("a group of one never helps: inf", "группа из одного ответа никогда не поможет: inf"))
+    yield Case(args=(-1, 0.5, 8), raises=ValueError, label=Text("negative num_informative is refused", "отрицательный num_informative отклоняется"))
+    yield Case(args=(10, 1.2, 8), raises=ValueError, label=Text("p above 1 is refused", "p больше 1 отклоняется"))
+    yield Case(args=(10, 0.5, 0), raises=ValueError, label=Text("group_size 0 is refused", "group_size 0 отклоняется"))
+    not_tiny = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(1e-3, 1.0 - 1e-3))  # no 1e97 draws
+    yield from hypothesis_cases(st.tuples(st.integers(0, 1000), not_tiny, st.integers(1, 32)), count=15,
+                                seed=9_304, to_case=lambda bpg: Case(args=bpg))
+
+
+# ---------------------------------------------------------------------------
+# Advantages
+# ---------------------------------------------------------------------------
+SEED_REWARDS = np.array([1.0, 1.0, 0.0, 0.0])
+
+
+def _rectangle(groups):
+    width = min(len(g) for g in groups)
+    return np.array([g[:width] for g in groups])
+
+
+@exercise(f"{M}.group_relative_advantages", points=3, rtol=1e-5, atol=1e-8, float_trap=True)
+def _group_relative_advantages():
+    yield Case(args=(SEED_REWARDS,), kwargs={"scale": True}, label=Text("seed table, standardised", "таблица из ноутбука, стандартизация"), hidden=False)
+    yield Case(args=(SEED_REWARDS,), kwargs={"scale": False}, label=Text("seed table, centred", "таблица из ноутбука, только центрирование"), hidden=False)
+    for group_size in (2, 3, 4, 8, 16):
+        yield Case(args=(np.eye(1, group_size)[0],), label=Text(f"public: one success in G={group_size}", f"открытый тест: один успех при G={group_size}"), hidden=False)
+    yield Case(args=(np.array([[0.7, 0.7, 0.7], [1.0, 0.0, 0.0]]),), kwargs={"eps": 0.0},
+               label=Text("public: an all-equal group gives zeros, eps = 0", "открытый тест: группа равных наград даёт нули, eps = 0"), hidden=False)
+    yield Case(args=(np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5]]),), label=Text("two groups, one all-equal", "две группы, в одной все награды равны"))
+    yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), label=Text("two groups of 4", "две группы по 4"))
+    yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), kwargs={"scale": False},
+               label=Text("two groups of 4, centred", "две группы по 4, только центрирование"))
+    yield Case(args=(np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]),),
+               label=Text("three groups of 3 (square)", "три группы по 3 (квадратная матрица)"))
+    yield Case(args=([0.2, 0.9, 0.4],), kwargs={"ddof": 1}, label=Text("ddof=1 on request (a list input)", "ddof=1 по запросу (вход — список)"))
+    yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.0}, label=Text("eps = 0", "eps = 0"))
+    yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.5}, label=Text("a large eps", "большое eps"))
+    yield Case(args=(np.array([1.0, 0.0, 0.0]),), kwargs={"eps": 0.5}, label=Text("public: eps = 0.5 is added to the std", "открытый тест: eps = 0.5 прибавляется к std"), hidden=False)
+    yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0]]),),
+               label=Text("public: two groups, each standardised by its own std", "открытый тест: две группы, каждая стандартизуется своим std"), hidden=False)
+    yield Case(args=(np.array([2.0, 2.0, 2.0]),), label=Text("an all-equal group gives zeros", "группа равных наград даёт нули"))
+    yield Case(args=(np.zeros((2, 0)),), raises=ValueError, label=Text("an empty group is refused", "пустая группа отклоняется"))
+    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label=Text("3-D rewards are refused", "3-мерные награды отклоняются"))
+    yield Case(args=(np.array([1.0, np.nan]),), raises=ValueError, label=Text("NaN rewards are refused", "награды NaN отклоняются"))
+    yield Case(args=(np.array([1.0, 0.0]),), kwargs={"ddof": 2}, raises=ValueError, label=Text("ddof >= G is refused", "ddof >= G отклоняется"))
+    yield Case(args=(np.array([1.0, 0.0]),), kwargs={"eps": -1.0}, raises=ValueError,
+               label=Text("negative eps is refused", "отрицательное eps отклоняется"))
+    groups = st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=2, max_size=8)
+    yield from hypothesis_cases(st.lists(groups, min_size=1, max_size=3), count=20,
+                                seed=9_303, to_case=lambda g: Case(args=(_rectangle(g),)))
+    real_groups = st.lists(st.floats(-5.0, 5.0, allow_subnormal=False), min_size=2, max_size=6)
+    yield from hypothesis_cases(st.tuples(real_groups, st.booleans()), count=10, seed=9_305,
+                                to_case=lambda gs: Case(args=(np.array(gs[0]),), kwargs={"scale": gs[1]}))
+
+
+@exercise(f"{M}.leave_one_out_baseline", points=2, rtol=1e-6, atol=1e-9)
+def _leave_one_out_baseline():
+    yield Case(args=([1.0, 2.0, 3.0, 4.0],), label=Text("public test row", "строка открытого теста"), hidden=False)
+    yield Case(args=(np.array([[1.0, 2.0], [3.0, 5.0]]),), label=Text("public: two groups of 2", "открытый тест: две группы по 2"), hidden=False)
+    yield Case(args=(SEED_REWARDS,), label=Text("the seed group [1, 1, 0, 0]", "группа из ноутбука [1, 1, 0, 0]"))
+    yield Case(args=(np.array([1.0, 0.0]),), label=Text("G = 2: the other reward", "G = 2: награда другого ответа"))
+    yield Case(args=(np.array([[1.0, 0.0, 0.0], [2.0, 4.0, 6.0]]),), label=Text("two groups", "две группы"))
+    yield Case(args=(np.array([[1.0, 1.0], [0.0, 1.0], [5.0, -5.0]]),), label=Text("three groups of 2", "три группы по 2"))
+    yield Case(args=([1.0],), raises=ValueError, label=Text("G = 1 has no other answers", "при G = 1 других ответов нет"))
+    yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label=Text("3-D rewards are refused", "3-мерные награды отклоняются"))
+    yield Case(args=(np.array([1.0, np.inf]),), raises=ValueError, label=Text("infinite rewards are refused", "бесконечные награды отклоняются"))
+    rows = st.lists(st.floats(-10.0, 10.0, allow_subnormal=False), min_size=2, max_size=6)
+    yield from hypothesis_cases(st.lists(rows, min_size=1, max_size=3), count=15, seed=9_306,
+                                to_case=lambda g: Case(args=(_rectangle(g),)))

@@ -1,0 +1,105 @@
+"""Hidden checks of the numeric verifier (verify_detailed, verify_numeric_answer).
+"""
+
+from __future__ import annotations
+
+from graders.checks import Case, exercise, hypothesis_cases, st
+from graders.text import Text
+from graders.checks.module_9_reference.harnesses import M, TRUSTED_VERIFIER
+
+# ---------------------------------------------------------------------------
+# The verifier
+# ---------------------------------------------------------------------------
+SEED_VERIFIER = [  # the seed notebook's table (a DOUBLE backslash before boxed)
+    (r"Final: \\boxed{3/7}", "0.428571", "seed: fraction in a box vs a decimal reference",
+     "из ноутбука: дробь в \\boxed{} против десятичного эталонного ответа"),
+    ("The reference number 42 is mentioned, but the answer is 41", "42", "seed: the LAST number counts",
+     "из ноутбука: считается ПОСЛЕДНЕЕ число"),
+    (r"First \\boxed{2}, then corrected: \\boxed{3}", "3", "seed: the LAST box counts",
+     "из ноутбука: считается ПОСЛЕДНИЙ \\boxed{}"),
+    ("No numerical answer", "5", "seed: no number at all", "из ноутбука: чисел нет вовсе"),
+    ("1/0", "0", "seed: zero denominator", "из ноутбука: нулевой знаменатель"),
+]
+PUBLIC_VERIFIER = [  # rows of the public learner tests
+    (r"\boxed{5} no wait \boxed{6}", 6), (r"\boxed{5} so the answer is 6", 5),
+    ("I first thought 42, then 40 + 1 = 41", 42), ("Total: 1,234,567 apples", 1234567), ("the pair 1,2", 2),
+    (r"$\boxed{ -2/4 }$", "-0.5"), ("about 1.5e3 metres", 1500), (r"\boxed{\boxed{7}}", 7), (r"\boxed{7", 7),
+    (r"\boxed{seven}", 7), (r"\boxed{3/0}", 0), (r"\boxed{nan}", 0), ("1e999999", 0), ("", 0),
+    (r"\\boxed{12}, check: 12 - 2 = 10", 12), ("so x = 5 - 8 = -3", -3), (r"\boxed{$12$}", 12),
+]
+HIDDEN_VERIFIER = [  # (text, reference, label, its Russian)
+    (r"so \boxed{3} is wrong; the answer is \boxed{5}", "5", "single backslash boxes, the last wins",
+     "\\boxed{} с одной обратной косой чертой: побеждает последний"),
+    (r"The answer is \boxed{12}. Check: 12 - 2 = 10", "12", "a single-backslash box beats later numbers",
+     "\\boxed{} с одной обратной косой чертой важнее чисел после него"),
+    (r"The answer is \\boxed{12}. Check: 12 - 2 = 10", "12", "a double-backslash box beats later numbers",
+     "\\boxed{} с двумя обратными косыми чертами важнее чисел после него"),
+    (r"\boxed{\frac{1}{2}} or \boxed{{7}}", "7", "nested braces in the last box",
+     "вложенные фигурные скобки в последнем \\boxed{}"),
+    ("the total is 1,234,567 apples", 1234567, "thousands separators", "разделители тысяч"),
+    ("0.1 + 0.2 = 0.30000000000000004", "0.3", "float within tolerance", "float в пределах допуска"),
+    ("the answer is 0.3001", "0.3", "outside tolerance", "вне допуска"),
+    ("x = 1.5e3", 1500, "scientific notation", "экспоненциальная запись"),
+    (r"\boxed{$-3/4$}", "-0.75", "dollar signs inside the box", "знаки доллара внутри \\boxed{}"),
+    (r"\boxed{nan}", "1", "NaN is never correct", "NaN никогда не бывает верным ответом"),
+    (r"\boxed{\infty}", "1", "infinity in a box", "бесконечность в \\boxed{}"),
+    (r"\boxed{1/0}", "0", "a zero denominator in a box", "нулевой знаменатель в \\boxed{}"),
+    (r"\boxed{}", "1", "an empty box", "пустой \\boxed{}"),
+    (r"\boxed{ 12 } and \boxed{7", "7", "the last box never closes", "последний \\boxed{} не закрыт"),
+    (r"\boxed{1,234}", 1234, "thousands separators in a box", "разделители тысяч в \\boxed{}"),
+    ("0.428571", "3/7", "a fraction as the reference", "дробь в качестве эталонного ответа"),
+    ("we get 0.1", 0.1, "a float reference", "эталонный ответ типа float"),
+    ("5-3 leaves 3", 3, "a minus between numbers is an operator", "минус между числами — это оператор"),
+    ("1000.0005", 1000, "relative tolerance: 5e-4 <= 1e-6 * 1000", "относительный допуск: 5e-4 <= 1e-6 * 1000"),
+    ("0.000002", 0, "absolute tolerance: 2e-6 > 1e-6", "абсолютный допуск: 2e-6 > 1e-6"),
+    ("7 " * 50_000 + "8", "8", "a long response (linear time)", "длинный ответ (линейное время)"),
+    ("we get -12", "-12", "a negative last number", "отрицательное последнее число"),
+    ("we get -12", "12", "a negative last number is not its absolute value",
+     "отрицательное последнее число не равно своему модулю"),
+    (r"\boxed{$7/2$} so", "3.5", "a dollar-wrapped fraction in a box", "дробь в знаках доллара внутри \\boxed{}"),
+    ("0.1003", "0.1", "3e-4 off is outside the default tolerance", "отклонение 3e-4 вне допуска по умолчанию"),
+]
+# Property texts: space-separated segments (a bare number, a word, or a box holding ONE token, maybe
+# unclosed), so every case is decided by the documented rules, not by how numbers run into each other.
+NUMBER_TOKENS = ["12", "-3", "3/4", "0.75", "1,234", "1e3", "0", "1000.0004", "7/0"]
+WORDS = ["x", "so", "=", "nan", "$", "answer:", "."]
+BOX_CONTENTS = ["12", " 12 ", "$-3$", "3/4", "0.75", "1,234", "1e3", "nan", "", "x", "{7}", "-3", "1/0"]
+boxes = st.tuples(st.sampled_from([r"\boxed{", r"\\boxed{"]), st.sampled_from(BOX_CONTENTS),
+                  st.sampled_from(["}", "}", ""])).map("".join)
+texts = st.lists(st.one_of(st.sampled_from(NUMBER_TOKENS), st.sampled_from(WORDS), boxes), max_size=8).map(" ".join)
+references = st.sampled_from(["12", "-3", "0.75", "3/4", "1234", "1000", 0, 12, 1e3])
+
+
+def _verifier_cases():
+    for text, reference, label, russian in SEED_VERIFIER:
+        yield Case(args=(text, reference), label=Text(label, russian), hidden=False)
+    for text, reference in PUBLIC_VERIFIER:
+        yield Case(args=(text, reference), label=Text("public test row", "строка открытого теста"), hidden=False)
+    for text, reference, label, russian in HIDDEN_VERIFIER:
+        yield Case(args=(text, reference), label=Text(label, russian))
+    yield Case(args=("0.000002", 0), kwargs={"abs_tol": 1e-5}, label=Text("abs_tol is passed through", "abs_tol передаётся дальше"))
+    yield Case(args=("3.14", "3.14159"), kwargs={"rel_tol": 1e-3}, label=Text("rel_tol is passed through", "rel_tol передаётся дальше"))
+    yield Case(args=("12", 12.5), kwargs={"rel_tol": 0.0, "abs_tol": 0.5}, label=Text("tolerance boundary is inclusive", "граница допуска включается"))
+    yield Case(args=("12", "twelve"), raises=ValueError, label=Text("a reference without a number is refused", "эталонный ответ без числа отклоняется"))
+    yield Case(args=("12", "1/0"), raises=ValueError, label=Text("a reference with a zero denominator is refused", "эталонный ответ с нулевым знаменателем отклоняется"))
+    yield Case(args=("12", float("nan")), raises=ValueError, label=Text("a NaN reference is refused", "эталонный ответ NaN отклоняется"))
+    yield Case(args=("12", 12), kwargs={"rel_tol": -1e-6}, raises=ValueError, label=Text("a negative rel_tol is refused", "отрицательный rel_tol отклоняется"))
+    yield from hypothesis_cases(st.tuples(texts, references), count=30, seed=9_300,
+                                to_case=lambda tr: Case(args=tr))
+    answers = st.integers(min_value=-10_000, max_value=10_000)
+    pairs = st.one_of(answers.map(lambda a: (a, a)), st.tuples(answers, answers))  # right and wrong answers
+    yield from hypothesis_cases(pairs, count=12, seed=9_301,
+                                to_case=lambda ab: Case(args=(f"we get \\\\boxed{{{ab[0]}}}", str(ab[1]))))
+
+
+@exercise(f"{M}.verify_detailed", points=2)
+def _verify_detailed():
+    # The catalogued mistakes of this exercise are in its fields (status, extracted) and in the decision
+    # (first box, first number, exact equality); verify_numeric_answer is graded with the reference's
+    # verify_detailed, so a decision mistake made here costs points here only.
+    yield from _verifier_cases()
+
+
+@exercise(f"{M}.verify_numeric_answer", points=3, call=TRUSTED_VERIFIER)
+def _verify_numeric_answer():
+    yield from _verifier_cases()
