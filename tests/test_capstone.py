@@ -308,6 +308,7 @@ def test_malformed_fields_never_crash(runs, tmp_path):
 
 
 # ----------------------------------------------------------------------------- real profiles without a GPU
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_real_profiles_build_the_course_arguments(tmp_path):
     from graders.capstone_run.run import trainer_arguments
 

@@ -129,6 +129,7 @@ def reports() -> dict[str, dict]:
     return graded
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_a_wrong_answer_shows_the_label_of_its_language(reports):
     spec = checks.spec_for(GRA)
     first = next(c for c in spec.cases() if c.label == "seed table, standardised")

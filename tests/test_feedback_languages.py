@@ -298,6 +298,7 @@ def _without_feedback(report: dict) -> dict:
     return {**report, "exercises": [{k: v for k, v in e.items() if k != "feedback"} for e in report["exercises"]]}
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_russian_reports_keep_statuses_ids_points_and_misconceptions(graded):
     english, russian = _reports(graded["en"]), _reports(graded["flag_ru"])
     statuses = set()
@@ -310,12 +311,14 @@ def test_russian_reports_keep_statuses_ids_points_and_misconceptions(graded):
     assert {"passed", "failed", "error", "missing"} <= statuses
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_rl4llm_lang_gives_the_same_bytes_as_the_flag(graded):
     for name in ("mutant", "starter", "mixed"):
         for file in ("report.json", "results.json", "junit.xml"):
             assert (graded["env_ru"] / name / file).read_bytes() == (graded["flag_ru"] / name / file).read_bytes()
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_russian_feedback_of_a_failed_a_missing_and_an_error_exercise(graded):
     mutant, starter, mixed = (_entries(r) for r in _reports(graded["flag_ru"]).values())
     failed = mutant[GRA]
@@ -343,6 +346,7 @@ def test_russian_feedback_of_a_failed_a_missing_and_an_error_exercise(graded):
     assert "функция изменила входные данные на месте: rewards; входные данные изменять нельзя" in changed["feedback"]
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_check_labels_are_in_the_language_of_the_report(graded):
     english, russian = (_entries(_reports(graded[run])["mutant"])[GRA]["feedback"] for run in ("en", "flag_ru"))
     assert "\n- 'seed table, standardised' (public): input rewards=" in english
@@ -353,6 +357,7 @@ def test_check_labels_are_in_the_language_of_the_report(graded):
     assert shown and all(label in russian_labels and (label not in labels or label.isascii()) for label in shown)
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_english_feedback_is_unchanged(graded):
     mutant, starter, mixed = (_entries(r) for r in _reports(graded["en"]).values())
     failed = mutant[GRA]["feedback"]
@@ -374,6 +379,7 @@ def test_english_feedback_is_unchanged(graded):
         mixed["module_9_reference.categorical_entropy"]["feedback"]
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_the_scoreboard_speaks_the_setting(graded, monkeypatch):
     reports = list(_reports(graded["flag_ru"]).values())
     _english_locale(monkeypatch)
@@ -418,6 +424,7 @@ def test_a_band_miss_is_shown_in_the_reports_language():
     assert failing(1, None, checks.Case()) == "too small (could not evaluate: TypeError)"
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_a_toy_run_that_trains_wrongly_is_explained_in_russian(tmp_path):
     (tmp_path / "flipped").mkdir()
     # right on the value checks, sign-flipped on the toy's batches (groups of 8 responses of up to 6 tokens)
@@ -434,6 +441,7 @@ def test_a_toy_run_that_trains_wrongly_is_explained_in_russian(tmp_path):
     assert "эталон даёт" in entry["feedback"] and "the reference gives" not in entry["feedback"], entry["feedback"]
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_only_an_untouched_stub_is_marked_not_implemented(graded):
     mutant, starter, mixed = (_entries(r) for r in _reports(graded["en"]).values())
     assert all(entry.get("not_implemented") is True and entry["status"] == "error" and entry["points"] == 0

@@ -162,6 +162,7 @@ def _dpo_mistake_runs(tmp_path) -> dict:
     return dict(zip(runs, run_many(jobs, workers=2)))
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_a_property_test_failing_through_a_dependency_points_to_that_dependency(tmp_path):
     runs = _dpo_mistake_runs(tmp_path)
     property_line = re.compile(r"^(?:a property test draws|тест свойства берёт).*$", re.MULTILINE)

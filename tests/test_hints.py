@@ -58,6 +58,7 @@ def runs(tmp_path_factory) -> dict:
     return dict(zip(jobs, results))
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 @pytest.mark.parametrize("folder, exercise, name", MUTANTS, ids=[m[2] for m in MUTANTS])
 def test_a_catalogued_mistake_is_named_in_the_failure_output(runs, folder, exercise, name):
     hint = next(m.hint for m in load_misconceptions(exercise) if m.name == name)
@@ -72,6 +73,7 @@ def test_a_catalogued_mistake_is_named_in_the_failure_output(runs, folder, exerc
     assert "NOT IMPLEMENTED" not in run.stdout
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_a_missing_hint_table_changes_nothing_but_the_hint(runs):
     run = runs["no_hints"]
     assert run.returncode == 1 and " failed" in run.stdout, run.stdout[-3000:]

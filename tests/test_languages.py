@@ -19,6 +19,7 @@ file per language, and are not texts of this kind.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import re
 import string
@@ -90,7 +91,10 @@ def _walk(value, where: str, seen: set, found: list, tables: list, depth: int = 
         tables.append((where, [item for item in texts if not _is_text(item)]))
 
 
+@functools.lru_cache(maxsize=None)
 def _reachable():
+    """Every Text reachable from the kit's modules, and the tables that hold texts (computed when a test first
+    asks: importing every module, nbgrader's included, is not a cost of collecting the suite)."""
     found, tables, seen = [], [], set()
     for module in _modules():
         for name, value in vars(module).items():
@@ -98,8 +102,6 @@ def _reachable():
                 _walk(value, f"{module.__name__}.{name}", seen, found, tables)
     return found, tables
 
-
-FOUND, TABLES = _reachable()
 
 
 def _fields(template: str) -> set[str]:
@@ -128,6 +130,7 @@ def test_the_texts_are_found():
     tables = [engine_texts.FEEDBACK, engine_texts.SCOREBOARD, engine_texts.DETAILS, engine_texts.KINDS,
               nbgrader_scoring.TEXT, capstone_texts.TEXT, notebook_texts.TEXT, notebook_texts.MODULE_TEXT,
               walkthrough.TEXT, figures.FIGURE_TEXT, classreport.TEXT, learner_cli.HELP, starter_conftest().MESSAGES]
+    FOUND = _reachable()[0]
     seen = {repr(found) for _, found in FOUND}
     for table in tables:
         inner = []
@@ -137,7 +140,7 @@ def test_the_texts_are_found():
 
 
 def test_every_text_reachable_from_the_kit_has_every_language():
-    for where, found in FOUND:
+    for where, found in _reachable()[0]:
         assert list(found.translations) == list(course.LANGUAGES), where
         for language in course.LANGUAGES:
             assert found.in_(language).strip(), (where, language)
@@ -145,7 +148,7 @@ def test_every_text_reachable_from_the_kit_has_every_language():
 
 
 def test_a_table_of_texts_holds_nothing_else():
-    mixed = [(where, plain) for where, plain in TABLES if plain]
+    mixed = [(where, plain) for where, plain in _reachable()[1] if plain]
     assert not mixed, f"texts without their Russian, next to Texts: {mixed[:5]}"
 
 

@@ -128,6 +128,7 @@ def test_a_public_test_is_named_test_function_what(test_file):
             f"{stem}.{function}: no public test in {test_file.name} calls it and carries its name")
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_every_exercise_selects_a_collected_test_that_carries_its_name():
     run = _pytest(["--collect-only", *(f"starter/{folder}" for folder in FOLDERS)], SOLUTIONS_DIR)
     assert run.returncode == 0, run.stdout[-3000:]

@@ -156,6 +156,7 @@ ENGLISH = "every token of one response has the same weight"
 RUSSIAN = "все токены одного ответа получают одинаковый вес"
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_a_failing_public_test_speaks_the_learners_language(tmp_path):
     root = tmp_path / "impl"
     shutil.copytree(SOLUTIONS_DIR / "module_09", root / "module_09", ignore=shutil.ignore_patterns("__pycache__"))

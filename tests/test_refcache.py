@@ -70,6 +70,7 @@ def test_a_second_batch_reads_every_reference_outcome_and_runs_no_reference_code
     assert second == first
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_a_damaged_record_is_recomputed(store, tmp_path):
     paths = _submissions(tmp_path / "in")
     first = _grade(paths, tmp_path / "first", Kit())
@@ -197,6 +198,7 @@ for _module in [o for o in _gc.get_objects() if type(o).__name__ == "module" and
 '''
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_a_submission_that_poisons_the_kept_warm_ups_hurts_only_itself(store, tmp_path):
     """A warm batch hands the kept warm-ups to its workers (the correct submission's report is the cold one's);
     a learner file that zeroes every kept warm-up it can reach (the harness's copy included) changes its own
