@@ -45,6 +45,8 @@ WORDS = {
                          "{exercises}, {points}."),
     "in_file": Text("{count} in `{stem}`", "{count} в `{stem}`"),
     "row": Text("- `{function}` (`{file}`, {points}): {formula}", "- `{function}` (`{file}`, {points}): {formula}"),
+    "catalogue_total": Text("The catalogue holds {entries} entries: at least {fewest} and at most {most} per exercise.",
+                            "В каталоге {entries} записей: от {fewest} до {most} на упражнение."),
     "generated": Text("*This list is generated from the course registry by `rl4llm build`.*",
                       "*Этот список строит `rl4llm build` по реестру курса.*"),
 }
@@ -94,6 +96,14 @@ def course_totals(language: str) -> str:
                                      points=points_text(_points(ids), language)) + "\n"
 
 
+def catalogue_totals(language: str) -> str:
+    """One line: how many catalogued mistakes there are, and the fewest and most of one exercise."""
+    from graders.engine.misconceptions import load_misconceptions
+
+    counts = [len(load_misconceptions(exercise_id)) for exercise_id in course.exercises()]
+    return WORDS["catalogue_total"].in_(language, entries=sum(counts), fewest=min(counts), most=max(counts)) + "\n"
+
+
 def module_exercises(folder: str) -> Callable[[str], str]:
     """The block of a module page: its exercises (function, file, points, formula) and its totals."""
     def block(language: str) -> str:
@@ -118,6 +128,7 @@ def module_exercises(folder: str) -> Callable[[str], str]:
 #: name -> function(language) -> Markdown; one line adds a block.
 BLOCKS: dict[str, Callable[[str], str]] = {
     "course-totals": course_totals,
+    "catalogue-totals": catalogue_totals,  # docs/instructors.md
     **{f"{m.folder}-exercises": module_exercises(m.folder) for m in course.MODULES},
     "settings": lambda language: settings.markdown_table(),  # docs/settings.md
 }
