@@ -113,3 +113,34 @@ def test_a_learner_installs_the_bundle_and_works_without_the_kit(bundle, tmp_pat
     assert sorted(p.name for p in (mine / "figures").glob("*.png"))
     help_ru = _run([str(rl4llm), "run", "--help"], mine, RL4LLM_LANG="ru")
     assert "ноутбук курса" in help_ru.stdout
+
+
+def test_the_shipped_modules_import_only_what_the_bundle_ships():
+    """Every `graders` module a shipped module imports (function-local imports included) is shipped too, so a
+    new module the learner's commands need cannot be forgotten (caught here, fast, not by the slow installs)."""
+    import ast
+
+    from graders.build import bundle
+    from graders.paths import REPO_ROOT
+
+    shipped = set(bundle.RUN_MODULES) | set(bundle.CAPSTONE_MODULES)
+    package = REPO_ROOT / "graders" / bundle.CAPSTONE_PACKAGE
+    files = [REPO_ROOT / "graders" / f"{name}.py" for name in sorted(shipped)] + sorted(package.glob("*.py"))
+    missing = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module == "graders":
+                    names = [alias.name for alias in node.names]
+                elif node.module.startswith("graders."):
+                    names = [node.module.split(".")[1]]
+            elif isinstance(node, ast.Import):
+                names = [alias.name.split(".")[1] for alias in node.names if alias.name.startswith("graders.")]
+            for name in names:
+                # a hidden part (the checks, the capstone's grader) is imported only on the instructor's paths
+                # (course.points, `capstone grade`), which the bundle never takes: leaving it out is the point
+                if name not in shipped and name not in bundle.HIDDEN_NAMES and name not in (bundle.CAPSTONE_PACKAGE,
+                                                                                           "__version__"):
+                    missing.append(f"{path.relative_to(REPO_ROOT)} imports graders.{name}")
+    assert not missing, f"add these to graders/build/bundle.py's RUN_MODULES (or stop importing them): {missing}"

@@ -33,8 +33,8 @@ from graders.fences import BEGIN_SOLUTION
 from graders.paths import REPO_ROOT, SEEDS_DIR, STARTER_DIR
 
 # The graders modules `rl4llm run` imports (graders.walkthrough and what it imports, transitively).
-RUN_MODULES = ("__init__", "course", "fences", "figures", "language", "learner_cli", "loader", "paths", "text",
-               "walkthrough", "walkthrough_seed")
+RUN_MODULES = ("__init__", "course", "fences", "figures", "language", "learner_cli", "loader", "paths", "settings",
+               "text", "walkthrough", "walkthrough_seed")
 # What `rl4llm capstone preflight|run|check` adds: the commands, the passport checks, the runner package.
 CAPSTONE_MODULES = ("capstone", "capstone_cli")
 CAPSTONE_PACKAGE = "capstone_run"
