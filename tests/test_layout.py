@@ -91,3 +91,10 @@ def test_the_readme_fits_a_screen_or_two():
     for page in ("learners.md", "instructors.md", "security.md", "capstone.md", "contributing.md",
                  "design.md", "style.md", "timings.md", "settings.md"):
         assert (REPO_ROOT / "docs" / page).is_file(), f"docs/{page} is missing"
+
+
+def test_no_file_of_graders_is_over_400_lines():
+    """Files that do one job (style rule 5): split a longer one by job, not by line count."""
+    long = {str(path.relative_to(REPO_ROOT)): n for path in sorted((REPO_ROOT / "graders").rglob("*.py"))
+            if "__pycache__" not in path.parts and (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long, f"over 400 lines: {long}"
