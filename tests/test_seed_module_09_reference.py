@@ -8,19 +8,19 @@ assert, the token-weight table and the exact mode-training plot.
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
-from graders.paths import REPO_ROOT, SEEDS_DIR, SOLUTIONS_DIR
+from graders.paths import SEEDS_DIR, SOLUTIONS_DIR
 from graders.walkthrough import EXPERIMENT_MARKERS, run_seed_subprocess
 
-SHARED_SEED = REPO_ROOT.parent / "shared" / "seeds" / "000_b65c017a03399661.txt"
-
-
-def test_bundled_seed_is_a_verbatim_copy_of_the_shared_seed():
-    if not SHARED_SEED.exists():
-        pytest.skip(f"{SHARED_SEED} is not present on this machine")
+def test_bundled_seed_is_the_course_notebook_verbatim():
+    """The course's Module 9 notebook as it was given to the kit (its SHA-256 recorded when it was copied in,
+    graders/seeds/SHA256SUMS): nothing in it may be edited to make the kit pass."""
+    sums = dict(line.split()[::-1] for line in (SEEDS_DIR / "SHA256SUMS").read_text(encoding="utf-8").splitlines())
     bundled = SEEDS_DIR / "module_09_seed.txt"
-    assert bundled.read_bytes() == SHARED_SEED.read_bytes()
+    assert hashlib.sha256(bundled.read_bytes()).hexdigest() == sums[bundled.name]
 
 
 @pytest.mark.slow
