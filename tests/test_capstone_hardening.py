@@ -458,6 +458,7 @@ def test_a_valid_zip_keeps_its_full_score(templates, stubbed, tmp_path):
     assert report["score"] == report["max_score"] == FULL_SCORE["grpo"], report
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_a_zip_bomb_is_refused_before_it_is_unpacked(templates, stubbed, tmp_path):
     """A few hundred KiB that expand to 400 MiB: refused on the member's size (the header's; a header that
     lies smaller gets no more bytes than it says, zipfile stops there and the CRC fails)."""
@@ -471,6 +472,7 @@ def test_a_zip_bomb_is_refused_before_it_is_unpacked(templates, stubbed, tmp_pat
     assert _grade(valid)["score"] == FULL_SCORE["grpo"]
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_many_members_past_the_total_cap_are_refused(templates, stubbed, tmp_path):
     size = 60 << 20  # each under the member cap, together past the total
     members = [(f"trainer/part{index}.bin", size) for index in range(ZIP_MAX_TOTAL_BYTES // size + 1)]

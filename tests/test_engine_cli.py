@@ -50,6 +50,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_grade_exits_0_and_writes_every_file(submissions, tmp_path, capsys):
     out = tmp_path / "out"
     paths = [str(submissions[name]) for name in ("correct", "mutant", "starter")]

@@ -17,6 +17,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from graders.paths import REPO_ROOT
 
 GRADERS_DIR = REPO_ROOT / "graders"
@@ -126,6 +128,7 @@ def test_the_engine_and_the_checks_never_reach_the_build_statically():
             assert not reached, f"{name} reaches {reached}"
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_grading_never_imports_the_build_tool():
     code = ("import importlib, json, sys\n"
             f"for name in {GRADING_MODULES!r}:\n"

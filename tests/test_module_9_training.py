@@ -92,6 +92,7 @@ def test_seed_notebook_runs_headless_against_solutions(tmp_path):
 
 
 # ----------------------------------------------------------------------------- golden and pattern
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_smoke_run_matches_the_golden_file(smoke):
     problems = _golden_mismatches(_summary(smoke), load_golden("module09_smoke"))
     assert not problems, "regenerate with `python -m graders.goldens module09` only if intended:\n" + "\n".join(problems)

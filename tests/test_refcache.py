@@ -53,6 +53,7 @@ def _grade(paths, out: Path, kit: Kit) -> dict[str, str]:
     return {str(p.relative_to(out)): p.read_text(encoding="utf-8") for p in sorted(out.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_a_second_batch_reads_every_reference_outcome_and_runs_no_reference_code(store, tmp_path, monkeypatch):
     paths = _submissions(tmp_path / "in")
     first = _grade(paths, tmp_path / "first", Kit())
