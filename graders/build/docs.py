@@ -28,6 +28,7 @@ from pathlib import Path
 
 from graders import course, settings
 from graders.paths import REPO_ROOT, STARTER_DIR
+from graders.build.notebooks.texts import exercises_text, points_text
 from graders.text import Text
 
 BEGIN = "<!-- generated:{name}:begin -->"
@@ -50,28 +51,6 @@ WORDS = {
     "generated": Text("*This list is generated from the course registry by `rl4llm build`.*",
                       "*Этот список строит `rl4llm build` по реестру курса.*"),
 }
-
-
-def _plural(n: float, en: tuple[str, str], ru: tuple[str, str, str], language: str) -> str:
-    number = f"{n:g}"
-    if language != "ru":
-        return f"{number} {en[0] if n == 1 else en[1]}"
-    if n != int(n):
-        return f"{number} {ru[1]}"
-    k = int(n)
-    if k % 10 == 1 and k % 100 != 11:
-        return f"{number} {ru[0]}"
-    if 2 <= k % 10 <= 4 and not 12 <= k % 100 <= 14:
-        return f"{number} {ru[1]}"
-    return f"{number} {ru[2]}"
-
-
-def exercises_text(n: int, language: str) -> str:
-    return _plural(n, ("exercise", "exercises"), ("упражнение", "упражнения", "упражнений"), language)
-
-
-def points_text(n: float, language: str) -> str:
-    return _plural(n, ("point", "points"), ("балл", "балла", "баллов"), language)
 
 
 def _exercises_of(stem: str) -> list[str]:

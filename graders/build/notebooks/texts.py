@@ -168,19 +168,27 @@ TEXT = {
 }
 
 
-def points_text(points: float, language: str) -> str:
-    """'3 points' / '3 балла' (Russian plural rules)."""
-    number = f"{points:g}"
-    if language == "en":
-        return f"{number} point" + ("" if points == 1 else "s")
-    if points != int(points):
-        return f"{number} балла"
-    n = int(points)
-    if n % 10 == 1 and n % 100 != 11:
-        return f"{number} балл"
-    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
-        return f"{number} балла"
-    return f"{number} баллов"
+def _plural(n: float, en: tuple[str, str], ru: tuple[str, str, str], language: str) -> str:
+    """`n` with its noun: English singular/plural, Russian by its plural rules (1 балл, 2 балла, 5 баллов)."""
+    number = f"{n:g}"
+    if language != "ru":
+        return f"{number} {en[0] if n == 1 else en[1]}"
+    if n != int(n):
+        return f"{number} {ru[1]}"
+    k = int(n)
+    if k % 10 == 1 and k % 100 != 11:
+        return f"{number} {ru[0]}"
+    if 2 <= k % 10 <= 4 and not 12 <= k % 100 <= 14:
+        return f"{number} {ru[1]}"
+    return f"{number} {ru[2]}"
+
+
+def exercises_text(n: int, language: str) -> str:
+    return _plural(n, ("exercise", "exercises"), ("упражнение", "упражнения", "упражнений"), language)
+
+
+def points_text(n: float, language: str) -> str:
+    return _plural(n, ("point", "points"), ("балл", "балла", "баллов"), language)
 
 
 AND = Text(" and ", " и ")  # the last two names of a list
