@@ -38,7 +38,6 @@ are :mod:`graders.walkthrough_seed`'s; this module runs them and reports.
 from __future__ import annotations
 
 import argparse
-import builtins
 import json
 import linecache
 import os
@@ -51,7 +50,7 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from graders import course, figures
+from graders import course, figures, walkthrough_lines, walkthrough_values
 from graders.language import default_language
 from graders.paths import REPO_ROOT
 from graders.walkthrough_seed import (DISCOVERY_END, EXPERIMENT_MARKERS, SUMMARY_FILE, TEXT, Cell,  # noqa: F401
@@ -98,6 +97,7 @@ class RunSummary:
     failed_cells: list[CellProblem] = field(default_factory=list)
     figures: list[SavedFigure] = field(default_factory=list)
     missing_figures: list[MissingFigure] = field(default_factory=list)
+    page_values: list[dict] = field(default_factory=list)  # graders.walkthrough_values.check_cell's records
 
     @property
     def failed(self) -> int:
@@ -116,6 +116,7 @@ class SeedRun:
         self.summary = RunSummary(module.folder, language, readable, str(impl_dir))
         self.cell: Cell | None = None
         self.expected: dict[int, figures.SeedFigure] = {}  # a cell's line -> the figure it shows
+        self.shown: list = []  # the tables the current cell showed (walkthrough_lines.install)
 
     # -- figures
     def install_show(self) -> None:
@@ -173,29 +174,9 @@ class SeedRun:
             self.save(fig, extra.slug, extra.slug)
             plt.close(fig)
 
-    # -- the seed's own display() and print(): the Russian labels of its tables, in the chosen language
+    # -- the seed's own display() and print(), in the chosen language (graders.walkthrough_lines)
     def install_translations(self) -> None:
-        import IPython.display
-
-        translate = figures.translate
-        original = IPython.display.display
-        language = self.language
-
-        def relabel(value):
-            rename = getattr(value, "rename", None)
-            if callable(rename) and hasattr(value, "index") and hasattr(value, "columns"):
-                return rename(index=lambda key: translate(key, language) if isinstance(key, str) else key,
-                              columns=lambda key: translate(key, language) if isinstance(key, str) else key)
-            return value
-
-        def display(*objects, **kwargs):
-            return original(*(relabel(value) for value in objects), **kwargs)
-
-        def seed_print(*values, **kwargs):
-            builtins.print(*(translate(v, language) if isinstance(v, str) else v for v in values), **kwargs)
-
-        IPython.display.display = display
-        self.namespace["print"] = seed_print
+        walkthrough_lines.install(self.namespace, self.language, self.shown)
 
     # -- the cells
     def run_cells(self, cells: list[Cell], seed_file: str) -> None:
@@ -212,8 +193,11 @@ class SeedRun:
                 unresolved |= cell.defines
                 continue
             code = compile("\n" * (cell.line - 1) + cell.source, seed_file, "exec")
+            self.shown.clear()
             try:
                 exec(code, self.namespace)
+                if self.readable:
+                    self.check_page_values(cell)
             except Exception as error:
                 plt.close("all")  # a half-drawn figure must not join the next cell's
                 reason = describe_failure(error, seed_file, self.run_dir, self.language)
@@ -233,6 +217,13 @@ class SeedRun:
             if spec.slug not in saved and line in not_run:
                 self.summary.missing_figures.append(
                     MissingFigure(f"{spec.slug}.png", TEXT["missing_cell"].in_(self.language, line=line)))
+
+    def check_page_values(self, cell: Cell) -> None:
+        """Say whether the values this cell computed match the module page (graders.walkthrough_values)."""
+        for record in walkthrough_values.check_cell(self.module.folder, cell.source, self.namespace, self.shown,
+                                                    self.language):
+            print(record.pop("line"), flush=True)
+            self.summary.page_values.append(record)
 
     def report(self) -> None:
         """Print what was saved and what could not be produced; write ``run_summary.json``."""

@@ -86,6 +86,47 @@ def _assert_readable(summary: dict, names: list[str], language: str) -> None:
             assert CYRILLIC.search(item["title"]) and CYRILLIC.search(item["panels"][-1]["xlabel"]), item
 
 
+# The English words a Russian run may print: the code's names (single-word column headers, which the
+# Russian course notebook keeps too), the methods' and libraries' names, and symbols. Anything else in
+# Latin letters on a line of a Russian run is a text left untranslated.
+CODE_WORDS = set("""
+    reward centered standardized ratio surrogate reduction step entropy accuracy update loss before after
+    status length terminated text reference observed expected regime prompt chosen generated method feedback
+    beta p response smoke profile real root
+    DPO cDPO IPO SimPO ORPO GRPO Dr DAPO KL NLL RL eps tau G P info pass LoRA TRL GPU Qwen Qwen3 teacher forcing
+    held out held-out dapo trl transformers datasets peft accelerate bitsandbytes boxed nan True False None png eos
+""".split())
+DPO_TOY_WORDS = set("sky colour the is blue green grass two plus three it four five capital of france italy paris "
+                    "rome fire hot yes no ice cold".split())
+
+
+def _english_left(output: str) -> list[str]:
+    """The lines of a Russian run that still hold English prose (Python dicts and JSON are code: skipped)."""
+    left = []
+    for line in output.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped[0] in '{}[]"' or re.fullmatch(r"[\d,\s]+", stripped):
+            continue  # a dict, a JSON dump: Python values, printed as Python writes them
+        words = re.findall(r"[A-Za-z][A-Za-z0-9@+]*(?:-[A-Za-z0-9@+]+)*", re.sub(r"\S*[/_.=]\S*", " ", line))
+        if [word for word in words if word not in CODE_WORDS | DPO_TOY_WORDS and len(word) > 1
+                and not re.search(r"[\d@]", word)]:
+            left.append(line)
+    return left
+
+
+def _assert_in_language(output: str, language: str) -> None:
+    if language == "en":
+        assert not [line for line in output.splitlines() if CYRILLIC.search(line)], output[-3000:]
+    else:
+        assert _english_left(output) == [], _english_left(output)
+
+
+def test_the_prose_check_finds_an_english_line_in_a_russian_run():
+    assert _english_left("оптимум при beta=1: [0.3 0.5]\n{'root': '/x', 'profile': 'smoke'}") == []
+    assert _english_left("constrained Lagrangian: 1.335") == ["constrained Lagrangian: 1.335"]
+    assert _english_left("1  moderate DPO  0.515941") == ["1  moderate DPO  0.515941"]
+
+
 # ----------------------------------------------------------------------------- --impl
 @pytest.mark.parametrize("layout", ["starter-like", "module folder", "one learner file"])
 def test_impl_accepts_a_starter_like_folder_a_module_folder_or_a_file(tmp_path, layout):
@@ -327,6 +368,8 @@ def test_run_against_a_learner_folder_saves_readable_figures(tmp_path):
     assert {"clip bound 1 − ε_low = 0.80", "clip bound 1 + ε_high = 1.28"} <= set(ratios["panels"][0]["legend"])
     assert ratios["panels"][1]["legend"][0] == "mean ratio"
     assert "before RL, held-out" in completed.stdout and "до RL" not in completed.stdout
+    _assert_in_language(completed.stdout, "en")
+    assert summary["page_values"] and all(record["matches"] for record in summary["page_values"])
     assert "done: 6 figure(s)" in completed.stdout and not summary["failed_cells"]
 
 
@@ -366,6 +409,7 @@ def test_a_learner_install_without_solutions_runs_in_russian(tmp_path):
     curves = next(item for item in summary["figures"] if item["slug"] == "module09_training_curves")
     assert curves["panels"][0]["legend"] == ["точность свежей генерации", "энтропия", "доля информативных групп"]
     assert "готово: рисунков в" in completed.stdout
+    _assert_in_language(completed.stdout, "ru")
     # without --impl, a learner install runs the learner's starter/: its stubs say what is not done yet
     completed = _run_cli(["run", "9", "--reference-only", "--out", str(tmp_path / "starter-out"), "--lang", "en"],
                          cwd=kit)
@@ -384,3 +428,49 @@ def test_module_8_run_saves_readable_figures_in_russian(tmp_path):
     logprobs = next(item for item in summary["figures"] if item["slug"] == "module08_sequence_logprobs")
     assert "сильное давление: отвергнутый" in logprobs["panels"][0]["legend"]
     assert "загрузка модели и обучение на GPU не запускались" in completed.stdout
+    _assert_in_language(completed.stdout, "ru")
+    assert len(summary["page_values"]) == 11 and all(record["matches"] for record in summary["page_values"])
+    assert "✓ лосс ORPO: 0.851109, как на странице модуля" in completed.stdout
+
+
+@pytest.mark.slow
+def test_module_8_run_in_english_prints_no_russian(tmp_path):
+    completed = _run_cli(["run", "module08", "--out", str(tmp_path), "--lang", "en"])
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    _assert_in_language(completed.stdout, "en")
+    assert "✓ the ORPO loss: 0.851109, as on the module page" in completed.stdout
+
+
+# ----------------------------------------------------------------------------- printed lines and tables
+def test_every_seed_line_is_a_text_a_seed_or_its_toy_prints():
+    from graders.walkthrough_lines import SEED_LINES
+
+    sources = "".join(path.read_text(encoding="utf-8") for path in [*SEEDS_DIR.glob("module_0*_seed.txt"),
+                                                                    *SOLUTIONS_DIR.glob("module_0*/*.py")])
+    assert [key for key in SEED_LINES if key not in sources] == []
+
+
+def test_a_shown_table_speaks_the_language_but_keeps_the_codes_names(monkeypatch, capsys):
+    import IPython.display
+    import pandas as pd
+
+    from graders import walkthrough_lines
+
+    seen = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **kwargs: seen.extend(objects))
+    namespace, shown = {}, []
+    walkthrough_lines.install(namespace, "ru", shown)
+    table = pd.DataFrame({"regime": ["reference", "moderate DPO"], "draws for 100 informative prompts": [1.0, 2.0]},
+                         index=["до RL, train", "после RL, held-out"])
+    IPython.display.display(table)
+    assert shown == [table] and list(table["regime"]) == ["reference", "moderate DPO"]  # the seed's own table
+    assert list(seen[0].columns) == ["regime", "попыток на 100 информативных промптов"]
+    assert list(seen[0]["regime"]) == ["опорная модель", "умеренный DPO"]
+    assert list(seen[0].index) == ["до RL, обучающие", "после RL, отложенные"]
+    namespace["SOFTWARE_SNAPSHOT"] = snapshot = {"no-such-library-here": "1.0", "model": "Qwen/Qwen3-0.6B"}
+    namespace["print"]("constrained Lagrangian:", 1.335)
+    namespace["print"](snapshot)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "лагранжиан с ограничениями: 1.335"
+    assert printed[1] == ("Ветвь с реальной моделью закрепляет версии no-such-library-here==1.0, Qwen/Qwen3-0.6B. "
+                          "Установлено здесь: ни одна из них здесь не установлена.")
