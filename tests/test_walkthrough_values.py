@@ -109,5 +109,5 @@ def test_a_wrong_ipo_loss_is_named_and_the_other_values_still_match(tmp_path):
     completed, summary = _run(tmp_path, learner, "module_08")
     wrong = [record for record in summary["page_values"] if not record["matches"]]
     assert [record["function"] for record in wrong] == ["module_8_reference.ipo_loss"], summary["page_values"]
-    assert ("✗ the IPO loss (τ = 0.5): the module page gives 0.04, your code gives" in completed.stdout
+    assert ("✗ the IPO loss (τ = 0.5): the module page gives 0.04, your code gives 1.4400;" in completed.stdout
             and "look at `module_8_reference.ipo_loss`" in completed.stdout)

@@ -34,7 +34,7 @@ from graders.paths import REPO_ROOT, SEEDS_DIR, STARTER_DIR
 
 # The graders modules `rl4llm run` imports (graders.walkthrough and what it imports, transitively).
 RUN_MODULES = ("__init__", "course", "fences", "figures", "language", "learner_cli", "loader", "paths", "settings",
-               "text", "walkthrough", "walkthrough_seed")
+               "text", "walkthrough", "walkthrough_lines", "walkthrough_seed", "walkthrough_values")
 # What `rl4llm capstone preflight|run|check` adds: the commands, the passport checks, the runner package.
 CAPSTONE_MODULES = ("capstone", "capstone_cli")
 CAPSTONE_PACKAGE = "capstone_run"
