@@ -60,6 +60,11 @@ def _row(rows: list, key: str, value: str) -> dict:
     return next(row for row in rows if row.get(key) == value)
 
 
+def _response_totals(reduction: str) -> Callable:
+    """The reader of one reduction's three response totals in the Module 9 seed's ``summary`` rows."""
+    return lambda ns, shown: [_row(ns["summary"], "reduction", reduction)[f"response_{i}"] for i in (1, 2, 3)]
+
+
 PAGE_VALUES = {
     "module_08": [
         PageValue(Text("E[r] on the reward-KL frontier (β = 4, 2, 1, 0.5, 0.25)",
@@ -100,18 +105,14 @@ PAGE_VALUES = {
                   lambda ns, shown: ns["lagrangian"], "1.335", context="L = 1.335"),
     ],
     "module_09": [
-        PageValue(Text("original GRPO's response totals", "суммы по ответам в исходном GRPO"),
-                  "module_9_reference.original_grpo_token_weights", '"original_grpo": original_grpo_token_weights(',
-                  lambda ns, shown: [_row(ns["summary"], "reduction", "original_grpo")[f"response_{i}"]
-                                     for i in (1, 2, 3)], "[0.2357, −0.4714, 0.2357]"),
-        PageValue(Text("Dr. GRPO's response totals (L = 8)", "суммы по ответам в Dr. GRPO (L = 8)"),
-                  "module_9_reference.dr_grpo_token_weights", '"original_grpo": original_grpo_token_weights(',
-                  lambda ns, shown: [_row(ns["summary"], "reduction", "dr_grpo")[f"response_{i}"]
-                                     for i in (1, 2, 3)], "[0.0278, −0.1389, 0.1111]"),
-        PageValue(Text("DAPO's response totals", "суммы по ответам в DAPO"),
-                  "module_9_reference.dapo_token_weights", '"original_grpo": original_grpo_token_weights(',
-                  lambda ns, shown: [_row(ns["summary"], "reduction", "dapo")[f"response_{i}"]
-                                     for i in (1, 2, 3)], "[0.0943, −0.4714, 0.3771]"),
+        *(PageValue(name, f"module_9_reference.{reduction}_token_weights",
+                    '"original_grpo": original_grpo_token_weights(', _response_totals(reduction), page)
+          for name, reduction, page in (
+              (Text("original GRPO's response totals", "суммы по ответам в исходном GRPO"), "original_grpo",
+               "[0.2357, −0.4714, 0.2357]"),
+              (Text("Dr. GRPO's response totals (L = 8)", "суммы по ответам в Dr. GRPO (L = 8)"), "dr_grpo",
+               "[0.0278, −0.1389, 0.1111]"),
+              (Text("DAPO's response totals", "суммы по ответам в DAPO"), "dapo", "[0.0943, −0.4714, 0.3771]"))),
         PageValue(Text("the expected reward at step 0", "ожидаемая награда на шаге 0"),
                   "module_9_reference.synthetic_mode_training", "synthetic_mode_training(beta_entropy=0.0",
                   lambda ns, shown: ns["finite_table"]["expected_reward"].iloc[0], "0.654"),
