@@ -494,3 +494,23 @@ def test_a_hostile_submission_cannot_forge_results_or_read_the_bundled_solutions
     assert hostile["score"] <= baseline["score"] < hostile["extra_data"]["max_score"]
     assert [t["name"] for t in hostile["tests"]] == [t["name"] for t in baseline["tests"]]
     assert all(h["score"] <= b["score"] for h, b in zip(hostile["tests"], baseline["tests"]))
+
+
+def test_the_cheat_steals_and_forges_where_nothing_stops_it(tmp_path):
+    """The hostile submission above is a real attack: run unconfined, it answers with the bundle's solution
+    and forges results.json (so its test can fail)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from hostile_code import gradescope_cheat
+
+    stem = "module_9_reference"
+    solution = DEFAULT_KIT.solution_path(stem)
+    target = tmp_path / "source" / "kit" / solution.relative_to(DEFAULT_KIT.root)
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(solution, target)
+    (tmp_path / "results").mkdir()
+    namespace: dict = {}
+    exec(compile(gradescope_cheat(str(tmp_path), ("9",))[f"{stem}.py"], "cheat", "exec"), namespace)
+    assert (tmp_path / "results" / "forged").exists()
+    assert json.loads((tmp_path / "results" / "results.json").read_text())["score"] == 1000.0
+    function = GRA.split(".", 1)[1]
+    assert namespace[function] is not namespace["_stolen"][function] and function in namespace["_stolen"]

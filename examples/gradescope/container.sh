@@ -73,6 +73,11 @@ rm -rf "$ROOTFS"
 cp -a "$WORK/base" "$ROOTFS"
 cp /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
 mkdir -p "$ROOTFS/var/tmp/wheels" && cp "$WHEEL" "$ROOTFS/var/tmp/wheels/"
+# this machine's certificate authorities, for pip only (PIP_CERT): where a proxy re-signs PyPI's certificate,
+# the container's own ca-certificates cannot check it; on Gradescope pip uses the image's own
+HOST_CA=/etc/ssl/certs/ca-certificates.crt
+CERT_ENV=()
+if [ -s "$HOST_CA" ]; then cp "$HOST_CA" "$ROOTFS/var/tmp/host-ca.crt"; CERT_ENV=(PIP_CERT=/var/tmp/host-ca.crt); fi
 
 # 3. /autograder as Gradescope lays it out
 mkdir -p "$ROOTFS/autograder/source" "$ROOTFS/autograder/results" "$ROOTFS/autograder/submission"
@@ -124,7 +129,8 @@ REPORT="$WORK/report.txt"
 
 # 4. setup.sh (as Gradescope runs it when it builds the image)
 start=$(now)
-container env RL4LLM_TORCH_WHEEL="/var/tmp/wheels/$(basename "$WHEEL")" bash /autograder/source/setup.sh \
+container env "${CERT_ENV[@]}" RL4LLM_TORCH_WHEEL="/var/tmp/wheels/$(basename "$WHEEL")" \
+  bash /autograder/source/setup.sh \
   > "$LOG/setup.log" 2>&1 || { echo "setup.sh failed; see $LOG/setup.log" >&2; tail -n 30 "$LOG/setup.log" >&2; exit 1; }
 echo "setup.sh: $(elapsed "$start" "$(now)") s ($(tail -n 1 "$LOG/setup.log"))" >> "$REPORT"
 
