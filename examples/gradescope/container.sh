@@ -120,11 +120,11 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 LOG="$WORK/log"
-mkdir -p "$LOG"
+rm -rf "$LOG" && mkdir -p "$LOG"   # no score of an earlier run is ever reported
 REPORT="$WORK/report.txt"
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host kernel $(uname -r); container: bubblewrap $(bwrap --version | cut -d' ' -f2), Debian bookworm (debootstrap minbase), python3 $(chroot "$ROOTFS" python3 -c 'import platform; print(platform.python_version())')"
-  echo "bundle: rl4llm gradescope ${MODULE_ARGS[*]} --lang $LANGUAGE"
+  echo "bundle: rl4llm gradescope ${MODULE_ARGS[*]:-(both modules)} --lang $LANGUAGE"
 } > "$REPORT"
 
 # 4. setup.sh (as Gradescope runs it when it builds the image)

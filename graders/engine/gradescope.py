@@ -19,7 +19,7 @@ tests and points only. Without a language the bundle speaks English.
 ``setup.sh`` installs with ``constraints/core.txt`` (the versions the kit's
 tests passed with), so the hidden cases Hypothesis draws are the ones drawn
 locally; ``RL4LLM_TORCH_WHEEL`` (a local torch file) replaces the PyTorch CPU
-index (``scripts/gradescope_container.sh`` uses it).
+index (``examples/gradescope/container.sh`` uses it).
 
 For tests, ``RL4LLM_AUTOGRADER_ROOT`` replaces ``/autograder`` and
 ``RL4LLM_PYTHON`` the bundle's interpreter. Choose a Gradescope base image
@@ -60,7 +60,7 @@ apt-get update -qq
 apt-get install -y -qq python3 python3-venv python3-pip libseccomp2
 python3 -m venv /autograder/venv
 "$PY" -m pip install --upgrade pip
-if [ -n "${{RL4LLM_TORCH_WHEEL:-}}" ]; then   # a local torch==2.13.0 CPU wheel (scripts/gradescope_container.sh)
+if [ -n "${{RL4LLM_TORCH_WHEEL:-}}" ]; then   # a local torch==2.13.0 CPU wheel (examples/gradescope/container.sh)
   "$PY" -m pip install --no-deps "$RL4LLM_TORCH_WHEEL"
 else
   "$PY" -m pip install --no-deps "{TORCH_PIN}" --index-url https://download.pytorch.org/whl/cpu
