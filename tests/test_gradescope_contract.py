@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -302,3 +303,214 @@ def test_run_autograder_writes_valid_results_when_python_cannot_start(bundle, tm
     results = _load_results(root / "results" / "results.json")
     assert contract_problems(results) == []
     assert results["score"] == 0 and "could not start" in results["output"]
+
+
+# ---------------------------------------------------------------------------- one module, one language
+M8_PREFIXES = ("module_8_reference.", "module_8_training.")
+CYRILLIC = re.compile("[а-яА-Я]")
+
+
+def _cli(argv: list[str]) -> int:
+    from graders.cli import main
+
+    try:
+        return main(argv)
+    except SystemExit as error:  # argparse's usage errors
+        return error.code
+
+
+@pytest.mark.parametrize("argv, problem", [
+    (["--module", "7"], "unknown module '7'; the course has modules 8 (module_08), 9 (module_09)"),
+    (["--module", "module_10"], "unknown module 'module_10'"),
+    (["--lang", "fr"], "argument --lang: invalid choice: 'fr'"),
+])
+def test_a_bad_module_or_language_exits_2_naming_it(argv, problem, tmp_path, capsys):
+    out = tmp_path / "autograder.zip"
+    assert _cli(["gradescope", "--out", str(out), *argv]) == 2
+    assert problem in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_an_out_that_is_a_folder_exits_2_and_keeps_it(tmp_path, capsys):
+    (tmp_path / "mine.txt").write_text("keep me", encoding="utf-8")
+    assert _cli(["gradescope", "--out", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    assert (tmp_path / "mine.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_the_build_helper_refuses_bad_values(tmp_path):
+    from graders.engine.gradescope import BundleError
+
+    with pytest.raises(BundleError, match="unknown module"):
+        build_bundle(tmp_path / "a.zip", modules=("8", "10"))
+    with pytest.raises(BundleError, match="unknown language 'de'"):
+        build_bundle(tmp_path / "a.zip", language="de")
+    assert not (tmp_path / "a.zip").exists()
+
+
+@pytest.mark.parametrize("argv, options", [
+    ([], "--module 8 --module 9 --lang en"),  # both modules, English: never the container's locale
+    (["--module", "9"], "--module 9 --lang en"),
+    (["--module", "module_08", "--lang", "ru"], "--module 8 --lang ru"),
+])
+def test_the_module_and_the_language_are_baked_into_run_autograder(argv, options, tmp_path, capsys):
+    out = tmp_path / "autograder.zip"
+    assert _cli(["gradescope", "--out", str(out), *argv]) == 0
+    assert "points" in capsys.readouterr().out
+    with zipfile.ZipFile(out) as archive:
+        script = archive.read("run_autograder").decode("utf-8")
+    assert f'"$PY" -m graders.engine.gradescope run --root "$ROOT" {options}\n' in script
+    assert bool(CYRILLIC.search(script)) == ("ru" in options)  # the could-not-start message too
+
+
+def test_the_points_of_a_bundle_are_its_modules_points():
+    from graders.engine.gradescope import points_of
+
+    assert 0 < points_of(("8",)) < points_of() and 0 < points_of(("9",)) < points_of()
+    assert points_of(("8",)) + points_of(("9",)) == points_of()
+
+
+# ---------------------------------------------------------------------------- the pins setup.sh installs with
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, version = line.split("==")  # a constraints file of exact pins only
+            assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) and re.fullmatch(r"[0-9][0-9A-Za-z.+]*", version)
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
+    return pins
+
+
+def test_the_core_pins_agree_with_the_capstone_pins_and_cover_the_core_dependencies():
+    import tomllib
+
+    core = _pins(DEFAULT_KIT.root / "constraints" / "core.txt")
+    capstone = _pins(DEFAULT_KIT.root / "constraints" / "capstone.txt")
+    shared = set(core) & set(capstone)
+    assert {"torch", "jinja2", "fsspec"} <= shared
+    assert {name: core[name] for name in shared} == {name: capstone[name] for name in shared}
+    project = tomllib.loads((DEFAULT_KIT.root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = {re.sub(r"[-_.]+", "-", re.split(r"[<>=!~;\[ ]", dep, 1)[0]).lower() for dep in project["dependencies"]}
+    assert wanted - set(core) == set(), "constraints/core.txt must pin every core dependency"
+    assert {"numpy", "hypothesis", "pandas", "matplotlib", "sympy"} <= set(core)  # sympy: torch's own
+
+
+def test_setup_sh_installs_with_the_core_pins_and_torch_from_a_local_wheel_when_given(bundle):
+    with zipfile.ZipFile(bundle) as archive:
+        setup = archive.read("setup.sh").decode("utf-8")
+        bundled = archive.read("kit/constraints/core.txt")
+    assert bundled == (DEFAULT_KIT.root / "constraints" / "core.txt").read_bytes()
+    assert 'pip install -c "$KIT/constraints/core.txt" -e "$KIT"' in setup and "KIT=/autograder/source/kit" in setup
+    assert '--no-deps "$RL4LLM_TORCH_WHEEL"' in setup  # the container proof's local wheel
+    assert '--no-deps "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu' in setup  # Gradescope's
+    completed = subprocess.run(["bash", "-n"], input=setup, capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+
+
+# ---------------------------------------------------------------------------- the container proof's script
+CONTAINER = DEFAULT_KIT.root / "examples" / "gradescope" / "container.sh"
+
+
+def test_the_container_script_parses_and_runs_what_it_says():
+    completed = subprocess.run(["bash", "-n", str(CONTAINER)], capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    text = CONTAINER.read_text(encoding="utf-8")
+    assert "debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates bookworm" in text
+    assert 'graders.cli gradescope --out "$BUNDLE" "${MODULE_ARGS[@]}" --lang "$LANGUAGE"' in text
+    assert 'MODULE_ARGS=(--module "$MODULE")' in text and '--lang) LANGUAGE="$2"' in text
+    assert "bwrap --bind \"$ROOTFS\" /" in text and "RL4LLM_TORCH_WHEEL=" in text
+    assert "bash /autograder/source/setup.sh" in text and "container /autograder/run_autograder" in text
+    assert 'unzip -q "$BUNDLE" -d "$ROOTFS/autograder/source"' in text
+    for name in ("correct", "typical_mistakes", "hostile"):
+        assert name in text
+
+
+def test_the_container_script_refuses_an_unknown_argument():
+    completed = subprocess.run(["bash", str(CONTAINER), "--modul", "9"], capture_output=True, text=True)
+    assert completed.returncode == 2 and "unknown argument --modul" in completed.stderr
+
+
+# ---------------------------------------------------------------------------- running a one-module bundle
+@pytest.fixture(scope="module")
+def module_9_ru(tmp_path_factory) -> Path:
+    return build_bundle(tmp_path_factory.mktemp("bundle9") / "autograder.zip", modules=("9",), language="ru")
+
+
+def _grade_in_bundle(bundle: Path, root: Path, files: dict[str, str], **env) -> tuple[dict, subprocess.CompletedProcess]:
+    root = _unpack_like_gradescope(bundle, root)
+    (root / "submission").mkdir()
+    for name, text in files.items():
+        (root / "submission" / name).write_text(text, encoding="utf-8")
+    completed = subprocess.run([str(root / "run_autograder")], cwd=root, capture_output=True, text=True, timeout=600,
+                               env={**os.environ, "RL4LLM_AUTOGRADER_ROOT": str(root), "RL4LLM_PYTHON": sys.executable,
+                                    **env})
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    results = _load_results(root / "results" / "results.json")
+    assert contract_problems(results) == []
+    return results, completed
+
+
+def _module_9_solutions() -> dict[str, str]:
+    return {f"{stem}.py": DEFAULT_KIT.solution_path(stem).read_text(encoding="utf-8")
+            for stem in DEFAULT_KIT.functions_by_stem(("9",))}
+
+
+@pytest.mark.slow
+def test_a_module_9_bundle_gives_a_correct_module_9_submission_full_marks(module_9_ru, tmp_path):
+    from graders.engine.gradescope import points_of
+
+    results, _ = _grade_in_bundle(module_9_ru, tmp_path / "autograder", _module_9_solutions())
+    names = [t["name"] for t in results["tests"]]
+    assert names == DEFAULT_KIT.exercises(("9",)) and not [n for n in names if n.startswith(M8_PREFIXES)]
+    assert all(t["status"] == "passed" and t["score"] == t["max_score"] for t in results["tests"])
+    assert results["score"] == results["extra_data"]["max_score"] == points_of(("9",))
+
+
+@pytest.mark.slow
+def test_a_russian_bundle_speaks_russian_whatever_the_locale(module_9_ru, tmp_path):
+    from graders.engine.demo import assemble_examples
+
+    mistakes = assemble_examples(tmp_path / "examples", modules=("9",))[2]
+    files = {path.name: path.read_text(encoding="utf-8") for path in mistakes.glob("*.py")}
+    english = {"LANG": "en_US.UTF-8", "LC_ALL": "en_US.UTF-8", "RL4LLM_LANG": "en"}
+    results, completed = _grade_in_bundle(module_9_ru, tmp_path / "autograder", files, **english)
+    failed = [t for t in results["tests"] if t["status"] == "failed"]
+    assert failed and all(CYRILLIC.search(t["output"]) for t in failed), [t["output"] for t in failed]
+    assert 0 < results["score"] < results["extra_data"]["max_score"]
+    assert CYRILLIC.search(completed.stdout)  # the log's scoreboard too
+
+
+@pytest.mark.slow
+def test_a_hostile_submission_cannot_forge_results_or_read_the_bundled_solutions(module_9_ru, tmp_path):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from hostile_code import gradescope_cheat, placebo
+
+    root = tmp_path / "hostile"
+    hostile, _ = _grade_in_bundle(module_9_ru, root, gradescope_cheat(str(root), ("9",)))
+    baseline, _ = _grade_in_bundle(module_9_ru, tmp_path / "placebo", {
+        f"{stem}.py": placebo(stem, ("9",)) for stem in DEFAULT_KIT.functions_by_stem(("9",))})
+    assert not (root / "results" / "forged").exists(), "the learner's code wrote into /autograder/results"
+    assert hostile["score"] <= baseline["score"] < hostile["extra_data"]["max_score"]
+    assert [t["name"] for t in hostile["tests"]] == [t["name"] for t in baseline["tests"]]
+    assert all(h["score"] <= b["score"] for h, b in zip(hostile["tests"], baseline["tests"]))
+
+
+def test_the_cheat_steals_and_forges_where_nothing_stops_it(tmp_path):
+    """The hostile submission above is a real attack: run unconfined, it answers with the bundle's solution
+    and forges results.json (so its test can fail)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from hostile_code import gradescope_cheat
+
+    stem = "module_9_reference"
+    solution = DEFAULT_KIT.solution_path(stem)
+    target = tmp_path / "source" / "kit" / solution.relative_to(DEFAULT_KIT.root)
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(solution, target)
+    (tmp_path / "results").mkdir()
+    namespace: dict = {}
+    exec(compile(gradescope_cheat(str(tmp_path), ("9",))[f"{stem}.py"], "cheat", "exec"), namespace)
+    assert (tmp_path / "results" / "forged").exists()
+    assert json.loads((tmp_path / "results" / "results.json").read_text())["score"] == 1000.0
+    function = GRA.split(".", 1)[1]
+    assert namespace[function] is not namespace["_stolen"][function] and function in namespace["_stolen"]

@@ -11,12 +11,22 @@ when the file is missing. ``results.json`` holds only the keys Gradescope
 documents (its "Autograder Specifications"); anything else the kit's report
 carries moves into ``extra_data``.
 
+A bundle grades the modules and speaks the language it was built for
+(``build_bundle(modules=..., language=...)``, ``rl4llm gradescope --module 9
+--lang ru``): both are written into ``run_autograder``'s command line, so the
+container's locale changes nothing, and ``results.json`` has that module's
+tests and points only. Without a language the bundle speaks English.
+``setup.sh`` installs with ``constraints/core.txt`` (the versions the kit's
+tests passed with), so the hidden cases Hypothesis draws are the ones drawn
+locally; ``RL4LLM_TORCH_WHEEL`` (a local torch file) replaces the PyTorch CPU
+index (``examples/gradescope/container.sh`` uses it).
+
 For tests, ``RL4LLM_AUTOGRADER_ROOT`` replaces ``/autograder`` and
 ``RL4LLM_PYTHON`` the bundle's interpreter. Choose a Gradescope base image
 whose ``python3`` the pinned torch supports (e.g. Ubuntu 24.04, Python 3.12).
 Gradescope runs the autograder as root, so workers run as user ``nobody``.
 
-    python -m graders.engine.gradescope run [--root /autograder]
+    python -m graders.engine.gradescope run [--root /autograder] [--module 8|9] [--lang en|ru]
 """
 
 from __future__ import annotations
@@ -29,24 +39,35 @@ import traceback
 import zipfile
 from pathlib import Path
 
-from graders import settings
+from graders import course, settings
 from graders.engine.kit import DEFAULT_KIT, Kit
+from graders.text import Text
 
 TORCH_PIN = "torch==2.13.0"
-BUNDLED = ("pyproject.toml", "README.md", "graders", "solutions", "starter")
+CONSTRAINTS = "constraints/core.txt"  # in the kit and in the bundle (under kit/)
+DEFAULT_LANGUAGE = "en"  # a bundle built without --lang: English, whatever the container's locale
+BUNDLED = ("pyproject.toml", "README.md", CONSTRAINTS, "graders", "solutions", "starter")
 SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
 
 SETUP_SH = f"""#!/usr/bin/env bash
-# Gradescope set-up: a virtual environment with torch (CPU) first, then this kit from the bundled source.
+# Gradescope set-up: a virtual environment with torch (CPU) first, then this kit from the bundled source,
+# every other package at the version the kit was tested with ({CONSTRAINTS}).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+KIT=/autograder/source/kit
+PY=/autograder/venv/bin/python
 apt-get update -qq
-apt-get install -y -qq python3 python3-venv python3-pip
+apt-get install -y -qq python3 python3-venv python3-pip libseccomp2
 python3 -m venv /autograder/venv
-/autograder/venv/bin/python -m pip install --upgrade pip
-/autograder/venv/bin/python -m pip install "{TORCH_PIN}" --index-url https://download.pytorch.org/whl/cpu
-/autograder/venv/bin/python -m pip install -e /autograder/source/kit
-/autograder/venv/bin/python -c "import graders.engine.grading, torch; print('rl4llm-kit ready, torch', torch.__version__)"
+"$PY" -m pip install --upgrade pip
+if [ -n "${{RL4LLM_TORCH_WHEEL:-}}" ]; then   # a local torch==2.13.0 CPU wheel (examples/gradescope/container.sh)
+  "$PY" -m pip install --no-deps "$RL4LLM_TORCH_WHEEL"
+else
+  "$PY" -m pip install --no-deps "{TORCH_PIN}" --index-url https://download.pytorch.org/whl/cpu
+fi
+"$PY" -m pip install -c "$KIT/{CONSTRAINTS}" -e "$KIT"   # torch's own dependencies come pinned from here too
+"$PY" -m pip check
+"$PY" -c "import graders.engine.grading, torch; print('rl4llm-kit ready, torch', torch.__version__)"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -57,11 +78,11 @@ PY="${RL4LLM_PYTHON:-$ROOT/venv/bin/python}"
 RESULTS="$ROOT/results/results.json"
 rm -f "$RESULTS"
 cd "$ROOT/source/kit" && "$PY" -m graders.cli doctor   # the sandbox layers of this container, in the log
-"$PY" -m graders.engine.gradescope run --root "$ROOT"
+"$PY" -m graders.engine.gradescope run --root "$ROOT" @OPTIONS@
 status=$?
 if [ ! -s "$RESULTS" ]; then   # Python could not even start (a failed setup.sh?); Gradescope still needs it
   mkdir -p "$ROOT/results"
-  MESSAGE="The autograder could not start, so this submission was not graded; please tell the course staff."
+  MESSAGE="@NOT_STARTED@"
   printf '{"score": 0.0, "output": "%s", "visibility": "visible", "stdout_visibility": "hidden", "tests": []}\\n' \\
     "$MESSAGE" > "$RESULTS"
 fi
@@ -72,6 +93,60 @@ RESULTS_KEYS = {"score", "execution_time", "output", "output_format", "test_outp
                 "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
 TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags",
              "visibility", "extra_data"}
+
+
+TEXT = {
+    "not_started": Text("The autograder could not start, so this submission was not graded; please tell the course "
+                        "staff.",
+                        "Автогрейдер не смог запуститься, поэтому эта работа не проверена; сообщите, пожалуйста, "
+                        "преподавателям."),
+    "not_graded": Text("The autograder could not grade this submission: {message}",
+                       "Автогрейдер не смог проверить эту работу: {message}"),
+    "internal": Text("internal grader error ({name}); please tell the course staff",
+                     "внутренняя ошибка грейдера ({name}); сообщите, пожалуйста, преподавателям"),
+}
+
+
+class BundleError(ValueError):
+    """A bundle that cannot be built as asked (an unknown module or language, an --out that is a folder)."""
+
+
+def _modules(modules) -> tuple[str, ...]:
+    """The module numbers a bundle grades, in course order (``None``: every module)."""
+    if modules is None:
+        return course.NUMBERS
+    try:
+        chosen = {course.module(name).number for name in ([modules] if isinstance(modules, (str, int))
+                                                          else modules)}
+    except ValueError as error:
+        raise BundleError(str(error)) from None
+    if not chosen:
+        raise BundleError("no module chosen; the course has modules " + ", ".join(course.NUMBERS))
+    return tuple(number for number in course.NUMBERS if number in chosen)
+
+
+def _language(language) -> str:
+    if language is None:
+        return DEFAULT_LANGUAGE
+    if language not in course.LANGUAGES:
+        raise BundleError(f"unknown language {language!r}; the course speaks {', '.join(course.LANGUAGES)}")
+    return language
+
+
+def run_autograder_script(modules=None, language=None) -> str:
+    """``run_autograder`` for a bundle of ``modules`` in ``language`` (both on its command line)."""
+    modules, language = _modules(modules), _language(language)
+    options = " ".join([f"--module {number}" for number in modules] + [f"--lang {language}"])
+    message = TEXT["not_started"].in_(language).replace("\\", "\\\\").replace('"', '\\"')
+    return RUN_AUTOGRADER.replace("@OPTIONS@", options).replace("@NOT_STARTED@", message)
+
+
+def points_of(modules=None, kit: Kit = DEFAULT_KIT) -> float:
+    """The points a bundle of ``modules`` grades out of (results.json's ``extra_data.max_score``)."""
+    from graders.checks import spec_for
+    from graders.engine.grading import Exercise
+
+    return sum(Exercise(i, *i.split(".", 1), spec_for(i)).max_points for i in kit.exercises(_modules(modules)))
 
 
 def _bundled_files(kit: Kit) -> list[tuple[Path, str]]:
@@ -96,21 +171,27 @@ def _write(archive: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
     archive.writestr(info, data)
 
 
-def build_bundle(out: Path, kit: Kit = DEFAULT_KIT) -> Path:
-    """Write the autograder zip to ``out`` and return its path."""
+def build_bundle(out: Path, kit: Kit = DEFAULT_KIT, *, modules=None, language=None) -> Path:
+    """Write the autograder zip of ``modules`` (default: every one) speaking ``language`` (default: English)
+    to ``out`` and return its path; :class:`BundleError` for an unknown module or language."""
     out = Path(out)
+    script = run_autograder_script(modules, language)  # refuses bad values before anything is written
+    if out.is_dir():
+        raise BundleError(f"--out {out} is a folder; give the zip file's name, e.g. {out / 'autograder.zip'}")
+    if not (kit.root / CONSTRAINTS).is_file():
+        raise BundleError(f"{kit.root / CONSTRAINTS} is missing: setup.sh installs with it")
     if out.parent:
         out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as archive:
         _write(archive, "setup.sh", SETUP_SH.encode(), 0o755)
-        _write(archive, "run_autograder", RUN_AUTOGRADER.encode(), 0o755)
+        _write(archive, "run_autograder", script.encode(), 0o755)
         for path, name in _bundled_files(kit):
             _write(archive, name, path.read_bytes(), 0o644)
     return out
 
 
-def _failure_results(message: str) -> dict:
-    return {"score": 0.0, "output": f"The autograder could not grade this submission: {message}",
+def _failure_results(message: str, language: str = DEFAULT_LANGUAGE) -> dict:
+    return {"score": 0.0, "output": TEXT["not_graded"].in_(language, message=message),
             "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
 
 
@@ -137,30 +218,31 @@ def _write_results(target: Path, results: dict) -> None:
     target.write_text(json.dumps(results, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def run(root: Path) -> int:
-    """Grade ``root/submission`` and write ``root/results/results.json``."""
+def run(root: Path, modules=None, language=None) -> int:
+    """Grade ``root/submission`` (only ``modules``, feedback in ``language``) into ``root/results/results.json``."""
     from graders.engine.batch import GraderError, grade_paths
     from graders.engine.grading import GradeOptions
     from graders.engine.reports import gradescope_results, scoreboard
 
-    root = Path(root)
+    root, modules, language = Path(root), _modules(modules), _language(language)
     results_dir = root / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     target = results_dir / "results.json"
     with tempfile.TemporaryDirectory(prefix="rl4llm-gradescope-") as temp:
         try:
             result = grade_paths([root / "submission"], Path(temp) / "out",
-                                 GradeOptions(hide_hidden_inputs=True), jobs=1, progress=False)
+                                 GradeOptions(modules=modules, hide_hidden_inputs=True, lang=language),
+                                 jobs=1, progress=False)
         except GraderError as error:
-            _write_results(target, _failure_results(str(error)))
+            _write_results(target, _failure_results(str(error), language))
             print(f"run_autograder: {error}", file=sys.stderr)
             return 2
         except Exception as error:  # noqa: BLE001 - a crash still owes Gradescope a results.json
-            _write_results(target, _failure_results(f"internal grader error ({type(error).__name__}); "
-                                                    "please tell the course staff"))
+            _write_results(target, _failure_results(TEXT["internal"].in_(language, name=type(error).__name__),
+                                                    language))
             print(f"run_autograder: internal error:\n{traceback.format_exc()}", file=sys.stderr)
             return 2
-        print(scoreboard(result.reports, feedback=True), end="")
+        print(scoreboard(result.reports, feedback=True, language=language), end="")
         _write_results(target, gradescope_contract(gradescope_results(result.reports[0])))
     return 0
 
@@ -172,10 +254,17 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--root", default=str(settings.get("RL4LLM_AUTOGRADER_ROOT")))
     p_build = sub.add_parser("build", help="write the autograder zip")
     p_build.add_argument("--out", default="autograder.zip")
+    for sub_parser in (p_run, p_build):
+        sub_parser.add_argument("--module", action="append", default=None, help="8 or 9 (repeatable; default: both)")
+        sub_parser.add_argument("--lang", default=None, help=f"en or ru (default: {DEFAULT_LANGUAGE})")
     args = parser.parse_args(argv)
-    if args.command == "run":
-        return run(Path(args.root))
-    print(build_bundle(Path(args.out)))
+    try:
+        if args.command == "run":
+            return run(Path(args.root), args.module, args.lang)
+        print(build_bundle(Path(args.out), modules=args.module, language=args.lang))
+    except BundleError as error:
+        print(f"python -m graders.engine.gradescope {args.command}: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
