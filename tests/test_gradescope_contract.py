@@ -406,6 +406,13 @@ def test_setup_sh_installs_with_the_core_pins_and_torch_from_a_local_wheel_when_
     assert '--no-deps "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu' in setup  # Gradescope's
     completed = subprocess.run(["bash", "-n"], input=setup, capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr
+    # the answers unreadable to the workers' user (nobody), each folder one the bundle holds
+    hidden = '"$KIT/solutions" "$KIT/graders/checks" "$KIT/graders/misconceptions"'
+    assert f"chmod -R go-rwx {hidden}" in setup
+    with zipfile.ZipFile(bundle) as archive:
+        names = archive.namelist()
+    for folder in ("solutions/", "graders/checks/", "graders/misconceptions/"):
+        assert any(name.startswith(f"kit/{folder}") for name in names), folder
 
 
 # ---------------------------------------------------------------------------- the container proof's script

@@ -67,6 +67,9 @@ else
 fi
 "$PY" -m pip install -c "$KIT/{CONSTRAINTS}" -e "$KIT"   # torch's own dependencies come pinned from here too
 "$PY" -m pip check
+# The answers are the grading process's alone (it runs as root); workers run as user nobody and need none of
+# them, so where Landlock is missing, file permissions still keep them from the learner's code.
+chmod -R go-rwx "$KIT/solutions" "$KIT/graders/checks" "$KIT/graders/misconceptions"
 "$PY" -c "import graders.engine.grading, torch; print('rl4llm-kit ready, torch', torch.__version__)"
 """
 
