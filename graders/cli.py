@@ -123,8 +123,10 @@ def _class_report(folder: Path, language: str | None) -> int:
     except ReportError as error:
         print(f"rl4llm report: {error}", file=sys.stderr)
         return 2
-    print(f"class report: {written['report']} ({written['summary'].name}, {written['misconceptions'].name}, "
-          f"{', '.join(written[k].name for k in ('scores', 'exercises', 'heatmap'))})")
+    for note in written["notes"]:
+        print(f"rl4llm report: note: {note}", file=sys.stderr)
+    others = ("summary", "misconceptions", "unexplained", "students", "scores", "exercises", "heatmap")
+    print(f"class report: {written['report']} ({', '.join(written[k].name for k in others)})")
     return 0
 
 
@@ -159,6 +161,9 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     except ShardError as error:
         print(f"rl4llm merge: {error}", file=sys.stderr)
         return 2
+    if result.set_aside is not None:
+        print(f"rl4llm merge: note: {result.out_dir} held an earlier run; set aside in {result.set_aside}/ "
+              f"(nothing deleted): {result.out_dir} now holds this merge only", file=sys.stderr)
     if not args.quiet:
         print(scoreboard(result.reports), end="")
     print(f"merged {len(args.shards)} shard(s), {len(result.names)} submissions: {result.out_dir}/grades.csv "
