@@ -22,9 +22,13 @@ grades its own part of it:
 - **Merge.** ``rl4llm merge OUT SHARD_DIR...`` checks that the folders are the
   N shards of one batch, each exactly once and each complete, with every
   report present, then writes each submission's report folder into ``OUT``
-  and ``OUT/grades.csv``. ``OUT`` must be a new or ordinary folder, not a
-  shard folder: the shards are left exactly as they were, and nothing is ever
-  deleted.
+  and ``OUT/grades.csv``, then the run manifest ``OUT/_batch.json``
+  (:mod:`~graders.engine.outfolder`: the same bytes as an unsharded grade's).
+  ``OUT`` must be a new or ordinary folder, not a shard folder: the shards are
+  left exactly as they were, an earlier run in ``OUT`` is set aside in
+  ``OUT/_previous/<time>/`` once every check has passed, and nothing is ever
+  deleted. A shard folder itself gets no run manifest and nothing is set
+  aside in it: it holds only what ``grade --shard`` writes.
 - **Integrity.** A shard folder is input from someone else's machine, and
   whoever could write to it (a learner who reached it, a careless or
   tampering TA) is treated as an adversary. Before anything is written the
