@@ -100,10 +100,10 @@ def test_a_report_the_manifest_lists_and_the_folder_lacks_is_a_clear_error(tmp_p
 
 def test_the_manifest_is_deterministic(tmp_path):
     one = outfolder.manifest_text(["b", "a"], [GRA])
-    assert one == outfolder.manifest_text(["b", "a"], [GRA]) and json.loads(one)["names"] == ["b", "a"]
+    assert one == outfolder.manifest_text(["a", "b"], [GRA]) and json.loads(one)["names"] == ["a", "b"]
     outfolder.write_run_manifest(tmp_path, ["b", "a"], [GRA])
     assert (tmp_path / outfolder.RUN_MANIFEST).read_text(encoding="utf-8") == one
-    assert outfolder.read_run_manifest(tmp_path) == {"names": ["b", "a"], "exercise_ids": [GRA]}
+    assert outfolder.read_run_manifest(tmp_path) == {"names": ["a", "b"], "exercise_ids": [GRA]}
     assert sorted(p.name for p in tmp_path.iterdir()) == [outfolder.RUN_MANIFEST]  # no temporary file left
 
 

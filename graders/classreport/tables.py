@@ -49,8 +49,9 @@ def _report_paths(folder: Path) -> tuple[list[Path], list[str]]:
         manifest = outfolder.read_run_manifest(folder)
     except outfolder.OutFolderError as error:
         raise ReportError(str(error)) from error
-    found = sorted(path for path in folder.glob("*/report.json")
-                   if not path.parent.name.startswith(("_", ".")) and not path.parent.is_symlink())
+    # (nbgrader's report_dir names a student's folder "_x-<digest>" for an odd id: "_" is no sign of the kit's own
+    # files here; an earlier run set aside is two levels down, DIR/_previous/<time>/<name>/)
+    found = sorted(path for path in folder.glob("*/report.json") if not path.parent.is_symlink())
     if manifest is None:
         return found, [f"{folder} has no {outfolder.RUN_MANIFEST} (written by an older kit, or a report folder of "
                        "nbgrader's): every <submission>/report.json in it is read; grade into a new folder to be "

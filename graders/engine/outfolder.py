@@ -3,13 +3,14 @@
 ``rl4llm grade ... --out DIR`` and ``rl4llm merge DIR ...`` write into ``DIR``:
 
 - **An earlier run.** Before the first report is written, whatever an earlier run of the kit left in
-  ``DIR`` -- every ``DIR/<name>/`` folder holding a ``report.json``, ``results.json`` or ``junit.xml``,
+  ``DIR`` -- every ``DIR/<name>/`` folder its manifest names or that holds a ``report.json`` beside a
+  ``results.json`` or ``junit.xml``,
   ``grades.csv``, the class report's files, the run manifest, a shard manifest -- is moved, as it is,
   into ``DIR/_previous/<UTC time>/`` (:func:`set_aside`), and a note says so. Nothing is deleted;
   anything else in ``DIR`` (a file of the user's own) stays where it is and is never read as a report.
   A folder that is (or holds) a submission being graded is never moved.
 - **The run manifest.** When the run is done, ``DIR/_batch.json`` lists its submissions' folder names,
-  in the batch's order, and its exercise ids (:func:`write_run_manifest`): the same bytes from an
+  sorted (the same submissions in another order: the same bytes), and its exercise ids (:func:`write_run_manifest`): the same bytes from an
   unsharded grade and from a merge of its shards. ``rl4llm report DIR`` reads exactly those
   submissions (:func:`read_run_manifest`); a ``report.json`` in a folder the manifest does not name
   (one put there later, by hand or by anyone) is not part of the report. A submission folder can
@@ -50,6 +51,10 @@ def earlier_run(out_dir: Path, keep=()) -> list[str]:
         return []
     kept = [Path(path).resolve() for path in keep]
     files = set(_run_files())
+    try:
+        listed = set((read_run_manifest(out_dir) or {}).get("names", ()))
+    except OutFolderError:
+        listed = set()  # a damaged manifest: it is set aside with the rest, its names not trusted
     found = []
     for entry in entries:
         path = out_dir / entry
@@ -59,12 +64,20 @@ def earlier_run(out_dir: Path, keep=()) -> list[str]:
             continue  # a link is not what the kit writes: left where it is, and never read as a report
         if entry in files and path.is_file():
             found.append(entry)
-        elif path.is_dir() and not entry.startswith((".", "_")) \
-                and any((path / name).is_file() and not (path / name).is_symlink() for name in SUBMISSION_FILES):
+        elif path.is_dir() and not entry.startswith((".", "_")) and (entry in listed or _holds_reports(path)):
             resolved = path.resolve()
             if not any(resolved == k or resolved in k.parents for k in kept):
                 found.append(entry)
     return found
+
+
+def _holds_reports(folder: Path) -> bool:
+    """``report.json`` and one of the others the kit writes beside it (a user's own folder with a stray
+    ``junit.xml`` is not a run's)."""
+    def has(name: str) -> bool:
+        return (folder / name).is_file() and not (folder / name).is_symlink()
+
+    return has("report.json") and any(has(name) for name in SUBMISSION_FILES[1:])
 
 
 def set_aside(out_dir: Path, keep=(), log=None) -> Path | None:
@@ -97,8 +110,9 @@ def set_aside(out_dir: Path, keep=(), log=None) -> Path | None:
 
 
 def manifest_text(names: list[str], exercise_ids: list[str]) -> str:
-    """The run manifest's text: deterministic (no time, no path), so a merge writes the unsharded grade's bytes."""
-    return json.dumps({"format": FORMAT, "names": list(names), "exercise_ids": list(exercise_ids)},
+    """The run manifest's text: deterministic (names sorted, no time, no path), so a merge writes the unsharded
+    grade's bytes."""
+    return json.dumps({"format": FORMAT, "names": sorted(names), "exercise_ids": list(exercise_ids)},
                       indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
