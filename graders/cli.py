@@ -12,7 +12,8 @@ Subcommands:
   grade SUBMISSION [SUBMISSION ...] --out DIR [--jobs N] [--module 8|9] [--hide-hidden-inputs]
         [--require-sandbox] [--shard I/N]
                                       autograde submissions (folders or .zip files): writes
-                                      DIR/<name>/report.json, results.json, junit.xml, DIR/grades.csv;
+                                      DIR/<name>/report.json, results.json, junit.xml, DIR/grades.csv,
+                                      DIR/_batch.json (an earlier run in DIR is moved to DIR/_previous/);
                                       with --shard, only shard I of N (round robin) plus DIR/_shard.json
   merge OUT SHARD_DIR [SHARD_DIR ...] check that the folders are every shard of one batch; write
                                       OUT/grades.csv (as an unsharded grade would) and OUT/<name>/
@@ -261,7 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_grade = sub.add_parser("grade", help="autograde submissions (folders or .zip files)")
     p_grade.add_argument("submissions", nargs="+", metavar="SUBMISSION")
-    p_grade.add_argument("--out", required=True, help="report folder")
+    p_grade.add_argument("--out", required=True, help="report folder (an earlier run in it is moved, as it is, "
+                         "to DIR/_previous/<time>/: nothing is deleted)")
     p_grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
     p_grade.add_argument("--module", type=course.module, default=None, metavar="MODULE",
                          help="grade one module only: 8 or 9 (also module_08, module_09)")

@@ -99,9 +99,11 @@ def heatmap_figure(data, language: str):
         ticks = list(range(0, len(part), step))
         axis.set_xticks(ticks, [_label(part[i]) for i in ticks], rotation=90, fontsize=LABEL_POINTS,
                         parse_math=False)
-        axis.set_title(f"{index * size + 1}–{index * size + len(part)} / {len(ranked)}", fontsize=LABEL_POINTS + 1,
-                       loc="right")
-    axes[0].set_title(text["heatmap_figure"], fontsize=LABEL_POINTS + 3, loc="left", pad=14)
+        if panels > 1:
+            axis.set_title(f"{index * size + 1}–{index * size + len(part)} / {len(ranked)}",
+                           fontsize=LABEL_POINTS + 1, loc="right")
+    figure.text(left / width, 1 - 0.12 / height, text["heatmap_figure"], fontsize=LABEL_POINTS + 3, va="top",
+                parse_math=False)
     axes[-1].set_xlabel(text["submission_axis"], fontsize=LABEL_POINTS + 1)
     handles = [plt.Rectangle((0, 0), 1, 1, facecolor=colour, edgecolor="#999999") for colour in STATUS_COLOURS.values()]
     axes[0].legend(handles, [text["statuses"][s] for s in statuses], loc="upper left", bbox_to_anchor=(1.01, 1.0),
