@@ -2,11 +2,14 @@
 
 - fast: a hand-made batch of four submissions (complete; partial with a misconception; a
   misconception, an error and a partial; missing work and a timeout) in the kit's report schema:
-  pass rates, mean fractions, the order hardest first, discrimination against a hand computation,
-  learners per misconception with the catalogue's hint, errors and timeouts apart, a self-contained
-  page that shows no feedback text (so no input, hidden or not), both languages;
+  pass rates, mean fractions (over the submissions that handed an exercise in), the order hardest first,
+  discrimination against a hand computation, learners per misconception with who and the catalogue's
+  hint, errors and timeouts apart, a self-contained page (anchors its only links) that shows no feedback
+  text (so no input, hidden or not), both languages;
 - slow: a real batch graded by ``rl4llm grade`` (the demo's three examples): the report is written
-  and its counts agree with the ``report.json`` files.
+  and its counts agree with the ``report.json`` files; headless chromium renders the page (its DOM
+  holds every section and the links from who holds a mistake to the student's part; its screenshot is
+  not blank). ``tests/test_class_report_action.py`` has the rest (per student, unexplained, 300).
 """
 
 from __future__ import annotations

@@ -365,8 +365,9 @@ def test_every_problem_is_listed_at_once(graded, tmp_path, capsys, copies):
 
 def test_an_earlier_run_in_out_is_set_aside_never_mixed_in(graded, tmp_path, capsys):
     out = tmp_path / "out"
-    (out / "earlier_one").mkdir(parents=True)  # an earlier run's submission, and its grades.csv
-    shutil.copy(graded / "shard1" / "zoe" / "report.json", out / "earlier_one" / "report.json")
+    shutil.copytree(graded / "shard1" / "zoe", out / "earlier_one")  # an earlier run's submission, its grades.csv
+    (out / "lone").mkdir()  # a report.json alone is not what the kit writes: it stays, and is not in the report
+    shutil.copy(graded / "shard1" / "zoe" / "report.json", out / "lone" / "report.json")
     (out / "grades.csv").write_text("stale\n", encoding="utf-8")
     (out / "mine.txt").write_text("mine\n", encoding="utf-8")  # the user's own file: stays
     assert main(["merge", str(out), str(graded / "shard1"), str(graded / "shard2")]) == 0
@@ -374,5 +375,7 @@ def test_an_earlier_run_in_out_is_set_aside_never_mixed_in(graded, tmp_path, cap
     (previous,) = (out / outfolder.PREVIOUS).iterdir()
     assert (previous / "grades.csv").read_text(encoding="utf-8") == "stale\n" and (previous / "earlier_one").is_dir()
     merged = {path: data for path, data in _tree(out).items()
-              if not path.startswith(("class_", outfolder.PREVIOUS)) and path != "mine.txt"}
-    assert merged == _merged_before(graded) and "earlier_one" not in (out / "class_report.html").read_text(encoding="utf-8")
+              if not path.startswith(("class_", outfolder.PREVIOUS, "lone/")) and path != "mine.txt"}
+    page = (out / "class_report.html").read_text(encoding="utf-8")
+    assert merged == _merged_before(graded) and "earlier_one" not in page and "lone" not in page
+    assert (out / "lone" / "report.json").is_file() and (out / "mine.txt").is_file()
