@@ -12,7 +12,8 @@ Subcommands:
   grade SUBMISSION [SUBMISSION ...] --out DIR [--jobs N] [--module 8|9] [--hide-hidden-inputs]
         [--require-sandbox] [--shard I/N]
                                       autograde submissions (folders or .zip files): writes
-                                      DIR/<name>/report.json, results.json, junit.xml, DIR/grades.csv;
+                                      DIR/<name>/report.json, results.json, junit.xml, DIR/grades.csv,
+                                      DIR/_batch.json (an earlier run in DIR is moved to DIR/_previous/);
                                       with --shard, only shard I of N (round robin) plus DIR/_shard.json
   merge OUT SHARD_DIR [SHARD_DIR ...] check that the folders are every shard of one batch; write
                                       OUT/grades.csv (as an unsharded grade would) and OUT/<name>/
@@ -125,8 +126,10 @@ def _class_report(folder: Path, language: str | None) -> int:
     except ReportError as error:
         print(f"rl4llm report: {error}", file=sys.stderr)
         return 2
-    print(f"class report: {written['report']} ({written['summary'].name}, {written['misconceptions'].name}, "
-          f"{', '.join(written[k].name for k in ('scores', 'exercises', 'heatmap'))})")
+    for note in written["notes"]:
+        print(f"rl4llm report: note: {note}", file=sys.stderr)
+    others = ("summary", "misconceptions", "unexplained", "students", "scores", "exercises", "heatmap")
+    print(f"class report: {written['report']} ({', '.join(written[k].name for k in others)})")
     return 0
 
 
@@ -169,6 +172,9 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     except ShardError as error:
         print(f"rl4llm merge: {error}", file=sys.stderr)
         return 2
+    if result.set_aside is not None:
+        print(f"rl4llm merge: note: {result.out_dir} held an earlier run; set aside in {result.set_aside}/ "
+              f"(nothing deleted): {result.out_dir} now holds this merge only", file=sys.stderr)
     if not args.quiet:
         print(scoreboard(result.reports), end="")
     print(f"merged {len(args.shards)} shard(s), {len(result.names)} submissions: {result.out_dir}/grades.csv "
@@ -273,7 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_grade = sub.add_parser("grade", help="autograde submissions (folders or .zip files)")
     p_grade.add_argument("submissions", nargs="+", metavar="SUBMISSION")
-    p_grade.add_argument("--out", required=True, help="report folder")
+    p_grade.add_argument("--out", required=True, help="report folder (an earlier run in it is moved, as it is, "
+                         "to DIR/_previous/<time>/: nothing is deleted)")
     p_grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
     p_grade.add_argument("--module", type=_module_arg, default=None, metavar="MODULE",
                          help="grade one module only: 8 or 9 (also module_08, module_09)")

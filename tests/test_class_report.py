@@ -2,11 +2,14 @@
 
 - fast: a hand-made batch of four submissions (complete; partial with a misconception; a
   misconception, an error and a partial; missing work and a timeout) in the kit's report schema:
-  pass rates, mean fractions, the order hardest first, discrimination against a hand computation,
-  learners per misconception with the catalogue's hint, errors and timeouts apart, a self-contained
-  page that shows no feedback text (so no input, hidden or not), both languages;
+  pass rates, mean fractions (over the submissions that handed an exercise in), the order hardest first,
+  discrimination against a hand computation, learners per misconception with who and the catalogue's
+  hint, errors and timeouts apart, a self-contained page (anchors its only links) that shows no feedback
+  text (so no input, hidden or not), both languages;
 - slow: a real batch graded by ``rl4llm grade`` (the demo's three examples): the report is written
-  and its counts agree with the ``report.json`` files.
+  and its counts agree with the ``report.json`` files; headless chromium renders the page (its DOM
+  holds every section and the links from who holds a mistake to the student's part; its screenshot is
+  not blank). ``tests/test_class_report_action.py`` has the rest (per student, unexplained, 300).
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from graders.classreport import (FIGURES, MISCONCEPTIONS_FILE, REPORT_FILE, SUMMARY_FILE, TEXT, ReportError,
-                                 build_class_report, catalogue_hint)
+from graders.classreport import (FIGURES, MISCONCEPTIONS_FILE, OUTPUT_FILES, REPORT_FILE, SUMMARY_FILE, TEXT,
+                                 ReportError, build_class_report, catalogue_hint)
 from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
 from graders.engine.reports import write_submission_reports
 from graders.paths import REPO_ROOT
@@ -58,16 +61,20 @@ def batch(tmp_path) -> Path:
 def test_the_numbers_agree_with_the_reports_and_a_hand_computation(batch):
     build_class_report(batch, "en")
     summary = pd.read_csv(batch / SUMMARY_FILE).set_index("exercise")
-    assert list(summary.index) == [A, B, C]  # hardest first: mean fractions 0.375, 0.5, 0.625
-    assert summary.loc[A, "mean_fraction"] == pytest.approx((2 + 1 + 0 + 0) / 4 / 2)
-    assert summary.loc[C, "mean_fraction"] == pytest.approx((3 + 3 + 1.5 + 0) / 4 / 3)
-    assert list(summary["pass_rate"]) == [0.25, 0.5, 0.5]
-    # A's points [2, 1, 0, 0] against the rest of the totals [6-2, 5-1, 1.5-0, 0-0] = [4, 4, 1.5, 0]:
-    # deviations [1.25, .25, -.75, -.75] and [1.625, 1.625, -.875, -2.375]
-    r = 4.875 / math.sqrt(2.75 * 11.6875)
+    # s4 handed neither A nor C in: a missing file is not a wrong answer, so A and C are over three submissions
+    assert list(summary.index) == [A, B, C]  # hardest first: mean fractions 0.5 (pass rate 1/3), 0.5 (1/2), 5/6
+    assert summary.loc[A, "mean_fraction"] == pytest.approx((2 + 1 + 0) / 3 / 2)
+    assert summary.loc[B, "mean_fraction"] == pytest.approx((1 + 1 + 0 + 0) / 4 / 1)  # a timeout is handed in
+    assert summary.loc[C, "mean_fraction"] == pytest.approx((3 + 3 + 1.5) / 3 / 3, abs=1e-4)
+    assert list(summary["pass_rate"]) == pytest.approx([1 / 3, 0.5, 2 / 3], abs=1e-4)
+    assert list(summary["handed_in"]) == [3, 4, 3] and list(summary["missing"]) == [1, 0, 1]
+    # A's points [2, 1, 0] (s4 left out) against the rest of the totals [6-2, 5-1, 1.5-0] = [4, 4, 1.5]:
+    # deviations [1, 0, -1] and [5/6, 5/6, -5/3]: r = 2.5 / sqrt(2 * 25/6)
+    r = 2.5 / math.sqrt(2 * 25 / 6)
     assert summary.loc[A, "discrimination"] == pytest.approx(r, abs=1e-4)
     misconceptions = pd.read_csv(batch / MISCONCEPTIONS_FILE)
     assert misconceptions[["exercise", "misconception", "learners"]].values.tolist() == [[A, "sample_std", 2]]
+    assert misconceptions.loc[0, "submissions"] == "s2_partial; s3_broken"
     assert misconceptions.loc[0, "hint"] == catalogue_hint(A, "sample_std", "en") and "ddof" in misconceptions.loc[0, "hint"]
 
 
@@ -88,15 +95,17 @@ def test_a_constant_exercise_has_no_discrimination(batch):
 def test_the_page_is_self_contained_sectioned_and_shows_no_feedback(batch):
     written = build_class_report(batch, "en")
     page = (batch / REPORT_FILE).read_text(encoding="utf-8")
-    for section in ("scores", "exercises", "misconceptions", "heatmap", "environment"):
+    for section in ("scores", "exercises", "misconceptions", "unexplained", "heatmap", "environment", "students"):
         assert f'<section id="{section}">' in page
-    assert not re.search(r"<script|<link|@import|url\(|href=|src=\"(?!data:image/png;base64,)", page)
+    # no script, no link out: the only links are anchors within the page
+    assert not re.search(r"<script|<link|@import|url\(|href=\"(?!#s-\d+\")|src=\"(?!data:image/png;base64,)", page)
+    assert re.search(r'href="#s-\d+"', page)
     assert page.count('src="data:image/png;base64,') == 3
-    for name in (REPORT_FILE, SUMMARY_FILE, MISCONCEPTIONS_FILE, *FIGURES.values()):
+    for name in OUTPUT_FILES:
         assert SECRET not in (batch / name).read_text(encoding="utf-8", errors="replace")
     for key in FIGURES:
         assert written[key].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and written[key].stat().st_size > 5000
-    environment = page[page.index('<section id="environment">'):]
+    environment = page[page.index('<section id="environment">'):page.index('<section id="students">')]
     assert "s3_broken" in environment and "s4_absent" in environment and "s2_partial" not in environment
     assert "median 3.25" in page  # totals 6, 5, 1.5, 0
 
@@ -130,15 +139,48 @@ def test_a_folder_without_reports_is_a_clear_error(tmp_path):
         build_class_report(tmp_path)
 
 
-@pytest.mark.skipif(not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")),
-                    reason="no headless browser on this machine")
-def test_a_headless_browser_finds_every_section(batch):
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+# CI installs Debian's chromium before the tests (`apt-get install -y chromium`); without one the test is skipped
+BROWSER = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
+
+
+def _browser(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """Headless chromium on its own profile, nothing fetched or synced (the page has nothing to fetch)."""
+    return subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                           "--disable-component-update", "--disable-sync", "--no-first-run",
+                           f"--user-data-dir={tmp_path / 'profile'}", *args], capture_output=True, text=True,
+                          timeout=180)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BROWSER is None, reason="no headless browser on this machine (apt-get install -y chromium)")
+def test_a_headless_browser_finds_every_section(batch, tmp_path):
+    import matplotlib.image
+
     build_class_report(batch, "en")
-    browser = next(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b))
-    dom = subprocess.run([browser, "--headless", "--disable-gpu", "--no-sandbox", "--dump-dom",
-                          (batch / REPORT_FILE).as_uri()], capture_output=True, text=True, timeout=120).stdout
-    for section in ("scores", "exercises", "misconceptions", "heatmap", "environment"):
-        assert f'id="{section}"' in dom
+    page = (batch / REPORT_FILE).as_uri()
+    dom = _browser(tmp_path, "--dump-dom", page).stdout
+    for section in ("scores", "exercises", "misconceptions", "unexplained", "heatmap", "environment", "students"):
+        assert f'id="{section}"' in dom, section
+    # what the browser built: who holds each mistake links to a student's part, which names it and its hint
+    misconceptions = dom[dom.index('id="misconceptions"'):dom.index('id="unexplained"')]
+    anchors = re.findall(r'href="#(s-\d+)">([^<]+)</a>', misconceptions)
+    assert [name for _, name in anchors] == ["s2_partial", "s3_broken"]
+    for anchor, name in anchors:
+        assert re.search(f'<h3 id="{anchor}">{name}: ', dom)
+    students = dom[dom.index('id="students"'):]
+    assert "sample_std" in students and catalogue_hint(A, "sample_std", "en")[:30] in students
+    unexplained = dom[dom.index('id="unexplained"'):dom.index('id="heatmap"')]
+    assert C in unexplained and "s3_broken" in unexplained and A not in unexplained
+
+    shot = tmp_path / "page.png"
+    run = _browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,1600", "--hide-scrollbars", page)
+    assert shot.is_file(), run.stderr[-2000:]
+    pixels = matplotlib.image.imread(shot)  # floats in [0, 1], height x width x channels
+    assert pixels.shape[:2] == (1600, 1200)
+    grey = pixels[..., :3].mean(axis=2)
+    assert (grey < 0.5).mean() > 0.005  # text drawn: not a blank (white) page
+    assert pixels[..., :3].std() > 0.05 and (grey > 0.9).mean() > 0.3  # and not one colour all over
 
 
 @pytest.mark.slow
@@ -176,7 +218,7 @@ def test_an_untouched_stub_is_counted_apart_from_errors(batch):
     path.write_text(json.dumps(report), encoding="utf-8")
     build_class_report(batch, "en")
     page = (batch / REPORT_FILE).read_text(encoding="utf-8")
-    environment = page[page.index('<section id="environment">'):]
+    environment = page[page.index('<section id="environment">'):page.index('<section id="students">')]
     assert "s3_broken" not in environment and "s4_absent" in environment
     assert "not implemented" in page
     stub = SubmissionReport("x", (ExerciseReport(B, Status.ERROR, 0.0, 1.0, "", (), True),)).to_dict()

@@ -23,7 +23,7 @@ from test_shards import GRA, _folder, _tree  # the sharding tests' helpers
 
 from graders import __version__
 from graders.cli import main
-from graders.engine import reports, shards
+from graders.engine import outfolder, reports, shards
 from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT
 from graders.engine.misconceptions import mutant_source
@@ -52,8 +52,8 @@ def graded(tmp_path_factory) -> Path:
 
 @functools.cache
 def _merged_before(graded: Path) -> dict[str, bytes]:
-    """What `rl4llm merge` wrote before it checked anything: each report folder copied from its shard, and
-    grades.csv of every report in the batch's order."""
+    """What `rl4llm merge` wrote before it checked anything: each report folder copied from its shard,
+    grades.csv of every report in the batch's order, and the run manifest."""
     tree = {}
     for name, index in zip(NAMES, (1, 2, 1)):
         tree.update({f"{name}/{file}": (graded / f"shard{index}" / name / file).read_bytes()
@@ -61,6 +61,7 @@ def _merged_before(graded: Path) -> dict[str, bytes]:
     ids = json.loads((graded / "shard1" / shards.MANIFEST).read_text(encoding="utf-8"))["exercise_ids"]
     every = [_report(graded / f"shard{index}", name) for name, index in zip(NAMES, (1, 2, 1))]
     tree["grades.csv"] = reports.grades_csv(every, ids).encode()
+    tree[outfolder.RUN_MANIFEST] = outfolder.manifest_text(NAMES, ids).encode()  # the run manifest, as grade writes it
     return tree
 
 
@@ -360,3 +361,21 @@ def test_every_problem_is_listed_at_once(graded, tmp_path, capsys, copies):
     err = _refused(graded, tmp_path, capsys, copies, "refused to merge (", "nothing was written",
                    f"shard 1/2 ({copies[0]}): zoe/notes.py", f"shard 2/2 ({copies[1]}): placebo/results.json")
     assert err.index("shard 1/2") < err.index("shard 2/2")
+
+
+def test_an_earlier_run_in_out_is_set_aside_never_mixed_in(graded, tmp_path, capsys):
+    out = tmp_path / "out"
+    shutil.copytree(graded / "shard1" / "zoe", out / "earlier_one")  # an earlier run's submission, its grades.csv
+    (out / "lone").mkdir()  # a report.json alone is not what the kit writes: it stays, and is not in the report
+    shutil.copy(graded / "shard1" / "zoe" / "report.json", out / "lone" / "report.json")
+    (out / "grades.csv").write_text("stale\n", encoding="utf-8")
+    (out / "mine.txt").write_text("mine\n", encoding="utf-8")  # the user's own file: stays
+    assert main(["merge", str(out), str(graded / "shard1"), str(graded / "shard2")]) == 0
+    assert "held an earlier run; set aside in" in capsys.readouterr().err
+    (previous,) = (out / outfolder.PREVIOUS).iterdir()
+    assert (previous / "grades.csv").read_text(encoding="utf-8") == "stale\n" and (previous / "earlier_one").is_dir()
+    merged = {path: data for path, data in _tree(out).items()
+              if not path.startswith(("class_", outfolder.PREVIOUS, "lone/")) and path != "mine.txt"}
+    page = (out / "class_report.html").read_text(encoding="utf-8")
+    assert merged == _merged_before(graded) and "earlier_one" not in page and "lone" not in page
+    assert (out / "lone" / "report.json").is_file() and (out / "mine.txt").is_file()

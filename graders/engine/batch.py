@@ -23,7 +23,7 @@ from pathlib import Path
 import graders
 from graders import classreport
 from graders import settings as kit_settings  # `settings` below is the sandbox's
-from graders.engine import reports, sandbox
+from graders.engine import outfolder, reports, sandbox
 from graders.engine.fork_client import ForkServer
 from graders.engine.grading import Context, GradeOptions, grade_submission, prepare_job, write_settings
 from graders.engine.references import ReferenceBook
@@ -35,8 +35,7 @@ from graders.engine.worker_config import WorkerConfig, WorkerStartError
 
 FORBIDDEN_MODULES = ("solutions", "graders.checks", "graders.misconceptions")
 # files of the output folder that a submission's folder must not shadow (compared case-insensitively)
-RESERVED_NAMES = {"grades.csv", classreport.REPORT_FILE, classreport.SUMMARY_FILE, classreport.MISCONCEPTIONS_FILE,
-                  *classreport.FIGURES.values()}
+RESERVED_NAMES = {"grades.csv", *classreport.OUTPUT_FILES}
 NAME_LIMIT = 200  # characters of a report folder's name, a number included (file systems allow 255 bytes)
 
 
@@ -88,21 +87,24 @@ def unique_names(names: list[str]) -> list[str]:
 
 def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None = None, *, jobs: int = 1,
                 kit: Kit = DEFAULT_KIT, progress: bool = True, log=None,
-                names: list[str] | None = None) -> BatchResult:
+                names: list[str] | None = None, run_folder: bool = True) -> BatchResult:
     """Grade every submission in ``paths``; write reports under ``out_dir``; return them.
 
     ``names`` (one per path) replaces the folder names computed from the paths: a shard of a batch
-    keeps the names the whole batch would give (:mod:`graders.engine.shards`).
+    keeps the names the whole batch would give (:mod:`graders.engine.shards`). With ``run_folder``
+    (not for a shard, whose folder :mod:`graders.engine.shards` keeps), an earlier run in ``out_dir`` is
+    set aside first and the run manifest written last (:mod:`graders.engine.outfolder`).
     """
     saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # the grader writes nothing into the kit
     try:
-        return _grade_paths(paths, out_dir, options, jobs=jobs, kit=kit, progress=progress, log=log, names=names)
+        return _grade_paths(paths, out_dir, options, jobs=jobs, kit=kit, progress=progress, log=log, names=names,
+                            run_folder=run_folder)
     finally:
         sys.dont_write_bytecode = saved
 
 
 def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None, *, jobs: int, kit: Kit,
-                 progress: bool, log, names: list[str] | None = None) -> BatchResult:
+                 progress: bool, log, names: list[str] | None = None, run_folder: bool = True) -> BatchResult:
     if names is not None and len(names) != len(paths):
         raise GraderError(f"{len(names)} names given for {len(paths)} submissions; give one name per submission")
     options = options or GradeOptions()
@@ -116,6 +118,11 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
     for path in paths:
         if not path.exists():
             raise GraderError(f"no such submission: {path}")
+    if run_folder:
+        try:  # before anything is written: this folder's reports are this run's alone
+            outfolder.set_aside(out_dir, paths, log)
+        except (outfolder.OutFolderError, OSError) as error:
+            raise GraderError(f"the earlier run in {out_dir} could not be set aside: {error}") from error
     python = options.worker_python or sys.executable
     pythonpath = os.pathsep.join([str(Path(graders.__file__).resolve().parent.parent),
                                   *options.worker_pythonpath])
@@ -242,6 +249,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
     ordered = [results[i] for i in range(len(paths))]
     exercise_ids = [e.id for e in job.exercises]
     (out_dir / "grades.csv").write_text(reports.grades_csv(ordered, exercise_ids), encoding="utf-8")
+    if run_folder:
+        outfolder.write_run_manifest(out_dir, names, exercise_ids)  # last: it marks a finished run
     return BatchResult(ordered, exercise_ids, out_dir, names, internal, note)
 
 

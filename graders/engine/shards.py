@@ -22,9 +22,13 @@ grades its own part of it:
 - **Merge.** ``rl4llm merge OUT SHARD_DIR...`` checks that the folders are the
   N shards of one batch, each exactly once and each complete, with every
   report present, then writes each submission's report folder into ``OUT``
-  and ``OUT/grades.csv``. ``OUT`` must be a new or ordinary folder, not a
-  shard folder: the shards are left exactly as they were, and nothing is ever
-  deleted.
+  and ``OUT/grades.csv``, then the run manifest ``OUT/_batch.json``
+  (:mod:`~graders.engine.outfolder`: the same bytes as an unsharded grade's).
+  ``OUT`` must be a new or ordinary folder, not a shard folder: the shards are
+  left exactly as they were, an earlier run in ``OUT`` is set aside in
+  ``OUT/_previous/<time>/`` once every check has passed, and nothing is ever
+  deleted. A shard folder itself gets no run manifest and nothing is set
+  aside in it: it holds only what ``grade --shard`` writes.
 - **Integrity.** A shard folder is input from someone else's machine, and
   whoever could write to it (a learner who reached it, a careless or
   tampering TA) is treated as an adversary. Before anything is written the
@@ -79,7 +83,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from graders.engine import reports
+from graders.engine import outfolder, reports
 from graders.engine.batch import BatchResult, grade_paths
 from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT, Kit
@@ -108,7 +112,7 @@ def grade_shard(paths: list[Path], out_dir: Path, spec: ShardSpec, options: Grad
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     write_manifest(out_dir, manifest)  # an interrupted shard stays marked incomplete
     result = grade_paths([paths[i] for i in held], out_dir, options, jobs=jobs, kit=kit, progress=progress,
-                         log=log, names=[names[i] for i in held])
+                         log=log, names=[names[i] for i in held], run_folder=False)
     manifest.update(complete=True, exercise_ids=result.exercise_ids, internal_errors=result.internal_errors)
     write_manifest(out_dir, manifest)
     return result
@@ -128,6 +132,7 @@ class MergeResult:
     out_dir: Path
     names: list[str]
     internal_errors: list[str]  # what the shards recorded while grading
+    set_aside: Path | None = None  # where an earlier run found in ``out_dir`` was moved (nothing deleted)
 
 
 # -- writing OUT -------------------------------------------------------------
@@ -172,7 +177,7 @@ def _write_file(dir_fd: int, name: str, data: bytes) -> None:
     os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
-def _write_out(out: Path, names: list[str], checked: dict[str, CheckedReport], grades: str) -> None:
+def _write_out(out: Path, names: list[str], checked: dict[str, CheckedReport], grades: str, run: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     top = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
@@ -185,7 +190,8 @@ def _write_out(out: Path, names: list[str], checked: dict[str, CheckedReport], g
                     _write_file(folder, file, data)
             finally:
                 os.close(folder)
-        _write_file(top, "grades.csv", grades.encode("utf-8"))  # last: after every report folder
+        _write_file(top, "grades.csv", grades.encode("utf-8"))  # after every report folder
+        _write_file(top, outfolder.RUN_MANIFEST, run.encode("utf-8"))  # last: it marks a finished run
     finally:
         os.close(top)
 
@@ -212,10 +218,12 @@ def merge_shards(out: Path, folders: list[Path], kit: Kit = DEFAULT_KIT) -> Merg
     _check_out(out, shards, names)
     checked = verify_shards(shards, kit)
     ordered = [checked[name].report for name in names]
-    try:
-        _write_out(out, names, checked, reports.grades_csv(ordered, first["exercise_ids"]))
-    except (OSError, _Unfit) as error:
+    try:  # every check passed: an earlier run in OUT is moved aside (never deleted), then OUT is written
+        aside = outfolder.set_aside(out, [shard.folder for shard in shards])
+        _write_out(out, names, checked, reports.grades_csv(ordered, first["exercise_ids"]),
+                   outfolder.manifest_text(names, first["exercise_ids"]))
+    except (OSError, _Unfit, outfolder.OutFolderError) as error:
         raise ShardError(f"the merged reports could not be written to {out}: {error}") from error
     internal = [f"{shard.label}: {text}" for shard in sorted(shards, key=lambda s: s.manifest["index"])
                 for text in shard.manifest["internal_errors"]]
-    return MergeResult(ordered, list(first["exercise_ids"]), out, list(names), internal)
+    return MergeResult(ordered, list(first["exercise_ids"]), out, list(names), internal, aside)

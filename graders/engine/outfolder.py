@@ -1,0 +1,148 @@
+"""The output folder of a batch holds one run: an earlier run's files are set aside, never mixed in or deleted.
+
+``rl4llm grade ... --out DIR`` and ``rl4llm merge DIR ...`` write into ``DIR``:
+
+- **An earlier run.** Before the first report is written, whatever an earlier run of the kit left in
+  ``DIR`` -- every ``DIR/<name>/`` folder its manifest names or that holds a ``report.json`` beside a
+  ``results.json`` or ``junit.xml``,
+  ``grades.csv``, the class report's files, the run manifest, a shard manifest -- is moved, as it is,
+  into ``DIR/_previous/<UTC time>/`` (:func:`set_aside`), and a note says so. Nothing is deleted;
+  anything else in ``DIR`` (a file of the user's own) stays where it is and is never read as a report.
+  A folder that is (or holds) a submission being graded is never moved.
+- **The run manifest.** When the run is done, ``DIR/_batch.json`` lists its submissions' folder names,
+  sorted (the same submissions in another order: the same bytes), and its exercise ids (:func:`write_run_manifest`): the same bytes from an
+  unsharded grade and from a merge of its shards. ``rl4llm report DIR`` reads exactly those
+  submissions (:func:`read_run_manifest`); a ``report.json`` in a folder the manifest does not name
+  (one put there later, by hand or by anyone) is not part of the report. A submission folder can
+  never be called ``_batch.json`` or ``_previous`` (names never start with ``_``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+RUN_MANIFEST = "_batch.json"
+PREVIOUS = "_previous"
+FORMAT = "rl4llm-batch/1"
+SUBMISSION_FILES = ("report.json", "results.json", "junit.xml")  # a folder holding one is a run's output
+MAX_MANIFEST_BYTES = 16 * 2**20
+
+
+class OutFolderError(Exception):
+    """The output folder cannot be prepared (the reason says what to do)."""
+
+
+def _run_files() -> tuple[str, ...]:
+    from graders import classreport  # here: the class report reads this module's manifest
+
+    return ("grades.csv", RUN_MANIFEST, "_shard.json", *classreport.OUTPUT_FILES)
+
+
+def earlier_run(out_dir: Path, keep=()) -> list[str]:
+    """The entries of ``out_dir`` an earlier run wrote (see the module docstring), sorted; ``keep`` (paths
+    being graded) and what holds one of them are left out."""
+    out_dir = Path(out_dir)
+    try:
+        entries = sorted(os.listdir(out_dir))
+    except FileNotFoundError:
+        return []
+    kept = [Path(path).resolve() for path in keep]
+    files = set(_run_files())
+    try:
+        listed = set((read_run_manifest(out_dir) or {}).get("names", ()))
+    except OutFolderError:
+        listed = set()  # a damaged manifest: it is set aside with the rest, its names not trusted
+    found = []
+    for entry in entries:
+        path = out_dir / entry
+        if entry == PREVIOUS:
+            continue
+        if path.is_symlink():
+            continue  # a link is not what the kit writes: left where it is, and never read as a report
+        if entry in files and path.is_file():
+            found.append(entry)
+        elif path.is_dir() and not entry.startswith((".", "_")) and (entry in listed or _holds_reports(path)):
+            resolved = path.resolve()
+            if not any(resolved == k or resolved in k.parents for k in kept):
+                found.append(entry)
+    return found
+
+
+def _holds_reports(folder: Path) -> bool:
+    """``report.json`` and one of the others the kit writes beside it (a user's own folder with a stray
+    ``junit.xml`` is not a run's)."""
+    def has(name: str) -> bool:
+        return (folder / name).is_file() and not (folder / name).is_symlink()
+
+    return has("report.json") and any(has(name) for name in SUBMISSION_FILES[1:])
+
+
+def set_aside(out_dir: Path, keep=(), log=None) -> Path | None:
+    """Move an earlier run's entries of ``out_dir`` into ``out_dir/_previous/<UTC time>/``; return that folder
+    (``None`` when there was nothing to move). ``log`` gets a note naming what was moved and where."""
+    out_dir = Path(out_dir)
+    stale = earlier_run(out_dir, keep)
+    if not stale:
+        return None
+    previous = out_dir / PREVIOUS
+    if previous.is_symlink() or (previous.exists() and not previous.is_dir()):
+        raise OutFolderError(f"{out_dir} holds an earlier run, and {previous} (where it would be set aside) is not "
+                             "a folder; grade into a new folder, or move the earlier run away yourself")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target, count = previous / stamp, 1
+    while True:
+        try:
+            target.mkdir(parents=True)
+            break
+        except FileExistsError:
+            count += 1
+            target = previous / f"{stamp}-{count}"
+    for entry in stale:
+        os.rename(out_dir / entry, target / entry)  # the same file system: a rename, nothing copied or lost
+    if log is not None:
+        folders = sum((target / entry).is_dir() for entry in stale)
+        log(f"note: {out_dir} held an earlier run; set aside in {target}/ ({folders} submission folder(s) and "
+            f"{len(stale) - folders} file(s), nothing deleted): {out_dir} now holds this run only")
+    return target
+
+
+def manifest_text(names: list[str], exercise_ids: list[str]) -> str:
+    """The run manifest's text: deterministic (names sorted, no time, no path), so a merge writes the unsharded
+    grade's bytes."""
+    return json.dumps({"format": FORMAT, "names": sorted(names), "exercise_ids": list(exercise_ids)},
+                      indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_run_manifest(out_dir: Path, names: list[str], exercise_ids: list[str]) -> Path:
+    path = Path(out_dir) / RUN_MANIFEST
+    temporary = path.with_name(f".{RUN_MANIFEST}.{os.getpid()}.writing")
+    temporary.write_text(manifest_text(names, exercise_ids), encoding="utf-8")
+    os.replace(temporary, path)  # a link standing at the name is replaced, never written through
+    return path
+
+
+def read_run_manifest(folder: Path) -> dict | None:
+    """``folder``'s run manifest (``names``, ``exercise_ids``), ``None`` if it has none; a manifest that is not
+    one the kit writes raises :class:`OutFolderError` saying so."""
+    from graders.engine.shard_manifest import NAME
+
+    path = Path(folder) / RUN_MANIFEST
+    if not os.path.lexists(path):
+        return None
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_MANIFEST_BYTES:
+            raise ValueError("not a regular file of a manifest's size")
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        names, ids = manifest["names"], manifest["exercise_ids"]
+        if manifest.get("format") != FORMAT or not isinstance(names, list) or not isinstance(ids, list):
+            raise ValueError(f"not of format {FORMAT}")
+        if not all(isinstance(n, str) and NAME.fullmatch(n) and n not in (".", "..") for n in names) \
+                or len(set(names)) != len(names) or not all(isinstance(i, str) for i in ids):
+            raise ValueError("its names are not the folder names of one batch")
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
+        raise OutFolderError(f"{path} is not a run manifest the kit writes ({error}); regrade into a new folder") \
+            from error
+    return {"names": names, "exercise_ids": ids}
