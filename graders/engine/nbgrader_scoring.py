@@ -49,8 +49,11 @@ literal constants of the hidden checks -- into the current directory, from
 where ``generate_feedback`` would copy it to the students), and the engine's
 reports go to a temporary folder that is deleted afterwards (:mod:`graders.engine.notebook_engine`).
 
-``RL4LLM_HIDE_HIDDEN_INPUTS=1`` (or ``c.EngineScores.hide_hidden_inputs =
-True``) withholds the inputs of hidden checks from the feedback.
+The inputs of hidden checks are withheld from the feedback by default (as on Gradescope);
+``RL4LLM_SHOW_HIDDEN_INPUTS=1`` (or ``c.EngineScores.hide_hidden_inputs = False``) shows them.
+A code cell the engine cannot read (a syntax error ...) is a WARNING in the autograde log naming
+the student, the notebook, the cell and the reason, in the notebook's language; only that cell is
+lost, as when Jupyter runs the notebook (:mod:`graders.engine.notebook_cells`).
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ from graders.engine.notebook_engine import grade_notebook, keep_report, module_o
 from graders.engine.notebook_engine import untouched_stubs  # noqa: F401 - re-exported: the tests take it from here
 from graders.text import Text
 
-HIDE_ENV = "RL4LLM_HIDE_HIDDEN_INPUTS"
+SHOW_ENV = "RL4LLM_SHOW_HIDDEN_INPUTS"
 TEST_PREFIX = "test-"
 ERROR_NAME = "KitEngineVerdict"
 
@@ -116,7 +119,7 @@ TEXT = {
 
 
 def _hide_default() -> bool:
-    return settings.get(HIDE_ENV)
+    return not settings.get(SHOW_ENV)
 
 
 def language_of(assignment_id: str) -> str:
@@ -191,8 +194,8 @@ def _error(headline: str, lines: list[str]) -> dict:
 class EngineScores(NbGraderPreprocessor):
     """Score autograded test cells with the kit's engine instead of executing the notebook (see the module doc)."""
 
-    hide_hidden_inputs = Bool(help="Withhold the inputs of hidden checks from the feedback "
-                                   f"(default: the environment variable {HIDE_ENV}).").tag(config=True)
+    hide_hidden_inputs = Bool(help="Withhold the inputs of hidden checks from the feedback (default: True, "
+                                   f"unless the environment variable {SHOW_ENV}=1).").tag(config=True)
     language = Unicode("", help="Language of the verdict lines: 'en', 'ru', or '' for the assignment's own "
                                 "(assignments whose name ends in _ru are Russian).").tag(config=True)
     require_sandbox = Bool(False, help="Refuse to grade (the notebook fails) unless every layer of the engine's "
@@ -233,6 +236,9 @@ class EngineScores(NbGraderPreprocessor):
             for message in dict.fromkeys(messages):
                 level = self.log.info if message.startswith("note") else self.log.warning
                 level("kit engine: %s", message)
+            for line in unreadable_cells(nbformat.writes(nb), stem, info.get("student", "student"), language,
+                                         graded=any(e["status"] != "missing" for e in entries.values())):
+                self.log.warning("%s", line)
             if self.report_dir:
                 keep_report(Path(self.report_dir), assignment, info.get("student", "student"), entries)
 
@@ -251,6 +257,19 @@ class EngineScores(NbGraderPreprocessor):
             self.log.info("%s/%s: %s scored %s of %s by the kit's engine", assignment, stem, exercise_id,
                           _number(score), _number(points))
         return nb, resources
+
+
+def unreadable_cells(notebook_text: str, stem: str, student: str, language: str, *, graded: bool) -> list[str]:
+    """One log line per code cell of the notebook the engine could not read: the student, the notebook, the
+    cell, the reason, and whether the notebook's other cells were graded (``graded``), in ``language``."""
+    from graders.engine.submission import cell_note, read_notebook
+
+    try:
+        _, problems = read_notebook(notebook_text.encode("utf-8", "backslashreplace"))
+    except ValueError:
+        return []
+    return [f"{student}: " + texts.translated(cell_note(f"{stem}.ipynb", problem, graded=graded), language)
+            for problem in problems]
 
 
 class RestoreCells(OverwriteCells):
