@@ -73,7 +73,9 @@ from graders import settings
 from graders.course import LANGUAGES
 from graders.engine import texts
 from graders.engine.course_guard import _Guard
+from graders.engine.nbgrader_log import VERBOSE_ENV
 from graders.engine.notebook_engine import grade_notebook, keep_report, module_of
+from graders.engine.submission import is_cell_note
 from graders.engine.notebook_engine import untouched_stubs  # noqa: F401 - re-exported: the tests take it from here
 from graders.text import Text
 
@@ -215,7 +217,8 @@ class EngineScores(NbGraderPreprocessor):
         import nbformat
 
         info = resources["nbgrader"]
-        stem, assignment = info["notebook"], info["assignment"]
+        stem, assignment, student = info["notebook"], info["assignment"], info.get("student", "student")
+        scores: list[tuple[float, float]] = []
         language = self.language if self.language in LANGUAGES else language_of(assignment)
         for cell in nb.cells:  # no kernel ran: no output, no execution count, from anyone
             if cell.cell_type == "code":
@@ -234,13 +237,15 @@ class EngineScores(NbGraderPreprocessor):
             if guard is not None:
                 guard.check()
             for message in dict.fromkeys(messages):
+                if is_cell_note(message.split(": ", 2)[-1]):
+                    continue  # said below, with the student's name, in the notebook's language
                 level = self.log.info if message.startswith("note") else self.log.warning
                 level("kit engine: %s", message)
-            for line in unreadable_cells(nbformat.writes(nb), stem, info.get("student", "student"), language,
+            for line in unreadable_cells(nbformat.writes(nb), stem, student, language,
                                          graded=any(e["status"] != "missing" for e in entries.values())):
                 self.log.warning("%s", line)
             if self.report_dir:
-                keep_report(Path(self.report_dir), assignment, info.get("student", "student"), entries)
+                keep_report(Path(self.report_dir), assignment, student, entries)
 
         for cell in graded:
             exercise_id = exercises[id(cell)]
@@ -254,9 +259,18 @@ class EngineScores(NbGraderPreprocessor):
             score, outputs = verdict_outputs(entries.get(exercise_id), exercise_id, points, language,
                                              self.hide_hidden_inputs)
             cell.outputs = [from_dict(output) for output in outputs]
-            self.log.info("%s/%s: %s scored %s of %s by the kit's engine", assignment, stem, exercise_id,
-                          _number(score), _number(points))
+            scores.append((score, points))
+            self._cell_log("%s/%s: %s scored %s of %s by the kit's engine", assignment, stem, exercise_id,
+                           _number(score), _number(points))
+        if scores:
+            self.log.info("%s/%s/%s: %s of %s points in %d graded cells, scored by the kit's engine", student,
+                          assignment, stem, _number(sum(s for s, _ in scores)), _number(sum(p for _, p in scores)),
+                          len(scores))
         return nb, resources
+
+    def _cell_log(self, *args) -> None:
+        """One graded cell's score: at INFO with RL4LLM_NBGRADER_VERBOSE=1, else DEBUG (the notebook's sum is INFO)."""
+        (self.log.info if settings.get(VERBOSE_ENV) else self.log.debug)(*args)
 
 
 def unreadable_cells(notebook_text: str, stem: str, student: str, language: str, *, graded: bool) -> list[str]:
@@ -280,13 +294,53 @@ class RestoreCells(OverwriteCells):
     but a duplicated graded cell keeps ``{}`` there after ``DeduplicateIds``,
     and the whole submission fails. Empty nbgrader metadata means the same as
     none, so it is removed first.
+
+    The other change: nbgrader warns "Attribute 'checksum' for cell test-... has changed!" for every test
+    cell of an untouched release, because the gradebook keeps the cell with its hidden part; that
+    warning is logged at DEBUG when the submitted cell is exactly the released one (the source with its
+    hidden part removed), so that a real change to a locked cell, and the kit's own WARNING lines,
+    stand out. ``RL4LLM_NBGRADER_VERBOSE=1`` logs them all as nbgrader does.
     """
+
+    _released = False
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         for cell in nb.cells:
             if "nbgrader" in cell.metadata and not cell.metadata.nbgrader:
                 del cell.metadata["nbgrader"]
         return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, cell_index: int) -> tuple[NotebookNode, dict]:
+        self._released = self._is_released(cell)
+        try:
+            return super().preprocess_cell(cell, resources, cell_index)
+        finally:
+            self._released = False
+
+    def _is_released(self, cell: NotebookNode) -> bool:
+        """Whether a locked cell is exactly as ``generate_assignment`` released it."""
+        from nbgrader.api import MissingEntry
+        from nbgrader.preprocessors import ClearHiddenTests
+
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is None or settings.get(VERBOSE_ENV):
+            return False
+        try:
+            source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+        except MissingEntry:
+            return False
+        released = from_dict({"cell_type": source.cell_type, "source": source.source, "metadata": {}})
+        try:
+            ClearHiddenTests(parent=self)._remove_hidden_test_region(released)
+        except RuntimeError:  # unbalanced markers: nbgrader's own warning stands
+            return False
+        return cell.source == released.source
+
+    def report_change(self, name: str, attr: str, old, new) -> None:
+        if attr == "checksum" and self._released:
+            self.log.debug("cell %s is the released one, its hidden part restored from the gradebook", name)
+            return
+        super().report_change(name, attr, old, new)
 
 
 def sanitize_preprocessors() -> list:

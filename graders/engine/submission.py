@@ -197,6 +197,15 @@ def cell_note(notebook: str, problem: CellProblem, *, graded: bool) -> str:
                   start=problem.start, error=problem.reason)
 
 
+def is_cell_note(note: str) -> bool:
+    """Whether a feedback note (in any language) is :func:`cell_note`'s."""
+    from graders.course import LANGUAGES
+    from graders.engine.texts import DETAILS
+
+    return any(note.endswith(DETAILS[key].in_(language).rsplit("}; ", 1)[1]) for language in LANGUAGES
+               for key in ("note_cell_graded", "note_cell_nothing"))
+
+
 def _is_definition(node: ast.stmt) -> bool:
     """A statement the grader loads from a notebook: a function, a class, an import, a module constant."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
