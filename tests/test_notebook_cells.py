@@ -115,15 +115,15 @@ def test_a_notebook_whose_functions_are_all_unreadable_says_nothing_was_graded(t
 
 
 # ---------------------------------------------------------------------------- graded by the engine
-def _grade(tmp_path: Path, name: str, data: bytes) -> dict:
+def _grade(tmp_path: Path, name: str, data: bytes, log=None) -> dict:
     from graders.engine.batch import grade_paths
     from graders.engine.grading import GradeOptions
 
     folder = tmp_path / name
     folder.mkdir()
     (folder / f"{STEM}.ipynb").write_bytes(data)
-    result = grade_paths([folder], tmp_path / f"out-{name}", GradeOptions(modules=("9",)), jobs=1,
-                         progress=False, log=lambda _message: None)
+    result = grade_paths([folder], tmp_path / f"out-{name}", GradeOptions(modules=("9",), lang="en"), jobs=1,
+                         progress=False, log=log or (lambda _message: None))
     assert not result.internal_errors, result.internal_errors
     [report] = result.reports
     return {e["id"]: e for e in report["exercises"] if e["id"].startswith(f"{STEM}.")}
@@ -136,10 +136,15 @@ def test_a_correct_notebook_in_jupyter_style_gets_full_marks_and_a_hostile_one_n
     correct = _notebook("import numpy as np\n%matplotlib inline\n!echo setting up", "# comments only\n",
                         head, "%%time\n" + first, "def broken(:\n    pass\n", second, "files = !ls\nnp.mean?\n",
                         f"%%bash\ncat {solution}\n")
-    entries = _grade(tmp_path, "correct", correct)
+    messages: list[str] = []
+    entries = _grade(tmp_path, "correct", correct, messages.append)
     assert entries and all(e["points"] == e["max_points"] for e in entries.values()), \
         {k: e["feedback"] for k, e in entries.items() if e["points"] < e["max_points"]}
     assert "cell 6 (def broken(:)" in entries[f"{STEM}.group_relative_advantages"]["feedback"]
+    # what `rl4llm grade` writes on stderr: the submission, the notebook, the cell, the reason
+    assert [m for m in messages if m.startswith("warning: correct: ")] == [
+        f"warning: correct: {STEM}.ipynb cell 6 (def broken(:): SyntaxError: invalid syntax (line 1); this cell was "
+        "left out, as Jupyter fails it alone, and the notebook's other cells were graded"]
 
     starter = DEFAULT_KIT.starter_path(STEM).read_text(encoding="utf-8")
     hostile = _notebook(
