@@ -25,7 +25,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from graders.loader import parse
+from graders.loader import AST_LOCK, parse
 
 # cell magics whose body IPython runs as Python code in the notebook's own namespace
 PYTHON_BODY_MAGICS = frozenset({"time", "capture"})
@@ -145,7 +145,7 @@ def read_cells(cells: list, keep) -> tuple[list[str], list[CellProblem]]:
             tree = parse(text)
             for node in tree.body:
                 if isinstance(node, ast.ImportFrom) and node.module == _FUTURE:
-                    compile(ast.Module(body=[node], type_ignores=[]), "<cell>", "exec", dont_inherit=True)
+                    _compile([node])
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
             problems.append(CellProblem(number, _start(source), _reason(error)))
             continue
@@ -160,12 +160,19 @@ def read_cells(cells: list, keep) -> tuple[list[str], list[CellProblem]]:
         if not nodes:
             continue
         try:  # compiled alone, with the notebook's future imports: what a valid parse still refuses
-            compile(ast.Module(body=header + nodes, type_ignores=[]), "<cell>", "exec", dont_inherit=True)
+            _compile(header + nodes)
             kept.append(ast.unparse(ast.Module(body=nodes, type_ignores=[])))  # may be too deep for ast.unparse
         except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as error:
             problems.append(CellProblem(number, _start(source), _reason(error)))
             continue
     return kept, sorted(problems, key=lambda problem: problem.cell)
+
+
+def _compile(nodes: list[ast.stmt]) -> None:
+    """Compile statements as a module (raises what compiling learner code may raise); one thread at a time, as
+    :func:`graders.loader.parse`: CPython 3.11's conversion of an AST back to C shares the parser's state."""
+    with AST_LOCK:
+        compile(ast.Module(body=nodes, type_ignores=[]), "<cell>", "exec", dont_inherit=True)
 
 
 def _is_future(node: ast.stmt) -> bool:
