@@ -17,6 +17,7 @@ every test cell raises: every cell scores 0 instead of a score the student could
 
 import os
 
+from graders.engine.nbgrader_log import quiet_database_warnings, warn_skipped_resubmissions
 from graders.engine.nbgrader_scoring import autograde_preprocessors, sanitize_preprocessors
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
@@ -35,5 +36,17 @@ c.Autograde.autograde_preprocessors = autograde_preprocessors()
 # RestoreCells is nbgrader's OverwriteCells, made to tolerate duplicated graded cells with this option.
 c.Autograde.sanitize_preprocessors = sanitize_preprocessors()
 c.OverwriteCells.add_missing_cells = True
-# Withhold the inputs of hidden checks from the feedback: RL4LLM_HIDE_HIDDEN_INPUTS=1, or
-# c.EngineScores.hide_hidden_inputs = True
+# The inputs of hidden checks are withheld from the feedback by default (as on Gradescope); to show
+# them: RL4LLM_SHOW_HIDDEN_INPUTS=1, or c.EngineScores.hide_hidden_inputs = False
+
+# The log: one INFO line per notebook with its points, a WARNING for each cell the engine could not
+# read (naming the student, the notebook, the cell and the reason); nbgrader's checksum warning for
+# released test cells and the gradebook's SQLAlchemy warnings are quiet. RL4LLM_NBGRADER_VERBOSE=1
+# logs everything (every cell's score too); --log-level=DEBUG shows the quiet lines as well.
+quiet_database_warnings()
+
+# Resubmissions: `nbgrader autograde` skips a student already autograded ("Skipping existing
+# assignment", exit 0) unless the submission's timestamp.txt is newer, and grades nothing new; after
+# replacing files under submitted/, run `nbgrader autograde ASSIGNMENT --force` (or --student NAME
+# --force for one student). Before autograde, each changed submission it would skip is a WARNING line.
+warn_skipped_resubmissions(HERE)

@@ -57,7 +57,8 @@ def nbgrader_environment(root: Path) -> dict[str, str]:
                 # nbgrader runs `alembic` from PATH
                 "PATH": str(Path(PY).parent) + os.pathsep + env.get("PATH", ""), "MPLBACKEND": "Agg",
                 "PYTHONDONTWRITEBYTECODE": "1"})  # nothing written into the kit while it grades
-    for name in ("RL4LLM_HIDE_HIDDEN_INPUTS", "HYPOTHESIS_STORAGE_DIRECTORY"):
+    for name in ("RL4LLM_HIDE_HIDDEN_INPUTS", "RL4LLM_SHOW_HIDDEN_INPUTS", "RL4LLM_NBGRADER_VERBOSE",
+                 "HYPOTHESIS_STORAGE_DIRECTORY"):
         env.pop(name, None)
     return env
 

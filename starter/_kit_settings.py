@@ -67,7 +67,13 @@ DECLARED = (
     # the grader's other settings
     Setting("RL4LLM_CACHE", "str", "", "the reference cache's folder; `off` switches it off; unset: "
             "`$XDG_CACHE_HOME/rl4llm`, else `~/.cache/rl4llm`", GRADER),
-    Setting("RL4LLM_HIDE_HIDDEN_INPUTS", "flag", "", "`1`: nbgrader feedback withholds the inputs of hidden checks",
+    Setting("RL4LLM_SHOW_HIDDEN_INPUTS", "flag", "", "`1`: nbgrader feedback shows the inputs of hidden checks "
+            "(withheld by default, as on Gradescope)", GRADER),
+    Setting("RL4LLM_NBGRADER_VERBOSE", "flag", "", "`1`: `nbgrader autograde` logs as nbgrader does: every "
+            "cell's score, the checksum warning of every released test cell, the gradebook's SQLAlchemy warnings",
+            GRADER),
+    Setting("RL4LLM_HIDE_HIDDEN_INPUTS", "flag", "", "`1`: the in-kernel checks of the source notebooks "
+            "(`assert_exercise`) withhold the inputs of hidden checks; nbgrader's feedback withholds them anyway",
             GRADER),
     Setting("RL4LLM_AUTOGRADER_ROOT", "path", "/autograder", "the Gradescope autograder's folder (tests replace it)",
             f"{GRADER}, {SHELL}"),

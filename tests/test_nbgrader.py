@@ -16,8 +16,15 @@ Jupyter config), with these submissions:
 - carol: one catalogued misconception (English) -- loses points on that
   exercise only, and the feedback names it;
 - dave: ``tolerances_ignored`` in ``verify_numeric_answer`` (module_09, graded
-  in hide mode, and module_09_ru, not) -- hidden inputs reach the feedback
-  only without hide mode;
+  with the default, hidden inputs withheld, and module_09_ru with
+  ``RL4LLM_SHOW_HIDDEN_INPUTS=1``) -- hidden inputs reach the feedback only there;
+- frank (module_09): the complete notebooks written as Jupyter runs them --
+  ``from __future__ import annotations`` and a line magic heading a solution
+  cell, a cell with an import and a shell line, a comment-only cell, a
+  ``%%bash`` cell reading the solutions, and one cell with a syntax error --
+  full marks, and that cell is one WARNING line of the autograde log; his
+  notebooks are then touched and a second ``autograde`` names the
+  resubmission it skips;
 
 and module_09 (English) gets the hostile notebooks:
 
@@ -83,8 +90,8 @@ HOSTILE_ASSIGNMENT = "module_09"  # the assignment the hostile notebooks are sub
 ATTACKED = {  # exercises mallory leaves as stubs and claims by patching the kit
     HOSTILE_ASSIGNMENT: ("module_9_reference.group_relative_advantages", "module_9_training.grpo_loss"),
 }
-HIDE_ASSIGNMENT = "module_09"  # autograded with RL4LLM_HIDE_HIDDEN_INPUTS=1
-COMPLETE, UNTOUCHED, MISTAKE, TOLERANCE = "alice", "bob", "carol", "dave"
+HIDE_ASSIGNMENT = "module_09"  # autograded with the default (hidden inputs withheld); the others show them
+COMPLETE, UNTOUCHED, MISTAKE, TOLERANCE, JUPYTER = "alice", "bob", "carol", "dave", "frank"
 PATCHER, FAKER, TAMPERER = "mallory", "eve", "trudy"
 DECOY = "DO_NOT_DELETE.txt"
 
@@ -611,7 +618,8 @@ def _environment(root: Path) -> dict:
                 "IPYTHONDIR": str(root / "ipython"), "JUPYTER_PLATFORM_DIRS": "1",
                 "PATH": bin_dir + os.pathsep + env.get("PATH", ""), "MPLBACKEND": "Agg",
                 "PYTHONDONTWRITEBYTECODE": "1"})
-    env.pop("RL4LLM_HIDE_HIDDEN_INPUTS", None)
+    for name in ("RL4LLM_HIDE_HIDDEN_INPUTS", "RL4LLM_SHOW_HIDDEN_INPUTS", "RL4LLM_NBGRADER_VERBOSE"):
+        env.pop(name, None)
     env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
     return env
 
@@ -639,7 +647,7 @@ def _students(assignment: str) -> list[str]:
     if language == "en":
         found.append(MISTAKE)
     if assignment == HOSTILE_ASSIGNMENT:
-        found += [PATCHER, FAKER, TAMPERER]
+        found += [PATCHER, FAKER, TAMPERER, JUPYTER]
     if assignment.startswith("module_09"):
         found.append(TOLERANCE)
     return found
@@ -661,12 +669,37 @@ def _submission(course: Path, student: str, assignment: str, stem: str) -> dict:
         return _with_misconception(source, exercise_id, name) if exercise_id.startswith(f"{stem}.") else source
     if student == PATCHER:
         return _patcher(source, release, mine)
+    if student == JUPYTER:
+        return _jupyter_style(source)
     if student == FAKER:
         return _faker(release, stem)
     if student == TAMPERER:
         victim = course / "autograded" / COMPLETE / assignment / f"{stem}.ipynb"
         return _tamperer(release, course, stem, victim)
     raise AssertionError(student)
+
+
+BROKEN_CELL = "def broken(:\n    pass\n"
+
+
+def _jupyter_style(source: dict) -> dict:
+    """The complete notebook as a learner's Jupyter runs it: a future import and a magic heading the first
+    solution cell, shell and comment-only cells, a %%bash cell reading the solutions, one broken cell (cell 5)."""
+    notebook = json.loads(json.dumps(source))
+    cells = notebook["cells"]
+
+    def code(text: str, number: int) -> dict:
+        return {"cell_type": "code", "execution_count": None, "id": f"frank-{number}", "metadata": {},
+                "outputs": [], "source": text}
+
+    first = next(cell for cell in cells if cell["metadata"].get("nbgrader", {}).get("solution"))
+    first["source"] = "from __future__ import annotations\n%matplotlib inline\n" + _source(first)
+    cells.insert(1, code("import numpy as np\n!echo setting up\n", 1))
+    cells.insert(2, code("# only comments in this cell\n", 2))
+    cells.insert(4, code(BROKEN_CELL, 3))
+    solutions = DEFAULT_KIT.solution_path("module_9_reference")
+    cells.append(code(f"%%bash\ncat {solutions}\n", 4))
+    return notebook
 
 
 def _snapshot(course: Path) -> dict:
@@ -694,12 +727,13 @@ def course(tmp_path_factory):
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     (course / DECOY).write_text("the tamperer tries to delete this file\n", encoding="utf-8")
     env = _environment(root)
-    hidden_env = dict(env, RL4LLM_HIDE_HIDDEN_INPUTS="1")
+    shown_env = dict(env, RL4LLM_SHOW_HIDDEN_INPUTS="1")
     timings: dict[str, float] = {}
     tamper: dict[str, dict] = {}
+    logs: dict[str, str] = {}
     started = time.perf_counter()
     for assignment, (folder, _) in ASSIGNMENTS.items():
-        run_env = hidden_env if assignment == HIDE_ASSIGNMENT else env
+        run_env = env if assignment == HIDE_ASSIGNMENT else shown_env
         _nbgrader(course, env, "generate_assignment", assignment, timings=timings)
         students = _students(assignment)
         for student in students:
@@ -708,8 +742,14 @@ def course(tmp_path_factory):
             for stem in registry.module(folder).files:
                 notebook = _submission(course, student, assignment, stem)
                 (target / f"{stem}.ipynb").write_text(json.dumps(notebook, indent=1), encoding="utf-8")
-        _nbgrader(course, run_env, "autograde", assignment, f"--CourseDirectory.student_id_exclude={TAMPERER}",
-                  f"--EngineScores.report_dir={root / 'engine_reports'}", timings=timings)
+        logs[assignment] = _nbgrader(course, run_env, "autograde", assignment,
+                                     f"--CourseDirectory.student_id_exclude={TAMPERER}",
+                                     f"--EngineScores.report_dir={root / 'engine_reports'}", timings=timings)
+        if JUPYTER in students:  # a resubmission (same content, newer files): nbgrader skips it, the kit says so
+            for path in (course / "submitted" / JUPYTER / assignment).glob("*.ipynb"):
+                os.utime(path, (time.time() + 60, time.time() + 60))
+            logs["resubmitted"] = _nbgrader(course, run_env, "autograde", assignment, "--student", JUPYTER,
+                                            timings=timings)
         if TAMPERER in students:  # on its own, after the others: what it touches is checked below
             before = _snapshot(course)
             completed = _run_nbgrader(course, run_env, "autograde", assignment, "--student", TAMPERER,
@@ -720,7 +760,7 @@ def course(tmp_path_factory):
     _nbgrader(course, env, "export", timings=timings)
     timings["total"] = round(time.perf_counter() - started, 1)
     print(f"\nnbgrader timings (s): {timings}")
-    return {"root": course, "tamper": tamper, "engine_reports": root / "engine_reports"}
+    return {"root": course, "tamper": tamper, "engine_reports": root / "engine_reports", "logs": logs}
 
 
 @pytest.fixture(scope="module")
@@ -1074,3 +1114,59 @@ def test_feedback_never_holds_the_reference_solution(course):
                              _autograded_text(root, student, assignment, stem)):
                     leaked = [line for line in lines if line in text]
                     assert not leaked, (assignment, student, stem, leaked[:3])
+
+
+# =============================================================================
+# Slow: notebooks written as Jupyter runs them, the autograde log, resubmissions
+# =============================================================================
+def _log_by_student(log: str) -> dict[str, str]:
+    """The autograde log cut at nbgrader's "Sanitizing .../submitted/<student>/..." lines: student -> lines."""
+    parts: dict[str, list[str]] = {}
+    student = ""
+    for line in log.splitlines():
+        found = re.search(r"Sanitizing .*/submitted/([^/]+)/", line)
+        student = found.group(1) if found else student
+        parts.setdefault(student, []).append(line)
+    return {name: "\n".join(lines) for name, lines in parts.items()}
+
+
+def test_a_notebook_written_as_jupyter_runs_it_gets_full_marks_and_its_bad_cell_is_one_warning(course):
+    grades = _cell_grades(course["root"])
+    folder, _ = ASSIGNMENTS[HOSTILE_ASSIGNMENT]
+    for stem in registry.module(folder).files:
+        cells = grades[(HOSTILE_ASSIGNMENT, JUPYTER, stem)]
+        assert cells and all(score == top for score, top in cells.values()), (stem, cells)
+    log = course["logs"][HOSTILE_ASSIGNMENT]
+    warnings = [line for line in log.splitlines() if "WARNING" in line and f"{JUPYTER}: " in line]
+    assert sorted(warnings) == sorted(
+        f"[AutogradeApp | WARNING] {JUPYTER}: {stem}.ipynb cell 5 (def broken(:): SyntaxError: invalid syntax "
+        "(line 1); this cell was left out, as Jupyter fails it alone, and the notebook's other cells were graded"
+        for stem in registry.module(folder).files)
+    feedback = _feedback_text(course["root"], JUPYTER, HOSTILE_ASSIGNMENT, "module_9_reference")
+    assert "module_9_reference.ipynb cell 5 (def broken(:)" in feedback
+
+
+def test_the_autograde_log_keeps_only_what_needs_reading(course):
+    for assignment in ASSIGNMENTS:
+        log = course["logs"][assignment]
+        assert "SAWarning" not in log and "not in session" not in log, assignment
+        assert not re.search(r" scored [0-9.]+ of [0-9.]+ by", log)  # each cell's: only with RL4LLM_NBGRADER_VERBOSE=1
+        by_student = _log_by_student(log)
+        for student in _students(assignment):
+            if student in (TAMPERER, FAKER):
+                continue
+            assert "Attribute 'checksum'" not in by_student[student], (assignment, student)
+            assert re.search(rf"{student}/{assignment}/\w+: [0-9.]+ of [0-9.]+ points in \d+ graded cells",
+                             by_student[student]), (assignment, student)
+    # a locked cell really edited is still nbgrader's warning: eve forged her test cells
+    assert "Attribute 'checksum' for cell test-" in _log_by_student(course["logs"][HOSTILE_ASSIGNMENT])[FAKER]
+
+
+def test_a_resubmission_nbgrader_skips_is_named_with_the_command_that_grades_it(course):
+    log = course["logs"]["resubmitted"]
+    assert "Skipping existing assignment" in log
+    assert (f"[rl4llm | WARNING] {JUPYTER}/{HOSTILE_ASSIGNMENT}: the submission changed after it was autograded, "
+            f"and nbgrader will skip it") in log
+    assert f"`nbgrader autograde {HOSTILE_ASSIGNMENT} --student {JUPYTER} --force`" in log
+    assert log.count("[rl4llm | WARNING]") == 1
+    assert "[rl4llm | WARNING]" not in course["logs"][HOSTILE_ASSIGNMENT]

@@ -268,8 +268,10 @@ def test_sharded_grading_and_merge_give_the_unsharded_bytes(batch, tmp_path, cap
 
 
 # ---------------------------------------------------------------------------- the SLURM example
-def _run_script(tmp_path: Path, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    """Run grade_array.sbatch under bash with stand-ins for `sbatch` and `rl4llm` that log their arguments."""
+def _run_script(tmp_path: Path, args: list[str], env: dict[str, str], *, nodes: str | None = None,
+                returncode: int = 0) -> subprocess.CompletedProcess:
+    """Run grade_array.sbatch under bash with stand-ins for `sbatch` and `rl4llm` that log their arguments
+    (and, given ``nodes``, for `sinfo`, printing them: one "CPUs memory-MB partition" line per node)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     (tmp_path / "calls").mkdir(exist_ok=True)
@@ -278,12 +280,15 @@ def _run_script(tmp_path: Path, args: list[str], env: dict[str, str]) -> subproc
     for name in ("sbatch", "rl4llm"):
         (bin_dir / name).write_text(stand_in, encoding="utf-8")
         (bin_dir / name).chmod(0o755)
+    if nodes is not None:
+        (bin_dir / "sinfo").write_text(f"#!/bin/bash\ncat <<'NODES'\n{nodes}\nNODES\n", encoding="utf-8")
+        (bin_dir / "sinfo").chmod(0o755)
     clean = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}  # even when tests run on SLURM
     full = {**clean, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "CALLS": str(tmp_path / "calls"),
             "RL4LLM": str(bin_dir / "rl4llm"), **env}
     completed = subprocess.run(["bash", str(SBATCH), *args], cwd=tmp_path, env=full, capture_output=True,
                                text=True, timeout=60)
-    assert completed.returncode == 0, completed.stderr
+    assert completed.returncode == returncode, completed.stderr
     return completed
 
 
@@ -317,8 +322,10 @@ def test_submitting_the_slurm_script_queues_the_array_and_a_merge_the_cli_accept
     completed = _run_script(tmp_path, ["--module", "9", "subs/a", "subs/b"],
                             {"N_SHARDS": "3", "OUT_DIR": "final grades"})
     array, merge = _calls(tmp_path)
-    assert array[:4] == ["sbatch", "--parsable", "--array=1-3", str(SBATCH)]
-    assert array[4:] == ["--module", "9", "subs/a", "subs/b"]
+    assert array[:3] == ["sbatch", "--parsable", "--array=1-3"]
+    script = array.index(str(SBATCH))
+    assert all(arg.startswith("--") for arg in array[3:script])  # the request and the log (tested below)
+    assert array[script + 1:] == ["--module", "9", "subs/a", "subs/b"]
     assert merge[0] == "sbatch" and "--dependency=afterok:4242" in merge
     command = shlex.split(merge[merge.index("--wrap") + 1])
     assert command[0] == str(tmp_path / "bin" / "rl4llm")
@@ -326,3 +333,51 @@ def test_submitting_the_slurm_script_queues_the_array_and_a_merge_the_cli_accept
     assert args.command == "merge" and args.out == "final grades"
     assert args.shards == ["shards/1", "shards/2", "shards/3"]
     assert "4242" in completed.stdout
+
+
+def _option(call: list[str], name: str) -> str:
+    [value] = [arg.split("=", 1)[1] for arg in call if arg.startswith(f"{name}=")]
+    return value
+
+
+def test_the_slurm_defaults_fit_a_two_cpu_node_and_the_logs_go_under_the_shards_folder(tmp_path):
+    text = SBATCH.read_text(encoding="utf-8")
+    assert "\n#SBATCH --cpus-per-task=2\n" in text and "\n#SBATCH --mem=4G\n" in text
+    completed = _run_script(tmp_path, ["subs/a"], {"N_SHARDS": "2", "SHARDS_DIR": "my shards"},
+                            nodes="2 3900 small*\n2 7800 small*")
+    array, merge = _calls(tmp_path)
+    assert (_option(array, "--cpus-per-task"), _option(array, "--mem")) == ("2", "4G")
+    assert _option(array, "--output") == "my shards/logs/rl4llm-grade-%A_%a.log"
+    assert _option(merge, "--output") == "my shards/logs/rl4llm-merge-%j.log"
+    assert (tmp_path / "my shards" / "logs").is_dir()  # SLURM needs the folder before the job starts
+    assert not list(tmp_path.glob("*.log")) and "my shards/logs/" in completed.stdout
+
+
+def test_submitting_refuses_a_request_no_node_can_take(tmp_path):
+    completed = _run_script(tmp_path, ["subs/a"], {"CPUS": "4", "MEM": "16G"}, nodes="2 7800 small*\n2 7800 small*",
+                            returncode=2)
+    assert not list((tmp_path / "calls").iterdir())  # nothing submitted
+    assert "no node of this cluster has 4 CPUs and 16G" in completed.stderr
+    assert "2 CPUs and 7800 MB" in completed.stderr and "CPUS=1 MEM=3G" in completed.stderr
+    assert not (tmp_path / "shards").exists()
+
+
+@pytest.mark.parametrize("env", [{"MEM": "8000"}, {"CPUS": "3"}])
+def test_submitting_refuses_memory_or_cpus_beyond_every_node(tmp_path, env):
+    completed = _run_script(tmp_path, ["subs/a"], env, nodes="2 7800 small*", returncode=2)
+    assert "no node of this cluster" in completed.stderr and not list((tmp_path / "calls").iterdir())
+
+
+def test_the_node_check_passes_a_request_that_fits_or_is_skipped(tmp_path):
+    (tmp_path / "fits").mkdir()
+    (tmp_path / "skipped").mkdir()
+    _run_script(tmp_path / "fits", ["subs/a"], {"CPUS": "4", "MEM": "15000M"}, nodes="2 7800 a\n8 16000 b")
+    assert [call[0] for call in _calls(tmp_path / "fits")] == ["sbatch", "sbatch"]
+    _run_script(tmp_path / "skipped", ["subs/a"], {"CPUS": "4", "SKIP_NODE_CHECK": "1"}, nodes="2 7800 a")
+    assert _option(_calls(tmp_path / "skipped")[0], "--cpus-per-task") == "4"
+
+
+@pytest.mark.parametrize("env", [{"MEM": "lots"}, {"CPUS": "0"}])
+def test_submitting_refuses_a_request_that_is_no_size(tmp_path, env):
+    completed = _run_script(tmp_path, ["subs/a"], env, returncode=2)
+    assert "must be a positive number of CPUs and a size" in completed.stderr

@@ -30,7 +30,8 @@ from graders.engine.references import ReferenceBook
 from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
 from graders.engine.learner_text import clean
 from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
-from graders.engine.submission import discover, submission_name
+from graders.engine.submission import discover, is_cell_note, submission_name
+from graders.engine.texts import translated
 from graders.engine.worker_config import WorkerConfig, WorkerStartError
 
 FORBIDDEN_MODULES = ("solutions", "graders.checks", "graders.misconceptions")
@@ -198,6 +199,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         def grade(index: int) -> dict:
             submission = discover(paths[index], functions)
             submission.name = names[index]
+            for note in dict.fromkeys(n for notes in submission.notes.values() for n in notes if is_cell_note(n)):
+                log(f"warning: {names[index]}: {translated(note, options.lang)}")  # a cell it could not read
             # what the runner did not see as learner text (a crashed worker's last output) is cleaned here too
             return clean(grade_submission(submission, ctx).to_dict())
 

@@ -49,8 +49,11 @@ literal constants of the hidden checks -- into the current directory, from
 where ``generate_feedback`` would copy it to the students), and the engine's
 reports go to a temporary folder that is deleted afterwards (:mod:`graders.engine.notebook_engine`).
 
-``RL4LLM_HIDE_HIDDEN_INPUTS=1`` (or ``c.EngineScores.hide_hidden_inputs =
-True``) withholds the inputs of hidden checks from the feedback.
+The inputs of hidden checks are withheld from the feedback by default (as on Gradescope);
+``RL4LLM_SHOW_HIDDEN_INPUTS=1`` (or ``c.EngineScores.hide_hidden_inputs = False``) shows them.
+A code cell the engine cannot read (a syntax error ...) is a WARNING in the autograde log naming
+the student, the notebook, the cell and the reason, in the notebook's language; only that cell is
+lost, as when Jupyter runs the notebook (:mod:`graders.engine.notebook_cells`).
 """
 
 from __future__ import annotations
@@ -70,11 +73,13 @@ from graders import settings
 from graders.course import LANGUAGES
 from graders.engine import texts
 from graders.engine.course_guard import _Guard
+from graders.engine.nbgrader_log import VERBOSE_ENV
 from graders.engine.notebook_engine import grade_notebook, keep_report, module_of
+from graders.engine.submission import is_cell_note
 from graders.engine.notebook_engine import untouched_stubs  # noqa: F401 - re-exported: the tests take it from here
 from graders.text import Text
 
-HIDE_ENV = "RL4LLM_HIDE_HIDDEN_INPUTS"
+SHOW_ENV = "RL4LLM_SHOW_HIDDEN_INPUTS"
 TEST_PREFIX = "test-"
 ERROR_NAME = "KitEngineVerdict"
 
@@ -116,7 +121,7 @@ TEXT = {
 
 
 def _hide_default() -> bool:
-    return settings.get(HIDE_ENV)
+    return not settings.get(SHOW_ENV)
 
 
 def language_of(assignment_id: str) -> str:
@@ -191,8 +196,8 @@ def _error(headline: str, lines: list[str]) -> dict:
 class EngineScores(NbGraderPreprocessor):
     """Score autograded test cells with the kit's engine instead of executing the notebook (see the module doc)."""
 
-    hide_hidden_inputs = Bool(help="Withhold the inputs of hidden checks from the feedback "
-                                   f"(default: the environment variable {HIDE_ENV}).").tag(config=True)
+    hide_hidden_inputs = Bool(help="Withhold the inputs of hidden checks from the feedback (default: True, "
+                                   f"unless the environment variable {SHOW_ENV}=1).").tag(config=True)
     language = Unicode("", help="Language of the verdict lines: 'en', 'ru', or '' for the assignment's own "
                                 "(assignments whose name ends in _ru are Russian).").tag(config=True)
     require_sandbox = Bool(False, help="Refuse to grade (the notebook fails) unless every layer of the engine's "
@@ -212,7 +217,8 @@ class EngineScores(NbGraderPreprocessor):
         import nbformat
 
         info = resources["nbgrader"]
-        stem, assignment = info["notebook"], info["assignment"]
+        stem, assignment, student = info["notebook"], info["assignment"], info.get("student", "student")
+        scores: list[tuple[float, float]] = []
         language = self.language if self.language in LANGUAGES else language_of(assignment)
         for cell in nb.cells:  # no kernel ran: no output, no execution count, from anyone
             if cell.cell_type == "code":
@@ -231,10 +237,15 @@ class EngineScores(NbGraderPreprocessor):
             if guard is not None:
                 guard.check()
             for message in dict.fromkeys(messages):
+                if is_cell_note(message.split(": ", 2)[-1]):
+                    continue  # said below, with the student's name, in the notebook's language
                 level = self.log.info if message.startswith("note") else self.log.warning
                 level("kit engine: %s", message)
+            for line in unreadable_cells(nbformat.writes(nb), stem, student, language,
+                                         graded=any(e["status"] != "missing" for e in entries.values())):
+                self.log.warning("%s", line)
             if self.report_dir:
-                keep_report(Path(self.report_dir), assignment, info.get("student", "student"), entries)
+                keep_report(Path(self.report_dir), assignment, student, entries)
 
         for cell in graded:
             exercise_id = exercises[id(cell)]
@@ -248,9 +259,31 @@ class EngineScores(NbGraderPreprocessor):
             score, outputs = verdict_outputs(entries.get(exercise_id), exercise_id, points, language,
                                              self.hide_hidden_inputs)
             cell.outputs = [from_dict(output) for output in outputs]
-            self.log.info("%s/%s: %s scored %s of %s by the kit's engine", assignment, stem, exercise_id,
-                          _number(score), _number(points))
+            scores.append((score, points))
+            self._cell_log("%s/%s: %s scored %s of %s by the kit's engine", assignment, stem, exercise_id,
+                           _number(score), _number(points))
+        if scores:
+            self.log.info("%s/%s/%s: %s of %s points in %d graded cells, scored by the kit's engine", student,
+                          assignment, stem, _number(sum(s for s, _ in scores)), _number(sum(p for _, p in scores)),
+                          len(scores))
         return nb, resources
+
+    def _cell_log(self, *args) -> None:
+        """One graded cell's score: at INFO with RL4LLM_NBGRADER_VERBOSE=1, else DEBUG (the notebook's sum is INFO)."""
+        (self.log.info if settings.get(VERBOSE_ENV) else self.log.debug)(*args)
+
+
+def unreadable_cells(notebook_text: str, stem: str, student: str, language: str, *, graded: bool) -> list[str]:
+    """One log line per code cell of the notebook the engine could not read: the student, the notebook, the
+    cell, the reason, and whether the notebook's other cells were graded (``graded``), in ``language``."""
+    from graders.engine.submission import cell_note, read_notebook
+
+    try:
+        _, problems = read_notebook(notebook_text.encode("utf-8", "backslashreplace"))
+    except ValueError:
+        return []
+    return [f"{student}: " + texts.translated(cell_note(f"{stem}.ipynb", problem, graded=graded), language)
+            for problem in problems]
 
 
 class RestoreCells(OverwriteCells):
@@ -261,13 +294,53 @@ class RestoreCells(OverwriteCells):
     but a duplicated graded cell keeps ``{}`` there after ``DeduplicateIds``,
     and the whole submission fails. Empty nbgrader metadata means the same as
     none, so it is removed first.
+
+    The other change: nbgrader warns "Attribute 'checksum' for cell test-... has changed!" for every test
+    cell of an untouched release, because the gradebook keeps the cell with its hidden part; that
+    warning is logged at DEBUG when the submitted cell is exactly the released one (the source with its
+    hidden part removed), so that a real change to a locked cell, and the kit's own WARNING lines,
+    stand out. ``RL4LLM_NBGRADER_VERBOSE=1`` logs them all as nbgrader does.
     """
+
+    _released = False
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         for cell in nb.cells:
             if "nbgrader" in cell.metadata and not cell.metadata.nbgrader:
                 del cell.metadata["nbgrader"]
         return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, cell_index: int) -> tuple[NotebookNode, dict]:
+        self._released = self._is_released(cell)
+        try:
+            return super().preprocess_cell(cell, resources, cell_index)
+        finally:
+            self._released = False
+
+    def _is_released(self, cell: NotebookNode) -> bool:
+        """Whether a locked cell is exactly as ``generate_assignment`` released it."""
+        from nbgrader.api import MissingEntry
+        from nbgrader.preprocessors import ClearHiddenTests
+
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is None or settings.get(VERBOSE_ENV):
+            return False
+        try:
+            source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+        except MissingEntry:
+            return False
+        released = from_dict({"cell_type": source.cell_type, "source": source.source, "metadata": {}})
+        try:
+            ClearHiddenTests(parent=self)._remove_hidden_test_region(released)
+        except RuntimeError:  # unbalanced markers: nbgrader's own warning stands
+            return False
+        return cell.source == released.source
+
+    def report_change(self, name: str, attr: str, old, new) -> None:
+        if attr == "checksum" and self._released:
+            self.log.debug("cell %s is the released one, its hidden part restored from the gradebook", name)
+            return
+        super().report_change(name, attr, old, new)
 
 
 def sanitize_preprocessors() -> list:

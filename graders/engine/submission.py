@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from graders.engine.learner_text import clean, clean_text
+from graders.engine.notebook_cells import CellProblem, read_cells
 from graders.loader import parse
 
 MAX_MEMBERS = 2000
@@ -163,11 +164,19 @@ _KIT_IMPORT = re.compile(r"^module_\d+_\w+$")
 
 
 def notebook_definitions(data: bytes) -> str:
-    """The definitions of a notebook's code cells as one module source (raises ValueError).
+    """The definitions of a notebook's code cells as one module source (raises ValueError); see :func:`read_notebook`."""
+    return read_notebook(data)[0]
 
-    A cell that cannot be read as Python -- a syntax error, a NUL or a lone surrogate in it, an
-    expression too deep for the parser or for ``ast.unparse`` (RecursionError, MemoryError) -- is left
-    out, as if it were not there; a notebook whose JSON is too deep is not a readable notebook.
+
+def read_notebook(data: bytes) -> tuple[str, list[CellProblem]]:
+    """(the definitions of a notebook's code cells as one module source, the cells that could not be read).
+
+    The cells are read as Jupyter runs them (:mod:`graders.engine.notebook_cells`): IPython's magics and
+    shell lines made inert, ``from __future__`` imports at the top of the module, each cell compiled
+    on its own. A cell that cannot be read as Python -- a syntax error, a NUL or a lone surrogate in it,
+    an expression too deep for the parser or for ``ast.unparse`` (RecursionError, MemoryError) -- is left
+    out, as Jupyter fails it alone, and named in the problems; a notebook whose JSON is too deep is not a
+    readable notebook (ValueError).
     """
     try:
         notebook = json.loads(data.decode("utf-8"))
@@ -176,37 +185,37 @@ def notebook_definitions(data: bytes) -> str:
         raise ValueError(f"not a readable notebook ({type(error).__name__})") from error
     if not isinstance(cells, list):
         raise ValueError("not a readable notebook (cells is not a list)")
-    pieces: list[str] = []
-    for cell in cells:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        try:
-            piece = _cell_definitions(cell)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):  # learner input the parser cannot take
-            continue
-        if piece:
-            pieces.append(piece)
-    return "\n\n\n".join(pieces) + "\n"
+    pieces, problems = read_cells(cells, _is_definition)
+    return "\n\n\n".join(pieces) + "\n", problems
 
 
-def _cell_definitions(cell: dict) -> str:
-    """One code cell's definitions as source ("" for none); raises what parsing learner text may raise."""
-    source = cell.get("source", "")
-    source = "".join(map(str, source)) if isinstance(source, list) else str(source)
-    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
-    tree = parse("\n".join(lines))
-    keep = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            keep.append(node)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
-            if not any(_KIT_IMPORT.match(n.split(".")[0]) for n in names):
-                keep.append(node)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            if _is_constant(node):
-                keep.append(node)
-    return ast.unparse(ast.Module(body=keep, type_ignores=[])) if keep else ""
+def cell_note(notebook: str, problem: CellProblem, *, graded: bool) -> str:
+    """The feedback note (English; :func:`graders.engine.texts.translated` reads it) on a cell left out."""
+    from graders.engine.texts import detail
+
+    return detail("note_cell_graded" if graded else "note_cell_nothing", notebook=notebook, cell=problem.cell,
+                  start=problem.start, error=problem.reason)
+
+
+def is_cell_note(note: str) -> bool:
+    """Whether a feedback note (in any language) is :func:`cell_note`'s."""
+    from graders.course import LANGUAGES
+    from graders.engine.texts import DETAILS
+
+    return any(note.endswith(DETAILS[key].in_(language).rsplit("}; ", 1)[1]) for language in LANGUAGES
+               for key in ("note_cell_graded", "note_cell_nothing"))
+
+
+def _is_definition(node: ast.stmt) -> bool:
+    """A statement the grader loads from a notebook: a function, a class, an import, a module constant."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return True
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+        return not any(_KIT_IMPORT.match(n.split(".")[0]) for n in names)
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        return _is_constant(node)
+    return False
 
 
 def _is_constant(node: ast.Assign | ast.AnnAssign) -> bool:
@@ -285,9 +294,10 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
     for stem, functions in stems.items():
         if stem in submission.raw:
             continue
+        unread: list[str] = []  # the unreadable cells of a notebook named after the stem, if none is graded
         for relative in notebooks:
             try:
-                source = notebook_definitions(files[relative])
+                source, problems = read_notebook(files[relative])
             except ValueError:
                 continue
             if _defined_functions(source) & set(functions):
@@ -295,7 +305,12 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
                 submission.where[stem] = relative
                 submission.notes.setdefault(stem, []).append(
                     f"graded the definitions in notebook {relative} (no {stem}.py in the submission)")
+                submission.notes[stem] += [cell_note(relative, problem, graded=True) for problem in problems]
                 break
+            if relative.rsplit("/", 1)[-1] == f"{stem}.ipynb":
+                unread += [cell_note(relative, problem, graded=False) for problem in problems]
+        if stem not in submission.sources and unread:
+            submission.notes.setdefault(stem, []).extend(unread)
     for stem in stems:
         if stem not in submission.raw and stem not in submission.sources:
             near = _near_misses(stem, files)

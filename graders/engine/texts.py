@@ -170,6 +170,12 @@ DETAILS = {
                         "(пропущены: {others})"),
     "note_notebook": Text("graded the definitions in notebook {notebook} (no {stem}.py in the submission)",
                           "проверены определения из ноутбука {notebook} (в сдаче нет {stem}.py)"),
+    "note_cell_graded": Text("{notebook} cell {cell} ({start}): {error}; this cell was left out, as Jupyter fails "
+                             "it alone, and the notebook's other cells were graded",
+                             "{notebook}, ячейка {cell} ({start}): {error}; эта ячейка не учтена (Jupyter тоже "
+                             "не выполнил бы её), остальные ячейки ноутбука проверены"),
+    "note_cell_nothing": Text("{notebook} cell {cell} ({start}): {error}; nothing in this notebook could be graded",
+                              "{notebook}, ячейка {cell} ({start}): {error}; в этом ноутбуке нечего проверить"),
     "note_near_miss": Text("found {files}: is that your {stem}.py? Learner files are graded by their exact starter "
                            "names; rename it to {stem}.py and resubmit",
                            "найдено: {files}. Это ваш {stem}.py? Файлы проверяются только под точными именами "
