@@ -54,14 +54,8 @@ from graders.classreport.tables import (ENVIRONMENT_STATUSES, ClassData, ReportE
 from graders.classreport.texts import TEXT
 from graders.language import default_language
 
-REPORT_FILE = "class_report.html"
-SUMMARY_FILE = "class_summary.csv"
-MISCONCEPTIONS_FILE = "class_misconceptions.csv"
-UNEXPLAINED_FILE = "class_unexplained.csv"
-STUDENTS_FILE = "class_students.csv"
-FIGURES = {"scores": "class_scores.png", "exercises": "class_exercises.png", "heatmap": "class_heatmap.png"}
-# every file the class report writes (a submission's folder may never take one of these names)
-OUTPUT_FILES = (REPORT_FILE, SUMMARY_FILE, MISCONCEPTIONS_FILE, UNEXPLAINED_FILE, STUDENTS_FILE, *FIGURES.values())
+from graders.engine.outfolder import (CLASS_FIGURES as FIGURES, CLASS_FILES as OUTPUT_FILES,  # noqa: E402
+                                      MISCONCEPTIONS_FILE, REPORT_FILE, STUDENTS_FILE, SUMMARY_FILE, UNEXPLAINED_FILE)
 
 __all__ = ["ENVIRONMENT_STATUSES", "FIGURES", "MISCONCEPTIONS_FILE", "OUTPUT_FILES", "REPORT_FILE", "STATUS_COLOURS",
            "STUDENTS_FILE", "SUMMARY_FILE", "TEXT", "UNEXPLAINED_FILE", "ClassData", "ReportError",

@@ -20,12 +20,14 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import time
 from pathlib import Path
 
 RUN_MANIFEST = "_batch.json"
 PREVIOUS = "_previous"
+NAME = re.compile(r"[A-Za-z0-9-][A-Za-z0-9._-]*")  # a submission folder's name: what submission_name and unique_names make
 FORMAT = "rl4llm-batch/1"
 SUBMISSION_FILES = ("report.json", "results.json", "junit.xml")  # a folder holding one is a run's output
 MAX_MANIFEST_BYTES = 16 * 2**20
@@ -35,10 +37,18 @@ class OutFolderError(Exception):
     """The output folder cannot be prepared (the reason says what to do)."""
 
 
-def _run_files() -> tuple[str, ...]:
-    from graders import classreport  # here: the class report reads this module's manifest
+# The class report's files (graders.classreport writes them; named here, with the rest of a run's output).
+REPORT_FILE = "class_report.html"
+SUMMARY_FILE = "class_summary.csv"
+MISCONCEPTIONS_FILE = "class_misconceptions.csv"
+UNEXPLAINED_FILE = "class_unexplained.csv"
+STUDENTS_FILE = "class_students.csv"
+CLASS_FIGURES = {"scores": "class_scores.png", "exercises": "class_exercises.png", "heatmap": "class_heatmap.png"}
+CLASS_FILES = (REPORT_FILE, SUMMARY_FILE, MISCONCEPTIONS_FILE, UNEXPLAINED_FILE, STUDENTS_FILE, *CLASS_FIGURES.values())
 
-    return ("grades.csv", RUN_MANIFEST, "_shard.json", *classreport.OUTPUT_FILES)
+
+def _run_files() -> tuple[str, ...]:
+    return ("grades.csv", RUN_MANIFEST, "_shard.json", *CLASS_FILES)
 
 
 def earlier_run(out_dir: Path, keep=()) -> list[str]:
@@ -127,8 +137,6 @@ def write_run_manifest(out_dir: Path, names: list[str], exercise_ids: list[str])
 def read_run_manifest(folder: Path) -> dict | None:
     """``folder``'s run manifest (``names``, ``exercise_ids``), ``None`` if it has none; a manifest that is not
     one the kit writes raises :class:`OutFolderError` saying so."""
-    from graders.engine.shard_manifest import NAME
-
     path = Path(folder) / RUN_MANIFEST
     if not os.path.lexists(path):
         return None

@@ -18,10 +18,10 @@ import graders
 from graders.engine.batch import GraderError, kit_fingerprint, unique_names
 from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT, Kit
+from graders.engine.outfolder import NAME  # noqa: F401  (a submission folder's name, read by shard_files)
 from graders.engine.submission import submission_name
 
 MANIFEST = "_shard.json"
-NAME = re.compile(r"[A-Za-z0-9-][A-Za-z0-9._-]*")  # what submission_name and unique_names can produce
 FORMAT = 1  # the manifest's layout; a merge refuses any other
 # options that can change a report; the rest (interpreter, --require-sandbox) may differ between machines
 REPORT_OPTIONS = ("modules", "hide_hidden_inputs", "timeout", "memory_mb", "load_timeout",
