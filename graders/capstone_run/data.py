@@ -9,10 +9,9 @@ covers them). The course's sets come from the Hub through
 ``--data-dir DIR`` holding ``DIR/train.jsonl`` and ``DIR/test.jsonl`` (the
 Hub's columns, one JSON row per line; the profile's split slices apply).
 
-GRPO rows go through :func:`prepare_math_rows`: a reference the verifier
-cannot read exactly (``2\\sqrt{3}``, ``(0, 1)``) is dropped, the others are
-rewritten to the verifier's canonical number (``\\frac{1}{2}`` -> "1/2"), and
-the kept fraction is recorded. The passport records
+GRPO rows go through :func:`prepare_math_rows`: a reference math-verify
+cannot parse is dropped, and the kept fraction and the share of numeric
+references (those the learner's verifier decides) are recorded. The passport records
 ``sha256(canonical JSON of the rows)`` of the rows actually used, which the
 grader recomputes for the tiny profiles.
 """
@@ -23,7 +22,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from graders.capstone_run.latex import canonical_number
+from graders.capstone_run.latex import parse_answer
 from graders.capstone_run.profiles import CapstoneError, Profile
 
 TINY_OPERANDS = range(5)  # a, b in 0..4: every sum is one digit
@@ -98,22 +97,26 @@ def with_box_instruction(prompt):
 
 
 def prepare_math_rows(rows: list[dict]) -> tuple[list[dict], dict]:
-    """(kept rows, report): rows whose ``solution`` has a canonical number, with that number as ``solution``
-    and the prompt asking for a boxed answer (:func:`with_box_instruction`).
+    """(kept rows, report): rows whose ``solution`` math-verify can parse (:func:`parse_answer`), with the prompt
+    asking for a boxed answer (:func:`with_box_instruction`); ``solution`` is kept as written (the reward
+    parses it).
 
-    report = {"rows": n, "kept": k, "kept_fraction": k / n, "dropped_examples": up to 5 dropped references}.
-    Every other column is kept as it was.
+    report = {"rows": n, "kept": k, "kept_fraction": k / n, "dropped_examples": up to 5 dropped references,
+    "verifier_decided": kept rows whose reference is a number (the learner's verifier compares them),
+    "verifier_fraction": verifier_decided / k}. Every other column is kept as it was.
     """
-    kept, dropped = [], []
+    kept, dropped, numeric = [], [], 0
     for row in rows:
-        token = canonical_number(str(row.get("solution", "")))
-        if token is None:
+        answer = parse_answer(str(row.get("solution", "")))
+        if answer is None:
             dropped.append(str(row.get("solution", "")))
-        else:
-            kept.append({**row, "prompt": with_box_instruction(row["prompt"]), "solution": token})
+            continue
+        numeric += answer.number is not None
+        kept.append({**row, "prompt": with_box_instruction(row["prompt"])})
     total = len(rows)
     return kept, {"rows": total, "kept": len(kept), "kept_fraction": len(kept) / total if total else 0.0,
-                  "dropped_examples": dropped[:5]}
+                  "dropped_examples": dropped[:5], "verifier_decided": numeric,
+                  "verifier_fraction": numeric / len(kept) if kept else 0.0}
 
 
 def _load_split(profile: Profile, split: str, data_dir: Path | None) -> list[dict]:
