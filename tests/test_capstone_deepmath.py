@@ -79,6 +79,7 @@ def test_the_fixture_covers_every_form_right_and_wrong():
     assert all(row["expected"] in (0, 1) and row["reference"] and isinstance(row["completion"], str) for row in rows)
 
 
+@pytest.mark.slow  # about 4 s: math-verify on every pair
 def test_the_reward_agrees_with_the_human_on_every_row():
     rows = fixture_rows()
     rewards = kit_rewards(rows)

@@ -27,8 +27,9 @@ from graders.capstone_run.profiles import get_profile
 # The first versions that work, installed together and tested (see README "The capstone", "Versions."):
 # TRL 1.1 ships chat_templates/qwen3.jinja; transformers 5.0 stops returning token_type_ids that TRL passes
 # to generate; PEFT's Qwen3 LoRA targets in 0.16; TRL >= 1.0 requires datasets 4.7 and accelerate 1.4.
+# math-verify 0.9 parses DeepMath's answers for the reward (graders.capstone_run.latex).
 LIBRARY_FLOORS = {"torch": "2.4", "transformers": "5.0", "trl": "1.1", "peft": "0.16", "datasets": "4.7",
-                  "accelerate": "1.4"}
+                  "accelerate": "1.4", "math-verify": "0.9"}
 NEED_GIB = {"grpo": 10.0, "dpo": 8.0}  # GPU memory a smoke/full run of Qwen3-0.6B with LoRA takes, with headroom
 
 
