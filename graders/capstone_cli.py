@@ -97,7 +97,8 @@ def _run(args: argparse.Namespace, language: str) -> int:
     print(text(language, "run_metrics", before=passport["metrics"]["before"], after=after))
     kept = (passport["data"].get("filter") or {}).get("train")
     if kept:
-        print(text(language, "run_kept", kept=kept["kept"], rows=kept["rows"], percent=100 * kept["kept_fraction"]))
+        print(text(language, "run_kept", kept=kept["kept"], rows=kept["rows"], percent=100 * kept["kept_fraction"],
+                   decided=kept.get("verifier_decided", "?")))
     if "truncated_fraction" in after:
         print(text(language, "run_truncated", limit=passport["trainer_args"]["max_completion_length"],
                    percent=100 * after["truncated_fraction"]))
