@@ -191,3 +191,21 @@ def test_texts_exist_in_both_languages_with_the_same_placeholders():
     untranslated = [key for key, value in table_in(TEXT, "ru").items()
                     if not cyrillic.search(value) and value != table_in(TEXT, "en")[key]]
     assert not untranslated
+
+
+def test_passports_with_and_without_the_verifier_share_are_both_well_formed():
+    """A passport written before the verifier's share was recorded (its filter has no verifier_* fields) is
+    read as before; the new fields are numbers."""
+    from graders.capstone_cli import kept_text
+    from graders.capstone_run.passport_check import passport_problems
+
+    old = {"rows": 10, "kept": 7, "kept_fraction": 0.7, "dropped_examples": ["(0, 1)"]}
+    new = {**old, "verifier_decided": 6, "verifier_fraction": 6 / 7}
+    passports = [{"data": {"dataset": "trl-lib/DeepMath-103K", "filter": {"train": report, "eval": report}}}
+                 for report in (old, new)]
+    assert [passport_problems(passport) for passport in passports] == [[], []]
+    assert passport_problems({"data": {"filter": [old]}})  # a filter of another kind is still malformed
+    assert "kept 7 of 10 training rows (70%)" in kept_text(passports[0], "en") and "the ? whose" in kept_text(
+        passports[0], "en")
+    assert "decides the 6 whose" in kept_text(passports[1], "en") and "решает 6 из них" in kept_text(passports[1], "ru")
+    assert kept_text({"data": {"filter": None}}, "en") is None

@@ -154,12 +154,10 @@ def parse_answer(latex: str) -> Answer | None:
 
 def last_box(text: str) -> tuple[bool, str | None]:
     r"""(found, content) of the LAST ``\boxed{...}`` (Module 9's rule); content None when it never closes."""
-    start = text.rfind("boxed{")
-    while start > 0 and text[start - 1] != "\\":
-        start = text.rfind("boxed{", 0, start)
-    if start <= 0:
+    start = text.rfind("\\boxed{")
+    if start < 0:
         return False, None
-    depth, open_at = 1, start + len("boxed{")
+    open_at, depth = start + len("\\boxed{"), 1
     for index in range(open_at, len(text)):
         depth += {"{": 1, "}": -1}.get(text[index], 0)
         if depth == 0:
