@@ -78,7 +78,9 @@ def normalize(text: str) -> str:
     text = text.replace("\\$", "").replace("$", "")
     text = re.sub(r"\\[dt]frac", r"\\frac", text).strip()
     text = re.sub(r"(?<=\d)(?:\\[,;: !]|\{,\}|\\ )(?=\d{3}(?!\d))", "", text)  # 1\,000 and 1{,}000: one number
-    text = re.sub(r"\\(?:text|textbf|mathrm|mbox|textrm)\{\s*([+-]?\d[\d.,/]*)\s*\}", r"\1", text)  # \text{7}
+    # \text{7}, \text{1 hour}: the number (a word after it is its unit)
+    text = re.sub(r"\\(?:text|textbf|mathrm|mbox|textrm)\{\s*([+-]?\d[\d.,/]*)\s*[A-Za-z ]*\}", r"\1", text)
+    text = re.sub(r"^([+-]?\d+(?:\.\d+)?)[eE]([+-]?\d+)$", r"\1\\times10^{\2}", text)  # 1e3 is 1000, not 3e
     unit = _UNIT_TAIL.match(text)
     return unit.group(1) if unit else text
 
