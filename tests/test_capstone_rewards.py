@@ -113,7 +113,7 @@ def test_the_learners_verifier_decides_every_number_and_only_numbers():
     assert calls == []
 
 
-def test_integers_are_compared_exactly_and_irrationals_at_the_verifiers_precision(kit_verifier):
+def test_exact_references_are_compared_exactly_and_irrationals_at_the_verifiers_precision(kit_verifier):
     calls = []
 
     def spy(text, reference, **tolerance):
@@ -123,6 +123,8 @@ def test_integers_are_compared_exactly_and_irrationals_at_the_verifiers_precisio
     assert reward("\\boxed{123456900}", "123456789", spy) == 0.0
     assert calls[-1] == ("\\boxed{123456900}", "123456789", {"rel_tol": 0.0, "abs_tol": 0.0})
     assert kit_verifier.verify_numeric_answer("\\boxed{123456900}", "123456789") == 1  # what the tolerance said
+    assert reward("\\boxed{123456.6}", "123456.5", spy) == 0.0  # a fraction is exact too
+    assert calls[-1] == ("\\boxed{617283/5}", "246913/2", {"rel_tol": 0.0, "abs_tol": 0.0})
     assert reward("\\boxed{\\frac{2}{\\sqrt{2}}}", "\\sqrt{2}", spy) == 1.0
     text, reference, tolerance = calls[-1]
     assert reference == "1.41421356237309504880168872421" and tolerance == {}

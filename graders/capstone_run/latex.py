@@ -19,8 +19,9 @@ recipes; imported only when an answer is read), after a few rewrites it lacks
   compared by the LEARNER's ``verify_numeric_answer``: it gets
   ``\boxed{<value>}`` and the reference's value, each written exactly ("p/q")
   when rational, else with :data:`DIGITS` significant digits, far below its
-  documented tolerance. An integer reference is compared exactly
-  (``rel_tol=abs_tol=0``: 123456900 is not 123456789). A percentage matches its
+  documented tolerance. An exact reference (an integer or a fraction: DeepMath's
+  answers are exact) is compared exactly (``rel_tol=abs_tol=0``: 123456900 is
+  not 123456789); an irrational one at the verifier's default tolerance. A percentage matches its
   number or its fraction (``50\%`` = 50 = 0.5).
 * **everything else** (intervals, sets, tuples, expressions, text, ∞) is
   compared by ``math_verify.verify``, the parser's own equivalence.
@@ -60,12 +61,13 @@ class Answer:
     parsed: what ``math_verify.parse`` returned (for ``math_verify.verify``).
     number: the verifier's form of its value ("1/2", "-3", "1.41421356237309504880168872421"),
         None when it is not one real finite number.
-    integer: the value is an exact integer. percent: written as a percentage (number = the fraction).
+    exact: the value is rational (an integer or a fraction), compared exactly.
+    percent: written as a percentage (number = the fraction).
     """
 
     parsed: tuple
     number: str | None
-    integer: bool = False
+    exact: bool = False
     percent: bool = False
 
 
@@ -98,7 +100,7 @@ def _undefined(expr) -> bool:
 
 
 def _value_text(expr) -> tuple[str | None, bool]:
-    """(the verifier's form of ``expr``'s value, is an exact integer); (None, False) when not one real number."""
+    """(the verifier's form of ``expr``'s value, is rational); (None, False) when not one real number."""
     import sympy
 
     if isinstance(expr, sympy.Eq) and isinstance(expr.lhs, sympy.Symbol):  # "x=3": its right side
@@ -120,9 +122,7 @@ def _value_text(expr) -> tuple[str | None, bool]:
         return None, False
     if expr.is_rational:
         value = sympy.Rational(sympy.nsimplify(expr.doit(), rational=True))
-        if value.q == 1:
-            return str(value.p), True
-        return f"{value.p}/{value.q}", False
+        return (str(value.p) if value.q == 1 else f"{value.p}/{value.q}"), True
     nearest = sympy.Integer(round(approx))
     if abs(nearest) < 10 ** (DIGITS - 10) and abs(approx - nearest) < sympy.Float(10) ** -(DIGITS - 2):
         return str(nearest), True  # log_2 8, sqrt(9) left unevaluated: an integer
@@ -148,10 +148,10 @@ def parse_answer(latex: str) -> Answer | None:
         return None  # nothing but the raw string ("???"), or 1/0: no answer to compare with
     percent = "%" in text
     try:
-        number, integer = _value_text(parsed[0])
+        number, exact = _value_text(parsed[0])
     except Exception:  # noqa: BLE001 - sympy on an odd value: no number, the parser's equivalence decides
-        number, integer = None, False
-    return Answer(tuple(parsed), number, integer and not percent, percent)
+        number, exact = None, False
+    return Answer(tuple(parsed), number, exact, percent)
 
 
 def last_box(text: str) -> tuple[bool, str | None]:
@@ -216,7 +216,7 @@ def reward(completion: str, reference: str, verify) -> float | None:
     where, content = final_answer(completion)
     answer = parse_answer(content) if content is not None else None
     if gold.number is not None:
-        tolerance = {"rel_tol": 0.0, "abs_tol": 0.0} if gold.integer else {}
+        tolerance = {"rel_tol": 0.0, "abs_tol": 0.0} if gold.exact else {}
         try:
             if answer is not None and answer.number is not None:
                 return max(float(_call(verify, f"\\boxed{{{mine}}}", theirs, tolerance))
