@@ -73,8 +73,8 @@ def test_a_parquet_snapshot_loads_offline_as_the_same_rows_as_the_data_dir(hub_h
     assert [Path(path).name for path in location.files["train"]] == ["train-00000-of-00002.parquet",
                                                                      "train-00001-of-00002.parquet"]
     rows, evaluation, report = load_rows(profile)
-    assert report["train"]["rows"] == 128 and report["eval"]["rows"] == len(read_snapshot_split(location,
-                                                                                                profile.data.eval_split))
+    held_out = read_snapshot_split(location, profile.data.eval_split)
+    assert report["train"]["rows"] == 128 and report["eval"]["rows"] == len(held_out) == 8  # test[:8] of 30
     assert report["train"]["kept"] < 128 and report["train"]["dropped_examples"] == ["???"] * 5
     assert 0 < report["train"]["verifier_decided"] < report["train"]["kept"]
     data_dir = tmp_path / "jsonl"  # the --data-dir route with the same rows: the same rows come out

@@ -51,7 +51,8 @@ def kit_reward(kit_verifier):
     return verifier_reward_function(kit_verifier)
 
 
-@pytest.mark.parametrize("latex, number", REAL_FORMAT_REFERENCES, ids=[row[0] or "empty" for row in REAL_FORMAT_REFERENCES])
+@pytest.mark.parametrize("latex, number", REAL_FORMAT_REFERENCES,
+                         ids=[row[0] or "empty" for row in REAL_FORMAT_REFERENCES])
 def test_parse_answer_reads_each_real_format(latex, number):
     answer = parse_answer(latex)
     if number is None:
@@ -81,7 +82,8 @@ def test_the_issue_misreads_are_gone(kit_reward):
     assert report["kept"] == 5 and report["rows"] == 6 and report["kept_fraction"] == pytest.approx(5 / 6)
     assert report["dropped_examples"] == ["???"]
     assert report["verifier_decided"] == 4 and report["verifier_fraction"] == pytest.approx(4 / 5)
-    assert kit_reward(prompts=[""] * 4, completions=["\\boxed{2}", "\\boxed{0.5}", "$\\frac{1}{2}$", "\\boxed{\\sqrt{12}}"],
+    assert kit_reward(prompts=[""] * 4,
+                      completions=["\\boxed{2}", "\\boxed{0.5}", "$\\frac{1}{2}$", "\\boxed{\\sqrt{12}}"],
                       solution=["\\frac{1}{2}", "\\frac{1}{2}", "\\frac{1}{2}", "2\\sqrt{3}"]) == [0.0, 1.0, 1.0, 1.0]
 
 
@@ -105,7 +107,8 @@ def test_the_learners_verifier_decides_every_number_and_only_numbers():
 
     numeric = [("\\sqrt{2}", "\\boxed{\\sqrt{2}}"), ("50\\%", "\\boxed{50}"), ("123456789", "\\boxed{123456789}"),
                ("\\frac{1}{2}", "The answer is $\\frac{1}{2}$."), ("5", "The answer is 5.")]
-    other = [("(0, 1)", "\\boxed{(0,1)}"), ("\\{1, 2\\}", "\\boxed{\\{2, 1\\}}"), ("\\text{Yes}", "\\boxed{\\text{Yes}}")]
+    other = [("(0, 1)", "\\boxed{(0,1)}"), ("\\{1, 2\\}", "\\boxed{\\{2, 1\\}}"),
+             ("\\text{Yes}", "\\boxed{\\text{Yes}}")]
     assert [reward(completion, reference, never) for reference, completion in numeric] == [0.0] * len(numeric)
     assert len(calls) >= len(numeric)
     calls.clear()
@@ -149,7 +152,8 @@ def test_final_answer_is_the_last_box_else_a_closing_math_span(text, expected):
     assert final_answer(text) == expected
 
 
-@pytest.mark.parametrize("text, expected", [("\u22123", "-3"), ("20 cm", "20"), ("\\$15", "15"), ("\\dfrac12", "\\frac12"),
+@pytest.mark.parametrize("text, expected", [("\u22123", "-3"), ("20 cm", "20"), ("\\$15", "15"),
+                                            ("\\dfrac12", "\\frac12"),
                                             ("3h", "3h"), ("\u221a2", "\\sqrt{2}"), ("2\\sec x", "2\\sec x")])
 def test_normalize(text, expected):
     assert normalize(text) == expected

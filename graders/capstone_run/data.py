@@ -152,7 +152,8 @@ def load_rows(profile: Profile, data_dir: Path | None = None) -> tuple[list[dict
     """(train rows, eval rows, filter report or None) for ``profile``.
 
     Tiny profiles: the in-memory rows. Real profiles: ``data_dir``, the Hub cache's snapshot, or the Hub
-    (:func:`graders.capstone_run.hub_data.locate_data`; CapstoneError with the fix when offline and absent); GRPO rows are filtered and canonicalised by :func:`prepare_math_rows`
+    (:func:`graders.capstone_run.hub_data.locate_data`; CapstoneError with the fix when offline and absent);
+    GRPO rows are filtered by :func:`prepare_math_rows`
     (the report covers the training rows; eval rows are filtered the same way).
     """
     if profile.data.dataset.startswith("kit:"):
