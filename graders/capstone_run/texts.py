@@ -92,9 +92,10 @@ TEXT = {
     "preflight_cpu_precision": Text("precision: float32 on the CPU", "точность: float32 на CPU"),
     "preflight_model": Text("model: {model} found at {where}", "модель: {model} найдена в {where}"),
     "preflight_model_missing": Text("model: {model} is neither a local folder nor in the Hugging Face cache "
-                                    "({cache}); download it once with network access, or pass --model PATH",
-                                    "модель: {model} нет ни в локальной папке, ни в кэше Hugging Face ({cache}); "
-                                    "скачайте её один раз при доступе к сети или укажите --model PATH"),
+                                    "({cache}); with network access download it once (`hf download {model}`), or "
+                                    "pass --model PATH", "модель: {model} нет ни в локальной папке, ни в кэше "
+                                    "Hugging Face ({cache}); при доступе к сети скачайте её один раз (`hf download "
+                                    "{model}`) или укажите --model PATH"),
     "preflight_data": Text("data: {dataset} found at {where}", "данные: {dataset} найдены в {where}"),
     "preflight_data_missing": Text("data: {dataset} is neither in --data-dir nor in the Hugging Face cache ({cache}); "
                                    "with network access download it once into that cache (`hf download {dataset} "
