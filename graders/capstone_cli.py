@@ -78,6 +78,16 @@ def add_capstone_arguments(parser: argparse.ArgumentParser, language: str | None
             raise ValueError(f"unknown capstone action {action!r}; the actions are {ACTIONS}")
 
 
+def kept_text(passport: dict, language: str) -> str | None:
+    """The line on the kept training rows, or None (DPO, tiny); a passport from before the verifier's share
+    was recorded (no ``verifier_decided``) says "?" there."""
+    kept = ((passport.get("data") or {}).get("filter") or {}).get("train")
+    if not kept:
+        return None
+    return text(language, "run_kept", kept=kept["kept"], rows=kept["rows"], percent=100 * kept["kept_fraction"],
+                decided=kept.get("verifier_decided", "?"))
+
+
 def _run(args: argparse.Namespace, language: str) -> int:
     from graders.capstone_run.profiles import DEFAULT_SEED, CapstoneError
     from graders.capstone_run.run import RunOptions, run_capstone
@@ -95,9 +105,9 @@ def _run(args: argparse.Namespace, language: str) -> int:
         return 2
     after = passport["metrics"]["after"]
     print(text(language, "run_metrics", before=passport["metrics"]["before"], after=after))
-    kept = (passport["data"].get("filter") or {}).get("train")
+    kept = kept_text(passport, language)
     if kept:
-        print(text(language, "run_kept", kept=kept["kept"], rows=kept["rows"], percent=100 * kept["kept_fraction"]))
+        print(kept)
     if "truncated_fraction" in after:
         print(text(language, "run_truncated", limit=passport["trainer_args"]["max_completion_length"],
                    percent=100 * after["truncated_fraction"]))

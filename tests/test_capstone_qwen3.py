@@ -31,11 +31,11 @@ MATH_ROWS = [
     ("How many subsets does a 20-element set have with exactly 3 elements?", "1140"),
     ("Find the radius of convergence of \\(\\sum n! x^n\\).", "0"),
     ("Find the maximum of \\(\\sin x + \\sqrt{3}\\cos x\\).", "2"),
-    ("Evaluate \\(\\int_0^{\\infty} e^{-x^2}dx\\).", "\\frac{\\sqrt{\\pi}}{2}"),  # irrational: dropped
-    ("Find the interval where \\(x^2 < x\\).", "(0, 1)"),  # an interval: dropped
+    ("Evaluate \\(\\int_0^{\\infty} e^{-x^2}dx\\).", "\\frac{\\sqrt{\\pi}}{2}"),  # irrational: the verifier decides
+    ("Find the interval where \\(x^2 < x\\).", "(0, 1)"),  # an interval: math-verify decides
     ("Compute \\(10^6 / 10^3 \\cdot 10^3\\).", "10^{6}"),
     ("What is \\(\\log_2 1024\\)?", "10"),
-    ("Find \\(\\lim_{n\\to\\infty} (1 + 1/n)^n\\).", "e"),  # a constant: dropped
+    ("Prove that there are infinitely many primes.", "???"),  # nothing the parser reads: dropped
 ]
 PREFERENCE_ROWS = [
     ("Name a prime number.", "2 is a prime number.", "4 is a prime number."),
@@ -111,9 +111,10 @@ def test_one_step_of_the_real_architecture_on_cpu(local_model, data_dirs, tmp_pa
         assert passport["overrides"] == {"max_steps": 1, "max_completion_length": 8}
         assert passport["trainer_args"]["chat_template_kwargs"] == {"enable_thinking": False}
         assert "completions/clipped_ratio" in steps[0]  # what the GPU check reads to decide the length
-        assert passport["data"]["filter"]["train"] == {"rows": 10, "kept": 7, "kept_fraction": 0.7,
-                                                      "dropped_examples": ["\\frac{\\sqrt{\\pi}}{2}", "(0, 1)", "e"]}
-        assert "kept 7 of 10 training rows (70%)" in printed.out
+        assert passport["data"]["filter"]["train"] == {"rows": 10, "kept": 9, "kept_fraction": 0.9,
+                                                      "dropped_examples": ["???"], "verifier_decided": 8,
+                                                      "verifier_fraction": 8 / 9}
+        assert "kept 9 of 10 training rows (90%)" in printed.out and "decides the 8 whose" in printed.out
         assert "completions cut at 8 tokens" in printed.out
     else:
         assert passport["overrides"] == {"max_steps": 1, "max_length": 64}

@@ -59,7 +59,7 @@ def test_preflight_bf16_fp16_and_memory(fake_gpu, tmp_path, monkeypatch):
     (model / "config.json").write_text("{}", encoding="utf-8")
     statuses = _statuses(preflight("grpo", "smoke", model=str(model), data_dir=str(tmp_path)))
     assert statuses["preflight_cuda"] == "ok" and statuses["preflight_bf16"] == "ok"
-    assert statuses["preflight_model"] == "ok" and statuses["preflight_data_missing"] == "warn"  # online: downloads
+    assert statuses["preflight_model"] == "ok" and statuses["error_data_dir"] == "fail"  # --data-dir lacks the files
     fake_gpu.update(bf16=False, free_gib=4.0)  # a T4-like card with little memory left
     lines = preflight("grpo", "smoke", model=str(model))
     statuses = _statuses(lines)

@@ -3,7 +3,13 @@
 # clipped ratio decides whether the profile's completion length fits), the full runs, each graded as a
 # student's submission would be, and (with 2+ GPUs) a data-parallel smoke run through `accelerate launch`.
 #
-#   assignments/capstone/gpu_check.sh [OUT]          default OUT: runs/gpu-check
+#   assignments/capstone/gpu_check.sh [--allow-downloads] [OUT]          default OUT: runs/gpu-check
+#
+# Offline by default: the script exports HF_HUB_OFFLINE=1 itself, so the model and both data sets must
+# be in HF_HOME's cache (a Hub snapshot: hub/datasets--trl-lib--DeepMath-103K/snapshots/<rev>/...) or
+# given as MODEL / DATA_GRPO / DATA_DPO, and nothing is fetched mid-run; preflight stops at once with the
+# fix when something is missing. --allow-downloads (or ALLOW_DOWNLOADS=1) leaves HF_HUB_OFFLINE unset:
+# what is missing is downloaded into the cache (the first run on a machine with network access).
 #
 # Environment (all optional):
 #   VERIFIER   the verifier used as GRPO's reward   (default: the kit's reference, solutions/module_09/...)
@@ -11,11 +17,23 @@
 #   DATA_GRPO, DATA_DPO   folders with train.jsonl/test.jsonl instead of the Hub (air-gapped machines)
 #   NUM_GPUS   GPUs for the accelerate DDP run      (default: what nvidia-smi lists)
 #   RL4LLM     the CLI                              (default: .venv/bin/rl4llm)
-# Air-gapped: download once with network access (HF_HOME=/shared/hf), then run with HF_HOME=/shared/hf
-# HF_HUB_OFFLINE=1; preflight fails at once when something is not in the cache.
+#   ALLOW_DOWNLOADS=1   the same as --allow-downloads
+# Air-gapped: download once with network access (HF_HOME=/shared/hf ... --allow-downloads), then run with
+# HF_HOME=/shared/hf.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+ALLOW_DOWNLOADS=${ALLOW_DOWNLOADS:-0}
+if [ "${1:-}" = "--allow-downloads" ]; then ALLOW_DOWNLOADS=1; shift; fi
 OUT=${1:-runs/gpu-check}
+if [ "$ALLOW_DOWNLOADS" = 1 ]; then
+  unset HF_HUB_OFFLINE
+  OFFLINE_HINT="preflight failed: see its lines above"
+  echo "== downloads allowed: what is not in the cache (${HF_HOME:-~/.cache/huggingface}) is fetched"
+else
+  export HF_HUB_OFFLINE=1
+  OFFLINE_HINT="nothing may be downloaded: put the model and data sets in the cache, pass MODEL / DATA_GRPO / DATA_DPO, or rerun with --allow-downloads"
+  echo "== offline (HF_HUB_OFFLINE=1): the cache (${HF_HOME:-~/.cache/huggingface}), MODEL, DATA_GRPO and DATA_DPO only"
+fi
 VERIFIER=${VERIFIER:-solutions/module_09/module_9_reference.py}
 RL4LLM_BIN=${RL4LLM:-.venv/bin/rl4llm}
 PYTHON=${PYTHON:-.venv/bin/python}
@@ -27,8 +45,8 @@ rl4llm() { "$RL4LLM_BIN" "$@"; }
 mkdir -p "$OUT"
 
 echo "== 1. preflight (exits non-zero when a run cannot work)"
-rl4llm capstone preflight --algo grpo --profile full "${MODEL_ARGS[@]}" "${GRPO_DATA[@]}"
-rl4llm capstone preflight --algo dpo --profile full "${MODEL_ARGS[@]}" "${DPO_DATA[@]}"
+rl4llm capstone preflight --algo grpo --profile full "${MODEL_ARGS[@]}" "${GRPO_DATA[@]}" || { echo "$OFFLINE_HINT" >&2; exit 1; }
+rl4llm capstone preflight --algo dpo --profile full "${MODEL_ARGS[@]}" "${DPO_DATA[@]}" || { echo "$OFFLINE_HINT" >&2; exit 1; }
 
 echo "== 2. smoke runs (2 steps each)"
 rl4llm capstone run --algo grpo --profile smoke --out "$OUT/grpo-smoke" --verifier "$VERIFIER" "${MODEL_ARGS[@]}" "${GRPO_DATA[@]}"

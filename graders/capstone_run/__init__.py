@@ -6,8 +6,9 @@ graders/capstone_cli.py; nothing here imports the reference solutions (``solutio
 always the student's own verifier (``--verifier``), never the kit's.
 
     profiles.py   what each profile prescribes (the grader checks runs against it); the settled decisions
-    latex.py      LaTeX answers -> the verifier's one-number form (\\frac{1}{2} -> 1/2), or None
+    latex.py      DeepMath's LaTeX answers parsed with math-verify; the reward (numbers: the verifier decides)
     data.py       the tiny in-memory sets, the course's data sets (Hub, cache or --data-dir), filtering, hashes
+    hub_data.py   where the data comes from: --data-dir, a Hub snapshot in the cache (read offline), the Hub
     models.py     the tiny Qwen3-architecture model and local tokenizer; the verifier reward
     local_qwen.py a random Qwen3-0.6B-architecture model + Qwen3-style tokenizer for dry runs without weights
     metrics.py    before/after metrics: greedy verifier accuracy (GRPO), pair accuracy (DPO)
@@ -17,7 +18,8 @@ always the student's own verifier (``--verifier``), never the kit's.
     preflight.py  can this machine run a profile? (``rl4llm capstone preflight``)
     texts.py      every line a student reads, in English and Russian
 
-``profiles``, ``latex``, ``data`` and ``texts`` import no ML library, so the grader stays light.
+``profiles``, ``latex``, ``data``, ``hub_data`` and ``texts`` import no ML library (``latex`` imports
+math-verify, and with it sympy, only when an answer is read), so the grader stays light.
 The grader is graders/capstone.py (passport), graders/capstone_grade.py (a submission) and
 graders/capstone_reeval.py (the adapter, re-evaluated with the kit's verifier; instructor only).
 """

@@ -3,16 +3,16 @@
 Given code: the capstone student need not change it.
 
 The tiny sets live in memory (digits, so the tiny tokenizer's alphabet
-covers them). The course's sets come from the Hub through
-``datasets`` (imported only when a real profile asks), from its local cache
-(``HF_HOME``; ``HF_HUB_OFFLINE=1`` forbids any download), or from a folder
-``--data-dir DIR`` holding ``DIR/train.jsonl`` and ``DIR/test.jsonl`` (the
-Hub's columns, one JSON row per line; the profile's split slices apply).
+covers them). The course's sets come from a folder ``--data-dir DIR``
+holding ``DIR/train.jsonl`` and ``DIR/test.jsonl`` (the Hub's columns, one
+JSON row per line; the profile's split slices apply), from a Hub snapshot in
+the Hugging Face cache (its files read directly, offline), or from the Hub
+through ``datasets`` (imported only then); :mod:`graders.capstone_run.hub_data`
+decides which, for ``preflight`` too.
 
-GRPO rows go through :func:`prepare_math_rows`: a reference the verifier
-cannot read exactly (``2\\sqrt{3}``, ``(0, 1)``) is dropped, the others are
-rewritten to the verifier's canonical number (``\\frac{1}{2}`` -> "1/2"), and
-the kept fraction is recorded. The passport records
+GRPO rows go through :func:`prepare_math_rows`: a reference math-verify
+cannot parse is dropped, and the kept fraction and the share of numeric
+references (those the learner's verifier decides) are recorded. The passport records
 ``sha256(canonical JSON of the rows)`` of the rows actually used, which the
 grader recomputes for the tiny profiles.
 """
@@ -23,7 +23,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from graders.capstone_run.latex import canonical_number
+from graders.capstone_run.hub_data import DataLocation, hub_cache_dir, locate_data, read_snapshot_split, split_name
+from graders.capstone_run.latex import parse_answer
 from graders.capstone_run.profiles import CapstoneError, Profile
 
 TINY_OPERANDS = range(5)  # a, b in 0..4: every sum is one digit
@@ -98,49 +99,70 @@ def with_box_instruction(prompt):
 
 
 def prepare_math_rows(rows: list[dict]) -> tuple[list[dict], dict]:
-    """(kept rows, report): rows whose ``solution`` has a canonical number, with that number as ``solution``
-    and the prompt asking for a boxed answer (:func:`with_box_instruction`).
+    """(kept rows, report): rows whose ``solution`` math-verify can parse (:func:`parse_answer`), with the prompt
+    asking for a boxed answer (:func:`with_box_instruction`); ``solution`` is kept as written (the reward
+    parses it).
 
-    report = {"rows": n, "kept": k, "kept_fraction": k / n, "dropped_examples": up to 5 dropped references}.
-    Every other column is kept as it was.
+    report = {"rows": n, "kept": k, "kept_fraction": k / n, "dropped_examples": up to 5 dropped references,
+    "verifier_decided": kept rows whose reference is a number (the learner's verifier compares them),
+    "verifier_fraction": verifier_decided / k}. Every other column is kept as it was.
     """
-    kept, dropped = [], []
+    kept, dropped, numeric = [], [], 0
     for row in rows:
-        token = canonical_number(str(row.get("solution", "")))
-        if token is None:
+        answer = parse_answer(str(row.get("solution", "")))
+        if answer is None:
             dropped.append(str(row.get("solution", "")))
-        else:
-            kept.append({**row, "prompt": with_box_instruction(row["prompt"]), "solution": token})
+            continue
+        numeric += answer.number is not None
+        kept.append({**row, "prompt": with_box_instruction(row["prompt"])})
     total = len(rows)
     return kept, {"rows": total, "kept": len(kept), "kept_fraction": len(kept) / total if total else 0.0,
-                  "dropped_examples": dropped[:5]}
+                  "dropped_examples": dropped[:5], "verifier_decided": numeric,
+                  "verifier_fraction": numeric / len(kept) if kept else 0.0}
 
 
-def _load_split(profile: Profile, split: str, data_dir: Path | None) -> list[dict]:
-    """The rows of ``split`` ("train[:128]") from the Hub (or its cache), or from DATA_DIR/<name>.jsonl."""
+def missing_data_error(location: DataLocation, profile: Profile) -> CapstoneError:
+    """The error (with its fix) of a data set that is not where the run may read it."""
+    if location.kind == "data_dir":
+        name = location.missing[0]
+        split = next(s for s in (profile.data.train_split, profile.data.eval_split) if split_name(s) == name)
+        return CapstoneError("error_data_dir", data_dir=location.where, name=name, split=split,
+                             dataset=profile.data.dataset)
+    names = [split_name(profile.data.train_split), split_name(profile.data.eval_split)]
+    files = ", ".join(f"{name}.jsonl" for name in dict.fromkeys(names))
+    if location.where:
+        return CapstoneError("preflight_data_incomplete", where=location.where, dataset=profile.data.dataset,
+                             missing=", ".join(location.missing), files=files)
+    return CapstoneError("preflight_data_missing", dataset=profile.data.dataset, cache=hub_cache_dir(), files=files)
+
+
+def _load_split(profile: Profile, split: str, location: DataLocation) -> list[dict]:
+    """The rows of ``split`` ("train[:128]"): a snapshot's files read directly, DATA_DIR/<name>.jsonl, or the Hub."""
+    if location.kind == "snapshot":
+        return read_snapshot_split(location, split)
     from datasets import load_dataset
 
-    if data_dir is None:
-        return [dict(row) for row in load_dataset(profile.data.dataset, split=split)]
-    name = split.split("[")[0]
-    path = Path(data_dir) / f"{name}.jsonl"
-    if not path.is_file():
-        raise CapstoneError("error_data_dir", data_dir=data_dir, name=name, split=split,
-                            dataset=profile.data.dataset)
-    return [dict(row) for row in load_dataset("json", data_files={name: str(path)}, split=split)]
+    if location.kind == "data_dir":
+        path = location.files[split_name(split)][0]
+        return [dict(row) for row in load_dataset("json", data_files={split_name(split): path}, split=split)]
+    return [dict(row) for row in load_dataset(profile.data.dataset, split=split)]
 
 
 def load_rows(profile: Profile, data_dir: Path | None = None) -> tuple[list[dict], list[dict], dict | None]:
     """(train rows, eval rows, filter report or None) for ``profile``.
 
-    Tiny profiles: the in-memory rows. Real profiles: the Hub, its cache, or
-    ``data_dir``; GRPO rows are filtered and canonicalised by :func:`prepare_math_rows`
+    Tiny profiles: the in-memory rows. Real profiles: ``data_dir``, the Hub cache's snapshot, or the Hub
+    (:func:`graders.capstone_run.hub_data.locate_data`; CapstoneError with the fix when offline and absent);
+    GRPO rows are filtered by :func:`prepare_math_rows`
     (the report covers the training rows; eval rows are filtered the same way).
     """
     if profile.data.dataset.startswith("kit:"):
         return tiny_rows(profile), tiny_eval_rows(profile), None
-    train = _load_split(profile, profile.data.train_split, data_dir)
-    evaluation = _load_split(profile, profile.data.eval_split, data_dir)
+    location = locate_data(profile, data_dir)  # the same answer preflight prints
+    if location.kind == "missing" or location.missing and location.kind == "data_dir":
+        raise missing_data_error(location, profile)
+    train = _load_split(profile, profile.data.train_split, location)
+    evaluation = _load_split(profile, profile.data.eval_split, location)
     if profile.algorithm != "grpo":
         return train, evaluation, None
     train, report = prepare_math_rows(train)

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 from graders.loader import load_module
-from graders.capstone_run.latex import canonical_completion, canonical_number
+from graders.capstone_run import latex
 from graders.capstone_run.profiles import CapstoneError
 
 TINY_ALPHABET = "0123456789 +-="
@@ -87,30 +87,22 @@ def completion_text(completion) -> str:
 
 
 def verifier_reward_function(module: ModuleType):
-    r"""A TRL reward function: reward = verify_numeric_answer(canonical_completion(completion), solution).
+    r"""A TRL reward function: :func:`graders.capstone_run.latex.reward` of each completion against its solution,
+    with the learner's ``verify_numeric_answer`` deciding every numeric comparison.
 
-    The completion's last ``\boxed{...}`` is first rewritten to its canonical
-    number (``\frac{1}{2}`` -> ``1/2``, :mod:`graders.capstone_run.latex`), the
-    same form the data preparation gives the references; the reference is
-    canonicalised too. A reference that is not one rational number (``\ln 2``,
-    ``(0, 1)``) or that the verifier cannot read (ValueError) gives None, which TRL skips, as its own
-    ``accuracy_reward`` does for an unparseable gold answer; a step whose
-    rewards are all None is logged as NaN and never stops a run
-    (:func:`graders.capstone_run.passport.step_series`).
+    The completion's final answer (its last ``\boxed{...}``) and the DeepMath
+    reference are parsed with math-verify; numbers go to the learner's verifier
+    in exact or 30-digit form (integers compared exactly), other answers
+    (intervals, sets, expressions, text) are compared by math-verify. A
+    reference the parser cannot read, or that the verifier refuses
+    (ValueError), gives None, which TRL skips, as its own ``accuracy_reward``
+    does for an unparseable gold answer; a step whose rewards are all None is
+    logged as NaN and never stops a run (:func:`graders.capstone_run.passport.step_series`).
     """
     verify = module.verify_numeric_answer
 
     def verifier_reward(prompts, completions, solution, **kwargs) -> list[float | None]:
-        rewards: list[float | None] = []
-        for completion, reference in zip(completions, solution, strict=True):
-            token = canonical_number(str(reference))
-            if token is None:  # "\\ln 2" would be read by its last number: no exact reward, so none
-                rewards.append(None)
-                continue
-            try:
-                rewards.append(float(verify(canonical_completion(completion_text(completion)), token)))
-            except ValueError:
-                rewards.append(None)
-        return rewards
+        return [latex.reward(completion_text(completion), str(reference), verify)
+                for completion, reference in zip(completions, solution, strict=True)]
 
     return verifier_reward

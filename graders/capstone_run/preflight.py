@@ -22,13 +22,16 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from graders.capstone_run.data import missing_data_error
+from graders.capstone_run.hub_data import cached_snapshot, hub_cache_dir, locate_data, offline
 from graders.capstone_run.profiles import get_profile
 
 # The first versions that work, installed together and tested (see README "The capstone", "Versions."):
 # TRL 1.1 ships chat_templates/qwen3.jinja; transformers 5.0 stops returning token_type_ids that TRL passes
 # to generate; PEFT's Qwen3 LoRA targets in 0.16; TRL >= 1.0 requires datasets 4.7 and accelerate 1.4.
+# math-verify 0.9 parses DeepMath's answers for the reward (graders.capstone_run.latex).
 LIBRARY_FLOORS = {"torch": "2.4", "transformers": "5.0", "trl": "1.1", "peft": "0.16", "datasets": "4.7",
-                  "accelerate": "1.4"}
+                  "accelerate": "1.4", "math-verify": "0.9"}
 NEED_GIB = {"grpo": 10.0, "dpo": 8.0}  # GPU memory a smoke/full run of Qwen3-0.6B with LoRA takes, with headroom
 
 
@@ -87,24 +90,25 @@ def device_lines(algorithm: str, profile_name: str, device: str = "auto") -> lis
     return lines
 
 
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() in ("1", "true", "yes", "on")
-
-
 def _cache_dir() -> str:
-    try:
-        from huggingface_hub import constants
-
-        return str(constants.HF_HUB_CACHE)
-    except Exception:  # noqa: BLE001 - no hub library: the library line already fails
-        return "~/.cache/huggingface/hub"
+    return str(hub_cache_dir())
 
 
 def _cached_repo(repo_id: str, repo_type: str) -> str | None:
     """The snapshot folder of ``repo_id`` in the Hugging Face cache, or None."""
-    folder = Path(_cache_dir()) / f"{repo_type}s--{repo_id.replace('/', '--')}" / "snapshots"
-    snapshots = sorted(folder.iterdir()) if folder.is_dir() else []
-    return str(snapshots[-1]) if snapshots else None
+    snapshot = cached_snapshot(repo_id, repo_type)
+    return str(snapshot) if snapshot else None
+
+
+def data_line(profile, data_dir: str | None = None) -> PreflightLine:
+    """The data: what :func:`graders.capstone_run.hub_data.locate_data` finds, as the run will read it."""
+    location = locate_data(profile, Path(data_dir) if data_dir else None)
+    values = {"dataset": profile.data.dataset, "where": location.where}
+    if location.kind in ("data_dir", "snapshot") and not location.missing:
+        return PreflightLine("ok", "preflight_data", values)
+    error = missing_data_error(location, profile)  # the text the run would stop with, and its fix
+    status = "warn" if location.kind == "hub" else "fail"  # online: the run downloads it
+    return PreflightLine(status, error.key, error.values)
 
 
 def resource_lines(algorithm: str, profile_name: str, model: str | None = None,
@@ -114,20 +118,12 @@ def resource_lines(algorithm: str, profile_name: str, model: str | None = None,
     lines = [PreflightLine("ok", "preflight_offline", {"value": os.environ.get("HF_HUB_OFFLINE", "0")})]
     if profile.data.dataset.startswith("kit:"):
         return lines + [PreflightLine("ok", "preflight_tiny_data", {"dataset": profile.data.dataset})]
-    missing = "fail" if _offline() else "warn"
+    missing = "fail" if offline() else "warn"
     where = model if model and (Path(model) / "config.json").is_file() else _cached_repo(profile.model, "model")
     lines.append(PreflightLine("ok", "preflight_model", {"model": model or profile.model, "where": where}) if where
                  else PreflightLine(missing, "preflight_model_missing", {"model": model or profile.model,
                                                                           "cache": _cache_dir()}))
-    splits = {split.split("[")[0] for split in (profile.data.train_split, profile.data.eval_split)}
-    if data_dir:
-        found = data_dir if all((Path(data_dir) / f"{name}.jsonl").is_file() for name in splits) else None
-    else:
-        found = _cached_repo(profile.data.dataset, "dataset")
-    lines.append(PreflightLine("ok", "preflight_data", {"dataset": profile.data.dataset, "where": found}) if found
-                 else PreflightLine(missing, "preflight_data_missing", {"dataset": profile.data.dataset,
-                                                                        "cache": _cache_dir()}))
-    return lines
+    return lines + [data_line(profile, data_dir)]
 
 
 def preflight(algorithm: str, profile_name: str, model: str | None = None, data_dir: str | None = None,

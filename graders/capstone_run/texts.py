@@ -45,10 +45,10 @@ TEXT = {
                       "rl4llm capstone check {out}",
                       "записаны {passport}, {adapter}/ и графики в {out}; проверить паспорт: "
                       "rl4llm capstone check {out}"),
-    "run_kept": Text("data: kept {kept} of {rows} training rows ({percent:.0f}%) whose reference the verifier "
-                     "reads exactly",
+    "run_kept": Text("data: kept {kept} of {rows} training rows ({percent:.0f}%) whose reference math-verify "
+                     "parses; your verifier decides the {decided} whose reference is a number",
                      "данные: оставлено {kept} из {rows} обучающих примеров ({percent:.0f}%), чей эталонный ответ "
-                     "верификатор читает точно"),
+                     "math-verify разбирает; ваш верификатор решает {decided} из них, где ответ — число"),
     "run_truncated": Text("completions cut at {limit} tokens: {percent:.0f}% after training (greedy, eval rows)",
                           "ответов, обрезанных на {limit} токенах: {percent:.0f}% после обучения (жадно, "
                           "отложенные примеры)"),
@@ -92,14 +92,25 @@ TEXT = {
     "preflight_cpu_precision": Text("precision: float32 on the CPU", "точность: float32 на CPU"),
     "preflight_model": Text("model: {model} found at {where}", "модель: {model} найдена в {where}"),
     "preflight_model_missing": Text("model: {model} is neither a local folder nor in the Hugging Face cache "
-                                    "({cache}); download it once with network access, or pass --model PATH",
-                                    "модель: {model} нет ни в локальной папке, ни в кэше Hugging Face ({cache}); "
-                                    "скачайте её один раз при доступе к сети или укажите --model PATH"),
+                                    "({cache}); with network access download it once (`hf download {model}`), or "
+                                    "pass --model PATH", "модель: {model} нет ни в локальной папке, ни в кэше "
+                                    "Hugging Face ({cache}); при доступе к сети скачайте её один раз (`hf download "
+                                    "{model}`) или укажите --model PATH"),
     "preflight_data": Text("data: {dataset} found at {where}", "данные: {dataset} найдены в {where}"),
-    "preflight_data_missing": Text("data: {dataset} is neither in --data-dir nor in the Hugging Face cache "
-                                   "({cache}); download it once, or pass --data-dir DIR",
-                                   "данные: {dataset} нет ни в --data-dir, ни в кэше Hugging Face ({cache}); "
-                                   "скачайте их один раз или укажите --data-dir DIR"),
+    "preflight_data_missing": Text("data: {dataset} is neither in --data-dir nor in the Hugging Face cache ({cache}); "
+                                   "with network access download it once into that cache (`hf download {dataset} "
+                                   "--repo-type dataset`, or one run without HF_HUB_OFFLINE=1), or pass --data-dir "
+                                   "DIR holding {files}",
+                                   "данные: {dataset} нет ни в --data-dir, ни в кэше Hugging Face ({cache}); при "
+                                   "доступе к сети скачайте их один раз в этот кэш (`hf download {dataset} "
+                                   "--repo-type dataset` или один запуск без HF_HUB_OFFLINE=1) или укажите "
+                                   "--data-dir DIR с файлами {files}"),
+    "preflight_data_incomplete": Text("data: the cached snapshot {where} of {dataset} has no parquet or jsonl file "
+                                      "for the split(s) {missing}; download it again (`hf download {dataset} "
+                                      "--repo-type dataset`) or pass --data-dir DIR holding {files}",
+                                      "данные: в снимке {where} набора {dataset} в кэше нет файла parquet или jsonl "
+                                      "для частей {missing}; скачайте набор заново (`hf download {dataset} "
+                                      "--repo-type dataset`) или укажите --data-dir DIR с файлами {files}"),
     "preflight_offline": Text("offline: HF_HUB_OFFLINE={value}", "офлайн: HF_HUB_OFFLINE={value}"),
     "preflight_tiny_data": Text("data: {dataset} is built in memory", "данные: {dataset} строятся в памяти"),
     "preflight_summary_ok": Text("preflight passed: the run can start", "проверка пройдена: запуск может начаться"),
@@ -330,9 +341,9 @@ TEXT = {
                            "JSON row per line, the Hub's columns)",
                            "в --data-dir {data_dir} нет {name}.jsonl для части {split!r} набора {dataset} (по "
                            "одной строке JSON на пример, столбцы как на Hub)"),
-    "error_no_rows": Text("no row of {dataset} has a reference the verifier reads exactly (train kept "
+    "error_no_rows": Text("no row of {dataset} has a reference math-verify can parse (train kept "
                           "{kept}/{rows}, eval {eval_kept}/{eval_rows}); dropped e.g. {examples}",
-                          "ни в одном примере {dataset} верификатор не читает эталонный ответ точно (обучающих "
+                          "ни в одном примере {dataset} math-verify не разбирает эталонный ответ (обучающих "
                           "оставлено {kept}/{rows}, оценочных {eval_kept}/{eval_rows}); отброшены, например, "
                           "{examples}"),
     # rl4llm capstone --help (graders/capstone_cli.py)
