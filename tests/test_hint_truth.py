@@ -229,6 +229,7 @@ def _job(tmp_root, stem, exercise, name) -> Job:
 
 
 @pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("stem", STEMS)
 def test_every_hint_a_catalogued_mistake_gets_is_its_own(tmp_path, stem):
     entries = _entries(stem)

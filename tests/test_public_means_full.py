@@ -69,6 +69,7 @@ def _job(tmp_root, number: int, stem: str, exercise: str, name: str, text: str) 
                      "-k", function], env=env, cwd=str(REPO_ROOT))
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("stem", STEMS)
 def test_every_mistake_that_loses_hidden_points_fails_a_public_test_of_its_function(tmp_path, stem):
     mistakes = _mistakes(stem)
