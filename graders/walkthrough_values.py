@@ -43,9 +43,8 @@ class PageValue:
     @property
     def expected(self) -> list[tuple[float, int]]:
         """Each number of ``page`` with the count of decimals it is written to."""
-        found = re.findall(r"[-−]?\d+(?:\.(\d+))?", self.page)
-        numbers = re.findall(r"[-−]?\d+(?:\.\d+)?", self.page)
-        return [(float(number.replace("−", "-")), len(decimals)) for number, decimals in zip(numbers, found)]
+        return [(float(number.replace("−", "-")), len(decimals))
+                for number, decimals in re.findall(r"([-−]?\d+(?:\.(\d+))?)", self.page)]
 
 
 def _shown(shown: list, column: str, row: int = 0):
