@@ -90,8 +90,12 @@ GRADE_TEXT = {
                                   "trainer_args.seed равен {found!r}, а seeds.seed равен {seed}"),
     "passport_seed_ok": Text("seed {seed} recorded and used by the trainer",
                              "seed {seed} записан и использован тренером"),
-    "passport_verifier_dpo": Text("not applicable: DPO trains on preference pairs, no verifier",
-                                  "не применяется: DPO обучается на парах предпочтений, верификатора нет"),
+    "passport_loss_shape": Text("loss must be an object with path and sha256 (your module_8_training.py, DPO's loss), "
+                                "found {found!r}",
+                                "loss должен быть объектом с полями path и sha256 (ваш module_8_training.py, потеря "
+                                "DPO), а равен {found!r}"),
+    "passport_loss_ok": Text("loss: your sequence_logprobs and dpo_loss ({sha}..., {path})",
+                             "потеря: ваши sequence_logprobs и dpo_loss ({sha}..., {path})"),
     "passport_verifier_shape": Text("verifier must be an object with path, version and sha256, found {found!r}",
                                     "verifier должен быть объектом с полями path, version и sha256, а равен "
                                     "{found!r}"),
@@ -171,6 +175,8 @@ GRADE_TEXT = {
     "consistency_dry_run": Text("a dry run (overrides {overrides})", "пробный запуск (изменения {overrides})"),
     "consistency_device": Text("device {device!r}, profile {profile!r} runs on {wanted}",
                                "устройство {device!r}, а профиль {profile!r} запускается на {wanted}"),
+    "consistency_loss_hash": Text("{file} does not hash to the passport's loss sha256",
+                                  "хеш {file} не совпадает с sha256 файла потерь в паспорте"),
     "consistency_verifier_hash": Text("{file} does not hash to the passport's verifier sha256",
                                       "хеш {file} не совпадает с sha256 верификатора в паспорте"),
     "consistency_adapter_hash": Text("adapter/{name} is missing or does not hash to the passport's",
@@ -200,6 +206,6 @@ GRADE_TEXT = {
                                "{after:.4g}; паспорт заявляет {claimed!r} — это не то, что измерено"),
     "improvement_not_required": Text("not required for the {profile} profile (measured gain {gain:+.4g})",
                                      "для профиля {profile} не требуется (измеренный прирост {gain:+.4g})"),
-    "improvement": Text("measured gain {gain:+.4g}, at least {minimum:+.4g} required",
-                        "измеренный прирост {gain:+.4g}, требуется не меньше {minimum:+.4g}"),
+    "improvement": Text("{metric}: measured gain {gain:+.4g}, at least {minimum:+.4g} required",
+                        "{metric}: измеренный прирост {gain:+.4g}, требуется не меньше {minimum:+.4g}"),
 }
