@@ -27,11 +27,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graders.capstone import check_passport
+from graders.capstone_claims import CLAIM_NAMES
 from graders.capstone_grade import (FIGURES, VERIFIER_FILE, ZIP_MAX_MEMBER_BYTES, ZIP_MAX_TOTAL_BYTES, GradeCheck,
                                     grade_submission)
 from graders.capstone_run.data import TINY_ROWS, canonical_hash
 from graders.capstone_run.models import sha256_file
-from graders.capstone_run.passport import library_versions, plot_reward_curve, reward_curve, sha256_tree, write_passport
+from graders.capstone_run.passport import (json_safe, library_versions, plot_reward_curve, reward_curve, sha256_tree,
+                                         write_passport)
 from graders.capstone_run.passport_check import MAX_PASSPORT_BYTES, passport_problems, read_passport
 from graders.capstone_run.profiles import PASSPORT_SCHEMA, PROFILES, VERIFIER_VERSION
 from graders.cli import main
@@ -40,16 +42,23 @@ from graders.paths import SOLUTIONS_DIR
 KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
 VERIFIER_POINTS = 3.0
 FULL_VERIFIER = GradeCheck("verifier", VERIFIER_POINTS, VERIFIER_POINTS, "stub: the engine's verdict")
-FULL_SCORE = {"grpo": 19.0, "dpo": 18.0}  # DPO tiny: no improvement required (0 of 0)
+FULL_SCORE = {"grpo": 22.0, "dpo": 21.0}  # DPO tiny: no improvement required (0 of 0)
 # What the grader "measures" (reevaluate stubbed): the synthetic passports claim exactly this.
 MEASURED = {"grpo": {"before": {"greedy_accuracy": 0.0}, "after": {"greedy_accuracy": 0.8}},
             "dpo": {"before": {"pair_accuracy": 0.48, "mean_margin": 0.0},
                     "after": {"pair_accuracy": 0.52, "mean_margin": 0.05}}}
-AFTER_CHECKS = ("consistency", "figures", "reevaluation", "improvement")
+AFTER_CHECKS = ("consistency", "figures", *CLAIM_NAMES, "reevaluation", "improvement")
 CYRILLIC = re.compile("[а-яё]", re.IGNORECASE)
 
 
 # ----------------------------------------------------------------------------- a valid run, by hand
+def trainer_args(profile, run_dir: Path) -> dict:
+    """The trainer_args a CPU run of ``profile`` with seed 42 records: its full TRL config (no training)."""
+    from graders.capstone_run.run import trainer_arguments
+
+    return json_safe(trainer_arguments(profile, run_dir, seed=42, progress=False).to_dict())
+
+
 def _passport(algorithm: str, run_dir: Path) -> dict:
     """The passport a tiny run of ``algorithm`` writes (graders/capstone_run/run.py), for the files in run_dir."""
     profile = PROFILES[(algorithm, "tiny")]
@@ -70,7 +79,7 @@ def _passport(algorithm: str, run_dir: Path) -> dict:
         "seeds": {"seed": 42, "data_seed": None}, "versions": library_versions(),
         "model": {"id": profile.model, "vocab_size": 17},
         "trainer_class": {"grpo": "GRPOTrainer", "dpo": "DPOTrainer"}[algorithm],
-        "trainer_args": {**profile.trainer_settings, "seed": 42, "output_dir": "trainer", "report_to": []},
+        "trainer_args": trainer_args(profile, run_dir),
         "lora": {"used": True, "trainable_parameters": 8192, **profile.lora},
         "adapter": {"path": "adapter", "files": sha256_tree(run_dir / "adapter")}, "verifier": verifier,
         "data": {"dataset": profile.data.dataset, "train_split": profile.data.train_split,
@@ -317,9 +326,9 @@ def test_the_cli_check_and_grade_agree_on_a_passport_of_nulls(templates, stubbed
     assert "score: 0/12" in printed and "log_history[0] must be an object, found null" in printed
     assert main(["capstone", "grade", str(run_dir), "--out", str(tmp_path / "out"), "--lang", "ru"]) == 0
     printed = capsys.readouterr().out
-    assert "баллы: 3/19" in printed and "log_history[0] должно быть объектом, а найдено null" in printed
+    assert "баллы: 3/22" in printed and "log_history[0] должно быть объектом, а найдено null" in printed
     assert main(["capstone", "grade", str(valid), "--out", str(tmp_path / "out-valid")]) == 0
-    assert "score: 19/19" in capsys.readouterr().out
+    assert "score: 22/22" in capsys.readouterr().out
 
 
 def test_the_cli_check_prints_a_passport_with_a_lone_surrogate(templates, tmp_path, capsys):
