@@ -160,6 +160,22 @@ def test_an_honest_submission_gets_every_point(runs, verifier_checks, name, poin
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", ["grpo", "dpo"])
+def test_a_real_tiny_runs_claims_get_every_point(runs, name):
+    """graders/capstone_claims.py on a real run: its versions, its full TRL config and its wall time."""
+    from graders.capstone_claims import CLAIM_NAMES, check_claims, train_runtime
+
+    passport = _passport(runs[name])
+    checks = {check.name: check for check in check_claims(passport)}
+    assert {n: c.points for n, c in checks.items()} == dict.fromkeys(CLAIM_NAMES, 1.0), checks
+    assert "every one of" in checks["claims.trainer_args"].message
+    runtime, train = train_runtime(passport["log_history"]), passport["wall_time_s"]["train"]
+    assert runtime <= train + 0.01 and train <= passport["wall_time_s"]["total"]
+    print(f"{name}: train_runtime {runtime:.3f} s, wall_time_s.train {train:.3f} s, total "
+          f"{passport['wall_time_s']['total']:.3f} s")
+
+
+@pytest.mark.slow
 def test_the_grade_cli_prints_and_writes_the_report(runs, tmp_path, capsys):
     submission = shutil.make_archive(str(tmp_path / "sub"), "zip", runs["grpo"])
     assert main(["capstone", "grade", submission, "--out", str(tmp_path / "report"), "--lang", "ru"]) == 0
