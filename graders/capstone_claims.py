@@ -68,7 +68,7 @@ CONFIG_LIBRARIES = ("trl", "transformers")  # define GRPOConfig / DPOConfig and 
 # Keys of the config's to_dict() not compared, and why each legitimately differs between two honest runs.
 BOOKKEEPING = {
     "output_dir": "the run folder, the student's --out",
-    "logging_dir": "derived from output_dir (transformers < 5.20 has the key)",
+    "logging_dir": "derived from output_dir (transformers 5.14.1 has the key, 5.24.0 not)",
     "run_name": "derived from output_dir when unset, in some transformers releases",
     "disable_tqdm": "--quiet: a progress bar or not, no effect on training",
     "local_rank": "the process's rank under `accelerate launch` (-1 without a launcher)",
@@ -227,7 +227,8 @@ def check_trainer_args(passport: dict, language: str = "en", installed: dict | N
     seed = (seeds or {}).get("seed")
     if not isinstance(seed, int) or isinstance(seed, bool):
         return False, text(language, "claims_args_seed", found=_shown(seed))
-    profile = PROFILES.get((passport.get("algorithm"), passport.get("profile")))
+    named = (passport.get("algorithm"), passport.get("profile"))
+    profile = PROFILES.get(named) if all(isinstance(part, str) for part in named) else None
     if profile is None:
         return False, text(language, "grade_unknown_profile", algorithm=passport.get("algorithm"),
                            profile=passport.get("profile"))
