@@ -24,6 +24,9 @@ the kit's own verifier), never from the submission. The parts, in points:
   profile's (tiny: CPU; smoke/full: CUDA), the verifier (or loss) file hashes to the
   passport's sha256, the adapter files hash to the passport's;
 - ``figures``: every figure decodes as a PNG of at least 200 x 150 pixels;
+- ``claims.versions``, ``claims.trainer_args``, ``claims.wall_time`` (:mod:`graders.capstone_claims`): the
+  self-reported fields against the installed kit's ranges and libraries, the grader's rebuild of the
+  profile's config and the Trainer's own ``train_runtime`` (a consistent passport only);
 - ``reevaluation`` and ``improvement`` (:mod:`graders.capstone_reeval`): the
   grader measures the base model and the base model with the submitted
   adapter itself; the claim must equal the measurement, and the measured gain
@@ -50,6 +53,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from graders.capstone import CHECKS, GradeCheck, check_passport
+from graders.capstone_claims import CLAIM_NAMES, check_claims, unchecked_claims
 from graders.capstone_reeval import ADAPTER_FILES, check_reevaluation, reevaluate
 from graders.capstone_run.passport import (ACCURACY_FIGURE_NAME, CURVES_FIGURE_NAME, FIGURE_NAME, PASSPORT_NAME,
                                          reward_curve)
@@ -252,11 +256,15 @@ def grade_submission(submission, model: str | None = None, data_dir=None, langua
         usable = passport_report["checks"][0]["passed"] and passport_report["checks"][1]["passed"]
         passport = read_passport(root / PASSPORT_NAME)[0] if usable else None
         if passport is None:
-            checks += [GradeCheck(name, 0.0, 1.0, text(language, "grade_unusable"))
-                       for name in ("consistency", "figures", "reevaluation", "improvement")]
+            unusable = text(language, "grade_unusable")
+            checks += [GradeCheck(name, 0.0, 1.0, unusable) for name in ("consistency", "figures")]
+            checks += unchecked_claims(unusable)
+            checks += [GradeCheck(name, 0.0, 1.0, unusable) for name in ("reevaluation", "improvement")]
         else:
             consistency = check_consistency(passport, root, language)
             checks += [consistency, check_figures(root, language)]
+            checks += (check_claims(passport, language) if consistency.points
+                       else unchecked_claims(text(language, "claims_inconsistent")))
             if not consistency.points:  # nothing to re-evaluate against: do not spend a GPU on it
                 checks += [GradeCheck(name, 0.0, 1.0, text(language, "grade_inconsistent"))
                            for name in ("reevaluation", "improvement")]
@@ -292,7 +300,7 @@ def _refused(submission: Path, reason: str, language: str, verifier_check: Grade
     said = text(language, "grade_zip_refused", submission=submission.name, reason=reason)
     verifier_points = verifier_check.max_points if verifier_check is not None else learner_code_points()
     names = [f"passport.{name}" for name in ("passport", *(name for name, _ in CHECKS))]
-    names += ["consistency", "figures", "reevaluation", "improvement"]
+    names += ["consistency", "figures", *CLAIM_NAMES, "reevaluation", "improvement"]
     return _total(submission, [GradeCheck("verifier", 0.0, verifier_points, said),
                                *(GradeCheck(name, 0.0, 1.0, said) for name in names)])
 

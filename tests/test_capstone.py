@@ -218,7 +218,7 @@ def test_the_engine_grades_the_learner_verifier(verifier_checks):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, points", [("grpo", 19), ("dpo", 23)])  # DPO: the loss is worth 7, the verifier 3
+@pytest.mark.parametrize("name, points", [("grpo", 22), ("dpo", 26)])  # DPO: the loss is worth 7, GRPO's verifier 3
 def test_an_honest_submission_gets_every_point(runs, verifier_checks, loss_checks, name, points):
     learner_check = verifier_checks["kit"] if name == "grpo" else loss_checks["kit"]
     report = grade_submission(runs[name], verifier_check=learner_check)
@@ -227,12 +227,28 @@ def test_an_honest_submission_gets_every_point(runs, verifier_checks, loss_check
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", ["grpo", "dpo"])
+def test_a_real_tiny_runs_claims_get_every_point(runs, name):
+    """graders/capstone_claims.py on a real run: its versions, its full TRL config and its wall time."""
+    from graders.capstone_claims import CLAIM_NAMES, check_claims, train_runtime
+
+    passport = _passport(runs[name])
+    checks = {check.name: check for check in check_claims(passport)}
+    assert {n: c.points for n, c in checks.items()} == dict.fromkeys(CLAIM_NAMES, 1.0), checks
+    assert "every one of" in checks["claims.trainer_args"].message
+    runtime, train = train_runtime(passport["log_history"]), passport["wall_time_s"]["train"]
+    assert runtime <= train + 0.01 and train <= passport["wall_time_s"]["total"]
+    print(f"{name}: train_runtime {runtime:.3f} s, wall_time_s.train {train:.3f} s, total "
+          f"{passport['wall_time_s']['total']:.3f} s")
+
+
+@pytest.mark.slow
 def test_the_grade_cli_prints_and_writes_the_report(runs, tmp_path, capsys):
     submission = shutil.make_archive(str(tmp_path / "sub"), "zip", runs["grpo"])
     assert main(["capstone", "grade", submission, "--out", str(tmp_path / "report"), "--lang", "ru"]) == 0
     printed = capsys.readouterr().out
-    assert "баллы: 19/19" in printed and "reevaluation" in printed
-    assert json.loads((tmp_path / "report" / "capstone_grade.json").read_text(encoding="utf-8"))["score"] == 19
+    assert "баллы: 22/22" in printed and "reevaluation" in printed
+    assert json.loads((tmp_path / "report" / "capstone_grade.json").read_text(encoding="utf-8"))["score"] == 22
 
 
 def _tamper(run_dir: Path, change: str) -> None:
