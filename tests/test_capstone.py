@@ -438,44 +438,34 @@ def test_capstone_is_not_part_of_the_one_source_build():
     assert not [path for path in solution_files() if "capstone" in path.parts]
 
 
-@pytest.mark.parametrize("source, words", [
-    (None, "raised NotImplementedError on a simple answer"),  # the untouched starter
-    ("def verify_numeric_answer(text, reference, **kw):\n    return 0.5\n", "must return 0 or 1"),
-    ("x = 1\n", "defines no function verify_numeric_answer"),
-    ("", "GRPO needs your verifier"),
-])
-def test_an_unusable_verifier_stops_before_training(tmp_path, capsys, source, words):
-    if source is None:
-        path = REPO_ROOT / "starter" / "module_09" / "module_9_reference.py"
-    else:
-        path = tmp_path / "module_9_reference.py"
-        path.write_text(source, encoding="utf-8")
-    verifier = [] if source == "" else ["--verifier", str(path)]
-    code = main(["capstone", "run", "--algo", "grpo", "--profile", "tiny", "--out", str(tmp_path / "run"),
-                 *verifier, "--quiet"])
-    assert code == 2 and words in capsys.readouterr().err
-    assert not (tmp_path / "run" / "passport.json").exists()
-
-
-@pytest.mark.parametrize("source, words", [
-    (None, "raised NotImplementedError on a batch of two pairs"),  # the untouched starter
-    ("import torch\n\ndef sequence_logprobs(logits, input_ids, mask):\n    return logits.sum(-1)\n\n"
+UNUSABLE = [  # algorithm, the learner's file (None: the untouched starter; "": no flag), words of the error
+    ("grpo", None, "raised NotImplementedError on a simple answer"),
+    ("grpo", "def verify_numeric_answer(text, reference, **kw):\n    return 0.5\n", "must return 0 or 1"),
+    ("grpo", "x = 1\n", "defines no function verify_numeric_answer"),
+    ("grpo", "", "GRPO needs your verifier"),
+    ("dpo", None, "raised NotImplementedError on a batch of two pairs"),
+    ("dpo", "import torch\n\ndef sequence_logprobs(logits, input_ids, mask):\n    return logits.sum(-1)\n\n"
      "def dpo_loss(a, b, c, d, *, beta, label_smoothing=0.0):\n    return (a - b).mean(), a, b\n",
      "sequence_logprobs returned Tensor of shape (2, 3), a (B,) tensor expected"),
-    ("import torch\n\ndef sequence_logprobs(logits, input_ids, mask):\n    return logits.sum((1, 2))\n\n"
+    ("dpo", "import torch\n\ndef sequence_logprobs(logits, input_ids, mask):\n    return logits.sum((1, 2))\n\n"
      "def dpo_loss(a, b, c, d, *, beta, label_smoothing=0.0):\n    return 0.5, a, b\n",
      "dpo_loss returned the loss float, a scalar tensor with gradient expected"),
-    ("x = 1\n", "defines no function sequence_logprobs, dpo_loss"),
-    ("", "DPO needs your loss"),
-])
-def test_an_unusable_loss_stops_before_training(tmp_path, capsys, source, words):
+    ("dpo", "x = 1\n", "defines no function sequence_logprobs, dpo_loss"),
+    ("dpo", "", "DPO needs your loss"),
+]
+
+
+@pytest.mark.parametrize("algorithm, source, words", UNUSABLE)
+def test_an_unusable_verifier_or_loss_stops_before_training(tmp_path, capsys, algorithm, source, words):
+    name, flag, module = (("module_9_reference.py", "--verifier", "module_09") if algorithm == "grpo"
+                          else ("module_8_training.py", "--loss", "module_08"))
     if source is None:
-        path = REPO_ROOT / "starter" / "module_08" / "module_8_training.py"
+        path = REPO_ROOT / "starter" / module / name
     else:
-        path = tmp_path / "module_8_training.py"
+        path = tmp_path / name
         path.write_text(source, encoding="utf-8")
-    loss = [] if source == "" else ["--loss", str(path)]
-    code = main(["capstone", "run", "--algo", "dpo", "--profile", "tiny", "--out", str(tmp_path / "run"),
-                 *loss, "--quiet", "--lang", "en"])
+    learner = [] if source == "" else [flag, str(path)]
+    code = main(["capstone", "run", "--algo", algorithm, "--profile", "tiny", "--out", str(tmp_path / "run"),
+                 *learner, "--quiet", "--lang", "en"])
     assert code == 2 and words in capsys.readouterr().err
     assert not (tmp_path / "run" / "passport.json").exists()

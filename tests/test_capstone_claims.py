@@ -17,8 +17,8 @@ from graders.capstone_claims import (BOOKKEEPING, CLAIM_NAMES, DRY_RUN_KEYS, che
                                      check_versions, check_wall_time, supported_ranges)
 from graders.capstone_run.passport import LIBRARIES, library_versions
 from graders.paths import REPO_ROOT
-from test_capstone_hardening import (CYRILLIC, FULL_SCORE, _by_name, _copy, _grade, _load, _save, assert_full,
-                                     stubbed, templates)
+from test_capstone_hardening import (CYRILLIC, FULL_SCORE, _by_name, _copy, _delete, _grade, _load, _save, _set,
+                                    assert_full, stubbed, templates)
 
 __all__ = ["stubbed", "templates"]  # the fixtures, imported for this module's tests
 
@@ -54,26 +54,6 @@ def test_a_correct_passport_keeps_every_point_of_the_claims(templates, stubbed, 
 
 
 # ----------------------------------------------------------------------------- tampering: one check each
-def _set(path: str, value):
-    def change(passport: dict) -> None:
-        *parents, last = path.split(".")
-        target = passport
-        for part in parents:
-            target = target[part]
-        target[last] = value
-    return change
-
-
-def _delete(path: str):
-    def change(passport: dict) -> None:
-        *parents, last = path.split(".")
-        target = passport
-        for part in parents:
-            target = target[part]
-        del target[last]
-    return change
-
-
 def _no_train_runtime(passport: dict) -> None:
     for entry in passport["log_history"]:
         entry.pop("train_runtime", None)
