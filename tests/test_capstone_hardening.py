@@ -543,3 +543,26 @@ def test_a_real_tiny_run_passes_the_structure_check_and_grades_fully_from_a_zip(
     report = _grade(_zip(run_dir, tmp_path / "nulls.zip"))
     assert report["score"] == VERIFIER_POINTS
     assert "log_history[5] must be an object, found null" in _by_name(report)["passport.passport"]["message"]
+
+
+@pytest.mark.parametrize("value, check, words", [
+    (None, "passport.verifier", "loss must be an object with path and sha256"),
+    ("module_8_training.py", "passport.passport", "loss"),
+    ({"path": "module_8_training.py", "sha256": "a" * 64}, "consistency", "loss sha256"),
+    ({"path": "module_8_training.py", "sha256": 7}, "passport.passport", "loss.sha256"),
+])
+def test_a_dpo_passport_with_a_wrong_loss_entry_loses_points_never_crashes(templates, stubbed, tmp_path, value,
+                                                                           check, words):
+    run_dir = _copy(templates, tmp_path, "dpo")
+    passport = _load(run_dir)
+    passport["loss"] = value
+    _save(run_dir, passport)
+    graded = _by_name(_grade(run_dir))
+    assert graded[check]["points"] < graded[check]["max_points"] and words in graded[check]["message"], graded[check]
+
+
+def test_a_dpo_submission_whose_loss_file_was_edited_loses_consistency(templates, stubbed, tmp_path):
+    run_dir = _copy(templates, tmp_path, "dpo")
+    (run_dir / LOSS_FILE).write_text("# edited after the run\n" + KIT_LOSS.read_text(encoding="utf-8"))
+    graded = _by_name(_grade(run_dir))
+    assert graded["consistency"]["points"] == 0 and "module_8_training.py does not hash" in graded["consistency"]["message"]

@@ -39,6 +39,7 @@ PASSPORT_FIELDS = {
     "lora.trainable_parameters": (INTEGER, NULL),
     "verifier": (OBJECT, NULL), "verifier.path": (STRING,), "verifier.version": (STRING,),
     "verifier.sha256": (STRING,),
+    "loss": (OBJECT, NULL), "loss.path": (STRING,), "loss.sha256": (STRING,),
     "data": (OBJECT,), "data.dataset": (STRING,), "data.train_split": (STRING,), "data.eval_split": (STRING,),
     "data.train_sha256": (STRING,), "data.eval_sha256": (STRING,), "data.train_rows": (INTEGER,),
     "data.eval_rows": (INTEGER,), "data.filter": (OBJECT, NULL),
