@@ -188,3 +188,34 @@ def test_the_cpu_dry_run_of_the_whole_script(tmp_path):
         assert "a dry run" in consistency["message"] and "runs on cuda" in consistency["message"]
     assert "a CPU dry run is never the profile's run" in printed
     assert (out / "grpo" / "module_9_reference.py").is_file() and (out / "summary.txt").is_file()
+
+
+@pytest.mark.slow  # imports TRL and PEFT
+def test_the_grade_measures_a_gpu_run_on_the_gpu(tmp_path, monkeypatch):
+    """On a CUDA machine the grade's re-evaluation moves the base model to the GPU, as the run's trainer did
+    (else GRPO's 512-token greedy passes of a 28-layer model would run on the CPU, in bf16)."""
+    import torch
+
+    from graders import capstone_reeval
+    from graders.capstone_run import run
+
+    moved = []
+
+    class Model:
+        def to(self, device):
+            moved.append(device)
+            return self
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(run, "load_model_and_tokenizer", lambda profile, options, dtype: (Model(), None, {"dtype": dtype}))
+    monkeypatch.setattr(run, "measure", lambda *args: {"greedy_accuracy": 0.0})
+    monkeypatch.setattr("graders.capstone_run.data.load_rows", lambda profile, data_dir: ([], [], None))
+    monkeypatch.setattr("peft.PeftModel.from_pretrained", lambda base, path, use_safetensors: base)
+    (tmp_path / "adapter").mkdir()
+    (tmp_path / "adapter" / "adapter_config.json").write_text('{"peft_type": "LORA", "r": 8}', encoding="utf-8")
+    profile = capstone_reeval.PROFILES[("grpo", "smoke")]
+    measured = capstone_reeval._reevaluate(profile, {"seeds": {"seed": 42}}, tmp_path, "model", None)
+    assert moved == ["cuda"] and measured["after"] == {"greedy_accuracy": 0.0}
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    capstone_reeval._reevaluate(profile, {"seeds": {"seed": 42}}, tmp_path, "model", None)
+    assert moved == ["cuda"]  # on a CPU machine the model stays where it was loaded
