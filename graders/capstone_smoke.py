@@ -2,7 +2,7 @@
 
 Instructor's tool: the capstone student need not run it.
 
-    python -m graders.capstone_smoke data OUT [--eval-rows N]
+    python -m graders.capstone_smoke data OUT [--eval-rows N] [--max-words W]
     python -m graders.capstone_smoke summary OUT [--device cuda|cpu] [--target-s 480]
 
 ``data`` writes two ``--data-dir`` folders without any download: ``OUT/grpo``
@@ -13,8 +13,9 @@ conversational ``prompt``, ``chosen``, ``rejected``, ``score_chosen``,
 generated from a fixed seed: 128 GRPO training problems (the smoke profile's
 ``train[:128]``) in DeepMath's answer forms (integers, fractions, √, limits,
 intervals, integrals), every reference one math-verify reads; 64 DPO training
-pairs (``train[:64]``) of 20 to 250 words, so lengths vary as in
-ultrafeedback. ``--eval-rows`` held-out GRPO rows (default 2): with random
+pairs (``train[:64]``) of 20 to 250 words (``--max-words``), so lengths vary as
+in ultrafeedback (the CPU dry run takes 40: the kit's measurement of the pairs
+reads them whole, whatever DPO's ``max_length``). ``--eval-rows`` held-out GRPO rows (default 2): with random
 weights no completion ever ends, so each held-out row costs a greedy pass of
 the profile's full 512 tokens before training, after it and twice more in the
 grade: the number that decides the script's time. DPO keeps the profile's 8.
@@ -47,6 +48,7 @@ RUNS = ("grpo", "dpo")
 GRPO_TRAIN_ROWS = 128  # the smoke profile's train[:128]
 DPO_TRAIN_ROWS, DPO_EVAL_ROWS = 64, 8  # train[:64], test[:8]
 DEFAULT_EVAL_ROWS = 2
+DEFAULT_MAX_WORDS = 250
 DEFAULT_TARGET_S = 480.0  # the issue's "under 8 minutes on one H200"
 SEED = 0
 GIB = 1 << 30
@@ -85,6 +87,7 @@ LINES = {
     "wrote": Text("wrote {grpo} ({grpo_train} train, {grpo_eval} held-out rows) and {dpo} ({dpo_train} train, "
                   "{dpo_eval} held-out pairs)", "записаны {grpo} (обучение {grpo_train}, отложено {grpo_eval}) и "
                   "{dpo} (обучение {dpo_train}, отложено пар {dpo_eval})"),
+    "bad_max_words": Text("--max-words must be at least 1, got {got}", "--max-words должно быть не меньше 1, получено {got}"),
     "bad_eval_rows": Text("--eval-rows must be 1 to 8 (the smoke profile reads test[:8]), got {got}",
                           "--eval-rows должно быть от 1 до 8 (профиль smoke читает test[:8]), получено {got}"),
 }
@@ -142,14 +145,14 @@ def _sentences(rng: random.Random, words: int) -> str:
     return " ".join(text)
 
 
-def dpo_rows(count: int, seed: int = SEED) -> list[dict]:
+def dpo_rows(count: int, seed: int = SEED, max_words: int = DEFAULT_MAX_WORDS) -> list[dict]:
     """ultrafeedback-style pairs: a question, a chosen answer with the right sum and a rejected one with a wrong
-    sum, each followed by 20 to 250 words of explanation; scores as ultrafeedback records them."""
+    sum, each followed by 20 (or fewer) to ``max_words`` words of explanation; scores as ultrafeedback's."""
     rng = random.Random(seed + 1)
     rows = []
     for _ in range(count):
         a, b = rng.randint(10, 99), rng.randint(10, 99)
-        length = rng.randint(20, 250)
+        length = rng.randint(min(20, max_words), max_words)
         rows.append({"prompt": _user(f"What is {a} + {b}? Explain briefly."),
                      "chosen": [{"role": "assistant", "content": f"{a} + {b} = {a + b}. {_sentences(rng, length)}"}],
                      "rejected": [{"role": "assistant",
@@ -163,10 +166,10 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
 
 
-def write_data(out: Path, eval_rows: int = DEFAULT_EVAL_ROWS) -> dict[str, Path]:
+def write_data(out: Path, eval_rows: int = DEFAULT_EVAL_ROWS, max_words: int = DEFAULT_MAX_WORDS) -> dict[str, Path]:
     """OUT/grpo and OUT/dpo, each with train.jsonl and test.jsonl; {"grpo": folder, "dpo": folder}."""
     math_rows = grpo_rows(GRPO_TRAIN_ROWS + eval_rows)
-    pairs = dpo_rows(DPO_TRAIN_ROWS + DPO_EVAL_ROWS)
+    pairs = dpo_rows(DPO_TRAIN_ROWS + DPO_EVAL_ROWS, max_words=max_words)
     folders = {"grpo": Path(out) / "grpo", "dpo": Path(out) / "dpo"}
     _write_jsonl(folders["grpo"] / "train.jsonl", math_rows[:GRPO_TRAIN_ROWS])
     _write_jsonl(folders["grpo"] / "test.jsonl", math_rows[GRPO_TRAIN_ROWS:])
@@ -284,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     data = sub.add_parser("data", help="write OUT/grpo and OUT/dpo (train.jsonl, test.jsonl)")
     data.add_argument("out")
     data.add_argument("--eval-rows", type=int, default=DEFAULT_EVAL_ROWS)
+    data.add_argument("--max-words", type=int, default=DEFAULT_MAX_WORDS)
     report = sub.add_parser("summary", help="print the summary of the script's folder OUT")
     report.add_argument("out")
     report.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
@@ -291,10 +295,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     language = default_language()
     if args.action == "data":
-        if not 1 <= args.eval_rows <= 8:
-            print(LINES["bad_eval_rows"].in_(language, got=args.eval_rows), file=sys.stderr)
+        if not 1 <= args.eval_rows <= 8 or args.max_words < 1:
+            print(LINES["bad_eval_rows" if args.max_words >= 1 else "bad_max_words"].in_(
+                language, got=args.eval_rows if args.max_words >= 1 else args.max_words), file=sys.stderr)
             return 2
-        folders = write_data(Path(args.out), args.eval_rows)
+        folders = write_data(Path(args.out), args.eval_rows, args.max_words)
         print(LINES["wrote"].in_(language, grpo=folders["grpo"], grpo_train=GRPO_TRAIN_ROWS, grpo_eval=args.eval_rows,
                                  dpo=folders["dpo"], dpo_train=DPO_TRAIN_ROWS, dpo_eval=DPO_EVAL_ROWS))
         return 0

@@ -15,8 +15,9 @@
 #   --out DIR        a new (or empty) folder for everything the script writes   (default: runs/gpu-smoke)
 #   --wheels DIR     first install assignments/capstone/gpu_smoke_wheels.txt from DIR, with no package index
 #   --eval-rows N    held-out GRPO rows, 1..8 (default 2): each costs four greedy passes of 512 tokens
-#   --device D       cuda (default) or cpu: a dry run (--max-steps 1, 8 completion tokens, DPO --max-length 64)
-#                    whose grade withholds the dry-run points; without --tiktoken the byte-level tokenizer
+#   --device D       cuda (default) or cpu: a dry run (--max-steps 1, 8 completion tokens, DPO --max-length 64,
+#                    pairs of at most 40 words) whose grade withholds the dry-run points; without --tiktoken
+#                    the byte-level tokenizer
 #   --layers N       decoder layers (default: 28 on cuda, Qwen3-0.6B's; 1 on cpu)
 #   -h, --help       this text
 # Environment: PYTHON (default: .venv/bin/python if there, else python3), RL4LLM_QWEN_TIKTOKEN.
@@ -65,9 +66,9 @@ mkdir -p "$OUT/logs"
 : > "$OUT/steps.tsv"
 VERIFIER=solutions/module_09/module_9_reference.py
 LOSS=solutions/module_08/module_8_training.py
-DRY=(); GRPO_DRY=(); DPO_DRY=()
-if [ "$DEVICE" = cpu ]; then
-  DRY=(--device cpu --max-steps 1); GRPO_DRY=(--max-completion-length 8); DPO_DRY=(--max-length 64)
+DRY=(); GRPO_DRY=(); DPO_DRY=(); WORDS=250
+if [ "$DEVICE" = cpu ]; then  # a CPU dry run: shorter pairs too (the kit measures them whole, past --max-length)
+  DRY=(--device cpu --max-steps 1); GRPO_DRY=(--max-completion-length 8); DPO_DRY=(--max-length 64); WORDS=40
 fi
 FAILED=0
 
@@ -97,7 +98,7 @@ fi
 TOKENIZER=(); [ -z "$TIKTOKEN" ] || TOKENIZER=(--tiktoken "$TIKTOKEN")
 step model "$PYTHON" -m graders.capstone_run.local_qwen "$OUT/model" --layers "$LAYERS" "${TOKENIZER[@]}" \
   || die "the local Qwen3 model could not be built: see $OUT/logs/model.log" 1
-step data "$PYTHON" -m graders.capstone_smoke data "$OUT/data" --eval-rows "$EVAL_ROWS" \
+step data "$PYTHON" -m graders.capstone_smoke data "$OUT/data" --eval-rows "$EVAL_ROWS" --max-words "$WORDS" \
   || die "the data folders could not be written: see $OUT/logs/data.log" 1
 
 # run ALGO FILE FLAG...: the smoke run with FLAG FILE (the learner's file it uses), then, if it finished,
