@@ -32,7 +32,8 @@ REPORT_NAME = "capstone_report.json"
 REQUIRED_FIELDS = ("schema", "algorithm", "profile", "seeds", "versions", "model", "trainer_class",
                    "trainer_args", "lora", "verifier", "data", "metrics", "reward_curve", "wall_time_s")
 METRIC_KEYS = {"grpo": ("greedy_accuracy",), "dpo": ("pair_accuracy", "mean_margin")}
-TRAINER_CLASSES = {"grpo": "GRPOTrainer", "dpo": "DPOTrainer"}
+# DPO trains with the learner's loss: TRL's DPOTrainer with compute_loss replaced (graders/capstone_run/learner_loss.py)
+TRAINER_CLASSES = {"grpo": "GRPOTrainer", "dpo": "LearnerLossDPOTrainer"}
 SHA256 = re.compile(r"[0-9a-f]{64}")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -97,8 +98,12 @@ def _check_seeds(passport: dict, run_dir: Path, language: str):
 
 
 def _check_verifier(passport: dict, run_dir: Path, language: str):
+    """GRPO: the verifier that gave the reward (its version and hash); DPO: the learner's loss file (its hash)."""
     if passport["algorithm"] == "dpo":
-        return True, "passport_verifier_dpo", {}
+        loss = passport.get("loss")
+        if not isinstance(loss, dict) or not isinstance(loss.get("sha256"), str) or not SHA256.fullmatch(loss["sha256"]):
+            return False, "passport_loss_shape", {"found": loss}
+        return True, "passport_loss_ok", {"sha": loss["sha256"][:12], "path": loss.get("path")}
     verifier = passport["verifier"]
     if not isinstance(verifier, dict):
         return False, "passport_verifier_shape", {"found": verifier}

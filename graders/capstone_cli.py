@@ -45,6 +45,7 @@ def add_capstone_arguments(parser: argparse.ArgumentParser, language: str | None
             run.add_argument("--profile", choices=PROFILE_CHOICES, default="tiny", help=say("help_profile"))
             run.add_argument("--out", required=True, help=say("help_out"))
             run.add_argument("--verifier", default=None, help=say("help_verifier"))
+            run.add_argument("--loss", default=None, metavar="PATH", help=say("help_loss"))
             run.add_argument("--seed", type=int, default=None, help=say("help_seed"))
             run.add_argument("--model", default=None, metavar="PATH", help=say("help_model"))
             run.add_argument("--data-dir", default=None, metavar="DIR", help=say("help_data_dir"))
@@ -94,6 +95,7 @@ def _run(args: argparse.Namespace, language: str) -> int:
 
     options = RunOptions(args.algo, args.profile, Path(args.out),
                          verifier=Path(args.verifier) if args.verifier else None,
+                         loss=Path(args.loss) if args.loss else None,
                          seed=DEFAULT_SEED if args.seed is None else args.seed, model=args.model,
                          data_dir=Path(args.data_dir) if args.data_dir else None, max_steps=args.max_steps,
                          max_completion_length=args.max_completion_length, max_length=args.max_length,

@@ -8,20 +8,25 @@ A submission is a folder (or a .zip of one) holding the run folder that
       adapter/                      adapter_config.json + adapter_model.safetensors (PEFT)
       reward_curve.png, training_curves.png, accuracy_before_after.png
       module_9_reference.py         the verifier the run used as its reward (GRPO)
+      module_8_training.py          the loss the run trained with (DPO: sequence_logprobs, dpo_loss)
 
 Every expectation comes from the installed kit (``graders.capstone_run.profiles``,
 the kit's own verifier), never from the submission. The parts, in points:
 
-- ``verifier`` (the engine's points of ``verify_numeric_answer``): the student's
-  file graded by the engine's hidden checks in its sandboxed workers
-  (:func:`graders.engine.batch.grade_sources`); a constant or absent verifier
-  scores 0 here.
+- ``verifier`` (GRPO: the engine's points of ``verify_numeric_answer``) or ``loss``
+  (DPO: of ``sequence_logprobs`` and ``dpo_loss``): the student's file graded by the
+  engine's hidden checks in its sandboxed workers
+  (:func:`graders.engine.batch.grade_sources`); a constant or absent verifier, a
+  sign-flipped or absent loss scores 0 here.
 - the passport checks of :func:`graders.capstone.check_passport` (1 point each);
 - ``consistency``: the passport's curve is its own log history's, the log
   reaches the profile's ``max_steps``, no dry-run overrides, the device is the
-  profile's (tiny: CPU; smoke/full: CUDA), the verifier file hashes to the
+  profile's (tiny: CPU; smoke/full: CUDA), the verifier (or loss) file hashes to the
   passport's sha256, the adapter files hash to the passport's;
 - ``figures``: every figure decodes as a PNG of at least 200 x 150 pixels;
+- ``claims.versions``, ``claims.trainer_args``, ``claims.wall_time`` (:mod:`graders.capstone_claims`): the
+  self-reported fields against the installed kit's ranges and libraries, the grader's rebuild of the
+  profile's config and the Trainer's own ``train_runtime`` (a consistent passport only);
 - ``reevaluation`` and ``improvement`` (:mod:`graders.capstone_reeval`): the
   grader measures the base model and the base model with the submitted
   adapter itself; the claim must equal the measurement, and the measured gain
@@ -48,9 +53,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from graders.capstone import CHECKS, GradeCheck, check_passport
+from graders.capstone_claims import CLAIM_NAMES, check_claims, unchecked_claims
 from graders.capstone_reeval import ADAPTER_FILES, check_reevaluation, reevaluate
 from graders.capstone_run.passport import (ACCURACY_FIGURE_NAME, CURVES_FIGURE_NAME, FIGURE_NAME, PASSPORT_NAME,
                                          reward_curve)
+from graders.capstone_run.learner_loss import LOSS_FILE
 from graders.capstone_run.passport_check import read_passport, shown_value
 from graders.capstone_run.models import sha256_file
 from graders.capstone_run.profiles import PROFILES, CapstoneError
@@ -58,6 +65,9 @@ from graders.capstone_run.texts import text
 
 VERIFIER_FILE = "module_9_reference.py"
 VERIFIER_EXERCISE = "module_9_reference.verify_numeric_answer"
+# algorithm -> (the check's name, the learner's file the run used, the engine module, the exercises graded)
+LEARNER_CODE = {"grpo": ("verifier", VERIFIER_FILE, "9", (VERIFIER_EXERCISE,)),
+                "dpo": ("loss", LOSS_FILE, "8", ("module_8_training.sequence_logprobs", "module_8_training.dpo_loss"))}
 FIGURES = (FIGURE_NAME, CURVES_FIGURE_NAME, ACCURACY_FIGURE_NAME)
 MIN_FIGURE_SIZE = (200, 150)  # width, height in pixels
 MAX_FIGURE_SIZE = (4096, 4096)  # the run's figures are 650-700 x 400-1100; larger is not decoded (memory)
@@ -69,37 +79,50 @@ ZIP_MAX_TOTAL_BYTES = 256 << 20
 REPORT_NAME = "capstone_grade.json"
 
 
-# ----------------------------------------------------------------------------- the verifier, by the engine
+# ----------------------------------------------------------------------------- the learner's code, by the engine
 def grade_verifiers(sources: dict[str, str | None], language: str = "en") -> dict[str, GradeCheck]:
-    """{name: the "verifier" check} for many verifier files at once (one engine batch, sandboxed workers).
+    """{name: the "verifier" check} for many GRPO verifier files at once (:func:`grade_learner_code`)."""
+    return grade_learner_code(sources, "grpo", language)
 
-    ``sources[name]`` is the text of a student's module_9_reference.py, or None when the submission has none.
-    The messages (and the engine's feedback in them) are in ``language``.
+
+def grade_learner_code(sources: dict[str, str | None], algorithm: str = "grpo",
+                       language: str = "en") -> dict[str, GradeCheck]:
+    """{name: the learner-code check} for many files at once (one engine batch, sandboxed workers).
+
+    ``sources[name]`` is the text of a student's module_9_reference.py (GRPO: the "verifier" check) or
+    module_8_training.py (DPO: the "loss" check, its sequence_logprobs and dpo_loss), or None when the
+    submission has none. The messages (and the engine's feedback in them) are in ``language``.
     """
     from graders.engine.batch import grade_sources
     from graders.engine.grading import GradeOptions
 
-    present = {name: {VERIFIER_FILE: source} for name, source in sources.items() if source is not None}
-    reports = grade_sources(present, GradeOptions(modules=("9",), lang=language), jobs=2) if present else {}
+    check, file, module, exercises = LEARNER_CODE[algorithm]
+    present = {name: {file: source} for name, source in sources.items() if source is not None}
+    reports = grade_sources(present, GradeOptions(modules=(module,), lang=language), jobs=2) if present else {}
     checks = {}
     for name in sources:
-        entry = next((e for e in reports.get(name, {}).get("exercises", []) if e["id"] == VERIFIER_EXERCISE), None)
-        if entry is None:
-            checks[name] = GradeCheck("verifier", 0.0, _verifier_points(),
-                                      text(language, "grade_no_verifier", file=VERIFIER_FILE))
+        entries = {e["id"]: e for e in reports.get(name, {}).get("exercises", []) if e["id"] in exercises}
+        if len(entries) != len(exercises):
+            checks[name] = GradeCheck(check, 0.0, learner_code_points(algorithm),
+                                      text(language, "grade_no_verifier", file=file))
             continue
-        feedback = " ".join(entry["feedback"].split())[:300]
-        said = text(language, "grade_verifier" if entry["status"] == "passed" else "grade_verifier_feedback",
-                    exercise=VERIFIER_EXERCISE, status=entry["status"], points=entry["points"],
-                    max_points=entry["max_points"], feedback=feedback)
-        checks[name] = GradeCheck("verifier", float(entry["points"]), float(entry["max_points"]), said)
+        said = []
+        for exercise in exercises:
+            entry = entries[exercise]
+            feedback = " ".join(entry["feedback"].split())[:300]
+            said.append(text(language, "grade_verifier" if entry["status"] == "passed" else "grade_verifier_feedback",
+                             exercise=exercise, status=entry["status"], points=entry["points"],
+                             max_points=entry["max_points"], feedback=feedback))
+        checks[name] = GradeCheck(check, float(sum(e["points"] for e in entries.values())),
+                                  float(sum(e["max_points"] for e in entries.values())), "; ".join(said))
     return checks
 
 
-def _verifier_points() -> float:
+def learner_code_points(algorithm: str = "grpo") -> float:
+    """The engine's points of the exercises a run of ``algorithm`` is built on (GRPO 3, DPO 7)."""
     from graders.checks import spec_for
 
-    return float(spec_for(VERIFIER_EXERCISE).points)
+    return float(sum(spec_for(exercise).points for exercise in LEARNER_CODE[algorithm][3]))
 
 
 # ----------------------------------------------------------------------------- the passport against itself
@@ -126,11 +149,11 @@ def check_consistency(passport: dict, submission: Path, language: str = "en") ->
     wanted = "cpu" if not profile.needs_gpu else "cuda"
     if not device.startswith(wanted):
         problems.append(text(language, "consistency_device", device=device, profile=profile_name, wanted=wanted))
-    if algorithm == "grpo":
-        verifier = submission / VERIFIER_FILE
-        recorded = (passport.get("verifier") or {}).get("sha256")
-        if not verifier.is_file() or sha256_file(verifier) != recorded:
-            problems.append(text(language, "consistency_verifier_hash", file=VERIFIER_FILE))
+    learner_file = submission / LEARNER_CODE.get(algorithm, LEARNER_CODE["grpo"])[1]
+    recorded = (passport.get("verifier" if algorithm == "grpo" else "loss") or {}).get("sha256")
+    if not learner_file.is_file() or sha256_file(learner_file) != recorded:
+        problems.append(text(language, "consistency_verifier_hash" if algorithm == "grpo" else "consistency_loss_hash",
+                             file=learner_file.name))
     recorded_files = (passport.get("adapter") or {}).get("files") or {}
     adapter = submission / "adapter"
     for name in ADAPTER_FILES:
@@ -208,8 +231,9 @@ def grade_submission(submission, model: str | None = None, data_dir=None, langua
     """The grade of one submission: {"submission", "score", "max_score", "checks": [GradeCheck as dict]},
     the messages in ``language``.
 
-    ``verifier_check`` lets a batch pass the engine's verdict computed for many submissions at once
-    (:func:`grade_verifiers`). Never raises for a submission's fault: a part that cannot be checked scores 0.
+    ``verifier_check`` lets a batch pass the engine's verdict on the learner's code (GRPO's verifier, DPO's
+    loss) computed for many submissions at once (:func:`grade_learner_code`). Never raises for a submission's
+    fault: a part that cannot be checked scores 0.
     """
     from graders.engine.submission import UnsafeSubmission
 
@@ -219,10 +243,11 @@ def grade_submission(submission, model: str | None = None, data_dir=None, langua
             root = _unpacked(submission, Path(temp))
         except UnsafeSubmission as error:
             return _refused(submission, str(error), language, verifier_check)
-        verifier_path = root / VERIFIER_FILE
+        algorithm = _algorithm(root)
         if verifier_check is None:
-            source = verifier_path.read_text(encoding="utf-8", errors="replace") if verifier_path.is_file() else None
-            verifier_check = grade_verifiers({"submission": source}, language)["submission"]
+            path = root / LEARNER_CODE[algorithm][1]
+            source = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+            verifier_check = grade_learner_code({"submission": source}, algorithm, language)["submission"]
         checks = [verifier_check]
         passport_report = check_passport(root, language)
         checks += [GradeCheck(f"passport.{c['name']}", float(c["passed"]), 1.0, c["message"])
@@ -231,11 +256,15 @@ def grade_submission(submission, model: str | None = None, data_dir=None, langua
         usable = passport_report["checks"][0]["passed"] and passport_report["checks"][1]["passed"]
         passport = read_passport(root / PASSPORT_NAME)[0] if usable else None
         if passport is None:
-            checks += [GradeCheck(name, 0.0, 1.0, text(language, "grade_unusable"))
-                       for name in ("consistency", "figures", "reevaluation", "improvement")]
+            unusable = text(language, "grade_unusable")
+            checks += [GradeCheck(name, 0.0, 1.0, unusable) for name in ("consistency", "figures")]
+            checks += unchecked_claims(unusable)
+            checks += [GradeCheck(name, 0.0, 1.0, unusable) for name in ("reevaluation", "improvement")]
         else:
             consistency = check_consistency(passport, root, language)
             checks += [consistency, check_figures(root, language)]
+            checks += (check_claims(passport, language) if consistency.points
+                       else unchecked_claims(text(language, "claims_inconsistent")))
             if not consistency.points:  # nothing to re-evaluate against: do not spend a GPU on it
                 checks += [GradeCheck(name, 0.0, 1.0, text(language, "grade_inconsistent"))
                            for name in ("reevaluation", "improvement")]
@@ -250,6 +279,16 @@ def grade_submission(submission, model: str | None = None, data_dir=None, langua
     return _total(submission, checks)
 
 
+def _algorithm(root: Path) -> str:
+    """The submission's algorithm: its passport's, when it reads as "grpo" or "dpo"; else "dpo" when only a loss
+    file is there; else "grpo" (the learner-code check is then the verifier's)."""
+    passport = read_passport(root / PASSPORT_NAME)[0]
+    claimed = passport.get("algorithm") if isinstance(passport, dict) else None
+    if isinstance(claimed, str) and claimed in LEARNER_CODE:
+        return claimed
+    return "dpo" if (root / LOSS_FILE).is_file() and not (root / VERIFIER_FILE).is_file() else "grpo"
+
+
 def _total(submission: Path, checks: list[GradeCheck]) -> dict:
     return {"submission": str(submission), "score": round(sum(check.points for check in checks), 4),
             "max_score": round(sum(check.max_points for check in checks), 4),
@@ -259,9 +298,9 @@ def _total(submission: Path, checks: list[GradeCheck]) -> dict:
 def _refused(submission: Path, reason: str, language: str, verifier_check: GradeCheck | None) -> dict:
     """The grade of a submission whose zip was refused: every part 0, saying why."""
     said = text(language, "grade_zip_refused", submission=submission.name, reason=reason)
-    verifier_points = verifier_check.max_points if verifier_check is not None else _verifier_points()
+    verifier_points = verifier_check.max_points if verifier_check is not None else learner_code_points()
     names = [f"passport.{name}" for name in ("passport", *(name for name, _ in CHECKS))]
-    names += ["consistency", "figures", "reevaluation", "improvement"]
+    names += ["consistency", "figures", *CLAIM_NAMES, "reevaluation", "improvement"]
     return _total(submission, [GradeCheck("verifier", 0.0, verifier_points, said),
                                *(GradeCheck(name, 0.0, 1.0, said) for name in names)])
 

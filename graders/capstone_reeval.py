@@ -7,12 +7,14 @@ The base model is the kit's (tiny: rebuilt from the passport's seed; smoke/full:
 ``--model`` or the profile's Hub id from the cache); the adapter is read from
 ``adapter/adapter_model.safetensors`` only (no pickle, no student code runs);
 GRPO is scored with the KIT's verifier on the profile's held-out rows, DPO by
-pair accuracy on the eval pairs tokenized as DPOTrainer tokenizes them.
+pair accuracy and mean margin on the eval pairs tokenized as DPOTrainer tokenizes them.
 
 - ``reevaluation`` (1 point): the passport's claimed "after" metric equals the
   measurement (greedy decoding is deterministic);
-- ``improvement`` (1 point, or 0 of 0 where a profile requires none):
-  measured after - measured before >= ``MIN_IMPROVEMENT``.
+- ``improvement`` (1 point, or 0 of 0 where a profile requires none): the
+  measured after - measured before of ``MIN_IMPROVEMENT``'s metric reaches its minimum
+  (GRPO: greedy accuracy; tiny DPO: the mean margin log pi(chosen) - log pi(rejected) on
+  held-out pairs, which only a loss with beta raises far: see graders/capstone_run/data.py).
 """
 
 from __future__ import annotations
@@ -30,11 +32,14 @@ from graders.capstone_run.texts import text
 
 KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
-# The least gain of the headline metric (greedy accuracy / pair accuracy) a profile's run must show,
-# as the grader measures it; None: not required (smoke: 2 steps prove the pipeline, not learning).
-# tiny GRPO learns its task (0 -> 0.7..1.0 held out); tiny DPO is a fit check of 8 steps, full DPO 20.
-MIN_IMPROVEMENT = {("grpo", "tiny"): 0.2, ("dpo", "tiny"): None, ("grpo", "smoke"): None, ("dpo", "smoke"): None,
-                   ("grpo", "full"): 0.02, ("dpo", "full"): None}
+# (metric, least gain) a profile's run must show, as the grader measures it; None: not required (smoke:
+# 2 steps prove the pipeline, not learning; full DPO: 20 steps of the notebook, no gain known yet).
+# tiny GRPO learns its task (held-out greedy accuracy 0 -> 0.7..1.0); tiny DPO's held-out margin gains
+# 3.6-5.8 nats with the right loss, under 1.1 (log 3, its optimum) without beta, below 0 with the sign
+# flipped (graders/capstone_run/profiles.py, TINY_DPO): 2 nats lies between.
+MIN_IMPROVEMENT = {("grpo", "tiny"): ("greedy_accuracy", 0.2), ("dpo", "tiny"): ("mean_margin", 2.0),
+                   ("grpo", "smoke"): None, ("dpo", "smoke"): None,
+                   ("grpo", "full"): ("greedy_accuracy", 0.02), ("dpo", "full"): None}
 CLAIM_TOLERANCE = 1e-6  # greedy decoding is deterministic: the claim must be what was measured
 
 
@@ -113,12 +118,13 @@ def check_reevaluation(passport: dict, measured: dict, language: str = "en") -> 
     checks = [GradeCheck("reevaluation", float(same), 1.0,
                          text(language, "reeval_claim_ok" if same else "reeval_claim_wrong", metric=metric,
                               before=before, after=after, claimed=claimed))]
-    minimum = MIN_IMPROVEMENT[(passport["algorithm"], passport["profile"])]
-    if minimum is None:
+    required = MIN_IMPROVEMENT[(passport["algorithm"], passport["profile"])]
+    if required is None:
         checks.append(GradeCheck("improvement", 0.0, 0.0, text(language, "improvement_not_required",
                                                                profile=passport["profile"], gain=after - before)))
     else:
-        gained = after - before >= minimum
-        checks.append(GradeCheck("improvement", float(gained), 1.0,
-                                 text(language, "improvement", gain=after - before, minimum=minimum)))
+        metric, minimum = required
+        gain = measured["after"][metric] - measured["before"][metric]
+        checks.append(GradeCheck("improvement", float(gain >= minimum), 1.0,
+                                 text(language, "improvement", metric=metric, gain=gain, minimum=minimum)))
     return checks

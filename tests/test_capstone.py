@@ -1,5 +1,5 @@
 """The TRL capstone end to end on CPU: tiny GRPO and DPO runs (in this process: TRL is imported once),
-their passports and figures, `rl4llm capstone grade` with teeth (the verifier by the engine, the passport
+their passports and figures, `rl4llm capstone grade` with teeth (the verifier or the loss by the engine, the passport
 against the installed kit and against itself, the adapter re-evaluated against the base model), every
 tampering of issue 12 losing points, and the real profiles refusing cleanly without a GPU."""
 
@@ -13,13 +13,15 @@ from pathlib import Path
 import pytest
 
 from graders.capstone import check_passport, kit_verifier_version
-from graders.capstone_grade import grade_submission, grade_verifiers
+from graders.capstone_grade import grade_learner_code, grade_submission, grade_verifiers
 from graders.cli import main
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
 from graders.capstone_run.data import canonical_hash, tiny_preference_rows, tiny_second_digit_rows
+from graders.capstone_run.models import sha256_file
 from graders.capstone_run.profiles import CapstoneError, get_profile
 
 KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
+KIT_LOSS = SOLUTIONS_DIR / "module_08" / "module_8_training.py"
 CONSTANT = '''VERIFIER_VERSION = {version!r}
 
 
@@ -28,13 +30,27 @@ def verify_numeric_answer(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):
 '''
 
 
-def _run(algorithm: str, out: Path, verifier: Path | None = None) -> Path:
+def _run(algorithm: str, out: Path, learner_file: Path) -> Path:
+    """A tiny run with the learner's file (GRPO: the verifier; DPO: the loss), copied into the run folder:
+    the submission."""
     from graders.capstone_run.run import RunOptions, run_capstone
 
-    run_capstone(RunOptions(algorithm, "tiny", out, verifier=verifier, progress=False))
-    if verifier is not None:
-        shutil.copy(verifier, out / "module_9_reference.py")  # the submission: run folder + verifier
+    chosen = {"verifier": learner_file} if algorithm == "grpo" else {"loss": learner_file}
+    run_capstone(RunOptions(algorithm, "tiny", out, progress=False, **chosen))
+    shutil.copy(learner_file, out / learner_file.name)
     return out
+
+
+def _loss_mutant_source(name: str) -> str:
+    """The kit's module_8_training.py with its dpo_loss replaced by the catalogued mistake ``name``
+    (graders/misconceptions/module_8_training/dpo_loss.py)."""
+    import inspect
+
+    import graders.misconceptions.module_8_training.dpo_loss as catalogue
+
+    mutant = inspect.getsource(getattr(catalogue, name)).replace(f"def {name}(", "def dpo_loss(", 1)
+    return (KIT_LOSS.read_text(encoding="utf-8") + "\n\n_right = dpo_loss\n\n\n"
+            + inspect.getsource(catalogue._logratios) + "\n\n" + mutant)
 
 
 def _flipped_source() -> str:
@@ -47,16 +63,22 @@ def _flipped_source() -> str:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, Path]:
     """Tiny runs in this process: GRPO with the kit's verifier, with a constant-1 one and with a flipped
-    one (the same profile, seed and steps), and DPO."""
+    one (the same profile, seed and steps); DPO with the kit's loss, a sign-flipped one and one without beta."""
     root = tmp_path_factory.mktemp("capstone")
-    learner, flipped = root / "learner" / "module_9_reference.py", root / "flipped" / "module_9_reference.py"
-    learner.parent.mkdir()
-    flipped.parent.mkdir()
-    learner.write_text(CONSTANT.format(version=kit_verifier_version(), value=1), encoding="utf-8")
-    flipped.write_text(_flipped_source(), encoding="utf-8")
-    return {"grpo": _run("grpo", root / "grpo", KIT_VERIFIER), "dpo": _run("dpo", root / "dpo"),
-            "learner": _run("grpo", root / "learner_run", learner), "flipped": _run("grpo", root / "flipped_run", flipped),
-            "learner_file": learner}
+    files = {"learner": root / "learner" / "module_9_reference.py", "flipped": root / "flipped" / "module_9_reference.py",
+             "dpo_flipped": root / "dpo_flipped" / "module_8_training.py",
+             "dpo_no_beta": root / "dpo_no_beta" / "module_8_training.py"}
+    sources = {"learner": CONSTANT.format(version=kit_verifier_version(), value=1), "flipped": _flipped_source(),
+               "dpo_flipped": _loss_mutant_source("sign_flipped"), "dpo_no_beta": _loss_mutant_source("beta_missing")}
+    for name, path in files.items():
+        path.parent.mkdir()
+        path.write_text(sources[name], encoding="utf-8")
+    return {"grpo": _run("grpo", root / "grpo", KIT_VERIFIER), "dpo": _run("dpo", root / "dpo", KIT_LOSS),
+            "learner": _run("grpo", root / "learner_run", files["learner"]),
+            "flipped": _run("grpo", root / "flipped_run", files["flipped"]),
+            "dpo_flipped": _run("dpo", root / "dpo_flipped_run", files["dpo_flipped"]),
+            "dpo_no_beta": _run("dpo", root / "dpo_no_beta_run", files["dpo_no_beta"]),
+            "learner_file": files["learner"], "loss_sources": sources}
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +88,14 @@ def verifier_checks() -> dict:
     return grade_verifiers({"kit": KIT_VERIFIER.read_text(encoding="utf-8"),
                             "one": CONSTANT.format(version=version, value=1),
                             "zero": CONSTANT.format(version=version, value=0), "absent": None})
+
+
+@pytest.fixture(scope="module")
+def loss_checks(runs) -> dict:
+    """The engine's verdicts on the kit's loss file, the two broken ones the DPO runs used, and none."""
+    sources = runs["loss_sources"]
+    return grade_learner_code({"kit": KIT_LOSS.read_text(encoding="utf-8"), "flipped": sources["dpo_flipped"],
+                               "no_beta": sources["dpo_no_beta"], "absent": None}, "dpo")
 
 
 def _passport(run_dir: Path) -> dict:
@@ -92,7 +122,7 @@ def test_tiny_run_passes_every_passport_check(runs, name):
 def test_passport_records_the_run(runs):
     grpo, dpo = _passport(runs["grpo"]), _passport(runs["dpo"])
     assert set(grpo["versions"]) == {"python", "torch", "transformers", "trl", "peft", "datasets", "accelerate"}
-    assert grpo["trainer_class"] == "GRPOTrainer" and dpo["trainer_class"] == "DPOTrainer"
+    assert grpo["trainer_class"] == "GRPOTrainer" and dpo["trainer_class"] == "LearnerLossDPOTrainer"
     assert grpo["trainer_args"]["num_generations"] == 8 and grpo["trainer_args"]["loss_type"] == "dapo"
     assert grpo["trainer_args"]["chat_template_kwargs"] == {"enable_thinking": False}
     assert grpo["seeds"] == {"seed": 42, "data_seed": 42} and grpo["overrides"] == {} and grpo["device"] == "cpu"
@@ -100,6 +130,9 @@ def test_passport_records_the_run(runs):
     assert grpo["data"]["eval_sha256"] == canonical_hash(tiny_second_digit_rows("eval"))
     assert not {row["prompt"] for row in tiny_second_digit_rows("train")} & {row["prompt"] for row in tiny_second_digit_rows("eval")}
     assert dpo["data"]["train_sha256"] == canonical_hash(tiny_preference_rows())
+    assert dpo["data"]["eval_sha256"] == canonical_hash(tiny_preference_rows("eval"))
+    assert not {row["prompt"] for row in tiny_preference_rows()} & {row["prompt"] for row in tiny_preference_rows("eval")}
+    assert dpo["loss"]["sha256"] == sha256_file(KIT_LOSS) and grpo["loss"] is None
     assert grpo["model"]["tiny_config"]["num_hidden_layers"] == 2 and grpo["lora"]["used"] is True
     assert grpo["verifier"]["version"] == kit_verifier_version() and dpo["verifier"] is None
     assert set(grpo["adapter"]["files"]) >= {"adapter_config.json", "adapter_model.safetensors"}
@@ -132,7 +165,8 @@ def test_tiny_grpo_learns_with_the_right_reward_only(runs, verifier_checks):
     for name in ("grpo", "learner", "flipped"):
         measured = reevaluate(_passport(runs[name]), runs[name])
         gains[name] = measured["after"]["greedy_accuracy"] - measured["before"]["greedy_accuracy"]
-    minimum = MIN_IMPROVEMENT[("grpo", "tiny")]
+    metric, minimum = MIN_IMPROVEMENT[("grpo", "tiny")]
+    assert metric == "greedy_accuracy"
     assert gains["grpo"] >= minimum + 0.2, gains  # a margin, so the check is not decided by a single row
     assert gains["learner"] == 0.0, gains  # constant reward: every advantage is 0, the adapter stays 0
     assert gains["flipped"] <= 0.0, gains
@@ -141,7 +175,39 @@ def test_tiny_grpo_learns_with_the_right_reward_only(runs, verifier_checks):
         assert "improvement" in lost, (name, lost)
 
 
+@pytest.mark.slow
+def test_tiny_dpo_learns_with_the_right_loss_only(runs, loss_checks):
+    """The same profile, seed and 100 steps with the learner's loss: the held-out margin the grader measures
+    rises far with the right loss (toward log 3 / beta ~ 11 nats), stays under log 3 ~ 1.1 without beta and
+    falls with the sign flipped; only the right run earns "improvement"."""
+    from graders.capstone_reeval import MIN_IMPROVEMENT, reevaluate
+
+    metric, minimum = MIN_IMPROVEMENT[("dpo", "tiny")]
+    gains = {}
+    for name in ("dpo", "dpo_no_beta", "dpo_flipped"):
+        measured = reevaluate(_passport(runs[name]), runs[name])
+        gains[name] = measured["after"][metric] - measured["before"][metric]
+        claimed = _passport(runs[name])["metrics"]
+        assert math.isclose(gains[name], claimed["after"][metric] - claimed["before"][metric], abs_tol=1e-4)
+    assert gains["dpo"] >= minimum + 1.0, gains  # a margin, so the check is not decided by one pair
+    assert gains["dpo_no_beta"] <= math.log(3) + 0.2, gains  # its optimum: log(p / (1 - p)), p = 3/4
+    assert gains["dpo_flipped"] < 0.0, gains
+    for name, check in (("dpo_no_beta", "no_beta"), ("dpo_flipped", "flipped")):
+        lost = _lost(grade_submission(runs[name], verifier_check=loss_checks[check]))
+        assert "improvement" in lost and "loss" in lost, (name, lost)
+
+
 # ----------------------------------------------------------------------------- grading a submission
+@pytest.mark.slow
+def test_the_engine_grades_the_learner_loss(loss_checks):
+    assert loss_checks["kit"].points == loss_checks["kit"].max_points == 7
+    assert "module_8_training.sequence_logprobs: passed" in loss_checks["kit"].message
+    for broken in ("flipped", "no_beta"):  # sequence_logprobs keeps its 3 points, dpo_loss loses most of its 4
+        assert 3 <= loss_checks[broken].points < 5, loss_checks[broken]
+        assert "module_8_training.dpo_loss: failed" in loss_checks[broken].message
+    assert loss_checks["absent"].points == 0 and "no module_8_training.py" in loss_checks["absent"].message
+
+
 @pytest.mark.slow
 def test_the_engine_grades_the_learner_verifier(verifier_checks):
     assert verifier_checks["kit"].points == verifier_checks["kit"].max_points == 3
@@ -152,11 +218,28 @@ def test_the_engine_grades_the_learner_verifier(verifier_checks):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, points", [("grpo", 19), ("dpo", 18)])  # DPO: no improvement required (tiny)
-def test_an_honest_submission_gets_every_point(runs, verifier_checks, name, points):
-    report = grade_submission(runs[name], verifier_check=verifier_checks["kit"])
+@pytest.mark.parametrize("name, points", [("grpo", 22), ("dpo", 26)])  # DPO: the loss is worth 7, GRPO's verifier 3
+def test_an_honest_submission_gets_every_point(runs, verifier_checks, loss_checks, name, points):
+    learner_check = verifier_checks["kit"] if name == "grpo" else loss_checks["kit"]
+    report = grade_submission(runs[name], verifier_check=learner_check)
     assert _lost(report) == {}
     assert report["score"] == report["max_score"] == points
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["grpo", "dpo"])
+def test_a_real_tiny_runs_claims_get_every_point(runs, name):
+    """graders/capstone_claims.py on a real run: its versions, its full TRL config and its wall time."""
+    from graders.capstone_claims import CLAIM_NAMES, check_claims, train_runtime
+
+    passport = _passport(runs[name])
+    checks = {check.name: check for check in check_claims(passport)}
+    assert {n: c.points for n, c in checks.items()} == dict.fromkeys(CLAIM_NAMES, 1.0), checks
+    assert "every one of" in checks["claims.trainer_args"].message
+    runtime, train = train_runtime(passport["log_history"]), passport["wall_time_s"]["train"]
+    assert runtime <= train + 0.01 and train <= passport["wall_time_s"]["total"]
+    print(f"{name}: train_runtime {runtime:.3f} s, wall_time_s.train {train:.3f} s, total "
+          f"{passport['wall_time_s']['total']:.3f} s")
 
 
 @pytest.mark.slow
@@ -164,8 +247,8 @@ def test_the_grade_cli_prints_and_writes_the_report(runs, tmp_path, capsys):
     submission = shutil.make_archive(str(tmp_path / "sub"), "zip", runs["grpo"])
     assert main(["capstone", "grade", submission, "--out", str(tmp_path / "report"), "--lang", "ru"]) == 0
     printed = capsys.readouterr().out
-    assert "баллы: 19/19" in printed and "reevaluation" in printed
-    assert json.loads((tmp_path / "report" / "capstone_grade.json").read_text(encoding="utf-8"))["score"] == 19
+    assert "баллы: 22/22" in printed and "reevaluation" in printed
+    assert json.loads((tmp_path / "report" / "capstone_grade.json").read_text(encoding="utf-8"))["score"] == 22
 
 
 def _tamper(run_dir: Path, change: str) -> None:
@@ -370,5 +453,29 @@ def test_an_unusable_verifier_stops_before_training(tmp_path, capsys, source, wo
     verifier = [] if source == "" else ["--verifier", str(path)]
     code = main(["capstone", "run", "--algo", "grpo", "--profile", "tiny", "--out", str(tmp_path / "run"),
                  *verifier, "--quiet"])
+    assert code == 2 and words in capsys.readouterr().err
+    assert not (tmp_path / "run" / "passport.json").exists()
+
+
+@pytest.mark.parametrize("source, words", [
+    (None, "raised NotImplementedError on a batch of two pairs"),  # the untouched starter
+    ("import torch\n\ndef sequence_logprobs(logits, input_ids, mask):\n    return logits.sum(-1)\n\n"
+     "def dpo_loss(a, b, c, d, *, beta, label_smoothing=0.0):\n    return (a - b).mean(), a, b\n",
+     "sequence_logprobs returned Tensor of shape (2, 3), a (B,) tensor expected"),
+    ("import torch\n\ndef sequence_logprobs(logits, input_ids, mask):\n    return logits.sum((1, 2))\n\n"
+     "def dpo_loss(a, b, c, d, *, beta, label_smoothing=0.0):\n    return 0.5, a, b\n",
+     "dpo_loss returned the loss float, a scalar tensor with gradient expected"),
+    ("x = 1\n", "defines no function sequence_logprobs, dpo_loss"),
+    ("", "DPO needs your loss"),
+])
+def test_an_unusable_loss_stops_before_training(tmp_path, capsys, source, words):
+    if source is None:
+        path = REPO_ROOT / "starter" / "module_08" / "module_8_training.py"
+    else:
+        path = tmp_path / "module_8_training.py"
+        path.write_text(source, encoding="utf-8")
+    loss = [] if source == "" else ["--loss", str(path)]
+    code = main(["capstone", "run", "--algo", "dpo", "--profile", "tiny", "--out", str(tmp_path / "run"),
+                 *loss, "--quiet", "--lang", "en"])
     assert code == 2 and words in capsys.readouterr().err
     assert not (tmp_path / "run" / "passport.json").exists()

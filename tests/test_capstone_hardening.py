@@ -27,29 +27,41 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graders.capstone import check_passport
+from graders.capstone_claims import CLAIM_NAMES
 from graders.capstone_grade import (FIGURES, VERIFIER_FILE, ZIP_MAX_MEMBER_BYTES, ZIP_MAX_TOTAL_BYTES, GradeCheck,
                                     grade_submission)
 from graders.capstone_run.data import TINY_ROWS, canonical_hash
+from graders.capstone_run.learner_loss import LOSS_FILE
 from graders.capstone_run.models import sha256_file
-from graders.capstone_run.passport import library_versions, plot_reward_curve, reward_curve, sha256_tree, write_passport
+from graders.capstone_run.passport import (json_safe, library_versions, plot_reward_curve, reward_curve, sha256_tree,
+                                         write_passport)
 from graders.capstone_run.passport_check import MAX_PASSPORT_BYTES, passport_problems, read_passport
 from graders.capstone_run.profiles import PASSPORT_SCHEMA, PROFILES, VERIFIER_VERSION
 from graders.cli import main
 from graders.paths import SOLUTIONS_DIR
 
 KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
+KIT_LOSS = SOLUTIONS_DIR / "module_08" / LOSS_FILE
 VERIFIER_POINTS = 3.0
 FULL_VERIFIER = GradeCheck("verifier", VERIFIER_POINTS, VERIFIER_POINTS, "stub: the engine's verdict")
-FULL_SCORE = {"grpo": 19.0, "dpo": 18.0}  # DPO tiny: no improvement required (0 of 0)
+# the learner-code check is stubbed at 3 points for both (a real DPO "loss" check is worth 7: tests/test_capstone.py)
+FULL_SCORE = {"grpo": 22.0, "dpo": 22.0}
 # What the grader "measures" (reevaluate stubbed): the synthetic passports claim exactly this.
 MEASURED = {"grpo": {"before": {"greedy_accuracy": 0.0}, "after": {"greedy_accuracy": 0.8}},
-            "dpo": {"before": {"pair_accuracy": 0.48, "mean_margin": 0.0},
-                    "after": {"pair_accuracy": 0.52, "mean_margin": 0.05}}}
-AFTER_CHECKS = ("consistency", "figures", "reevaluation", "improvement")
+            "dpo": {"before": {"pair_accuracy": 0.47, "mean_margin": -0.2},
+                    "after": {"pair_accuracy": 1.0, "mean_margin": 5.4}}}
+AFTER_CHECKS = ("consistency", "figures", *CLAIM_NAMES, "reevaluation", "improvement")
 CYRILLIC = re.compile("[а-яё]", re.IGNORECASE)
 
 
 # ----------------------------------------------------------------------------- a valid run, by hand
+def trainer_args(profile, run_dir: Path) -> dict:
+    """The trainer_args a CPU run of ``profile`` with seed 42 records: its full TRL config (no training)."""
+    from graders.capstone_run.run import trainer_arguments
+
+    return json_safe(trainer_arguments(profile, run_dir, seed=42, progress=False).to_dict())
+
+
 def _passport(algorithm: str, run_dir: Path) -> dict:
     """The passport a tiny run of ``algorithm`` writes (graders/capstone_run/run.py), for the files in run_dir."""
     profile = PROFILES[(algorithm, "tiny")]
@@ -62,6 +74,7 @@ def _passport(algorithm: str, run_dir: Path) -> dict:
     metrics = {when: {**values, "prompts": 20} for when, values in MEASURED[algorithm].items()}
     verifier = ({"path": VERIFIER_FILE, "version": VERIFIER_VERSION, "sha256": sha256_file(run_dir / VERIFIER_FILE)}
                 if algorithm == "grpo" else None)
+    loss = {"path": LOSS_FILE, "sha256": sha256_file(run_dir / LOSS_FILE)} if algorithm == "dpo" else None
     return {
         "schema": PASSPORT_SCHEMA, "algorithm": algorithm, "profile": "tiny", "device": "cpu",
         "precision": {"use_cpu": True, "bf16": False, "fp16": False, "dtype": "float32"}, "overrides": {},
@@ -69,10 +82,10 @@ def _passport(algorithm: str, run_dir: Path) -> dict:
         "command": ["rl4llm", "capstone", "run"], "finished_at": "2026-01-01T00:00:00+00:00",
         "seeds": {"seed": 42, "data_seed": None}, "versions": library_versions(),
         "model": {"id": profile.model, "vocab_size": 17},
-        "trainer_class": {"grpo": "GRPOTrainer", "dpo": "DPOTrainer"}[algorithm],
-        "trainer_args": {**profile.trainer_settings, "seed": 42, "output_dir": "trainer", "report_to": []},
+        "trainer_class": {"grpo": "GRPOTrainer", "dpo": "LearnerLossDPOTrainer"}[algorithm],
+        "trainer_args": trainer_args(profile, run_dir),
         "lora": {"used": True, "trainable_parameters": 8192, **profile.lora},
-        "adapter": {"path": "adapter", "files": sha256_tree(run_dir / "adapter")}, "verifier": verifier,
+        "adapter": {"path": "adapter", "files": sha256_tree(run_dir / "adapter")}, "verifier": verifier, "loss": loss,
         "data": {"dataset": profile.data.dataset, "train_split": profile.data.train_split,
                  "eval_split": profile.data.eval_split, "train_rows": len(train_rows()),
                  "eval_rows": len(eval_rows()), "train_sha256": canonical_hash(train_rows()),
@@ -84,7 +97,7 @@ def _passport(algorithm: str, run_dir: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def templates(tmp_path_factory) -> dict[str, Path]:
-    """{algorithm: a valid run folder}: passport, figures, adapter, the kit's verifier (GRPO)."""
+    """{algorithm: a valid run folder}: passport, figures, adapter, the kit's verifier (GRPO) or loss (DPO)."""
     root = tmp_path_factory.mktemp("valid")
     figure = plot_reward_curve({"metric": "reward", "steps": [1, 2], "values": [0.0, 1.0]}, root / "figure.png",
                                "a figure")
@@ -96,8 +109,7 @@ def templates(tmp_path_factory) -> dict[str, Path]:
         (run_dir / "adapter" / "adapter_model.safetensors").write_bytes(algorithm.encode() * 100)
         for name in FIGURES:
             shutil.copy(figure, run_dir / name)
-        if algorithm == "grpo":
-            shutil.copy(KIT_VERIFIER, run_dir / VERIFIER_FILE)
+        shutil.copy(KIT_VERIFIER if algorithm == "grpo" else KIT_LOSS, run_dir)
         write_passport(run_dir, _passport(algorithm, run_dir))
         folders[algorithm] = run_dir
     return folders
@@ -113,8 +125,8 @@ def stubbed(monkeypatch):
         return copy.deepcopy(MEASURED[passport["algorithm"]])
 
     monkeypatch.setattr("graders.capstone_grade.reevaluate", reevaluate)
-    monkeypatch.setattr("graders.capstone_grade.grade_verifiers",
-                        lambda sources, language="en": {name: FULL_VERIFIER for name in sources})
+    monkeypatch.setattr("graders.capstone_grade.grade_learner_code",
+                        lambda sources, algorithm="grpo", language="en": {name: FULL_VERIFIER for name in sources})
     return calls
 
 
@@ -317,9 +329,9 @@ def test_the_cli_check_and_grade_agree_on_a_passport_of_nulls(templates, stubbed
     assert "score: 0/12" in printed and "log_history[0] must be an object, found null" in printed
     assert main(["capstone", "grade", str(run_dir), "--out", str(tmp_path / "out"), "--lang", "ru"]) == 0
     printed = capsys.readouterr().out
-    assert "баллы: 3/19" in printed and "log_history[0] должно быть объектом, а найдено null" in printed
+    assert "баллы: 3/22" in printed and "log_history[0] должно быть объектом, а найдено null" in printed
     assert main(["capstone", "grade", str(valid), "--out", str(tmp_path / "out-valid")]) == 0
-    assert "score: 19/19" in capsys.readouterr().out
+    assert "score: 22/22" in capsys.readouterr().out
 
 
 def test_the_cli_check_prints_a_passport_with_a_lone_surrogate(templates, tmp_path, capsys):

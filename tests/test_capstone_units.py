@@ -137,6 +137,10 @@ def test_accelerate_launch_runs_the_capstone_with_one_cpu_process(tmp_path):
     passport = json.loads((out / "passport.json").read_text(encoding="utf-8"))
     assert passport["processes"]["num_processes"] == 1 and passport["lora"]["used"]
     assert (out / "adapter" / "adapter_model.safetensors").is_file()
+    from graders.capstone_claims import check_trainer_args
+
+    passed, said = check_trainer_args(passport)  # what the launcher sets in the config is bookkeeping only
+    assert passed, said
 
 
 def test_the_instructor_script_is_valid_bash_and_uses_real_flags():

@@ -40,7 +40,7 @@ CAPSTONE_MODULES = ("capstone", "capstone_cli")
 CAPSTONE_PACKAGE = "capstone_run"
 CAPSTONE_CONSTRAINTS = Path("constraints") / "capstone.txt"
 HIDDEN_NAMES = ("solutions", "checks", "misconceptions", "engine", "build", "tests", "assignments",
-                "capstone_grade", "capstone_reeval")
+                "capstone_grade", "capstone_reeval", "capstone_claims")
 
 PYPROJECT = '''[build-system]
 requires = ["setuptools>=64"]

@@ -27,7 +27,6 @@ from graders.capstone_run.hub_data import DataLocation, hub_cache_dir, locate_da
 from graders.capstone_run.latex import parse_answer
 from graders.capstone_run.profiles import CapstoneError, Profile
 
-TINY_OPERANDS = range(5)  # a, b in 0..4: every sum is one digit
 TINY_HELD_OUT = 20  # of the 100 pairs "a b =", the last 20 of a fixed shuffle are never trained on
 
 
@@ -47,20 +46,39 @@ def tiny_second_digit_rows(split: str = "train") -> list[dict]:
     return [{"prompt": f"{a} {b} =", "solution": str(b)} for a, b in chosen]
 
 
-def tiny_arithmetic_rows() -> list[dict]:
-    """Rows {"prompt": "a + b =", "solution": "a+b"} for a, b in 0..4 (25 rows)."""
-    return [{"prompt": f"{a} + {b} =", "solution": str(a + b)} for a in TINY_OPERANDS for b in TINY_OPERANDS]
+TINY_PREFERENCE_ODDS = 3  # each training pair is shown 3 times as (b over a) and once as (a over b): p = 3/4
 
 
-def tiny_preference_rows() -> list[dict]:
-    """DPO rows: the right sum is chosen, the sum plus one (mod 10) rejected (25 rows)."""
-    return [{"prompt": f"{a} + {b} =", "chosen": f" {a + b}", "rejected": f" {(a + b + 1) % 10}"}
-            for a in TINY_OPERANDS for b in TINY_OPERANDS]
+def tiny_preference_rows(split: str = "train") -> list[dict]:
+    """DPO rows on the prompts "a b =" (a != b): the second digit " b" is preferred to the first " a".
+
+    Training: the 71 pairs of :func:`tiny_digit_pairs`' first 80 with a != b, each as
+    TINY_PREFERENCE_ODDS rows {"chosen": " b", "rejected": " a"} and one row the other way round
+    (284 rows, shuffled with random.Random(0)): a preference of probability p = 3/4, so the DPO loss at
+    beta is lowest at the margin h* = log(p / (1 - p)) / beta = log 3 / 0.1 ~ 11 nats (Bradley-Terry;
+    the KL-regularised optimum of Module 8), while a loss without beta stops at log 3 ~ 1.1 and a
+    sign-flipped one drives h below 0. Eval: the 19 held-out pairs (the last TINY_HELD_OUT) with a != b, as (b over a): never
+    trained on, so the measured margin is the rule learned, not the rows memorised.
+    """
+    import random
+
+    pairs = tiny_digit_pairs()
+    held_out = pairs[-TINY_HELD_OUT:]
+    if split != "train":
+        return [{"prompt": f"{a} {b} =", "chosen": f" {b}", "rejected": f" {a}"} for a, b in held_out if a != b]
+    rows = []
+    for a, b in pairs[:-TINY_HELD_OUT]:
+        if a == b:
+            continue
+        rows += [{"prompt": f"{a} {b} =", "chosen": f" {b}", "rejected": f" {a}"}] * TINY_PREFERENCE_ODDS
+        rows.append({"prompt": f"{a} {b} =", "chosen": f" {a}", "rejected": f" {b}"})
+    random.Random(0).shuffle(rows)
+    return rows
 
 
 # data set -> (train rows, eval rows) builders
 TINY_ROWS = {"kit:tiny-second-digit": (tiny_second_digit_rows, lambda: tiny_second_digit_rows("eval")),
-             "kit:tiny-preferences": (tiny_preference_rows, tiny_preference_rows)}
+             "kit:tiny-second-digit-preferences": (tiny_preference_rows, lambda: tiny_preference_rows("eval"))}
 
 
 def canonical_hash(rows: list[dict]) -> str:
@@ -77,7 +95,7 @@ def tiny_rows(profile: Profile) -> list[dict]:
 
 
 def tiny_eval_rows(profile: Profile) -> list[dict]:
-    """The eval rows of a tiny profile: GRPO's held-out pairs; DPO's training pairs (a fit check)."""
+    """The eval rows of a tiny profile: the held-out pairs (GRPO: prompts; DPO: preference pairs)."""
     if profile.data.dataset not in TINY_ROWS:
         raise ValueError(f"profile {profile.name!r} has no in-memory data set")
     return TINY_ROWS[profile.data.dataset][1]()

@@ -90,8 +90,12 @@ GRADE_TEXT = {
                                   "trainer_args.seed равен {found!r}, а seeds.seed равен {seed}"),
     "passport_seed_ok": Text("seed {seed} recorded and used by the trainer",
                              "seed {seed} записан и использован тренером"),
-    "passport_verifier_dpo": Text("not applicable: DPO trains on preference pairs, no verifier",
-                                  "не применяется: DPO обучается на парах предпочтений, верификатора нет"),
+    "passport_loss_shape": Text("loss must be an object with path and sha256 (your module_8_training.py, DPO's loss), "
+                                "found {found!r}",
+                                "loss должен быть объектом с полями path и sha256 (ваш module_8_training.py, потеря "
+                                "DPO), а равен {found!r}"),
+    "passport_loss_ok": Text("loss: your sequence_logprobs and dpo_loss ({sha}..., {path})",
+                             "потеря: ваши sequence_logprobs и dpo_loss ({sha}..., {path})"),
     "passport_verifier_shape": Text("verifier must be an object with path, version and sha256, found {found!r}",
                                     "verifier должен быть объектом с полями path, version и sha256, а равен "
                                     "{found!r}"),
@@ -171,6 +175,8 @@ GRADE_TEXT = {
     "consistency_dry_run": Text("a dry run (overrides {overrides})", "пробный запуск (изменения {overrides})"),
     "consistency_device": Text("device {device!r}, profile {profile!r} runs on {wanted}",
                                "устройство {device!r}, а профиль {profile!r} запускается на {wanted}"),
+    "consistency_loss_hash": Text("{file} does not hash to the passport's loss sha256",
+                                  "хеш {file} не совпадает с sha256 файла потерь в паспорте"),
     "consistency_verifier_hash": Text("{file} does not hash to the passport's verifier sha256",
                                       "хеш {file} не совпадает с sha256 верификатора в паспорте"),
     "consistency_adapter_hash": Text("adapter/{name} is missing or does not hash to the passport's",
@@ -200,6 +206,66 @@ GRADE_TEXT = {
                                "{after:.4g}; паспорт заявляет {claimed!r} — это не то, что измерено"),
     "improvement_not_required": Text("not required for the {profile} profile (measured gain {gain:+.4g})",
                                      "для профиля {profile} не требуется (измеренный прирост {gain:+.4g})"),
-    "improvement": Text("measured gain {gain:+.4g}, at least {minimum:+.4g} required",
-                        "измеренный прирост {gain:+.4g}, требуется не меньше {minimum:+.4g}"),
+    "improvement": Text("{metric}: measured gain {gain:+.4g}, at least {minimum:+.4g} required",
+                        "{metric}: измеренный прирост {gain:+.4g}, требуется не меньше {minimum:+.4g}"),
+    # self-reported fields (graders/capstone_claims.py): check names are ids, the same in every language
+    "claims_malformed": Text("could not check: malformed passport ({error})",
+                             "проверить не удалось: паспорт повреждён ({error})"),
+    "claims_inconsistent": Text("not compared: the passport is not consistent",
+                                "не сравнено: паспорт не согласован сам с собой"),
+    "claims_not_object": Text("{field} must be an object, found {found}",
+                              "{field} должно быть объектом, а найдено {found}"),
+    "claims_versions_kit_unknown": Text("the grader cannot read the versions the installed kit supports ({kit}: "
+                                        "{error}); install the kit (pip install -e .)",
+                                        "грейдер не может прочитать версии, которые поддерживает установленный "
+                                        "набор ({kit}: {error}); установите его (pip install -e .)"),
+    "claims_version_missing": Text("versions.{name} is missing", "нет versions.{name}"),
+    "claims_version_malformed": Text("versions.{name} is {found}, not a version (PEP 440)",
+                                     "versions.{name} равно {found} — это не номер версии (PEP 440)"),
+    "claims_version_outside": Text("versions.{name} {found} is outside the range {kit} supports ({range})",
+                                   "versions.{name} {found} вне диапазона, который поддерживает {kit} ({range})"),
+    "claims_version_major": Text("versions.{name} {found} is another major version than the grader's {installed}, "
+                                 "with which the adapter is re-evaluated",
+                                 "versions.{name} {found} — другая старшая версия, чем у грейдера ({installed}), "
+                                 "с которой адаптер проверяется заново"),
+    "claims_version_differs": Text("{name} {found} (the grader has {installed})", "{name} {found} (у грейдера {installed})"),
+    "claims_version_grader_lacks": Text("{name} {found} (not installed for the grader)",
+                                        "{name} {found} (у грейдера не установлен)"),
+    "claims_versions_same": Text("the same as the grader's", "те же, что у грейдера"),
+    "claims_versions_ok": Text("{versions}: inside the kit's ranges; against the grader's versions: {differences}",
+                               "{versions}: в диапазонах набора; по сравнению с версиями грейдера: {differences}"),
+    "claims_args_seed": Text("seeds.seed must be an integer, found {found}",
+                             "seeds.seed должно быть целым числом, а найдено {found}"),
+    "claims_args_rebuild_failed": Text("the grader could not rebuild the profile's config ({error})",
+                                       "грейдер не смог заново собрать конфигурацию профиля ({error})"),
+    "claims_args_item": Text("{key}: found {found}, expected {expected}", "{key}: найдено {found}, ожидалось {expected}"),
+    "claims_args_every": Text("every one of {count} keys compared", "сравнены все {count} ключей"),
+    "claims_args_kit_set": Text("trl {trl_found} / transformers {transformers_found} are not the grader's "
+                                "({trl_grader} / {transformers_grader}): only the {count} keys the kit sets compared",
+                                "trl {trl_found} / transformers {transformers_found} — не версии грейдера "
+                                "({trl_grader} / {transformers_grader}): сравнены только {count} ключей, которые "
+                                "задаёт набор"),
+    "claims_args_differ": Text("{count} trainer_args differ from the {config} the grader rebuilds for the {profile} "
+                               "profile ({scope}): {differences}",
+                               "{count} из trainer_args отличаются от {config}, который грейдер собирает заново для "
+                               "профиля {profile} ({scope}): {differences}"),
+    "claims_args_ok": Text("trainer_args are the {config} the grader rebuilds for the {profile} profile ({scope})",
+                           "trainer_args совпадают с {config}, который грейдер собирает заново для профиля {profile} "
+                           "({scope})"),
+    "claims_wall_bad": Text("wall_time_s.{key} must be a finite number > 0, found {found}",
+                            "wall_time_s.{key} должно быть конечным числом > 0, а найдено {found}"),
+    "claims_wall_total": Text("wall_time_s.total {total:.4g} s is less than wall_time_s.train {train:.4g} s",
+                              "wall_time_s.total {total:.4g} с меньше wall_time_s.train {train:.4g} с"),
+    "claims_wall_no_runtime": Text("log_history has no train_runtime (the Trainer's last entry): wall_time_s.train "
+                                   "cannot be compared",
+                                   "в log_history нет train_runtime (последней записи Trainer): wall_time_s.train "
+                                   "не с чем сравнить"),
+    "claims_wall_disagrees": Text("wall_time_s.train {train:.4g} s disagrees with the Trainer's train_runtime "
+                                  "{runtime:.4g} s ({low:.4g}..{high:.4g} s expected)",
+                                  "wall_time_s.train {train:.4g} с не согласуется с train_runtime Trainer "
+                                  "{runtime:.4g} с (ожидалось {low:.4g}..{high:.4g} с)"),
+    "claims_wall_ok": Text("wall_time_s.train {train:.4g} s agrees with the Trainer's train_runtime {runtime:.4g} s; "
+                           "total {total:.4g} s",
+                           "wall_time_s.train {train:.4g} с согласуется с train_runtime Trainer {runtime:.4g} с; "
+                           "всего {total:.4g} с"),
 }

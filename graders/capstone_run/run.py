@@ -3,12 +3,14 @@
 Given code: the capstone student need not change it.
 
     run_capstone(RunOptions("grpo", "tiny", "runs/grpo", verifier="my/module_9_reference.py"))  # CPU, seconds
+    run_capstone(RunOptions("dpo", "tiny", "runs/dpo", loss="my/module_8_training.py"))            # CPU, seconds
     run_capstone(RunOptions("grpo", "smoke", "runs/q", verifier=...))                             # CUDA
     run_capstone(RunOptions("grpo", "smoke", "runs/dry", verifier=..., model="local/qwen3",
                             device="cpu", max_steps=1, max_completion_length=16))                 # a dry run
 
 GRPO uses TRL's GRPOTrainer with the learner's ``verify_numeric_answer`` as
-the only reward function; DPO uses DPOTrainer. Both wrap the model in a PEFT
+the only reward function; DPO uses DPOTrainer with the learner's Module 8
+``sequence_logprobs`` and ``dpo_loss`` as its loss (:mod:`graders.capstone_run.learner_loss`). Both wrap the model in a PEFT
 LoRA adapter (``peft_config``), exactly as the course notebooks do. The run
 folder gets ``passport.json``, the adapter (``adapter/``, PEFT's
 ``save_pretrained``) and the figures.
@@ -38,6 +40,7 @@ class RunOptions:
 
     algorithm: "grpo" or "dpo". profile: "tiny", "smoke" or "full". out_dir: the run folder.
     verifier: the learner's module_9_reference.py (GRPO; required).
+    loss: the learner's module_8_training.py (DPO; required): its dpo_loss is DPO's loss.
     seed: the trainer's seed and data_seed (42 = TRL's default, as the notebooks ran).
     model: a local folder (or Hub id) that replaces the profile's model, e.g. a cached snapshot.
     data_dir: a folder with <split>.jsonl files that replaces the Hub (see graders.capstone_run.data).
@@ -51,6 +54,7 @@ class RunOptions:
     profile: str
     out_dir: Path
     verifier: Path | None = None
+    loss: Path | None = None
     seed: int = DEFAULT_SEED
     model: str | None = None
     data_dir: Path | None = None
@@ -142,17 +146,19 @@ def load_model_and_tokenizer(profile: Profile, options: RunOptions, dtype: str):
                               "vocab_size": config.vocab_size}
 
 
-def _build_trainer(profile: Profile, args, model, tokenizer, train_rows, eval_rows, verifier_module):
+def _build_trainer(profile: Profile, args, model, tokenizer, train_rows, eval_rows, learner_module):
+    """GRPOTrainer with the learner's verifier as its reward, or the DPOTrainer with the learner's loss."""
     from datasets import Dataset
-    from trl import DPOTrainer, GRPOTrainer
+    from trl import GRPOTrainer
 
+    from graders.capstone_run.learner_loss import learner_dpo_trainer
     from graders.capstone_run.models import verifier_reward_function
 
     common = {"model": model, "args": args, "train_dataset": Dataset.from_list(train_rows),
               "processing_class": tokenizer, "peft_config": lora_config(profile)}
     if profile.algorithm == "grpo":
-        return GRPOTrainer(reward_funcs=verifier_reward_function(verifier_module), **common)
-    return DPOTrainer(eval_dataset=Dataset.from_list(eval_rows), **common)
+        return GRPOTrainer(reward_funcs=verifier_reward_function(learner_module), **common)
+    return learner_dpo_trainer(learner_module)(eval_dataset=Dataset.from_list(eval_rows), **common)
 
 
 def measure(algorithm: str, model, tokenizer, eval_rows, verifier_module, args, eval_dataset=None) -> dict:
@@ -201,26 +207,33 @@ def _run(options: RunOptions) -> dict:
     """Train; write OUT/passport.json, OUT/adapter/ and the figures. Returns the passport.
 
     CapstoneError (before anything is downloaded or trained) when the profile
-    needs a GPU and there is none, the verifier is missing or unusable, or the
-    model or data cannot be found.
+    needs a GPU and there is none, the verifier (GRPO) or the loss (DPO) is missing or
+    unusable, or the model or data cannot be found.
     """
     started = time.perf_counter()
     profile = get_profile(options.algorithm, options.profile)
     device, precision = resolve_device(profile, options.device)
-    verifier_module, verifier = None, None
+    verifier_module, verifier, loss = None, None, None
     if profile.algorithm == "grpo":
         if options.verifier is None:
             raise CapstoneError("error_no_verifier")
         from graders.capstone_run.models import load_verifier
 
         verifier_module, verifier = load_verifier(Path(options.verifier))
+    else:
+        if options.loss is None:
+            raise CapstoneError("error_no_loss")
+        from graders.capstone_run.learner_loss import load_loss
+
+        loss_module, loss = load_loss(Path(options.loss))
     out_dir = Path(options.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     args = trainer_arguments(profile, out_dir, seed=options.seed, progress=options.progress, precision=precision,
                              overrides=options.overrides)
     train_rows, eval_rows, kept = load_rows(profile, options.data_dir)
     model, tokenizer, described = load_model_and_tokenizer(profile, options, precision["dtype"])
-    trainer = _build_trainer(profile, args, model, tokenizer, train_rows, eval_rows, verifier_module)
+    trainer = _build_trainer(profile, args, model, tokenizer, train_rows, eval_rows,
+                             verifier_module if profile.algorithm == "grpo" else loss_module)
     if not options.progress:  # quiet: no per-step log dicts either
         from transformers import PrinterCallback
 
@@ -250,7 +263,7 @@ def _run(options: RunOptions) -> dict:
         "trainer_class": type(trainer).__name__, "trainer_args": args.to_dict(),
         "lora": {"used": peft_used, "trainable_parameters": trainable, **profile.lora},
         "adapter": {"path": ADAPTER_DIR, "files": sha256_tree(out_dir / ADAPTER_DIR) if main_process else {}},
-        "verifier": verifier,
+        "verifier": verifier, "loss": loss,
         "data": {"dataset": profile.data.dataset, "train_split": profile.data.train_split,
                  "eval_split": profile.data.eval_split, "train_rows": len(train_rows),
                  "eval_rows": len(eval_rows), "train_sha256": canonical_hash(train_rows),

@@ -148,6 +148,18 @@ TEXT = {
     "error_verifier_value": Text("the verifier {path} returned {value!r} for a simple answer; it must return 0 or 1",
                                  "верификатор {path} вернул {value!r} на простом ответе; он должен возвращать 0 "
                                  "или 1"),
+    "error_no_loss": Text("DPO needs your loss: pass --loss PATH/module_8_training.py (your Module 8 file; its "
+                          "sequence_logprobs and dpo_loss are DPO's loss)",
+                          "DPO нужна ваша функция потерь: укажите --loss PATH/module_8_training.py (ваш файл "
+                          "модуля 8; его sequence_logprobs и dpo_loss и есть потеря DPO)"),
+    "error_loss_import": Text("cannot import the loss file {path}: {error}",
+                              "не удалось импортировать файл потерь {path}: {error}"),
+    "error_loss_missing": Text("the loss file {path} defines no function {names}",
+                               "в файле потерь {path} нет функции {names}"),
+    "error_loss_raised": Text("the loss file {path} raised {error} on a batch of two pairs: {message}",
+                              "файл потерь {path} бросил {error} на батче из двух пар: {message}"),
+    "error_loss_value": Text("the loss file {path} gave a wrong result on a batch of two pairs: {problem}",
+                             "файл потерь {path} дал неверный результат на батче из двух пар: {problem}"),
     "error_data_dir": Text("--data-dir {data_dir} has no {name}.jsonl for the split {split!r} of {dataset} (one "
                            "JSON row per line, the Hub's columns)",
                            "в --data-dir {data_dir} нет {name}.jsonl для части {split!r} набора {dataset} (по "
@@ -171,6 +183,10 @@ TEXT = {
                           "GRPO)",
                           "ваш module_9_reference.py: его verify_numeric_answer — награда GRPO (для GRPO "
                           "обязателен)"),
+    "help_loss": Text("your module_8_training.py: its sequence_logprobs and dpo_loss are DPO's loss (required for "
+                      "DPO)",
+                      "ваш module_8_training.py: его sequence_logprobs и dpo_loss — потеря DPO (для DPO "
+                      "обязателен)"),
     "help_seed": Text("trainer seed (default 42, TRL's)", "seed тренера (по умолчанию 42, как в TRL)"),
     "help_model": Text("a local model folder (e.g. a downloaded Qwen3-0.6B snapshot) instead of the Hub id",
                        "локальная папка модели (например, скачанный снимок Qwen3-0.6B) вместо id на Hub"),
@@ -192,8 +208,10 @@ TEXT = {
                        "проверить паспорт запуска; записывает RUN_DIR/capstone_report.json"),
     "help_run_dir": Text("the run folder (rl4llm capstone run --out)", "папка запуска (rl4llm capstone run --out)"),
     "help_grade": Text("grade a capstone submission (folder or .zip)", "оценить сдачу капстоуна (папку или .zip)"),
-    "help_submission": Text("the run folder (or a .zip of it) with the module_9_reference.py it used",
-                            "папка запуска (или её .zip) с module_9_reference.py, который она использовала"),
+    "help_submission": Text("the run folder (or a .zip of it) with the module_9_reference.py (GRPO) or "
+                            "module_8_training.py (DPO) it used",
+                            "папка запуска (или её .zip) с module_9_reference.py (GRPO) или module_8_training.py "
+                            "(DPO), который она использовала"),
     "help_grade_model": Text("the base model for re-evaluation (smoke/full; default: the Hub id, from the cache)",
                              "базовая модель для повторной оценки (smoke/full; по умолчанию id на Hub, из кэша)"),
     "help_grade_data_dir": Text("held-out rows instead of the Hub", "отложенные примеры вместо Hub"),
