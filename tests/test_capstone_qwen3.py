@@ -92,10 +92,11 @@ def test_the_local_tokenizer_speaks_qwen3():
 def test_one_step_of_the_real_architecture_on_cpu(local_model, data_dirs, tmp_path, capsys, algorithm):
     out = tmp_path / algorithm
     lengths = ["--max-completion-length", "8"] if algorithm == "grpo" else ["--max-length", "64"]
-    verifier = ["--verifier", str(KIT_VERIFIER)] if algorithm == "grpo" else []
+    learner = (["--verifier", str(KIT_VERIFIER)] if algorithm == "grpo"
+               else ["--loss", str(KIT_VERIFIER.parents[1] / "module_08" / "module_8_training.py")])
     code = main(["capstone", "run", "--algo", algorithm, "--profile", "smoke", "--out", str(out), "--model",
                  str(local_model), "--data-dir", str(data_dirs[algorithm]), "--device", "cpu", "--max-steps", "1",
-                 *lengths, *verifier, "--quiet", "--lang", "en"])
+                 *lengths, *learner, "--quiet", "--lang", "en"])
     printed = capsys.readouterr()
     assert code == 0, printed.err[-3000:]
     passport = json.loads((out / "passport.json").read_text(encoding="utf-8"))

@@ -132,7 +132,8 @@ def test_accelerate_launch_runs_the_capstone_with_one_cpu_process(tmp_path):
     process = subprocess.run(
         [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(ACCELERATE / "ddp.yaml"),
          "--num_processes", "1", "--cpu", "-m", "graders.cli", "capstone", "run", "--algo", "dpo", "--profile",
-         "tiny", "--out", str(out), "--quiet"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+         "tiny", "--out", str(out), "--loss", str(REPO_ROOT / "solutions" / "module_08" / "module_8_training.py"),
+         "--quiet"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert process.returncode == 0, process.stderr[-3000:]
     passport = json.loads((out / "passport.json").read_text(encoding="utf-8"))
     assert passport["processes"]["num_processes"] == 1 and passport["lora"]["used"]

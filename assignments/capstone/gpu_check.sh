@@ -13,6 +13,7 @@
 #
 # Environment (all optional):
 #   VERIFIER   the verifier used as GRPO's reward   (default: the kit's reference, solutions/module_09/...)
+#   LOSS       the loss DPO trains with              (default: the kit's reference, solutions/module_08/...)
 #   MODEL      a local Qwen3-0.6B folder            (default: Qwen/Qwen3-0.6B from the Hub or HF_HOME's cache)
 #   DATA_GRPO, DATA_DPO   folders with train.jsonl/test.jsonl instead of the Hub (air-gapped machines)
 #   NUM_GPUS   GPUs for the accelerate DDP run      (default: what nvidia-smi lists)
@@ -35,6 +36,7 @@ else
   echo "== offline (HF_HUB_OFFLINE=1): the cache (${HF_HOME:-~/.cache/huggingface}), MODEL, DATA_GRPO and DATA_DPO only"
 fi
 VERIFIER=${VERIFIER:-solutions/module_09/module_9_reference.py}
+LOSS=${LOSS:-solutions/module_08/module_8_training.py}
 RL4LLM_BIN=${RL4LLM:-.venv/bin/rl4llm}
 PYTHON=${PYTHON:-.venv/bin/python}
 NUM_GPUS=${NUM_GPUS:-$(nvidia-smi -L 2>/dev/null | wc -l)}
@@ -50,7 +52,7 @@ rl4llm capstone preflight --algo dpo --profile full "${MODEL_ARGS[@]}" "${DPO_DA
 
 echo "== 2. smoke runs (2 steps each)"
 rl4llm capstone run --algo grpo --profile smoke --out "$OUT/grpo-smoke" --verifier "$VERIFIER" "${MODEL_ARGS[@]}" "${GRPO_DATA[@]}"
-rl4llm capstone run --algo dpo --profile smoke --out "$OUT/dpo-smoke" "${MODEL_ARGS[@]}" "${DPO_DATA[@]}"
+rl4llm capstone run --algo dpo --profile smoke --out "$OUT/dpo-smoke" --loss "$LOSS" "${MODEL_ARGS[@]}" "${DPO_DATA[@]}"
 
 echo "== 3. do the completions fit? (thinking off, max_completion_length of the profile)"
 "$PYTHON" - "$OUT/grpo-smoke/passport.json" <<'PY'
@@ -66,11 +68,12 @@ print(f"data kept: {passport['data']['filter']['train']}")
 sys.exit(0 if mean <= MAX_CLIPPED_RATIO else 1)
 PY
 
-echo "== 4. full runs, graded as submissions (the verifier beside the run folder)"
+echo "== 4. full runs, graded as submissions (the verifier or the loss beside the run folder)"
 rl4llm capstone run --algo grpo --profile full --out "$OUT/grpo-full" --verifier "$VERIFIER" "${MODEL_ARGS[@]}" "${GRPO_DATA[@]}"
 cp "$VERIFIER" "$OUT/grpo-full/module_9_reference.py"
 rl4llm capstone grade "$OUT/grpo-full" --out "$OUT/grades/grpo-full" "${MODEL_ARGS[@]}" "${GRPO_DATA[@]}"
-rl4llm capstone run --algo dpo --profile full --out "$OUT/dpo-full" "${MODEL_ARGS[@]}" "${DPO_DATA[@]}"
+rl4llm capstone run --algo dpo --profile full --out "$OUT/dpo-full" --loss "$LOSS" "${MODEL_ARGS[@]}" "${DPO_DATA[@]}"
+cp "$LOSS" "$OUT/dpo-full/module_8_training.py"
 rl4llm capstone grade "$OUT/dpo-full" --out "$OUT/grades/dpo-full" "${MODEL_ARGS[@]}" "${DPO_DATA[@]}"
 
 if [ "$NUM_GPUS" -ge 2 ]; then
