@@ -80,6 +80,8 @@ def _reevaluate(profile, passport: dict, submission: Path, model: str | None, da
                          model=model, data_dir=data_dir)
     dtype = "float32" if not torch.cuda.is_available() else "bfloat16"
     base, tokenizer, _ = load_model_and_tokenizer(profile, options, dtype)
+    if torch.cuda.is_available():  # the run measured on the GPU (its trainer moved the model there): so does this
+        base = base.to("cuda")
     _, eval_rows, _ = load_rows(profile, data_dir)
     with tempfile.TemporaryDirectory(prefix="rl4llm-reeval-") as temp:
         args = trainer_arguments(profile, Path(temp))

@@ -92,8 +92,8 @@ DECLARED = (
     # the kit's own tests
     Setting("RL4LLM_TEST_JOBS", "int", "0", "workers of the catalogue tests; `0`: the number of CPUs, at least 2",
             KIT_TESTS),
-    Setting("RL4LLM_QWEN_TIKTOKEN", "path", "", "Qwen's `qwen.tiktoken`: the tokenizer test compares with it",
-            KIT_TESTS),
+    Setting("RL4LLM_QWEN_TIKTOKEN", "path", "", "Qwen's `qwen.tiktoken`: the tokenizer test compares with it; "
+            "`assignments/capstone/gpu_smoke.sh` builds Qwen3's tokenizer from it (else `--tiktoken`)", KIT_TESTS),
     Setting("RL4LLM_QWEN3_LAYERS", "int", "1", "decoder layers of the Qwen3 capstone test", KIT_TESTS),
     Setting("RL4LLM_QWEN3_FULL_DEPTH", "switch", "", "`1`: the Qwen3 capstone test builds all 28 layers",
             KIT_TESTS),

@@ -187,6 +187,16 @@ def torch_threads(profile: Profile):
         torch.set_num_threads(saved)
 
 
+def peak_memory(device: str) -> dict | None:
+    """This process's peak CUDA memory (torch's allocator: model, training and both measurements); None on CPU."""
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    return {"peak_allocated_bytes": torch.cuda.max_memory_allocated(),
+            "peak_reserved_bytes": torch.cuda.max_memory_reserved()}
+
+
 def run_capstone(options: RunOptions) -> dict:
     """Train; write OUT/passport.json, OUT/adapter/ and the figures. Returns the passport (see :func:`_run`)."""
     with torch_threads(get_profile(options.algorithm, options.profile)):
@@ -261,6 +271,7 @@ def _run(options: RunOptions) -> dict:
         "metrics": {"before": before, "after": after},
         "reward_curve": curve, "log_history": trainer.state.log_history,
         "wall_time_s": {"train": train_seconds, "total": time.perf_counter() - started},
+        "memory": peak_memory(device),
     }
     if not main_process:
         return passport
