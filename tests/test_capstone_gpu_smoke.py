@@ -1,6 +1,6 @@
 """``assignments/capstone/gpu_smoke.sh``, the offline GPU check, on CPU: its arguments and errors, its data
 (graders/capstone_smoke.py), its summary, the peak-memory field of the passport, the wheel list against
-constraints/capstone.txt, and (slow) the whole script in its CPU dry-run mode: 1 decoder layer, the byte-level
+constraints/capstone.txt, and (the exhaustive tier: -m exhaustive) the whole script in its CPU dry-run mode: 1 decoder layer, the byte-level
 tokenizer, one GRPO and one DPO step, then ``capstone check`` and ``capstone grade`` on each run folder."""
 
 from __future__ import annotations
@@ -163,6 +163,7 @@ def test_a_grade_below_the_maximum_fails_on_cuda_and_is_explained_on_cpu(tmp_pat
 
 
 @pytest.mark.slow
+@pytest.mark.exhaustive  # about 2 minutes on one worker; its steps one by one are in test_capstone_qwen3.py
 def test_the_cpu_dry_run_of_the_whole_script(tmp_path):
     out = tmp_path / "smoke"
     result = _script("--device", "cpu", "--layers", "1", "--out", str(out), timeout=1500)
