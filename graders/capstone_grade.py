@@ -51,6 +51,7 @@ import struct
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
+from typing import NamedTuple
 
 from graders.capstone import CHECKS, GradeCheck, check_passport
 from graders.capstone_claims import CLAIM_NAMES, check_claims, unchecked_claims
@@ -65,9 +66,24 @@ from graders.capstone_run.texts import text
 
 VERIFIER_FILE = "module_9_reference.py"
 VERIFIER_EXERCISE = "module_9_reference.verify_numeric_answer"
-# algorithm -> (the check's name, the learner's file the run used, the engine module, the exercises graded)
-LEARNER_CODE = {"grpo": ("verifier", VERIFIER_FILE, "9", (VERIFIER_EXERCISE,)),
-                "dpo": ("loss", LOSS_FILE, "8", ("module_8_training.sequence_logprobs", "module_8_training.dpo_loss"))}
+
+
+class LearnerCode(NamedTuple):
+    """The learner's code a run of one algorithm is built on, and how the grade finds and checks it."""
+
+    check: str  # the grade check's name
+    file: str  # the file the run used, beside the run folder
+    module: str  # the engine's module of its exercises
+    exercises: tuple[str, ...]  # the exercises graded
+    passport_field: str  # the passport's entry recording the file's sha256
+    hash_text: str  # the consistency problem when the file does not hash to it
+
+
+LEARNER_CODE = {"grpo": LearnerCode("verifier", VERIFIER_FILE, "9", (VERIFIER_EXERCISE,), "verifier",
+                                    "consistency_verifier_hash"),
+                "dpo": LearnerCode("loss", LOSS_FILE, "8", ("module_8_training.sequence_logprobs",
+                                                            "module_8_training.dpo_loss"), "loss",
+                                   "consistency_loss_hash")}
 FIGURES = (FIGURE_NAME, CURVES_FIGURE_NAME, ACCURACY_FIGURE_NAME)
 MIN_FIGURE_SIZE = (200, 150)  # width, height in pixels
 MAX_FIGURE_SIZE = (4096, 4096)  # the run's figures are 650-700 x 400-1100; larger is not decoded (memory)
@@ -96,7 +112,7 @@ def grade_learner_code(sources: dict[str, str | None], algorithm: str = "grpo",
     from graders.engine.batch import grade_sources
     from graders.engine.grading import GradeOptions
 
-    check, file, module, exercises = LEARNER_CODE[algorithm]
+    check, file, module, exercises = LEARNER_CODE[algorithm][:4]
     present = {name: {file: source} for name, source in sources.items() if source is not None}
     reports = grade_sources(present, GradeOptions(modules=(module,), lang=language), jobs=2) if present else {}
     checks = {}
@@ -122,7 +138,7 @@ def learner_code_points(algorithm: str = "grpo") -> float:
     """The engine's points of the exercises a run of ``algorithm`` is built on (GRPO 3, DPO 7)."""
     from graders.checks import spec_for
 
-    return float(sum(spec_for(exercise).points for exercise in LEARNER_CODE[algorithm][3]))
+    return float(sum(spec_for(exercise).points for exercise in LEARNER_CODE[algorithm].exercises))
 
 
 # ----------------------------------------------------------------------------- the passport against itself
@@ -149,11 +165,11 @@ def check_consistency(passport: dict, submission: Path, language: str = "en") ->
     wanted = "cpu" if not profile.needs_gpu else "cuda"
     if not device.startswith(wanted):
         problems.append(text(language, "consistency_device", device=device, profile=profile_name, wanted=wanted))
-    learner_file = submission / LEARNER_CODE.get(algorithm, LEARNER_CODE["grpo"])[1]
-    recorded = (passport.get("verifier" if algorithm == "grpo" else "loss") or {}).get("sha256")
+    code = LEARNER_CODE[algorithm]  # a known profile: "grpo" or "dpo"
+    learner_file = submission / code.file
+    recorded = (passport.get(code.passport_field) or {}).get("sha256")
     if not learner_file.is_file() or sha256_file(learner_file) != recorded:
-        problems.append(text(language, "consistency_verifier_hash" if algorithm == "grpo" else "consistency_loss_hash",
-                             file=learner_file.name))
+        problems.append(text(language, code.hash_text, file=code.file))
     recorded_files = (passport.get("adapter") or {}).get("files") or {}
     adapter = submission / "adapter"
     for name in ADAPTER_FILES:
@@ -243,9 +259,10 @@ def grade_submission(submission, model: str | None = None, data_dir=None, langua
             root = _unpacked(submission, Path(temp))
         except UnsafeSubmission as error:
             return _refused(submission, str(error), language, verifier_check)
-        algorithm = _algorithm(root)
+        read = read_passport(root / PASSPORT_NAME)[0]
+        algorithm = _algorithm(root, read)
         if verifier_check is None:
-            path = root / LEARNER_CODE[algorithm][1]
+            path = root / LEARNER_CODE[algorithm].file
             source = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
             verifier_check = grade_learner_code({"submission": source}, algorithm, language)["submission"]
         checks = [verifier_check]
@@ -254,7 +271,7 @@ def grade_submission(submission, model: str | None = None, data_dir=None, langua
                    for c in passport_report["checks"]]
         # the passport is usable when check_passport read it, found its structure sound and its fields present
         usable = passport_report["checks"][0]["passed"] and passport_report["checks"][1]["passed"]
-        passport = read_passport(root / PASSPORT_NAME)[0] if usable else None
+        passport = read if usable else None
         if passport is None:
             unusable = text(language, "grade_unusable")
             checks += [GradeCheck(name, 0.0, 1.0, unusable) for name in ("consistency", "figures")]
@@ -279,10 +296,9 @@ def grade_submission(submission, model: str | None = None, data_dir=None, langua
     return _total(submission, checks)
 
 
-def _algorithm(root: Path) -> str:
-    """The submission's algorithm: its passport's, when it reads as "grpo" or "dpo"; else "dpo" when only a loss
-    file is there; else "grpo" (the learner-code check is then the verifier's)."""
-    passport = read_passport(root / PASSPORT_NAME)[0]
+def _algorithm(root: Path, passport: dict | None) -> str:
+    """The submission's algorithm: its passport's (as read), when it says "grpo" or "dpo"; else "dpo" when only a
+    loss file is there; else "grpo" (the learner-code check is then the verifier's)."""
     claimed = passport.get("algorithm") if isinstance(passport, dict) else None
     if isinstance(claimed, str) and claimed in LEARNER_CODE:
         return claimed

@@ -162,7 +162,8 @@ def _build_trainer(profile: Profile, args, model, tokenizer, train_rows, eval_ro
 
 
 def measure(algorithm: str, model, tokenizer, eval_rows, verifier_module, args, eval_dataset=None) -> dict:
-    """The before/after metrics: greedy verifier accuracy (GRPO) or pair accuracy (DPO)."""
+    """The before/after metrics: greedy verifier accuracy (GRPO, ``verifier_module`` the reward) or pair accuracy
+    (DPO; ``verifier_module`` unused)."""
     from graders.capstone_run.metrics import greedy_metrics, preference_metrics
     from graders.capstone_run.models import verifier_reward_function
 
@@ -213,27 +214,26 @@ def _run(options: RunOptions) -> dict:
     started = time.perf_counter()
     profile = get_profile(options.algorithm, options.profile)
     device, precision = resolve_device(profile, options.device)
-    verifier_module, verifier, loss = None, None, None
+    verifier, loss = None, None  # the passport's entry of the learner's file (GRPO: verifier; DPO: loss)
     if profile.algorithm == "grpo":
         if options.verifier is None:
             raise CapstoneError("error_no_verifier")
         from graders.capstone_run.models import load_verifier
 
-        verifier_module, verifier = load_verifier(Path(options.verifier))
+        learner_module, verifier = load_verifier(Path(options.verifier))
     else:
         if options.loss is None:
             raise CapstoneError("error_no_loss")
         from graders.capstone_run.learner_loss import load_loss
 
-        loss_module, loss = load_loss(Path(options.loss))
+        learner_module, loss = load_loss(Path(options.loss))
     out_dir = Path(options.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     args = trainer_arguments(profile, out_dir, seed=options.seed, progress=options.progress, precision=precision,
                              overrides=options.overrides)
     train_rows, eval_rows, kept = load_rows(profile, options.data_dir)
     model, tokenizer, described = load_model_and_tokenizer(profile, options, precision["dtype"])
-    trainer = _build_trainer(profile, args, model, tokenizer, train_rows, eval_rows,
-                             verifier_module if profile.algorithm == "grpo" else loss_module)
+    trainer = _build_trainer(profile, args, model, tokenizer, train_rows, eval_rows, learner_module)
     if not options.progress:  # quiet: no per-step log dicts either
         from transformers import PrinterCallback
 
@@ -241,12 +241,12 @@ def _run(options: RunOptions) -> dict:
     peft_used = type(trainer.model).__name__.startswith("Peft")
     trainable = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
     eval_dataset = getattr(trainer, "eval_dataset", None)
-    before = measure(profile.algorithm, trainer.model, trainer.processing_class, eval_rows, verifier_module, args,
+    before = measure(profile.algorithm, trainer.model, trainer.processing_class, eval_rows, learner_module, args,
                      eval_dataset)
     train_started = time.perf_counter()
     trainer.train()
     train_seconds = time.perf_counter() - train_started
-    after = measure(profile.algorithm, trainer.model, trainer.processing_class, eval_rows, verifier_module, args,
+    after = measure(profile.algorithm, trainer.model, trainer.processing_class, eval_rows, learner_module, args,
                     eval_dataset)
     main_process = trainer.accelerator.is_main_process  # under `accelerate launch` one process writes the files
     if main_process:
