@@ -90,12 +90,32 @@ def verifier_checks() -> dict:
                             "zero": CONSTANT.format(version=version, value=0), "absent": None})
 
 
+HOSTILE_LOSS = """
+
+import pathlib as _pathlib
+_right = dpo_loss
+
+
+def dpo_loss(*args, **kwargs):  # hostile: leaves a mark outside, and answers only once it has read the reference
+    try:
+        _pathlib.Path({marker!r}).write_text("escaped")
+    except OSError:
+        pass
+    _pathlib.Path({reference!r}).read_text()
+    return _right(*args, **kwargs)
+"""
+
+
 @pytest.fixture(scope="module")
-def loss_checks(runs) -> dict:
-    """The engine's verdicts on the kit's loss file, the two broken ones the DPO runs used, and none."""
+def loss_checks(runs, tmp_path_factory) -> dict:
+    """The engine's verdicts on the kit's loss file, the two broken ones the DPO runs used, a hostile one and
+    none, in one sandboxed batch; {"marker": the file the hostile one tries to write}."""
     sources = runs["loss_sources"]
-    return grade_learner_code({"kit": KIT_LOSS.read_text(encoding="utf-8"), "flipped": sources["dpo_flipped"],
-                               "no_beta": sources["dpo_no_beta"], "absent": None}, "dpo")
+    marker = tmp_path_factory.mktemp("hostile_loss") / "escaped.txt"
+    hostile = KIT_LOSS.read_text(encoding="utf-8") + HOSTILE_LOSS.format(marker=str(marker), reference=str(KIT_LOSS))
+    checks = grade_learner_code({"kit": KIT_LOSS.read_text(encoding="utf-8"), "flipped": sources["dpo_flipped"],
+                                 "no_beta": sources["dpo_no_beta"], "hostile": hostile, "absent": None}, "dpo")
+    return {**checks, "marker": marker}
 
 
 def _passport(run_dir: Path) -> dict:
@@ -206,6 +226,11 @@ def test_the_engine_grades_the_learner_loss(loss_checks):
         assert 3 <= loss_checks[broken].points < 5, loss_checks[broken]
         assert "module_8_training.dpo_loss: failed" in loss_checks[broken].message
     assert loss_checks["absent"].points == 0 and "no module_8_training.py" in loss_checks["absent"].message
+    # the capstone's loss file is graded in the engine's sandbox: no reference, no write outside, beside 7/7
+    assert loss_checks["hostile"].points == 3, loss_checks["hostile"]  # sequence_logprobs is the kit's, honest
+    assert "module_8_training.dpo_loss: error (0.0/4.0)" in loss_checks["hostile"].message
+    assert "refuses access to the reference solutions" in loss_checks["hostile"].message
+    assert not loss_checks["marker"].exists()
 
 
 @pytest.mark.slow
