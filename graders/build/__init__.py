@@ -21,6 +21,10 @@ stale. What is generated, and where from:
 - ``starter/module_0X/_hints.json``: the "likely mistake" tables (:mod:`.hints`),
   computed last, since they run the public tests with the starter's conftest.
 
+A generated JSON file is current when its data agrees with a fresh build's within the
+tolerance of :mod:`.committed` (floating-point noise of another CPU), and the build leaves
+such a file's bytes as they are; every other file must match byte for byte.
+
 Grading never imports this package (a test checks it); it imports the
 engine, not the other way round.
 """
@@ -30,6 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from graders.build import docs, hints, notebooks, refused, toys
+from graders.build.committed import same_output
 from graders.build.stubs import given_files, make_given_source, make_stub_source, solution_files
 from graders.build.support import support_outputs
 from graders.fences import BEGIN_SOLUTION, END_SOLUTION, Fence, FenceError, exercises_in, find_fences  # noqa: F401
@@ -75,14 +80,20 @@ def orphans(outputs: dict[Path, str], folders: tuple[Path, ...] = (STARTER_DIR, 
 def stale_outputs() -> list[Path]:
     """Generated files whose committed content differs from a fresh build (or that are missing, or orphaned)."""
     outputs = build_outputs()
-    stale = [path for path, text in outputs.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
+    stale = [path for path, text in outputs.items() if not _current(path, text)]
     return stale + orphans(outputs)
+
+
+def _current(path: Path, text: str) -> bool:
+    """Whether the committed ``path`` holds ``text``: the same bytes, or for JSON the same data with numbers that
+    agree within :mod:`graders.build.committed`'s tolerance (another CPU's last bits leave a file current)."""
+    return path.exists() and same_output(path, text, path.read_text(encoding="utf-8"))
 
 
 def _write(outputs: dict[Path, str]) -> None:
     for path, text in outputs.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
+        if not _current(path, text):  # a file that agrees keeps its committed bytes
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path.relative_to(REPO_ROOT)}")
 

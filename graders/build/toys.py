@@ -27,8 +27,10 @@ run measures something else there, the public test says so and skips: the
 reference outcomes were computed on another numeric stack, and the
 autograder computes its reference on its own machine.
 
-Outcomes are rounded to 10 significant digits (the tightest band is a relative
-1e-4), so a machine that differs in the last bits writes the same file.
+Outcomes and advantages are written by :func:`graders.build.committed.committed_numbers`
+(within 1e-9 of zero: 0.0; else 10 significant digits) and compared by the build's
+tolerance (:mod:`graders.build.committed`), so a machine that differs in the last bits,
+or computes 5.6e-17 for a margin that is 0 in exact arithmetic, finds the file current.
 """
 
 from __future__ import annotations
@@ -40,19 +42,13 @@ from pathlib import Path
 import numpy as np
 
 from graders import course
+from graders.build.committed import committed_numbers
 from graders.checks import spec_for
 from graders.engine.kit import Kit
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 
 TOY_NAME = "_toy_reference.json"
 TOY_CHECK = "toy experiment"
-DIGITS = 10
-
-
-def _rounded(value):
-    if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
-    return float(f"{float(value):.{DIGITS}g}")
 
 
 def toy_references(solutions_dir: Path = SOLUTIONS_DIR) -> dict[str, dict]:
@@ -77,12 +73,13 @@ def toy_references(solutions_dir: Path = SOLUTIONS_DIR) -> dict[str, dict]:
         runs = []
         for case in toy_cases:
             outcome = harness(reference, None, starter, *case.args, **case.kwargs)
-            runs.append({"kwargs": {k: v for k, v in case.kwargs.items() if k != "check"}, "outcome": _rounded(outcome)})
+            runs.append({"kwargs": {k: v for k, v in case.kwargs.items() if k != "check"},
+                         "outcome": committed_numbers(outcome)})
         used = sorted({key for run in runs for key in run["outcome"]}, key=list(bands).index)
         tables.setdefault(course.module_of(stem).folder, {})[exercise] = {
             "bands": [[key, *bands[key][:2]] for key in used], "runs": runs}
     if "module_09" in tables:
-        tables["module_09"]["advantages"] = _binary_group_advantages(kit)
+        tables["module_09"]["advantages"] = committed_numbers(_binary_group_advantages(kit))
         tables["module_09"]["fingerprint"] = _grpo_fingerprint(kit)
     return tables
 
