@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from test_shards import GRA, _folder, _tree  # the sharding tests' helpers
 
-from graders import __version__
+from graders import __version__, course
 from graders.cli import main
 from graders.engine import outfolder, reports, shards
 from graders.engine.grading import GradeOptions
@@ -30,6 +30,8 @@ from graders.engine.misconceptions import mutant_source
 from graders.paths import SOLUTIONS_DIR
 
 OPTIONS = GradeOptions(modules=("9",))
+TOTAL = sum(course.points(e) for e in course.exercises(["9"]))  # Module 9's points, from the registry
+FULL = f"{TOTAL:g}"  # as grades.csv writes a whole number of points
 SOLUTION = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"  # what no merged folder may ever carry
 K3 = "module_9_reference.k3_kl"
 
@@ -137,7 +139,7 @@ def _refused(graded: Path, tmp_path: Path, capsys, folders: list[Path], *words: 
 # ---------------------------------------------------------------------------- what the untampered shards give
 def test_the_batch_is_what_the_attacks_need(graded):
     placebo, mallory = _report(graded / "shard2", "placebo"), _report(graded / "shard1", "mallory")
-    assert placebo["score"] == 0 and placebo["max_score"] == 46
+    assert placebo["score"] == 0 and placebo["max_score"] == TOTAL
     assert "sample_std" in _entry(mallory, GRA)["misconceptions"]
     assert _entry(_report(graded / "shard1", "zoe"), K3)["status"] == "passed"
 
@@ -160,7 +162,7 @@ def test_the_merge_checks_what_the_grader_itself_writes(graded):
 
 # ---------------------------------------------------------------------------- forged reports
 def test_a_forged_report_under_a_zeroed_kit_digest_is_refused(graded, tmp_path, capsys, copies):
-    _forge(copies[1], "placebo", _full_marks)  # the placebo shows 46/46 in every file
+    _forge(copies[1], "placebo", _full_marks)  # the placebo shows full marks in every file
     for folder in copies:
         _edit_manifest(folder, kit={"version": __version__, "digest": "0" * 64})
     err = _refused(graded, tmp_path, capsys, copies, f"shard 2/2 ({copies[1]}): _shard.json: records kit",
@@ -170,7 +172,7 @@ def test_a_forged_report_under_a_zeroed_kit_digest_is_refused(graded, tmp_path, 
 
 
 def test_edited_points_with_the_right_digest_are_refused(graded, tmp_path, capsys, copies):
-    _edit_report(copies[1], "placebo", _full_marks)  # report.json says 46/46; the other files say 0
+    _edit_report(copies[1], "placebo", _full_marks)  # report.json says full marks; the other files say 0
     _refused(graded, tmp_path, capsys, copies,
              f"shard 2/2 ({copies[1]}): placebo/results.json: is not what placebo/report.json gives",
              "placebo/junit.xml: is not what placebo/report.json gives")
@@ -185,7 +187,7 @@ def test_a_report_json_not_as_the_grader_formats_it_is_refused(graded, tmp_path,
 
 def test_an_edited_grades_csv_of_a_shard_is_refused(graded, tmp_path, capsys, copies):
     path = copies[1] / "grades.csv"
-    path.write_text(path.read_text(encoding="utf-8").replace(",0,46\n", ",46,46\n"), encoding="utf-8")
+    path.write_text(path.read_text(encoding="utf-8").replace(f",0,{FULL}\n", f",{FULL},{FULL}\n"), encoding="utf-8")
     _refused(graded, tmp_path, capsys, copies,
              f"shard 2/2 ({copies[1]}): grades.csv: is not what the shard's reports give: edited after grading")
 
@@ -217,11 +219,11 @@ def test_infinite_points_are_refused(graded, tmp_path, capsys, copies):
 
 
 @pytest.mark.parametrize("folder, name, key, words", [
-    (1, "placebo", "score", "placebo/report.json: score 46.0 is not the sum of its exercises' points (0.0)"),
-    (0, "zoe", "max_score", "zoe/report.json: max_score 40.0 is not the sum of its exercises' max_points (46.0)"),
+    (1, "placebo", "score", f"placebo/report.json: score {TOTAL} is not the sum of its exercises' points (0.0)"),
+    (0, "zoe", "max_score", f"zoe/report.json: max_score 40.0 is not the sum of its exercises' max_points ({TOTAL})"),
 ])
 def test_totals_that_do_not_add_up_are_refused(graded, tmp_path, capsys, copies, folder, name, key, words):
-    _forge(copies[folder], name, lambda report: report.update({key: 40.0 if key == "max_score" else 46.0}))
+    _forge(copies[folder], name, lambda report: report.update({key: 40.0 if key == "max_score" else TOTAL}))
     _refused(graded, tmp_path, capsys, copies, f"({copies[folder]}): {words}")
 
 
