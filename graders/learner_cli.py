@@ -41,6 +41,8 @@ HELP = {
                  "язык рисунков и сообщений (по умолчанию $RL4LLM_LANG, иначе локаль)"),
     "traceback": Text("print Python's full traceback when a cell fails",
                       "при ошибке ячейки показать полный traceback Python"),
+    "verbose": Text("also print the notebook's raw Python values (configs, token ids)",
+                    "печатать и «сырые» значения Python из ноутбука (конфигурации, id токенов)"),
 }
 
 
@@ -60,6 +62,7 @@ def add_run_command(sub, language: str | None = None, *, impl_default: str | Non
     run.add_argument("--reference-only", action="store_true", help=text["reference_only"])
     run.add_argument("--lang", choices=course.LANGUAGES, default=None, help=text["lang"])
     run.add_argument("--traceback", action="store_true", help=text["traceback"])
+    run.add_argument("--verbose", action="store_true", help=text["verbose"])
     run.set_defaults(func=run_command)
     return run
 
@@ -69,7 +72,7 @@ def run_command(args: argparse.Namespace) -> int:
     from graders.walkthrough import run_notebook
 
     return run_notebook(args.module, args.impl, args.out, profile=args.profile, reference_only=args.reference_only,
-                        language=args.lang, show_traceback=args.traceback)
+                        language=args.lang, show_traceback=args.traceback, verbose=args.verbose)
 
 
 def capstone_command(args: argparse.Namespace) -> int:

@@ -46,70 +46,23 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from dataclasses import asdict, dataclass, field
-from enum import Enum
+from dataclasses import asdict
 from pathlib import Path
 
 from graders import course, figures, walkthrough_lines, walkthrough_values
 from graders.language import default_language
 from graders.paths import REPO_ROOT
 from graders.walkthrough_seed import (DISCOVERY_END, EXPERIMENT_MARKERS, SUMMARY_FILE, TEXT, Cell,  # noqa: F401
-                                      ImplError, _missing_given_modules, describe_failure, prepare_seed_code,
-                                      resolve_impl, seed_path, split_cells)
-
-# ----------------------------------------------------------------------------- what a run produced
-class CellStatus(str, Enum):
-    FAILED = "failed"  # it raised
-    SKIPPED = "skipped"  # it needs a name that a failed cell should have made
-
-
-@dataclass(frozen=True)
-class CellProblem:
-    line: int
-    code: str  # the cell's first line
-    status: CellStatus
-    reason: str  # one line, in the run's language
-
-
-@dataclass(frozen=True)
-class SavedFigure:
-    file: str  # module09_importance_ratios.png
-    slug: str | None  # its entry in graders.figures (None: a figure the kit did not expect)
-    title: str
-    panels: list[dict]  # per axes: title, xlabel, ylabel, legend (graders.figures.describe)
-
-
-@dataclass(frozen=True)
-class MissingFigure:
-    file: str
-    reason: str
-
-
-@dataclass
-class RunSummary:
-    """What ``run_summary.json`` records, and what the end of a run prints."""
-
-    module: str
-    language: str
-    readable: bool
-    impl: str  # the folder the run was asked for
-    cells: int = 0
-    failed_cells: list[CellProblem] = field(default_factory=list)
-    figures: list[SavedFigure] = field(default_factory=list)
-    missing_figures: list[MissingFigure] = field(default_factory=list)
-    page_values: list[dict] = field(default_factory=list)  # graders.walkthrough_values.check_cell's records
-
-    @property
-    def failed(self) -> int:
-        return sum(problem.status is CellStatus.FAILED for problem in self.failed_cells)
-
+                                      CellProblem, CellStatus, ImplError, MissingFigure, RunSummary, SavedFigure,
+                                      _missing_given_modules, describe_failure, prepare_seed_code, resolve_impl,
+                                      seed_path, split_cells)
 
 # ----------------------------------------------------------------------------- running the seed
 class SeedRun:
     """One run of a seed in this interpreter: its cells, its figures and what could not be produced."""
 
     def __init__(self, module: course.Module, impl_dir: Path, run_dir: Path, out_dir: Path, *, language: str,
-                 readable: bool, show_traceback: bool) -> None:
+                 readable: bool, show_traceback: bool, verbose: bool = True) -> None:
         self.module, self.run_dir, self.out_dir = module, run_dir, out_dir  # run_dir: impl_dir or a staged copy
         self.language, self.readable, self.show_traceback = language, readable, show_traceback
         self.namespace: dict = {"__name__": "__seed__"}
@@ -117,6 +70,8 @@ class SeedRun:
         self.cell: Cell | None = None
         self.expected: dict[int, figures.SeedFigure] = {}  # a cell's line -> the figure it shows
         self.shown: list = []  # the tables the current cell showed (walkthrough_lines.install)
+        self.hidden: list | None = None if verbose else []  # raw values printed, kept out of the output
+        self.differing: set[str] = set()  # the functions whose own documented value differed so far
 
     # -- figures
     def install_show(self) -> None:
@@ -176,7 +131,7 @@ class SeedRun:
 
     # -- the seed's own display() and print(), in the chosen language (graders.walkthrough_lines)
     def install_translations(self) -> None:
-        walkthrough_lines.install(self.namespace, self.language, self.shown)
+        walkthrough_lines.install(self.namespace, self.language, self.shown, self.hidden)
 
     # -- the cells
     def run_cells(self, cells: list[Cell], seed_file: str) -> None:
@@ -221,7 +176,7 @@ class SeedRun:
     def check_page_values(self, cell: Cell) -> None:
         """Say whether the values this cell computed match the module page (graders.walkthrough_values)."""
         for record in walkthrough_values.check_cell(self.module.folder, cell.source, self.namespace, self.shown,
-                                                    self.language):
+                                                    self.language, self.differing):
             print(record.pop("line"), flush=True)
             self.summary.page_values.append(record)
 
@@ -237,6 +192,11 @@ class SeedRun:
             print("\n" + TEXT["summary_ok"].in_(language, **fields))
         for figure in summary.figures:
             print(TEXT["figure_line"].in_(language, file=figure.file, title=figure.title))
+        summary.hidden_dumps = len(self.hidden or [])
+        if summary.hidden_dumps:
+            print(TEXT["dumps_hidden"].in_(language, count=summary.hidden_dumps))
+        if summary.differing:
+            print(TEXT["values_differ"].in_(language, count=len(summary.differing), first=summary.differing[0]["blame"]))
         if summary.missing_figures:
             print(TEXT["missing_header"].in_(language, count=len(summary.missing_figures)))
             for missing in summary.missing_figures:
@@ -262,8 +222,9 @@ def _forget_previous_run(out_dir: Path) -> None:
 
 def execute_seed(module: str, impl_dir: Path, out_dir: Path, *, profile: str | None = None,
                  stop_before: str | None = None, readable: bool = False, language: str | None = None,
-                 show_traceback: bool = False) -> int:
-    """Execute a seed in THIS interpreter (the subprocess entry point); 0 when every cell ran, else 1."""
+                 show_traceback: bool = False, verbose: bool = True) -> int:
+    """Execute a seed in THIS interpreter (the subprocess entry point); 0 when every cell ran and every documented
+    value matched the module page, else 1. Without ``verbose`` printed raw values (configs, token ids) are hidden."""
     module = course.module(module)
     language = language or default_language()
     impl_dir = resolve_impl(module, impl_dir, language)
@@ -285,7 +246,7 @@ def execute_seed(module: str, impl_dir: Path, out_dir: Path, *, profile: str | N
         linecache.cache[seed_file] = (len(code), None, code.splitlines(keepends=True), seed_file)
         cells = split_cells(code)
         run = SeedRun(module, impl_dir, run_dir, out_dir, language=language, readable=readable,
-                      show_traceback=show_traceback)
+                      show_traceback=show_traceback, verbose=verbose)
         run.install_show()
         if readable:
             showing = [cell.line for cell in cells if "plt.show()" in cell.source]
@@ -304,13 +265,14 @@ def execute_seed(module: str, impl_dir: Path, out_dir: Path, *, profile: str | N
         finally:
             os.chdir(previous)
         run.report()
-    return 1 if run.summary.failed else 0
+    return 1 if run.summary.failed or run.summary.differing else 0
 
 
 def run_seed_subprocess(module: str, impl_dir: Path | None = None, out_dir: Path = Path("rl4llm-out"),
                         *, profile: str | None = None, stop_before: str | None = None,
                         capture: bool = False, timeout: float | None = None, readable: bool = False,
-                        language: str | None = None, show_traceback: bool = False) -> subprocess.CompletedProcess:
+                        language: str | None = None, show_traceback: bool = False,
+                        verbose: bool = True) -> subprocess.CompletedProcess:
     """Run a seed in a fresh interpreter (the same kit as this one); return the completed process.
 
     ``impl_dir``: see :func:`resolve_impl` (``None``: the kit's ``solutions/``, else its ``starter/``).
@@ -329,6 +291,8 @@ def run_seed_subprocess(module: str, impl_dir: Path | None = None, out_dir: Path
         command += ["--lang", language]
     if show_traceback:
         command += ["--traceback"]
+    if not verbose:
+        command += ["--quiet"]
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
     # cwd: the folder holding this kit's ``graders``, so the child imports this kit, whatever the caller's cwd
     return subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=capture, text=True,
@@ -336,7 +300,8 @@ def run_seed_subprocess(module: str, impl_dir: Path | None = None, out_dir: Path
 
 
 def run_notebook(module, impl: Path | str | None = None, out: Path | str | None = None, *, profile: str = "smoke",
-                 reference_only: bool = False, language: str | None = None, show_traceback: bool = False) -> int:
+                 reference_only: bool = False, language: str | None = None, show_traceback: bool = False,
+                 verbose: bool = False) -> int:
     """``rl4llm run``: the seed of ``module`` against ``impl`` with readable figures; the exit status."""
     module = course.module(module)
     language = language or default_language()
@@ -349,7 +314,7 @@ def run_notebook(module, impl: Path | str | None = None, out: Path | str | None 
     print(TEXT["start"].in_(language, module=module.alias, impl=impl_dir, profile=profile, out=out_dir), flush=True)
     stop = EXPERIMENT_MARKERS[module.folder] if reference_only else None
     completed = run_seed_subprocess(module, impl_dir, out_dir, profile=profile, stop_before=stop, readable=True,
-                                    language=language, show_traceback=show_traceback)
+                                    language=language, show_traceback=show_traceback, verbose=verbose)
     try:
         summary = json.loads((out_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -361,9 +326,10 @@ def run_notebook(module, impl: Path | str | None = None, out: Path | str | None 
         print(TEXT["done"].in_(language, figures=len(summary["figures"]), out=out_dir))
         return 0
     failed = sum(item["status"] == "failed" for item in summary["failed_cells"])
+    differ = sum(not item["matches"] for item in summary["page_values"])
     code = completed.returncode or 1
     print(TEXT["failed"].in_(language, module=module.alias, failed=failed, missing=len(summary["missing_figures"]),
-              code=code), file=sys.stderr)
+              differ=differ, code=code), file=sys.stderr)
     return code
 
 
@@ -377,11 +343,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--readable", action="store_true", help="finish the figures (rl4llm run)")
     parser.add_argument("--lang", choices=course.LANGUAGES, default=None)
     parser.add_argument("--traceback", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="hide printed raw values (configs, token ids)")
     args = parser.parse_args(argv)
     try:
         return execute_seed(args.module.folder, args.impl, args.out, profile=args.profile,
                             stop_before=args.stop_before, readable=args.readable, language=args.lang,
-                            show_traceback=args.traceback)
+                            show_traceback=args.traceback, verbose=not args.quiet)
     except ImplError as error:
         print(f"python -m graders.walkthrough: {error}", file=sys.stderr)
         return 2

@@ -109,8 +109,18 @@ def software_snapshot(snapshot: dict, language: str) -> str:
     return SNAPSHOT["pinned"].in_(language, pins=pins) + " " + SNAPSHOT["installed"].in_(language, found=found)
 
 
-def install(namespace: dict, language: str, shown: list) -> None:
-    """Make the seed's ``display()`` and ``print()`` speak ``language``; ``shown`` collects every table shown.
+def is_dump(values: tuple) -> bool:
+    """Whether a ``print`` shows a raw Python value rather than prose: one dict (a config, a metrics dict) or one
+    JSON text (``json.dumps`` of token ids). ``rl4llm run`` hides these unless ``--verbose``."""
+    if len(values) != 1:
+        return False
+    value = values[0]
+    return isinstance(value, dict) or (isinstance(value, str) and value.lstrip()[:1] in ("{", "["))
+
+
+def install(namespace: dict, language: str, shown: list, hidden: list | None = None) -> None:
+    """Make the seed's ``display()`` and ``print()`` speak ``language``; ``shown`` collects every table shown;
+    with ``hidden`` (a list), a print of a raw value (:func:`is_dump`) is counted there instead of printed.
 
     ``display`` shows a translated copy of a table (its index labels, its string cells and its headers in
     words) and appends the table as the seed made it to ``shown``; ``print`` translates each string it is
@@ -138,6 +148,9 @@ def install(namespace: dict, language: str, shown: list) -> None:
 
     def seed_print(*values, **kwargs):
         snapshot = namespace.get("SOFTWARE_SNAPSHOT")
+        if hidden is not None and is_dump(values) and values[0] is not snapshot:
+            hidden.append(values[0])
+            return
         said = [software_snapshot(value, language) if value is snapshot and isinstance(value, dict)
                 else words(value) for value in values]
         builtins.print(*said, **kwargs)

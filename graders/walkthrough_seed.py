@@ -5,7 +5,8 @@ commented out, the folder discovery replaced by the given folder, the profile
 set), the learner's implementation folder found (:func:`resolve_impl`), the
 code split into cells (:func:`split_cells`), a failure told in one line
 (:func:`describe_failure`), and what the run says, in every language
-(:data:`TEXT`, each a :class:`graders.text.Text`).
+(:data:`TEXT`, each a :class:`graders.text.Text`), and what a run produced
+(:class:`RunSummary`, written as ``run_summary.json``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import ast
 import re
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 from graders import course
@@ -29,6 +31,59 @@ EXPERIMENT_MARKERS = {
     "module_08": "experiment = run_toy_dpo_experiment(",
 }
 SUMMARY_FILE = "run_summary.json"
+
+
+# ----------------------------------------------------------------------------- what a run produced
+class CellStatus(str, Enum):
+    FAILED = "failed"  # it raised
+    SKIPPED = "skipped"  # it needs a name that a failed cell should have made
+
+
+@dataclass(frozen=True)
+class CellProblem:
+    line: int
+    code: str  # the cell's first line
+    status: CellStatus
+    reason: str  # one line, in the run's language
+
+
+@dataclass(frozen=True)
+class SavedFigure:
+    file: str  # module09_importance_ratios.png
+    slug: str | None  # its entry in graders.figures (None: a figure the kit did not expect)
+    title: str
+    panels: list[dict]  # per axes: title, xlabel, ylabel, legend (graders.figures.describe)
+
+
+@dataclass(frozen=True)
+class MissingFigure:
+    file: str
+    reason: str
+
+
+@dataclass
+class RunSummary:
+    """What ``run_summary.json`` records, and what the end of a run prints."""
+
+    module: str
+    language: str
+    readable: bool
+    impl: str  # the folder the run was asked for
+    cells: int = 0
+    failed_cells: list[CellProblem] = field(default_factory=list)
+    figures: list[SavedFigure] = field(default_factory=list)
+    missing_figures: list[MissingFigure] = field(default_factory=list)
+    page_values: list[dict] = field(default_factory=list)  # graders.walkthrough_values.check_cell's records
+    hidden_dumps: int = 0  # printed raw values (configs, token ids) left out without --verbose
+
+    @property
+    def failed(self) -> int:
+        return sum(problem.status is CellStatus.FAILED for problem in self.failed_cells)
+
+    @property
+    def differing(self) -> list[dict]:
+        """The documented values that differ from the module page (a ✗ line each)."""
+        return [record for record in self.page_values if not record["matches"]]
 
 TEXT = {
     "start": Text("Running the {module} course notebook against {impl} (profile {profile}); figures go to {out}/",
@@ -60,6 +115,12 @@ TEXT = {
                         "(✗ and – above). {figures} figure(s) saved in {out}/:",
                         "Ячеек ноутбука выполнено: {ran} из {cells}; не выполнилось: {failed}, пропущено: {skipped} "
                         "(✗ и – выше). Сохранено рисунков в {out}/: {figures}"),
+    "values_differ": Text("✗ {count} value(s) differ from the module page (the ✗ lines above); start with `{first}`.",
+                          "✗ значений, расходящихся со страницей модуля: {count} (строки ✗ выше); начните с "
+                          "`{first}`."),
+    "dumps_hidden": Text("({count} printed Python value(s) -- configs, token ids -- hidden; --verbose shows them)",
+                         "(скрыто напечатанных значений -- конфигураций, номеров токенов: {count}; флаг --verbose "
+                         "покажет их)"),
     "figure_line": Text("  {file}  {title}", "  {file}  {title}"),
     "missing_header": Text("Figures not produced ({count}):", "Не построены рисунки ({count}):"),
     "missing_line": Text("  {file}  ({reason})", "  {file}  ({reason})"),
@@ -68,10 +129,10 @@ TEXT = {
                           "нужна переменная `{name}`, которую ноутбук не получил"),
     "missing_error": Text("drawing it failed: {reason}", "не удалось построить: {reason}"),
     "done": Text("done: {figures} figure(s) in {out}/", "готово: рисунков в {out}/: {figures}"),
-    "failed": Text("rl4llm run {module}: {failed} cell(s) could not run, {missing} figure(s) not produced "
-                   "(listed above); exit {code}.",
-                   "rl4llm run {module}: не выполнилось ячеек: {failed}, не построено рисунков: {missing} "
-                   "(список выше); код выхода {code}."),
+    "failed": Text("rl4llm run {module}: {failed} cell(s) could not run, {missing} figure(s) not produced, "
+                   "{differ} value(s) differ from the module page (listed above); exit {code}.",
+                   "rl4llm run {module}: не выполнилось ячеек: {failed}, не построено рисунков: {missing}, "
+                   "расходится со страницей модуля значений: {differ} (список выше); код выхода {code}."),
     "crashed": Text("rl4llm run {module}: the notebook stopped before its end (exit {code}).",
                     "rl4llm run {module}: ноутбук остановился, не дойдя до конца (код выхода {code})."),
     "no_default": Text("this install has neither solutions/ nor starter/: pass --impl DIR, the folder that holds "

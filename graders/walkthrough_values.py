@@ -9,9 +9,18 @@ writes) or, when it does not, the page's value, the learner's and the function
 to look at: a learner sees a wrong DPO loss in the walkthrough itself, not
 only in ``pytest``.
 
-Only the closed-form cases are checked: the toy training runs' numbers depend
-on floating-point order and are compared with the reference's bands by the
-public tests (``test_*_trains_the_toy_like_the_reference``).
+The closed-form cases are checked to the decimals the page writes. The toy
+DPO run's dashboard (smoke profile only) is checked within a relative band
+(``tolerance``): its numbers depend on floating-point order, but a loss
+without β or with the sign flipped moves them far outside it. The public
+tests compare the toy runs with the reference's own bands
+(``test_*_trains_the_toy_like_the_reference``).
+
+**The callee before its callers.** A function that calls another of the
+learner's functions gives a wrong value when the callee is wrong. When a
+value differs and its function calls (directly or through others, in the
+learner's own code) a function whose own documented value already differed,
+the ✗ line points at that callee first (:func:`blamed`).
 
 ``tests/test_walkthrough_values.py`` checks that each ``page`` snippet is in
 both module pages, that the reference solutions match every value, and that
@@ -39,6 +48,9 @@ class PageValue:
     read: Callable  # (the seed's namespace, the tables the cell showed) -> the learner's value(s)
     page: str  # the numbers as both module pages write them (a minus may be U+2212)
     context: str = ""  # a longer text of both pages around ``page`` (default: ``page`` alone)
+    tolerance: float = 0.0  # a relative band for a toy run's value (0: the page's decimals decide)
+    profile: str | None = None  # checked only when the seed runs this PROFILE (a toy run's numbers)
+    fed_by: tuple[str, ...] = ()  # the learner's functions whose outputs the seed passes to ``function`` here
 
     @property
     def expected(self) -> list[tuple[float, int]]:
@@ -57,6 +69,11 @@ def _shown(shown: list, column: str, row: int = 0):
 
 def _row(rows: list, key: str, value: str) -> dict:
     return next(row for row in rows if row.get(key) == value)
+
+
+def _regime(regime: str, column: str) -> Callable:
+    """The reader of one column of the Module 8 seed's DPO dashboard row ``regime``."""
+    return lambda ns, shown: _row(ns["summary"].to_dict("records"), "regime", regime)[column]
 
 
 def _response_totals(reduction: str) -> Callable:
@@ -102,8 +119,29 @@ PAGE_VALUES = {
         PageValue(Text("the constrained Lagrangian", "лагранжиан с ограничениями"),
                   "module_8_reference.constrained_lagrangian", "lagrangian = constrained_lagrangian(",
                   lambda ns, shown: ns["lagrangian"], "1.335", context="L = 1.335"),
+        *(PageValue(name, "module_8_training.dpo_loss", '"regime": "moderate DPO"', _regime(regime, column), page,
+                    context=context, tolerance=0.05, profile="smoke")
+          for name, regime, column, page, context in (
+              (Text("the toy DPO loss after moderate DPO", "лосс игрушечного DPO после умеренного DPO"),
+               "moderate DPO", "loss", "0.515941", "| 0.515941 | 1.0 | 4.675 |"),
+              (Text("the toy DPO mean margin after moderate DPO", "средний отступ игрушечного DPO после умеренного DPO"),
+               "moderate DPO", "mean_margin", "4.675", "| 0.515941 | 1.0 | 4.675 |"),
+              (Text("the toy DPO mean margin after high-pressure DPO",
+                    "средний отступ игрушечного DPO после DPO с высоким давлением"),
+               "high-pressure DPO", "mean_margin", "171.242", "| 0.000744 | 1.0 | 171.242 |"))),
     ],
     "module_09": [
+        PageValue(Text("the centred advantages of rewards [1, 1, 0, 0]", "центрированные преимущества наград [1, 1, 0, 0]"),
+                  "module_9_reference.group_relative_advantages", "raw_advantages = group_relative_advantages(",
+                  lambda ns, shown: ns["raw_advantages"], "[0.5, 0.5, −0.5, −0.5]"),
+        PageValue(Text("the standardised advantages of rewards [1, 1, 0, 0]",
+                       "стандартизованные преимущества наград [1, 1, 0, 0]"),
+                  "module_9_reference.group_relative_advantages", "raw_advantages = group_relative_advantages(",
+                  lambda ns, shown: ns["advantages"], "[1.0000, 1.0000, −1.0000, −1.0000]"),
+        PageValue(Text("the clipped surrogate terms", "усечённые суррогатные слагаемые"),
+                  "module_9_reference.clipped_surrogate_terms", "raw_advantages = group_relative_advantages(",
+                  lambda ns, shown: ns["terms"], "[1.2000, 0.8500, −1.1000, −0.8000]",
+                  fed_by=("module_9_reference.group_relative_advantages",)),
         *(PageValue(name, f"module_9_reference.{reduction}_token_weights",
                     '"original_grpo": original_grpo_token_weights(', _response_totals(reduction), page)
           for name, reduction, page in (
@@ -132,6 +170,12 @@ TEXT = {
                   "  ✓ {name}: {got}, как на странице модуля"),
     "differ": Text("  ✗ {name}: the module page gives {page}, your code gives {got}; look at {function}",
                    "  ✗ {name}: на странице модуля {page}, ваш код даёт {got}; посмотрите {function}"),
+    "differ_callee": Text("  ✗ {name}: the module page gives {page}, your code gives {got}; {function} uses "
+                          "`{callee}`, whose own value above differs: look at `{callee}` first",
+                          "  ✗ {name}: на странице модуля {page}, ваш код даёт {got}; {function} использует "
+                          "`{callee}`, чьё собственное значение выше расходится: сначала посмотрите `{callee}`"),
+    "callee": Text("; it uses `{callee}`, whose own value above differs: look there first",
+                   "; она использует `{callee}`, чьё собственное значение выше расходится: сначала посмотрите туда"),
     "unreadable": Text("  ✗ {name}: the module page gives {page}, but the run's value could not be read "
                        "({reason}); look at {function}",
                        "  ✗ {name}: на странице модуля {page}, но значение этого запуска не прочитать "
@@ -144,12 +188,13 @@ def _numbers(value) -> list[float]:
     return [float(number) for number in flat]
 
 
-def _matches(got: list[float], expected: list[tuple[float, int]]) -> bool:
-    """Each number of the run rounds to the page's number at the page's decimals (a whole number: exactly)."""
+def _matches(got: list[float], expected: list[tuple[float, int]], tolerance: float = 0.0) -> bool:
+    """Each number of the run rounds to the page's number at the page's decimals (a whole number: exactly), or
+    lies within ``tolerance`` (relative) of it."""
     if len(got) != len(expected):
         return False
     return all(np.isfinite(value) and abs(value - number) <= (0.5 * 10.0 ** -decimals if decimals else 0.0) + 1e-9
-               for value, (number, decimals) in zip(got, expected))
+               + tolerance * abs(number) for value, (number, decimals) in zip(got, expected))
 
 
 def _written(got: list[float], expected: list[tuple[float, int]], matches: bool) -> str:
@@ -162,15 +207,52 @@ def _written(got: list[float], expected: list[tuple[float, int]], matches: bool)
     return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
 
 
-def check_cell(module: str, source: str, namespace: dict, shown: list, language: str) -> list[dict]:
+def _callees(function, seen: set | None = None) -> list[str]:
+    """The learner's public functions ``function`` calls, directly or through each other and private helpers
+    (deepest first): functions defined in a learner module (``module_*``)."""
+    import ast
+    import inspect
+
+    seen = set() if seen is None else seen
+    try:
+        tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            callee = getattr(function, "__globals__", {}).get(node.func.id)
+            module = getattr(callee, "__module__", "") or ""
+            if callable(callee) and module.startswith("module_"):
+                qualified = f"{module}.{node.func.id}"
+                if qualified not in seen and callee is not function:
+                    seen.add(qualified)
+                    public = [] if node.func.id.startswith("_") else [qualified]
+                    found = _callees(callee, seen) + public + found
+    return list(dict.fromkeys(found))
+
+
+def blamed(function: str, namespace: dict, differing: set[str], fed_by: tuple[str, ...] = ()) -> str | None:
+    """The deepest function ``function`` calls (in the learner's code), or the first that fed it its inputs
+    (``fed_by``), whose own documented value differed."""
+    learner = namespace.get(function.rsplit(".", 1)[-1])
+    callees = _callees(learner) if callable(learner) else []
+    return next((callee for callee in [*callees, *fed_by] if callee in differing), None)
+
+
+def check_cell(module: str, source: str, namespace: dict, shown: list, language: str,
+               differing: set[str] | None = None) -> list[dict]:
     """The documented values computed by the seed cell ``source`` (module folder ``module``), checked.
 
     Returns one record per value: ``name``, ``function``, ``page``, ``got`` (the run's numbers or
-    None), ``matches`` and ``line`` (what the run prints, in ``language``).
+    None), ``matches``, ``blame`` (the function to look at first: a callee whose own value differed
+    earlier, listed in ``differing``, else the value's own function) and ``line`` (what the run
+    prints, in ``language``). ``differing`` gains the function of every value that differs.
     """
+    differing = set() if differing is None else differing
     records = []
     for value in PAGE_VALUES.get(module, []):
-        if value.cell not in source:
+        if value.cell not in source or (value.profile and namespace.get("PROFILE") != value.profile):
             continue
         name = value.name.in_(language)
         fields = {"name": name, "page": value.page, "function": f"`{value.function}`"}
@@ -178,12 +260,23 @@ def check_cell(module: str, source: str, namespace: dict, shown: list, language:
             got = _numbers(value.read(namespace, shown))
         except Exception as error:  # the learner's result may have any shape: say so, never crash the run
             reason = f"{type(error).__name__}: {error}"[:160]
+            callee = blamed(value.function, namespace, differing, value.fed_by)
+            line = TEXT["unreadable"].in_(language, reason=reason, **fields)
             records.append({"name": name, "function": value.function, "page": value.page, "got": None,
-                            "matches": False, "line": TEXT["unreadable"].in_(language, reason=reason, **fields)})
+                            "matches": False, "blame": callee or value.function,
+                            "line": line + (TEXT["callee"].in_(language, callee=callee) if callee else "")})
+            differing.add(value.function)
             continue
-        matches = _matches(got, value.expected)
-        key = "match" if matches else "differ"
-        line = TEXT[key].in_(language, got=_written(got, value.expected, matches), **fields)
+        matches = _matches(got, value.expected, value.tolerance)
+        callee = None if matches else blamed(value.function, namespace, differing, value.fed_by)
+        if callee:
+            line = TEXT["differ_callee"].in_(language, got=_written(got, value.expected, matches), callee=callee,
+                                             **fields)
+        else:
+            line = TEXT["match" if matches else "differ"].in_(language, got=_written(got, value.expected, matches),
+                                                               **fields)
+        if not matches:
+            differing.add(value.function)
         records.append({"name": name, "function": value.function, "page": value.page, "got": got,
-                        "matches": matches, "line": line})
+                        "matches": matches, "blame": None if matches else (callee or value.function), "line": line})
     return records

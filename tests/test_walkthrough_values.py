@@ -111,3 +111,78 @@ def test_a_wrong_ipo_loss_is_named_and_the_other_values_still_match(tmp_path):
     assert [record["function"] for record in wrong] == ["module_8_reference.ipo_loss"], summary["page_values"]
     assert ("✗ the IPO loss (τ = 0.5): the module page gives 0.04, your code gives 1.4400;" in completed.stdout
             and "look at `module_8_reference.ipo_loss`" in completed.stdout)
+
+
+# ----------------------------------------------------------------------------- the callee before its callers
+def _learner_namespace(tmp_path, module_source: str) -> dict:
+    """The namespace a seed sees after ``from module_9_reference import *`` of ``module_source``."""
+    from graders.loader import load_module
+
+    (tmp_path / "module_9_reference.py").write_text(module_source, encoding="utf-8")
+    module = load_module(tmp_path / "module_9_reference.py", "module_9_reference")
+    return dict(vars(module))
+
+
+def test_a_wrong_value_points_at_the_callee_whose_own_value_differed(tmp_path):
+    from graders.walkthrough_values import blamed
+
+    namespace = _learner_namespace(tmp_path,
+                                   "def group_relative_advantages(r):\n    return r\n\n"
+                                   "def _helper(r):\n    return group_relative_advantages(r)\n\n"
+                                   "def original_grpo_token_weights(r):\n    return _helper(r)\n")
+    differing = {"module_9_reference.group_relative_advantages"}
+    assert blamed("module_9_reference.original_grpo_token_weights", namespace, differing) == \
+        "module_9_reference.group_relative_advantages"  # followed through a private helper
+    assert blamed("module_9_reference.original_grpo_token_weights", namespace, differing) == \
+        "module_9_reference.group_relative_advantages"
+    assert blamed("module_9_reference.original_grpo_token_weights", namespace, set()) is None
+    assert blamed("module_9_reference.clipped_surrogate_terms", {}, differing,
+                  ("module_9_reference.group_relative_advantages",)) == "module_9_reference.group_relative_advantages"
+
+
+def test_raw_values_are_told_from_prose():
+    from graders.walkthrough_lines import is_dump
+
+    assert is_dump(({"root": "/x"},)) and is_dump(('{\n  "chosen_ids": [1, 2]\n}',))
+    assert not is_dump(("beta=1 optimum:", [0.1, 0.2])) and not is_dump(("teacher-forced KL: 0.2",))
+
+
+def _learner_with(tmp_path, module: str, exercise: str, entry: str):
+    """A copy of solutions/<module> whose ``exercise`` is the catalogue entry ``entry`` (the rest right)."""
+    from graders.engine.misconceptions import mutant_source
+
+    learner = tmp_path / "learner" / module
+    shutil.copytree(REPO_ROOT / "solutions" / module, learner, ignore=shutil.ignore_patterns("__pycache__"))
+    stem = exercise.split(".")[0]
+    (learner / f"{stem}.py").write_text(mutant_source(exercise, entry), encoding="utf-8")
+    return learner
+
+
+@pytest.mark.slow
+def test_a_wrong_advantage_is_blamed_before_the_reductions_that_use_it(tmp_path):
+    learner = _learner_with(tmp_path, "module_09", "module_9_reference.group_relative_advantages", "sample_std")
+    completed, summary = _run(tmp_path, learner, "module_09")
+    assert completed.returncode == 1, completed.stdout[-2000:]
+    wrong = {record["function"]: record["blame"] for record in summary["page_values"] if not record["matches"]}
+    advantages = "module_9_reference.group_relative_advantages"
+    assert wrong == {advantages: advantages, "module_9_reference.clipped_surrogate_terms": advantages,
+                     "module_9_reference.original_grpo_token_weights": advantages,
+                     "module_9_reference.dapo_token_weights": advantages}
+    last = completed.stdout.strip().splitlines()[-1]
+    assert last == f"✗ 4 value(s) differ from the module page (the ✗ lines above); start with `{advantages}`."
+    assert f"uses `{advantages}`, whose own value above differs: look at `{advantages}` first" in completed.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["en", "ru"])
+def test_a_dpo_loss_without_beta_is_flagged_by_the_toy_run_and_the_run_exits_1(tmp_path, capfd, language):
+    learner = _learner_with(tmp_path, "module_08", "module_8_training.dpo_loss", "beta_missing")
+    code = walkthrough.run_notebook("8", learner, tmp_path / "out", language=language)
+    out, err = capfd.readouterr()
+    assert code == 1
+    summary = json.loads((tmp_path / "out" / walkthrough.SUMMARY_FILE).read_text(encoding="utf-8"))
+    wrong = [record["function"] for record in summary["page_values"] if not record["matches"]]
+    assert wrong == ["module_8_training.dpo_loss"] * 3, summary["page_values"]
+    assert "'root':" not in out and '"chosen_ids"' not in out  # raw values hidden without --verbose
+    assert ("3 value(s) differ" if language == "en" else "расходящихся со страницей модуля: 3") in out
+    assert ("3 value(s) differ" if language == "en" else "расходится со страницей модуля значений: 3") in err
