@@ -228,8 +228,8 @@ def _value(root, walk: _Walk, *, float_only: bool) -> None:
         _count(walk, depth)
         if value is None or type(value) is float:
             continue
-        if type(value) is str:
-            if len(value) > MAX_STRING:
+        if type(value) is str:  # (inputs echoed back are the kit's own; only the JSON's size bounds them)
+            if float_only and len(value) > MAX_STRING:
                 raise ValueError(f"a string longer than {MAX_STRING} characters")
         elif type(value) in (bool, int):
             if float_only:
@@ -256,7 +256,8 @@ def _tagged(value: dict, depth: int, pending: list, walk: _Walk, float_only: boo
         pending.append((value["__tuple__"], depth + 1))
     elif keys == {"__dict__"} and type(value["__dict__"]) is list:
         for item in value["__dict__"]:
-            if not (type(item) is list and len(item) == 2 and type(item[0]) is str and len(item[0]) <= MAX_STRING):
+            if not (type(item) is list and len(item) == 2 and type(item[0]) is str
+                    and (len(item[0]) <= MAX_STRING or not float_only)):
                 raise ValueError("a malformed dict entry")
             _count(walk, depth + 1)
             pending.append((item[1], depth + 1))
