@@ -247,3 +247,79 @@ def test_the_wall_cap_is_shorter_than_the_backstops_it_replaces():
     cap = runner.wall_cap(exercises, list(range(20)), load_timeout=60.0)
     backstops = sum(runner.wall_backstop(10.0) for _ in range(20)) + runner.wall_backstop(60.0)
     assert cap == 1.0 * (200 + 60) + 30 and cap < backstops / 3  # 290 s where 20 stopped children held 1095 s
+
+
+# ---------------------------------------------------------------------------
+# The attacks in one batch, beside a correct submission that keeps full marks
+# ---------------------------------------------------------------------------
+STEM = "module_9_reference"
+SEND = '''
+import json as _j, base64 as _b64, signal as _signal
+_disarm()
+
+def _send(event):
+    data = (_j.dumps(event) + "\\n").encode()
+    for fd in range(3, 128):
+        try:
+            os.write(fd, data)
+        except OSError:
+            pass
+'''
+ON_CALL = {  # what every exercise function does when called (a forged line on its child's pipe, or a stop)
+    "string_array": '_send({"result": _j.dumps({"cases": [{"outcome": "ok", "value": {"__ndarray__": "a0"}, '
+                    '"type": "float"}]}), "arrays": {"index": [["a0", "<U1", [3]]], '
+                    '"data": _b64.b64encode("abc".encode("utf-32-le")).decode()}})',
+    "one_array_300000_times": '_send({"result": _j.dumps({"cases": [{"outcome": "ok", "value": '
+                              '[{"__ndarray__": "a0"}] * 300000, "type": "float"}]}), "arrays": {"index": '
+                              '[["a0", "<f8", [131072]]], "data": _b64.b64encode(bytes(1 << 20)).decode()}})',
+    "stop_itself": "os.kill(os.getpid(), _signal.SIGSTOP)",
+}
+ON_IMPORT = {  # what the file does when imported
+    "load_error_without_type": '_send({"loaded": {"message": "x", "mro": []}})',
+    "six_megabyte_message": '_send({"loaded": {"type": "E", "mro": ["E"], "message": "/" * (6 << 20), "where": ""}})',
+}
+
+
+def _hostile_file(on_import: str = "", on_call: str = "") -> str:
+    from hostile_code import DISARM, placebo
+    from graders.engine.kit import DEFAULT_KIT
+
+    text = placebo(STEM) + "\nimport os, sys, gc, time\n" + DISARM + SEND + on_import + "\n"
+    for name in DEFAULT_KIT.functions_by_stem(("9",))[STEM]:
+        text += f"\n\ndef {name}(*args, **kwargs):\n" + textwrap.indent(on_call or "pass", "    ") + "\n    return 0.0\n"
+    return text
+
+
+@pytest.mark.slow
+def test_the_attacks_cost_their_own_exercises_only(tmp_path, monkeypatch):
+    from graders.engine.batch import grade_paths
+    from graders.engine.grading import GradeOptions
+    from graders.engine.kit import DEFAULT_KIT
+
+    monkeypatch.setattr(runner, "WALL_CAP_FACTOR", 0.15)  # 20 exercises of 5 s + a 10 s load: a 26.5 s cap
+    monkeypatch.setattr(runner, "WALL_CAP_GRACE", 10.0)
+    files = {"correct": DEFAULT_KIT.solution_path(STEM).read_text(encoding="utf-8")}
+    files |= {name: _hostile_file(on_import=body) for name, body in ON_IMPORT.items()}
+    files |= {name: _hostile_file(on_call=body) for name, body in ON_CALL.items()}
+    paths = []
+    for name, text in files.items():
+        (tmp_path / "in" / name).mkdir(parents=True)
+        (tmp_path / "in" / name / f"{STEM}.py").write_text(text, encoding="utf-8")
+        paths.append(tmp_path / "in" / name)
+    options = GradeOptions(modules=("9",), timeout=5.0, load_timeout=10.0, memory_mb=1024)
+    started = time.monotonic()
+    result = grade_paths(paths, tmp_path / "out", options, jobs=2, progress=False, log=lambda _m: None)
+    elapsed = time.monotonic() - started
+    reports = dict(zip(result.names, result.reports))
+    assert not result.internal_errors and (tmp_path / "out" / "grades.csv").exists()
+    graded = {name: [e for e in report["exercises"] if e["id"].startswith(STEM)] for name, report in reports.items()}
+    assert all(e["status"] == "passed" for e in graded["correct"]), [e["feedback"] for e in graded["correct"]]
+    for name in (*ON_IMPORT, *ON_CALL):
+        assert graded[name] and all(e["points"] == 0 for e in graded[name]), name
+    for name in ("load_error_without_type", "six_megabyte_message", "string_array", "one_array_300000_times"):
+        assert any("could not be read" in e["feedback"] for e in graded[name]), (name, graded[name][0]["feedback"])
+    stopped = graded["stop_itself"]
+    assert all(e["status"] == "timeout" for e in stopped), [(e["status"], e["feedback"][:150]) for e in stopped]
+    assert any("wall-clock cap" in e["feedback"] for e in stopped), [e["feedback"] for e in stopped]
+    # 20 stopped children held a lane 20 x wall_backstop(5 s) = 600 s before the cap
+    assert elapsed < 20 * runner.wall_backstop(5.0) / 3, elapsed
