@@ -24,6 +24,7 @@ from graders.loader import AST_LOCK
 # Arrays across the pipe
 # ---------------------------------------------------------------------------
 BLOB_KINDS = "biufUS"  # booleans, integers, floats, strings: never objects, never structured
+MAX_BLOB_ARRAYS = 100_000  # arrays in one blob
 
 
 def pack_blob(arrays: dict[str, np.ndarray]) -> dict:
@@ -44,8 +45,9 @@ def pack_blob(arrays: dict[str, np.ndarray]) -> dict:
 
 def unpack_blob(packed, limit: int) -> dict[str, np.ndarray]:
     """Inverse of :func:`pack_blob`, for data from an untrusted process: every entry is checked (its dtype
-    a plain one of :data:`BLOB_KINDS`, its shape, its bytes inside the data, nothing left over) before an
-    array is built, and nothing beyond ``limit`` bytes is decoded. Raises ``ValueError``."""
+    a plain one of :data:`BLOB_KINDS` of at least one byte an item, its shape, its name unique and short,
+    its bytes inside the data, nothing left over) before an array is built, and nothing beyond ``limit``
+    bytes is decoded: each byte sent is one array's, once. Raises ``ValueError``."""
 
     if not isinstance(packed, dict) or not isinstance(packed.get("index"), list) \
             or not isinstance(packed.get("data"), str):
@@ -58,17 +60,23 @@ def unpack_blob(packed, limit: int) -> dict[str, np.ndarray]:
         raise ValueError(f"unreadable arrays ({error})") from error
     arrays: dict[str, np.ndarray] = {}
     offset = 0
+    if len(packed["index"]) > MAX_BLOB_ARRAYS:
+        raise ValueError(f"more than {MAX_BLOB_ARRAYS} arrays")
     for entry in packed["index"]:
-        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
-                and isinstance(entry[1], str) and isinstance(entry[2], list) and len(entry[2]) <= 32
-                and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in entry[2])):
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str) and len(entry[0]) <= 64
+                and isinstance(entry[1], str) and len(entry[1]) <= 16 and isinstance(entry[2], list)
+                and len(entry[2]) <= 32
+                and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= 1 << 40 for n in entry[2])):
             raise ValueError("malformed array entry")
         name, dtype_text, shape = entry
+        if name in arrays:
+            raise ValueError("two arrays of one name")
         try:
             dtype = np.dtype(dtype_text)
         except (TypeError, ValueError) as error:
             raise ValueError(f"unknown dtype {dtype_text[:40]!r}") from error
-        if dtype.kind not in BLOB_KINDS or dtype.fields is not None or dtype.subdtype is not None:
+        if dtype.kind not in BLOB_KINDS or dtype.fields is not None or dtype.subdtype is not None \
+                or dtype.itemsize == 0:
             raise ValueError(f"arrays of dtype {dtype} are not accepted")
         count = 1
         for n in shape:

@@ -16,12 +16,11 @@ the same in every language. A check's label is its case's ``label``, a
 
 from __future__ import annotations
 
-import re
-
 from graders.engine.compare import describe
 from graders.engine.judge import judge
 from graders.engine.protocol import CaseOutcome, CaseResult, ExerciseReport, Judgement, Reason
-from graders.engine.runner import ExerciseRun
+from graders.engine.runner import WALL_CAP_MESSAGE, ExerciseRun
+from graders.engine.scrub import without_addresses, without_temp_paths
 from graders.engine.submission import Submission
 from graders.engine.texts import feedback_text, translated
 from graders.fences import positional_parameters
@@ -31,13 +30,10 @@ MAX_DETAILED = 3  # distinct failing results described in full per exercise
 INPUT_LIMIT = 240
 
 
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
-_TEMP_PATH = re.compile(r"/[^\s'\"]*?rl4llm-grade-[A-Za-z0-9_]+(?:/sub_\d+)?")
-
-
 def deterministic(text: str) -> str:
-    """Feedback without memory addresses or the grader's temporary paths (same answer, same bytes)."""
-    return _TEMP_PATH.sub("<submission>", _ADDRESS.sub("0x...", text))
+    """Feedback without memory addresses or the grader's temporary paths (same answer, same bytes), in time
+    linear in its length (:mod:`graders.engine.scrub`: no backtracking expression sees learner text)."""
+    return without_temp_paths(without_addresses(text))
 
 
 def assess(exercise, submission: Submission, sources: dict, file_problems: dict,
@@ -98,14 +94,15 @@ def _reason_lines(judgement: Judgement, exercise, ctx) -> list[str]:
     if reason is Reason.LOAD_REFUSED:
         what = _refused(judgement.error["message"], language)
         return notes + [say("load_refused", stem=stem, what=what)] + _output_lines(judgement.output, hide, language)
+    capped = [WALL_CAP_MESSAGE.in_(language)] if judgement.detail == WALL_CAP_MESSAGE else []
     if reason is Reason.LOAD_TIMEOUT:
-        return notes + [say("load_timeout", stem=stem, seconds=ctx.options.load_timeout)]
+        return notes + [say("load_timeout", stem=stem, seconds=ctx.options.load_timeout)] + capped
     if reason is Reason.LOAD_CRASHED:
         return notes + [say("load_crashed", stem=stem, detail=detail)] + \
             _output_lines(judgement.output, hide, language)
     if reason is Reason.TIMEOUT:
         timeout = ctx.job.entries[exercise.index]["timeout"]
-        return notes + [say("timeout", seconds=timeout)]
+        return notes + [say("timeout", seconds=timeout)] + capped
     if reason is Reason.CRASHED:
         return notes + [say("crashed", detail=detail)] + _output_lines(judgement.output, hide, language)
     if reason is Reason.FUNCTION_MISSING:

@@ -8,31 +8,60 @@ memory limit, a signal), costs that exercise only -- a fresh worker picks up
 the remaining exercises. A learner file whose import hangs or kills the
 worker costs that file's exercises only.
 
+Every line a worker sends is decoded by :mod:`graders.engine.door` (one strict schema with limits); a
+line that does not fit costs the exercise it arrived for (``crashed``, "the worker's result could not be
+read"), never the batch. A submission's workers may send :data:`graders.engine.door.MAX_SUBMISSION_BYTES`
+in all, and may run :func:`wall_cap` seconds in all (a child that sleeps or stops itself in every
+exercise spends no CPU: only a clock ends it); past either, its remaining exercises end at once.
+
 The fork server's client is :mod:`graders.engine.fork_client`; the configuration and results both sides
 share, :mod:`graders.engine.worker_config`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import selectors
 import signal
 import subprocess
 import time
 from pathlib import Path
 
-from graders.engine import bundles, cgroups
+from graders.engine import cgroups, door
 from graders.engine.fork_client import LOG_TAIL, ForkServer
-from graders.engine.learner_text import clean as clean_learner_text
+from graders.engine.scrub import without_addresses, without_paths
+from graders.text import Text
 from graders.engine.worker_config import (CPU_BUDGET_MESSAGE, ExerciseRun, SandboxMissing, WorkerConfig,
                                           WorkerStartError, wall_backstop)
 
 
 LOG_KEEP = 64 << 10  # bytes of the worker's stdout/stderr kept (the tail)
-MAX_EVENT_BYTES = 64 << 20  # one event line (a result with its arrays, base64)
-MAX_RESULT_JSON = 8 << 20  # the JSON part of one exercise's result
+MAX_EVENT_BYTES = door.MAX_EVENT_BYTES  # one event line (a result with its arrays, base64)
+MAX_RESULT_JSON = door.MAX_RESULT_JSON  # the JSON part of one exercise's result
+WALL_CAP_FACTOR, WALL_CAP_GRACE = 1.0, 30.0  # a submission's lane: 1 x its CPU budgets (loads too) + 30 s
+WALL_CAP_MESSAGE = Text(
+    "the submission ran past its wall-clock cap (its exercises' CPU budgets together, plus 30 s): this exercise "
+    "and those after it were stopped",
+    "решение работало дольше своего общего предела по времени (сумма бюджетов CPU его упражнений плюс 30 с): "
+    "это упражнение и следующие остановлены")
+TOO_MUCH_MESSAGE = Text(
+    f"the submission's workers sent more than {door.MAX_SUBMISSION_BYTES >> 20} MiB: this exercise and those "
+    "after it were stopped",
+    f"рабочие процессы решения передали больше {door.MAX_SUBMISSION_BYTES >> 20} МиБ: это упражнение и "
+    "следующие остановлены")
+
+
+def unreadable(reason: str) -> str:
+    """The message of an exercise whose worker's report the door refused (:mod:`graders.engine.door`)."""
+    return f"the worker's result could not be read ({reason})"
+
+
+def wall_cap(exercises: list[dict], indices: list[int], load_timeout: float) -> float:
+    """Wall-clock seconds one lane of a submission may run in all: :data:`WALL_CAP_FACTOR` x (its exercises'
+    CPU budgets + one load budget per learner file) + :data:`WALL_CAP_GRACE`."""
+    stems = {exercises[i]["stem"] for i in indices}
+    budgets = sum(float(exercises[i]["timeout"]) for i in indices) + load_timeout * len(stems)
+    return WALL_CAP_FACTOR * budgets + WALL_CAP_GRACE
 
 
 def _signal_name(code: int) -> str:
@@ -57,14 +86,20 @@ def _sanitise(text: str, sub_dir: Path) -> str:
     """A crash log without the grader's own frames, absolute paths or addresses (reports stay deterministic)."""
     text = text.replace(str(sub_dir / "scratch" / "files") + os.sep, "").replace(str(sub_dir), "<submission>")
     lines = [line for line in text.splitlines() if "/graders/" not in line]
-    text = "\n".join(lines)
-    text = re.sub(r"(?<![\w.])/(?:[^\s\"'/]+/)+([^\s\"'/]+)", r"\1", text)
-    return re.sub(r"0x[0-9a-fA-F]{6,}", "0x...", text)
+    return without_addresses(without_paths("\n".join(lines)))
+
+
+class _Refused(Exception):
+    """A worker's line the door refused; ``everything``: the submission's byte cap is spent (stop it all)."""
+
+    def __init__(self, message: str, everything: bool = False) -> None:
+        super().__init__(message)
+        self.message, self.everything = message, everything
 
 
 class _Process:
     def __init__(self, config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir: Path,
-                 indices: list[int]):
+                 indices: list[int], sent: list[int]):
         read_fd, write_fd = os.pipe()
         log_read, log_write = os.pipe()
         go_read, go_write = os.pipe()
@@ -98,6 +133,7 @@ class _Process:
         self.buffer = bytearray()
         self.log = bytearray()
         self.eof = False
+        self.sent = sent  # [bytes] read from this submission's workers so far (its lane), shared by its workers
 
     def _pump(self, timeout: float) -> None:
         for key, _ in self.selector.select(timeout=timeout):
@@ -114,26 +150,27 @@ class _Process:
                 continue
             if not chunk:
                 self.eof = True
+            self.sent[0] += len(chunk)
+            if self.sent[0] > door.MAX_SUBMISSION_BYTES:
+                self.buffer = bytearray()
+                raise _Refused(TOO_MUCH_MESSAGE, everything=True)
             self.buffer += chunk
             if len(self.buffer) > MAX_EVENT_BYTES and b"\n" not in self.buffer:
-                # an event larger than any result may be: treat as a crash, keep nothing
-                self.buffer, self.eof = bytearray(), True
+                self.buffer = bytearray()  # an event larger than any result may be: keep nothing
+                raise _Refused(unreadable(f"an event larger than {MAX_EVENT_BYTES} bytes"))
 
-    def next_event(self, deadline: float) -> dict | None:
-        """The next event, or ``None`` at EOF; raises ``TimeoutError`` past ``deadline``."""
+    def next_event(self, deadline: float) -> door.Event | None:
+        """The next event, decoded by the door, or ``None`` at EOF; raises ``TimeoutError`` past ``deadline``,
+        :class:`_Refused` for a line the door refuses (or past the submission's byte cap)."""
         while True:
             end = self.buffer.find(b"\n")
             if end >= 0:
                 line = bytes(self.buffer[:end])
                 del self.buffer[:end + 1]
-                try:
-                    # learner text (messages, output, names) made safe for every report, once, here
-                    event = clean_learner_text(json.loads(line.decode("utf-8")))
-                except (UnicodeDecodeError, ValueError, RecursionError):
-                    continue  # noise on the events pipe is ignored
-                if isinstance(event, dict):
-                    return event
-                continue
+                event = door.read_event(line)
+                if isinstance(event, door.Refusal):
+                    raise _Refused(unreadable(event))
+                return event
             if self.eof:
                 return None
             remaining = deadline - time.monotonic()
@@ -193,72 +230,61 @@ def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir:
     results: dict[int, ExerciseRun] = {}
     remaining = list(indices)
     attempt = 0
+    sent = [0]  # bytes read from this lane's workers, together
+    cap = time.monotonic() + wall_cap(exercises, indices, config.load_timeout)
     while remaining:
         attempt += 1
-        process = _Process(config, server, job_dir, sub_dir, remaining)
+        process = _Process(config, server, job_dir, sub_dir, remaining, sent)
         current: tuple[str, object] | None = None
         deadline = time.monotonic() + wall_backstop(config.load_timeout)
         started_anything = False
-        outcome = None
+        outcome, message = None, ""
         try:
             while True:
-                event = process.next_event(deadline)
+                event = process.next_event(min(deadline, cap))
                 if event is None:
                     outcome = "eof"
                     break
                 started_anything = True
-                if "sandbox" in event and not layers and isinstance(event["sandbox"], dict):
-                    layers.update({str(k): bool(v) for k, v in event["sandbox"].items()})
+                kind = event.kind
+                if kind == "sandbox" and not layers:
+                    layers.update({str(k): bool(v) for k, v in event.sandbox.items()})
                     layers["cgroup_limits"] = process.group is not None
-                    layers["identity"] = str(event.get("identity", ""))[:200]
+                    layers["identity"] = event.identity[:200]
                     missing = [name for name in config.require if layers.get(name) is not True]
                     if missing:
                         process.kill()
                         process.finish()
                         raise SandboxMissing("a worker started without the sandbox layer(s) "
                                              f"{', '.join(missing)} (--require-sandbox)")
-                elif "load" in event:
-                    current, deadline = ("load", event["load"]), time.monotonic() + wall_backstop(config.load_timeout)
-                elif "loaded" in event:
-                    stem, error = event["loaded"], event.get("error")
-                    if error:
-                        for index in [i for i in remaining if exercises[i]["stem"] == stem]:
-                            results[index] = ExerciseRun("load_error", payload={"error": error})
-                            remaining.remove(index)
+                elif kind == "load":
+                    current, deadline = ("load", event.load), time.monotonic() + wall_backstop(config.load_timeout)
+                elif kind == "loaded":
+                    _loaded(event, exercises, remaining, results)
                     current = None
-                elif "start" in event:
-                    index = event["start"]
-                    if index in remaining:
-                        current = ("exercise", index)
-                        deadline = time.monotonic() + wall_backstop(exercises[index]["timeout"])
-                elif "done" in event:
-                    index = event["done"]
-                    if index in remaining:
-                        results[index] = _read_result(event)
-                        remaining.remove(index)
+                elif kind == "start":
+                    if event.start in remaining:
+                        current = ("exercise", event.start)
+                        deadline = time.monotonic() + wall_backstop(exercises[event.start]["timeout"])
+                elif kind == "done":
+                    if event.done in remaining:
+                        results[event.done] = _read_result(event, exercises[event.done])
+                        remaining.remove(event.done)
                     current = None
                     deadline = time.monotonic() + wall_backstop(config.load_timeout)
-                elif "crashed" in event:  # a child died; the worker goes on with the next exercise
-                    index, code = event["crashed"], event.get("code")
-                    over_budget = event.get("cpu_timeout") is True  # its parent ended it: CPU budget spent
-                    message = CPU_BUDGET_MESSAGE if over_budget else describe_exit(code if isinstance(code, int) else None)
-                    tail = "" if over_budget else process.log_tail(sub_dir)
-                    if event.get("during") == "load":
-                        for other in [i for i in remaining if exercises[i]["stem"] == event.get("stem")]:
-                            status = "load_timeout" if over_budget else "load_crashed"
-                            results[other] = ExerciseRun(status, message=message, output=tail)
-                            remaining.remove(other)
-                    elif index in remaining:
-                        results[index] = ExerciseRun("timeout" if over_budget else "crashed", message=message,
-                                                     output=tail)
-                        remaining.remove(index)
+                elif kind == "crashed":  # a child died; the worker goes on with the next exercise
+                    _crashed(event, exercises, remaining, results, process.log_tail(sub_dir))
                     current = None
                     deadline = time.monotonic() + wall_backstop(config.load_timeout)
-                elif event.get("finished"):
+                elif kind == "finished" and event.finished:
                     outcome = "finished"
                     break
         except TimeoutError:
-            outcome = "timeout"
+            outcome = "cap" if time.monotonic() >= cap else "timeout"
+            message = WALL_CAP_MESSAGE
+            process.kill()
+        except _Refused as refused:
+            outcome, message = ("bytes" if refused.everything else "refused"), refused.message
             process.kill()
         code = process.finish()
         if config.namespaces and code is not None and code > 128:
@@ -266,10 +292,15 @@ def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir:
         if outcome == "finished":
             break
         tail = process.log_tail(sub_dir)
+        if outcome in ("cap", "bytes"):  # the submission's own caps: nothing more of it runs
+            status = "timeout" if outcome == "cap" else "crashed"
+            for index in remaining:
+                load = current is not None and current[0] == "load" and exercises[index]["stem"] == current[1]
+                results[index] = ExerciseRun(("load_" if load else "") + status, message=message)
+            break
         if current is None:
-            if not started_anything or outcome == "timeout":
-                if attempt == 1 and not started_anything:
-                    raise WorkerStartError(f"the grading worker failed to start ({describe_exit(code)}):\n{tail}")
+            if attempt == 1 and not started_anything and outcome != "refused":
+                raise WorkerStartError(f"the grading worker failed to start ({describe_exit(code)}):\n{tail}")
             # died between exercises: blame the next one so the loop always progresses
             current = ("exercise", remaining[0])
         kind, what = current
@@ -279,25 +310,45 @@ def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir:
         else:
             affected = [what]
             status = "timeout" if outcome == "timeout" else "crashed"
-        message = describe_exit(None if outcome == "timeout" else code)
+        if outcome != "refused":
+            message = describe_exit(None if outcome == "timeout" else code)
         for index in affected:
             results[index] = ExerciseRun(status, message=message, output=tail)
             remaining.remove(index)
     return results
 
 
-def _read_result(event: dict) -> ExerciseRun:
-    """One exercise's result from its ``done`` event, size-capped before anything is parsed."""
-    try:
-        text, packed = event.get("result"), event.get("arrays")
-        if not isinstance(text, str):
-            raise ValueError("malformed result")
-        if len(text) > MAX_RESULT_JSON:
-            raise ValueError(f"result larger than {MAX_RESULT_JSON} bytes")
-        payload = clean_learner_text(json.loads(text))  # the result's learner text, as the events' (above)
-        if not isinstance(payload, dict) or not isinstance(payload.get("cases"), list):
-            raise ValueError("malformed result")
-        arrays = bundles.unpack_blob(packed, MAX_EVENT_BYTES)
-    except (ValueError, TypeError, RecursionError, OSError) as error:
-        return ExerciseRun("crashed", message=f"the worker's result could not be read ({error})")
+def _loaded(event: door.Event, exercises: list[dict], remaining: list[int], results: dict) -> None:
+    """A ``loaded`` event: a load error (or one the door refuses) costs its file's exercises."""
+    error = door.read_error(event.error)
+    if error is None:
+        return
+    run = (ExerciseRun("load_crashed", message=unreadable(error)) if isinstance(error, door.Refusal)
+           else ExerciseRun("load_error", payload={"error": error}))
+    for index in [i for i in remaining if exercises[i]["stem"] == event.loaded]:
+        results[index] = run
+        remaining.remove(index)
+
+
+def _crashed(event: door.Event, exercises: list[dict], remaining: list[int], results: dict, tail: str) -> None:
+    """A ``crashed`` event: its child died (or spent its CPU budget) at load or in an exercise."""
+    over_budget = event.cpu_timeout  # its parent ended it: CPU budget spent
+    message = CPU_BUDGET_MESSAGE if over_budget else describe_exit(event.code)
+    tail = "" if over_budget else tail
+    if event.during == "load":
+        for other in [i for i in remaining if exercises[i]["stem"] == event.stem]:
+            status = "load_timeout" if over_budget else "load_crashed"
+            results[other] = ExerciseRun(status, message=message, output=tail)
+            remaining.remove(other)
+    elif event.crashed in remaining:
+        results[event.crashed] = ExerciseRun("timeout" if over_budget else "crashed", message=message, output=tail)
+        remaining.remove(event.crashed)
+
+
+def _read_result(event: door.Event, exercise: dict) -> ExerciseRun:
+    """One exercise's result from its ``done`` event, through the door (sizes, kinds and references checked)."""
+    read = door.read_result(event.result, event.arrays, len(exercise.get("cases", ())))
+    if isinstance(read, door.Refusal):
+        return ExerciseRun("crashed", message=unreadable(read))
+    payload, arrays = read
     return ExerciseRun("done", payload=payload, arrays=arrays)

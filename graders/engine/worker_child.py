@@ -21,6 +21,7 @@ from graders.engine import bundles, calls, codec, confine, sandbox
 from graders.engine.worker_process import closed_root_folder, private_namespaces, _write_line
 
 OUTPUT_LIMIT = 4000  # characters of printed output kept per case
+NAME_LIMIT = 500  # characters of an exception's type name, each name of its MRO, and its "where"
 HARNESS_PREFIX = "_rl4llm_given_"  # the harness's own copies of given modules (never in sys.modules)
 
 
@@ -167,7 +168,7 @@ class Child:
             sys.stdout, sys.stderr = saved
         violations = self.fence.take_violations()
         if violations:
-            error = {"type": "PermissionError", "mro": ["PermissionError"], "message": violations[0],
+            error = {"type": "PermissionError", "mro": ["PermissionError"], "message": str(violations[0])[:2000],
                      "where": "", "sandbox": True}
         if error:
             error["output"] = capture.text()
@@ -190,7 +191,7 @@ class Child:
                     skipped = len(exercise["cases"]) - position - 1
                     result["cases"] += [{"outcome": "raised", "exception": outcome["exception"]}] * skipped
                     break
-        result["violations"] = self.fence.take_violations()
+        result["violations"] = [str(v)[:2000] for v in self.fence.take_violations()][:64]
         self.report(result=json.dumps(result, sort_keys=True, allow_nan=False), arrays=bundles.pack_blob(encoder.arrays))
 
     def run_case(self, exercise: dict, function, module, case: dict, inputs: dict, encoder: codec.Encoder) -> dict:
@@ -240,5 +241,8 @@ def describe_exception(exc: BaseException, files: Path) -> dict:
             break
     if not where and isinstance(exc, SyntaxError) and exc.filename and str(exc.filename).startswith(files_dir):
         where = f"{Path(exc.filename).name}, line {exc.lineno}"
-    return {"type": type(exc).__name__, "mro": [c.__name__ for c in type(exc).__mro__],
-            "message": message[:2000], "where": where}
+    # each field within what the grader's door accepts (graders.engine.door.LearnerError): a class or a
+    # function of any name length is still an ordinary error, not an unreadable report
+    return {"type": str(type(exc).__name__)[:NAME_LIMIT], "mro": [str(c.__name__)[:NAME_LIMIT]
+                                                                  for c in type(exc).__mro__][:64],
+            "message": str(message)[:2000], "where": where[:NAME_LIMIT]}

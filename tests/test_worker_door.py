@@ -1,0 +1,325 @@
+"""The door out of a worker (graders/engine/door.py) and the linear rewrites (graders/engine/scrub.py).
+
+Hostile learner code can write any line on the pipe its child reports on; its parent relays the ``loaded``
+error, the ``result`` text and the ``arrays`` as they came. Each attack of issue 31 is tried against the
+door (refused, never an exception) and, as a control, against the path the grader took before the door
+(it raises, copies, or backtracks). The batch test grades the attacks beside a correct submission.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import textwrap
+import time
+import tracemalloc
+
+import msgspec
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graders.engine import codec, door, runner, scrub
+from graders.engine.bundles import pack_blob
+from graders.engine.compare import mismatch
+from graders.engine.learner_text import clean_text
+
+MIB = 1 << 20
+
+
+def _raw(value) -> msgspec.Raw:
+    return msgspec.Raw(json.dumps(value).encode())
+
+
+def _honest_result() -> tuple[str, msgspec.Raw]:
+    encoder = codec.Encoder()
+    value = codec.normalise(np.arange(6.0).reshape(2, 3))
+    cases = [{"outcome": "ok", "value": encoder.encode(value), "type": codec.type_of(np.zeros((2, 3))),
+              "inputs_after": encoder.encode(codec.as_input_specs(((np.ones(3, np.int32), "text", 2), {"k": 1.5}))),
+              "output": "printed"},
+             {"outcome": "raised", "exception": {"type": "ValueError", "mro": ["ValueError", "Exception"],
+                                                 "message": "bad", "where": "m.py, line 3, in f"}, "output": ""}]
+    text = json.dumps({"cases": cases, "missing": None, "violations": []}, sort_keys=True)
+    return text, _raw(pack_blob(encoder.arrays))
+
+
+# ---------------------------------------------------------------------------
+# The four forged messages: refused by the door; the old path raises or copies
+# ---------------------------------------------------------------------------
+def test_an_honest_result_passes_the_door_unchanged():
+    text, packed = _honest_result()
+    payload, arrays = door.read_result(text, packed, cases=2)
+    value = codec.decode(payload["cases"][0]["value"], arrays)
+    assert np.array_equal(value, np.arange(6.0).reshape(2, 3))
+    assert payload["cases"][1]["exception"]["type"] == "ValueError" and "value" not in payload["cases"][1]
+    assert door.read_result(text, packed, cases=1) == "2 cases where the exercise has 1"  # never more than asked
+
+
+def test_a_load_error_without_a_type_is_refused_and_broke_the_old_path():
+    forged = {"message": "x", "mro": []}
+    event = door.read_event(json.dumps({"loaded": "m", "error": forged}).encode())
+    refusal = door.read_error(event.error)
+    assert isinstance(refusal, door.Refusal) and "type" in refusal
+    honest = door.read_error(_raw({"type": "E", "mro": ["E"], "message": "m", "where": ""}))
+    assert honest == {"type": "E", "mro": ["E"], "message": "m", "where": "", "sandbox": False, "output": ""}
+    from graders.engine.feedback import _exception_text  # control: the old path handed the dict on as it came
+
+    with pytest.raises(KeyError):
+        _exception_text(forged)
+
+
+def test_a_string_array_where_a_number_is_expected_is_refused_and_broke_the_comparator():
+    strings = np.array(["a", "b", "c"])
+    text = json.dumps({"cases": [{"outcome": "ok", "value": {"__ndarray__": "a0"}, "type": "float"}]})
+    refusal = door.read_result(text, _raw(pack_blob({"a0": strings})), cases=1)
+    assert isinstance(refusal, door.Refusal) and "dtype" in refusal
+    with pytest.raises(TypeError):  # control: the comparator meets the string array the old path let through
+        mismatch(np.zeros(3), strings, rtol=1e-6, atol=1e-6)
+
+
+def test_one_array_named_many_times_is_refused_before_a_copy():
+    blob = _raw(pack_blob({"a0": np.zeros(MIB // 8)}))
+    many = json.dumps({"cases": [{"outcome": "ok", "value": [{"__ndarray__": "a0"}] * 300_000, "type": "float"}]})
+    assert len(many) > 6_500_000  # about 7 MB
+    tracemalloc.start()
+    started = time.perf_counter()
+    refusal = door.read_result(many, blob, cases=1)
+    seconds, peak = time.perf_counter() - started, tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert isinstance(refusal, door.Refusal) and "more than once" in refusal
+    assert peak < 200 * MIB and seconds < 30, (peak, seconds)
+    # control: the old decoder copies the array once per reference (64 references: 64 MiB and more)
+    arrays = {"a0": np.zeros(MIB // 8)}
+    tracemalloc.start()
+    decoded = codec.decode([{"__ndarray__": "a0"}] * 64, arrays)
+    copied = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(decoded) == 64 and copied >= 64 * MIB
+
+
+def test_a_huge_error_message_is_refused_and_the_old_expression_was_quadratic():
+    message = "/" * (6 * MIB)
+    event = door.read_event(json.dumps({"loaded": "m", "error": {"type": "E", "mro": ["E"], "message": message,
+                                                                 "where": ""}}).encode())
+    refusal = door.read_error(event.error)
+    assert isinstance(refusal, door.Refusal) and "4000" in refusal
+    import re  # control: the expression feedback used on it grows as the square of its length
+
+    old = re.compile(r"/[^\s'\"]*?rl4llm-grade-[A-Za-z0-9_]+(?:/sub_\d+)?")
+    assert _ratio(lambda n: old.sub("", "/" * n), 3000) > 3.0
+
+
+def test_every_event_kind_is_typed_and_a_line_of_two_kinds_is_refused():
+    lines = {b'{"sandbox": {"landlock": true}, "identity": "u"}': "sandbox", b'{"load": "m"}': "load",
+             b'{"loaded": "m", "error": null}': "loaded", b'{"start": 2}': "start",
+             b'{"done": 1, "result": "{}", "arrays": null}': "done",
+             b'{"crashed": 0, "stem": "m", "during": "load", "code": -9, "cpu_timeout": false}': "crashed",
+             b'{"finished": true}': "finished"}
+    for line, kind in lines.items():
+        assert door.read_event(line).kind == kind
+    for bad in (b'{"start": 1, "done": 1, "result": "{}"}', b'{"start": "1"}', b'{"done": 1}', b"{}", b"[]",
+                b'{"start": 1, "extra": 2}', b'{"crashed": 0, "code": 99999999999}', b"\xff"):
+        assert isinstance(door.read_event(bad), door.Refusal), bad
+
+
+# ---------------------------------------------------------------------------
+# No backtracking over learner text: time(2n) / time(n) near 2, never near 4
+# ---------------------------------------------------------------------------
+def _ratio(function, n: int) -> float:
+    def best(size: int) -> float:
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            function(size)
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    return best(2 * n) / best(n)
+
+
+ADVERSARIAL = {
+    "temp paths, slashes": lambda n: scrub.without_temp_paths("/" * n),
+    "temp paths, failing markers": lambda n: scrub.without_temp_paths("/" + "rl4llm-grade-!" * (n // 14)),
+    "temp paths, many matches": lambda n: scrub.without_temp_paths("/rl4llm-grade-a" * (n // 15)),
+    "crash-log paths": lambda n: scrub.without_paths("-/a/" * (n // 4)),
+    "crash-log paths, one long segment": lambda n: scrub.without_paths("/" + "a" * n + "//"),
+    "addresses": lambda n: scrub.without_addresses("0x0x12" * (n // 6)),
+    "learner text cleaning": lambda n: clean_text("\x01a" * (n // 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_each_rewrite_of_learner_text_is_linear(name):
+    ratio = _ratio(ADVERSARIAL[name], 3 * MIB // 2)  # 1.5 MB against 3 MB
+    assert ratio < 3.0, (name, ratio)
+
+
+def test_the_rewrites_do_what_the_expressions_did():
+    import re
+
+    samples = ["TypeError at 0x7f12ab34cd56 in /tmp/rl4llm-grade-ab_12/sub_3/work/x.txt", "0x12 0xabcdef01",
+               'File "/a/b/c.py", line 3, -/q/r x./y/z /only "/p/q/" //a/b', "/x/rl4llm-grade-/rl4llm-grade-k9/sub_"]
+    for text in samples:
+        assert scrub.without_addresses(text) == re.sub(r"0x[0-9a-fA-F]{6,}", "0x...", text)
+        assert scrub.without_temp_paths(text) == re.sub(
+            r"/[^\s'\"]*?rl4llm-grade-[A-Za-z0-9_]+(?:/sub_\d+)?", "<submission>", text)
+        assert scrub.without_paths(text) == re.sub(r"(?<![\w.])/(?:[^\s\"'/]+/)+([^\s\"'/]+)", r"\1", text)
+
+
+# ---------------------------------------------------------------------------
+# Fuzz: any bytes, any JSON-ish structure: a typed value or a refusal, never an exception
+# ---------------------------------------------------------------------------
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20)
+    | st.sampled_from(["__ndarray__", "__dict__", "a0", "float", "ok", "raised", "list"]),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(
+        st.sampled_from(["cases", "outcome", "value", "type", "exception", "__ndarray__", "__dict__", "__tuple__",
+                         "__tensor__", "dtype", "requires_grad", "list", "array", "ndim", "message", "mro",
+                         "where", "index", "data", "a0"]) | st.text(max_size=5), inner, max_size=5),
+    max_leaves=30)
+FUZZ = settings(deadline=None, max_examples=150, suppress_health_check=list(HealthCheck))
+FUZZ_SLOW = settings(deadline=None, max_examples=3000, suppress_health_check=list(HealthCheck))
+
+
+def _check_event(data: bytes) -> None:
+    event = door.read_event(data)
+    assert isinstance(event, (door.Event, door.Refusal))
+    if isinstance(event, door.Event) and event.kind == "loaded":
+        error = door.read_error(event.error)
+        assert error is None or isinstance(error, door.Refusal) or (
+            isinstance(error["type"], str) and all(isinstance(n, str) for n in error["mro"]))
+
+
+def _check_result(result, packed) -> None:
+    text = json.dumps(result) if not isinstance(result, str) else result
+    read = door.read_result(text, msgspec.Raw(json.dumps(packed).encode()), cases=8)
+    if isinstance(read, door.Refusal):
+        return
+    payload, arrays = read
+    for case in payload["cases"]:
+        if case["outcome"] == "ok":
+            codec.decode(case["value"], arrays)  # decodable, within its caps
+        else:
+            assert isinstance(case["exception"]["message"], str)
+
+
+@FUZZ
+@given(st.binary(max_size=300))
+def test_fuzz_any_bytes_as_an_event(data):
+    _check_event(data)
+
+
+@FUZZ
+@given(JSONISH)
+def test_fuzz_any_structure_as_an_event_a_load_error_or_a_result(value):
+    _check_event(json.dumps(value).encode())
+    _check_event(json.dumps({"loaded": "m", "error": value}).encode())
+    blob = pack_blob({"a0": np.zeros(2), "a1": np.array(["s"])})
+    _check_result({"cases": [value]}, blob)
+    _check_result({"cases": [{"outcome": "ok", "value": value, "type": value, "inputs_after": value}]}, blob)
+    _check_result(value, value)
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.text(max_size=3), st.text(max_size=6), st.lists(st.integers(-2, 1 << 50), max_size=3)),
+                max_size=4), st.binary(max_size=64))
+def test_fuzz_any_array_index(index, data):
+    packed = {"index": [list(entry) for entry in index], "data": base64.b64encode(data).decode()}
+    _check_result({"cases": []}, packed)
+
+
+@pytest.mark.slow
+@FUZZ_SLOW
+@given(JSONISH, st.binary(max_size=2000))
+def test_fuzz_longer(value, data):
+    _check_event(data)
+    _check_event(json.dumps({"loaded": "m", "error": value}).encode())
+    _check_result({"cases": [{"outcome": "ok", "value": value, "type": value, "inputs_after": value}]},
+                  pack_blob({"a0": np.zeros(2)}))
+
+
+# ---------------------------------------------------------------------------
+# The per-submission wall cap
+# ---------------------------------------------------------------------------
+def test_the_wall_cap_is_shorter_than_the_backstops_it_replaces():
+    exercises = [{"stem": "m", "timeout": 10.0, "cases": []} for _ in range(20)]
+    cap = runner.wall_cap(exercises, list(range(20)), load_timeout=60.0)
+    backstops = sum(runner.wall_backstop(10.0) for _ in range(20)) + runner.wall_backstop(60.0)
+    assert cap == 1.0 * (200 + 60) + 30 and cap < backstops / 3  # 290 s where 20 stopped children held 1095 s
+
+
+# ---------------------------------------------------------------------------
+# The attacks in one batch, beside a correct submission that keeps full marks
+# ---------------------------------------------------------------------------
+STEM = "module_9_reference"
+SEND = '''
+import json as _j, base64 as _b64, signal as _signal
+_disarm()
+
+def _send(event):
+    data = (_j.dumps(event) + "\\n").encode()
+    for fd in range(3, 128):
+        try:
+            os.write(fd, data)
+        except OSError:
+            pass
+'''
+ON_CALL = {  # what every exercise function does when called (a forged line on its child's pipe, or a stop)
+    "string_array": '_send({"result": _j.dumps({"cases": [{"outcome": "ok", "value": {"__ndarray__": "a0"}, '
+                    '"type": "float"}]}), "arrays": {"index": [["a0", "<U1", [3]]], '
+                    '"data": _b64.b64encode("abc".encode("utf-32-le")).decode()}})',
+    "one_array_300000_times": '_send({"result": _j.dumps({"cases": [{"outcome": "ok", "value": '
+                              '[{"__ndarray__": "a0"}] * 300000, "type": "float"}]}), "arrays": {"index": '
+                              '[["a0", "<f8", [131072]]], "data": _b64.b64encode(bytes(1 << 20)).decode()}})',
+    "stop_itself": "os.kill(os.getpid(), _signal.SIGSTOP)",
+}
+ON_IMPORT = {  # what the file does when imported
+    "load_error_without_type": '_send({"loaded": {"message": "x", "mro": []}})',
+    "six_megabyte_message": '_send({"loaded": {"type": "E", "mro": ["E"], "message": "/" * (6 << 20), "where": ""}})',
+}
+
+
+def _hostile_file(on_import: str = "", on_call: str = "") -> str:
+    from hostile_code import DISARM, placebo
+    from graders.engine.kit import DEFAULT_KIT
+
+    text = placebo(STEM) + "\nimport os, sys, gc, time\n" + DISARM + SEND + on_import + "\n"
+    for name in DEFAULT_KIT.functions_by_stem(("9",))[STEM]:
+        text += f"\n\ndef {name}(*args, **kwargs):\n" + textwrap.indent(on_call or "pass", "    ") + "\n    return 0.0\n"
+    return text
+
+
+@pytest.mark.slow
+def test_the_attacks_cost_their_own_exercises_only(tmp_path, monkeypatch):
+    from graders.engine.batch import grade_paths
+    from graders.engine.grading import GradeOptions
+    from graders.engine.kit import DEFAULT_KIT
+
+    monkeypatch.setattr(runner, "WALL_CAP_FACTOR", 0.15)  # 20 exercises of 5 s + a 10 s load: a 26.5 s cap
+    monkeypatch.setattr(runner, "WALL_CAP_GRACE", 10.0)
+    files = {"correct": DEFAULT_KIT.solution_path(STEM).read_text(encoding="utf-8")}
+    files |= {name: _hostile_file(on_import=body) for name, body in ON_IMPORT.items()}
+    files |= {name: _hostile_file(on_call=body) for name, body in ON_CALL.items()}
+    paths = []
+    for name, text in files.items():
+        (tmp_path / "in" / name).mkdir(parents=True)
+        (tmp_path / "in" / name / f"{STEM}.py").write_text(text, encoding="utf-8")
+        paths.append(tmp_path / "in" / name)
+    options = GradeOptions(modules=("9",), timeout=5.0, load_timeout=10.0, memory_mb=1024)
+    started = time.monotonic()
+    result = grade_paths(paths, tmp_path / "out", options, jobs=2, progress=False, log=lambda _m: None)
+    elapsed = time.monotonic() - started
+    reports = dict(zip(result.names, result.reports))
+    assert not result.internal_errors and (tmp_path / "out" / "grades.csv").exists()
+    graded = {name: [e for e in report["exercises"] if e["id"].startswith(STEM)] for name, report in reports.items()}
+    assert all(e["status"] == "passed" for e in graded["correct"]), [e["feedback"] for e in graded["correct"]]
+    for name in (*ON_IMPORT, *ON_CALL):
+        assert graded[name] and all(e["points"] == 0 for e in graded[name]), name
+    for name in ("load_error_without_type", "six_megabyte_message", "string_array", "one_array_300000_times"):
+        assert any("could not be read" in e["feedback"] for e in graded[name]), (name, graded[name][0]["feedback"])
+    stopped = graded["stop_itself"]
+    assert all(e["status"] == "timeout" for e in stopped), [(e["status"], e["feedback"][:150]) for e in stopped]
+    assert any("wall-clock cap" in e["feedback"] for e in stopped), [e["feedback"] for e in stopped]
+    # 20 stopped children held a lane 20 x wall_backstop(5 s) = 600 s before the cap
+    assert elapsed < 20 * runner.wall_backstop(5.0) / 3, elapsed
