@@ -17,6 +17,10 @@
   names no mistake; it points to the value tests of its function, or, where
   those pass, to the failing value tests of a function it called (never back
   to tests that pass), or to its falsifying example.
+- Ends a run that met stubs with one summary: the functions still to write,
+  in the module page's order, and the one to start with.
+- Shows, under a ``DID NOT RAISE`` failure, the call that should have raised
+  (pytest shows only the ``with pytest.raises(...)`` line).
 - Stays quick: a stub's failure is reported without rendering a traceback,
   property tests skip Hypothesis's "explain" phase, and the costly checks
   behind a hint run only where they can change it.
@@ -145,6 +149,11 @@ MESSAGES = {
                                 "тест свойства берёт входы случайно, поэтому не называет вероятную ошибку; тесты "
                                 "значений {function} проходят, но этот тест вызывает и {dependencies}, чьи тесты "
                                 "значений не проходят: pytest {folder} -k {selection}"),
+    "to_write": Text("{count} function(s) still to write, in the module page's order: {functions}",
+                     "Осталось написать функций: {count}, в порядке страницы модуля: {functions}"),
+    "start_with": Text("start with {function}: pytest -k {name}", "начните с {function}: pytest -k {name}"),
+    "to_write_title": Text("what is left to write", "что осталось написать"),
+    "did_not_raise": Text("the call that should have raised: {code}", "вызов, который должен был выбросить исключение: {code}"),
     "property_uncovered": Text("a property test draws its inputs at random, so it names no likely mistake; the value "
                                "tests of {function} pass, so the falsifying example above is an input they do not "
                                "cover: try it by hand",
@@ -170,6 +179,65 @@ def not_implemented(error, lang: str | None = None) -> str:
     if marker and not rest and pointer and function and " " not in function:
         return message("not_implemented_stub", lang, function=function, pointer=pointer)
     return message("not_implemented", lang, message=text)
+
+
+def stub_function(error) -> str | None:
+    """The ``<module>.<function>`` of a kit stub's NotImplementedError, else None."""
+    head, _, pointer = str(error).partition(" -- ")
+    function, marker, rest = head.partition(" is not implemented yet")
+    stem = function.split(".", 1)[0]
+    return function if marker and not rest and stem in LEARNER_MODULES and function.count(".") == 1 else None
+
+
+def _page_order(functions) -> list[str]:
+    """``functions`` (``<module>.<function>``) in the module page's order: the learner files in the course's order,
+    each file's functions in the order it defines them."""
+    import ast
+
+    order: dict[str, int] = {}
+    for folder, stems in kit_course.LEARNER_FILES.items():
+        for stem in stems:
+            try:
+                tree = ast.parse((IMPL_ROOT / folder / f"{stem}.py").read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, ValueError):
+                continue
+            for node in tree.body:
+                if isinstance(node, ast.FunctionDef):
+                    order.setdefault(f"{stem}.{node.name}", len(order))
+    return sorted(functions, key=lambda name: (order.get(name, len(order)), name))
+
+
+def to_write_lines(functions, lang: str | None = None) -> list[str]:
+    """The first run's summary: what is left to write, in the page's order, and where to start."""
+    ordered = _page_order(functions)
+    if not ordered:
+        return []
+    first = ordered[0]
+    return [message("to_write", lang, count=len(ordered), functions=", ".join(ordered)),
+            message("start_with", lang, function=first, name=first.split(".", 1)[1])]
+
+
+def did_not_raise_call(excinfo) -> str | None:
+    """The statements inside the ``with pytest.raises(...)`` block a ``DID NOT RAISE`` failure points at."""
+    import ast
+
+    if excinfo is None or not str(getattr(excinfo, "value", "")).startswith("DID NOT RAISE"):
+        return None
+    for entry in reversed(excinfo.traceback):
+        path, line = Path(str(entry.path)), entry.lineno + 1
+        if not path.name.startswith("test_"):
+            continue
+        try:
+            source = path.read_text(encoding="utf-8")
+            tree = ast.parse(source)
+        except (OSError, SyntaxError, ValueError):
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.With) and node.lineno <= line <= node.end_lineno:
+                body = [ast.get_source_segment(source, statement) or "" for statement in node.body]
+                return "; ".join(" ".join(text.split()) for text in body if text)
+        return None
+    return None
 
 
 def hint_text(hint, lang: str | None = None) -> str:
@@ -701,6 +769,19 @@ def pytest_runtest_teardown(item, nextitem):
     RECORDER.called = None
 
 
+STUBS: set[str] = set()  # the kit stubs this run met (NotImplementedError), for the closing summary
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    yield  # outermost: after pytest's short summary, right before its closing count
+    lines = to_write_lines(STUBS)
+    if lines:
+        terminalreporter.write_sep("=", message("to_write_title"))
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 def pytest_sessionfinish(session, exitstatus):
     try:
         POINTERS.settle(session.items)
@@ -755,6 +836,14 @@ def pytest_runtest_makereport(item, call):
         pass
     if stub:
         report.longrepr = not_implemented(excinfo.value)
+        function = stub_function(excinfo.value)
+        if function:
+            STUBS.add(function)
+    elif report.failed and call.when == "call" and did_not_raise_call(excinfo):
+        report.sections.append(("rl4llm", message("did_not_raise", code=did_not_raise_call(excinfo))))
+        crash = getattr(report.longrepr, "reprcrash", None)
+        if crash is not None and getattr(crash, "message", None) is not None:
+            crash.message = f"{crash.message}: {did_not_raise_call(excinfo)}"
     elif report.failed and call.when == "call" and RECORDER.active:  # a property test is never recorded
         try:
             lines = likely_mistakes(RECORDER.calls, exact_check=lambda: _exact_check(excinfo))
