@@ -19,6 +19,7 @@ from pathlib import Path
 
 from graders import course
 from graders.capstone_run.texts import text
+from graders.cleaner import FIELD_LIMIT, clean, say
 from graders.language import default_language
 
 ACTIONS = ("run", "preflight", "check", "grade")
@@ -34,47 +35,47 @@ def add_capstone_arguments(parser: argparse.ArgumentParser, language: str | None
     help in ``language`` (default: the kit's language setting)."""
     language = language or default_language()
 
-    def say(key: str) -> str:
+    def helped(key: str) -> str:
         return text(language, key)
 
     sub = parser.add_subparsers(dest="action", required=True)
     for action in actions:
         if action == "run":
-            run = sub.add_parser("run", help=say("help_run"), description=say("help_run"))
-            run.add_argument("--algo", choices=ALGORITHM_CHOICES, required=True, help=say("help_algo"))
-            run.add_argument("--profile", choices=PROFILE_CHOICES, default="tiny", help=say("help_profile"))
-            run.add_argument("--out", required=True, help=say("help_out"))
-            run.add_argument("--verifier", default=None, help=say("help_verifier"))
-            run.add_argument("--loss", default=None, metavar="PATH", help=say("help_loss"))
-            run.add_argument("--seed", type=int, default=None, help=say("help_seed"))
-            run.add_argument("--model", default=None, metavar="PATH", help=say("help_model"))
-            run.add_argument("--data-dir", default=None, metavar="DIR", help=say("help_data_dir"))
-            run.add_argument("--max-steps", type=int, default=None, help=say("help_max_steps"))
+            run = sub.add_parser("run", help=helped("help_run"), description=helped("help_run"))
+            run.add_argument("--algo", choices=ALGORITHM_CHOICES, required=True, help=helped("help_algo"))
+            run.add_argument("--profile", choices=PROFILE_CHOICES, default="tiny", help=helped("help_profile"))
+            run.add_argument("--out", required=True, help=helped("help_out"))
+            run.add_argument("--verifier", default=None, help=helped("help_verifier"))
+            run.add_argument("--loss", default=None, metavar="PATH", help=helped("help_loss"))
+            run.add_argument("--seed", type=int, default=None, help=helped("help_seed"))
+            run.add_argument("--model", default=None, metavar="PATH", help=helped("help_model"))
+            run.add_argument("--data-dir", default=None, metavar="DIR", help=helped("help_data_dir"))
+            run.add_argument("--max-steps", type=int, default=None, help=helped("help_max_steps"))
             run.add_argument("--max-completion-length", type=int, default=None,
-                             help=say("help_max_completion_length"))
-            run.add_argument("--max-length", type=int, default=None, help=say("help_max_length"))
-            run.add_argument("--device", choices=DEVICE_CHOICES, default="auto", help=say("help_device"))
-            run.add_argument("--lang", choices=course.LANGUAGES, default=None, help=say("help_lang"))
-            run.add_argument("--quiet", action="store_true", help=say("help_quiet"))
+                             help=helped("help_max_completion_length"))
+            run.add_argument("--max-length", type=int, default=None, help=helped("help_max_length"))
+            run.add_argument("--device", choices=DEVICE_CHOICES, default="auto", help=helped("help_device"))
+            run.add_argument("--lang", choices=course.LANGUAGES, default=None, help=helped("help_lang"))
+            run.add_argument("--quiet", action="store_true", help=helped("help_quiet"))
         elif action == "preflight":
-            preflight = sub.add_parser("preflight", help=say("help_preflight"), description=say("help_preflight"))
-            preflight.add_argument("--algo", choices=ALGORITHM_CHOICES, default="grpo", help=say("help_algo"))
-            preflight.add_argument("--profile", choices=PROFILE_CHOICES, default="smoke", help=say("help_profile"))
-            preflight.add_argument("--model", default=None, metavar="PATH", help=say("help_model"))
-            preflight.add_argument("--data-dir", default=None, metavar="DIR", help=say("help_data_dir"))
-            preflight.add_argument("--device", choices=DEVICE_CHOICES, default="auto", help=say("help_device"))
-            preflight.add_argument("--lang", choices=course.LANGUAGES, default=None, help=say("help_lang"))
+            preflight = sub.add_parser("preflight", help=helped("help_preflight"), description=helped("help_preflight"))
+            preflight.add_argument("--algo", choices=ALGORITHM_CHOICES, default="grpo", help=helped("help_algo"))
+            preflight.add_argument("--profile", choices=PROFILE_CHOICES, default="smoke", help=helped("help_profile"))
+            preflight.add_argument("--model", default=None, metavar="PATH", help=helped("help_model"))
+            preflight.add_argument("--data-dir", default=None, metavar="DIR", help=helped("help_data_dir"))
+            preflight.add_argument("--device", choices=DEVICE_CHOICES, default="auto", help=helped("help_device"))
+            preflight.add_argument("--lang", choices=course.LANGUAGES, default=None, help=helped("help_lang"))
         elif action == "check":
-            check = sub.add_parser("check", help=say("help_check"), description=say("help_check"))
-            check.add_argument("run_dir", metavar="RUN_DIR", help=say("help_run_dir"))
-            check.add_argument("--lang", choices=course.LANGUAGES, default=None, help=say("help_lang"))
+            check = sub.add_parser("check", help=helped("help_check"), description=helped("help_check"))
+            check.add_argument("run_dir", metavar="RUN_DIR", help=helped("help_run_dir"))
+            check.add_argument("--lang", choices=course.LANGUAGES, default=None, help=helped("help_lang"))
         elif action == "grade":
-            grade = sub.add_parser("grade", help=say("help_grade"), description=say("help_grade"))
-            grade.add_argument("submission", metavar="SUBMISSION", help=say("help_submission"))
-            grade.add_argument("--model", default=None, metavar="PATH", help=say("help_grade_model"))
-            grade.add_argument("--data-dir", default=None, metavar="DIR", help=say("help_grade_data_dir"))
-            grade.add_argument("--out", default=None, help=say("help_grade_out"))
-            grade.add_argument("--lang", choices=course.LANGUAGES, default=None, help=say("help_lang"))
+            grade = sub.add_parser("grade", help=helped("help_grade"), description=helped("help_grade"))
+            grade.add_argument("submission", metavar="SUBMISSION", help=helped("help_submission"))
+            grade.add_argument("--model", default=None, metavar="PATH", help=helped("help_grade_model"))
+            grade.add_argument("--data-dir", default=None, metavar="DIR", help=helped("help_grade_data_dir"))
+            grade.add_argument("--out", default=None, help=helped("help_grade_out"))
+            grade.add_argument("--lang", choices=course.LANGUAGES, default=None, help=helped("help_lang"))
         else:
             raise ValueError(f"unknown capstone action {action!r}; the actions are {ACTIONS}")
 
@@ -103,19 +104,19 @@ def _run(args: argparse.Namespace, language: str) -> int:
     try:
         passport = run_capstone(options)
     except CapstoneError as error:
-        print(f"rl4llm capstone run: {error.text(language)}", file=sys.stderr)
+        say(f"rl4llm capstone run: {error.text(language)}", file=sys.stderr)
         return 2
     after = passport["metrics"]["after"]
-    print(text(language, "run_metrics", before=passport["metrics"]["before"], after=after))
+    say(text(language, "run_metrics", before=passport["metrics"]["before"], after=after))
     kept = kept_text(passport, language)
     if kept:
-        print(kept)
+        say(kept)
     if "truncated_fraction" in after:
-        print(text(language, "run_truncated", limit=passport["trainer_args"]["max_completion_length"],
+        say(text(language, "run_truncated", limit=passport["trainer_args"]["max_completion_length"],
                    percent=100 * after["truncated_fraction"]))
     if passport["overrides"] or passport["device"] == "cpu" and args.profile != "tiny":
-        print(text(language, "run_dry", overrides=passport["overrides"]))
-    print(text(language, "run_wrote", passport=Path(args.out) / "passport.json", adapter=Path(args.out) / "adapter",
+        say(text(language, "run_dry", overrides=passport["overrides"]))
+    say(text(language, "run_wrote", passport=Path(args.out) / "passport.json", adapter=Path(args.out) / "adapter",
                out=args.out))
     return 0
 
@@ -129,27 +130,28 @@ def capstone_command(args: argparse.Namespace) -> int:
         from graders.capstone_run.preflight import format_preflight, preflight
 
         lines = preflight(args.algo, args.profile, model=args.model, data_dir=args.data_dir, device=args.device)
-        print(format_preflight(lines, args.algo, args.profile, language), end="")
+        say(format_preflight(lines, args.algo, args.profile, language), end="")
         return 1 if any(line.status == "fail" for line in lines) else 0
     if args.action == "check":
         from graders.capstone import check_passport, format_report, write_report
 
-        report = check_passport(args.run_dir, language)
-        print(format_report(report, language), end="")
+        report = clean(check_passport(args.run_dir, language), FIELD_LIMIT)  # passport strings: shown, written
+        say(format_report(report, language), end="")
         if not Path(args.run_dir).is_dir():
-            print(f"rl4llm capstone check: {text(language, 'check_not_folder', run_dir=args.run_dir)}",
-                  file=sys.stderr)
+            say(f"rl4llm capstone check: {text(language, 'check_not_folder', run_dir=args.run_dir)}",
+                file=sys.stderr)
             return 2
-        print(text(language, "report_wrote", path=write_report(args.run_dir, report)))
+        say(text(language, "report_wrote", path=write_report(args.run_dir, report)))
         return 0
     from graders.capstone_grade import format_grade, grade_submission, write_grade
 
     submission = Path(args.submission)
     if not submission.is_dir() and submission.suffix != ".zip":
-        print(text(language, "grade_not_folder", submission=submission), file=sys.stderr)
+        say(text(language, "grade_not_folder", submission=submission), file=sys.stderr)
         return 2
-    report = grade_submission(submission, model=args.model, data_dir=args.data_dir, language=language)
-    print(format_grade(report, language), end="")
+    report = clean(grade_submission(submission, model=args.model, data_dir=args.data_dir, language=language),
+                   FIELD_LIMIT)  # the passport's and the submission's strings: printed and written cleaned
+    say(format_grade(report, language), end="")
     out = Path(args.out) if args.out else Path("rl4llm-out") / "capstone" / submission.stem
-    print(text(language, "report_wrote", path=write_grade(out, report)))
+    say(text(language, "report_wrote", path=write_grade(out, report)))
     return 0
