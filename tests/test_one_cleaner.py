@@ -1,0 +1,195 @@
+"""One cleaner for every string a person reads (issue 31, point 4).
+
+Control characters reached the instructor's terminal: passport strings (`rl4llm capstone grade`), a shard
+manifest's text (`rl4llm merge`) and an unreadable notebook cell's first line (nbgrader's WARNING) were
+printed raw, so an OSC 52 sequence (``ESC ] 52 ; c ; <base64> BEL``) could put a command on the
+instructor's clipboard. Now every terminal line of those commands goes through :func:`graders.cleaner.say`,
+every log line through :func:`graders.cleaner.log_line`, every report field through ``clean``/``csv_cell``/
+the class page's ``_e``; this file
+
+- checks by the syntax tree that the modules that print call nothing else (no ``print``, no
+  ``sys.stdout.write``, no logger method called directly);
+- sends the SAME hostile strings (:data:`HOSTILE`) through every command that prints -- `rl4llm grade`
+  (the submission's name, a file name, an exception's text), `rl4llm capstone check` and `capstone grade`
+  (passport strings), `rl4llm merge` (a shard manifest's text), nbgrader's WARNING on an unreadable cell --
+  and finds no ESC, BEL, NUL, C1 control, bidirectional control, lone surrogate or over-long line in
+  stdout, stderr or the files written, beside a correct submission or run that keeps its full score;
+- for each, a control: with the cleaner made the identity, the raw ESC reaches the output;
+- times the cleaner on megabyte inputs as a ratio (linear time).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import graders.cleaner as cleaner
+from graders.cleaner import BIDI_CONTROLS, FIELD_LIMIT, LINE_LIMIT, clean, clean_line, clean_text, say
+from graders.paths import REPO_ROOT
+
+OSC52 = "\x1b]52;c;" + "cm0gLXJmIH4K" + "\x07"  # base64 of "rm -rf ~": onto the clipboard
+CSI_CLEAR = "\x1b[2J\x1b[H"
+BIDI = "\u202eexe.txt\u202c \u2066isolate\u2069 \u200f"
+HOSTILE = {
+    "osc52": f"a{OSC52}b",
+    "csi": f"clear{CSI_CLEAR}screen",
+    "dcs": "\x1bP1$qm\x1b\\",
+    "c1_csi": "c1\x9b2J",
+    "bidi": BIDI,
+    "bel": "ring\x07",
+    "nul": "nul\x00byte",
+    "cr": "overwrite\rscore: 100/100",
+    "surrogate": "lone\ud800",
+}
+BIG = "x" * (1 << 20)  # a 1 MB line
+ALL = " ".join(HOSTILE.values())
+FORBIDDEN = set("\x1b\x07\x00\x9b\r") | set(BIDI_CONTROLS)
+
+# the modules whose output a person reads: they print through graders.cleaner only
+PRINTING_MODULES = ["graders/cli.py", "graders/capstone_cli.py", "graders/engine/nbgrader_log.py",
+                    "graders/engine/nbgrader_scoring.py", "graders/engine/shards.py", "graders/engine/reports.py",
+                    "graders/engine/gradescope.py", "graders/engine/demo.py", "graders/engine/batch.py",
+                    *sorted(p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "graders/classreport").glob("*.py"))]
+LOG_METHODS = {"debug", "info", "warning", "warn", "error", "critical", "exception", "log"}
+STREAMS = {"stdout", "stderr", "__stdout__", "__stderr__"}
+
+
+def bad(text: str, *, line_limit: int | None = LINE_LIMIT) -> list[str]:
+    """What no output may hold: ESC, BEL, NUL, C1, CR, bidi controls, lone surrogates, over-long lines."""
+    found = sorted({repr(c) for c in text if c in FORBIDDEN or 0x80 <= ord(c) <= 0x9f or 0xD800 <= ord(c) <= 0xDFFF})
+    if line_limit is not None:
+        found += [f"a line of {len(line)} characters" for line in text.split("\n") if len(line) > line_limit]
+    return found
+
+
+def _files_text(folder: Path) -> dict[str, str]:
+    """Every text file written under ``folder`` (PNG figures left out), decoded as it is."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes().decode("utf-8", "surrogateescape")
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix in (".json", ".csv", ".xml", ".html")}
+
+
+def assert_clean_files(folder: Path) -> None:
+    for name, text in _files_text(folder).items():
+        assert not bad(text, line_limit=None), (name, bad(text, line_limit=None))
+        assert "\\u001b" not in text and "\\u0007" not in text, name  # not even as a JSON escape
+
+
+def cleaner_off(monkeypatch) -> None:
+    """The control: every name bound to the cleaner's functions, in every loaded module of the kit, made the
+    identity (what the output would be without the cleaner)."""
+    originals = {cleaner.clean: lambda value, limit=None: value,
+                 cleaner.clean_text: lambda text, limit=None, *, line=False: text,
+                 cleaner.clean_line: lambda text, limit=None: text if isinstance(text, str) else str(text)}
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] != "graders" or module is None:
+            continue
+        for attribute, value in list(vars(module).items()):
+            for original, identity in originals.items():
+                if value is original:
+                    monkeypatch.setattr(module, attribute, identity)
+
+
+# ----------------------------------------------------------------------------- the cleaner itself
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+def test_every_hostile_kind_is_made_visible_not_acted_on(kind):
+    line = clean_line(HOSTILE[kind])
+    assert not bad(line), (kind, line)
+    assert clean_line(line) == line  # cleaning twice is cleaning once
+    if kind == "osc52":
+        assert line == "a\\x1b]52;c;cm0gLXJmIH4K\\x07b"  # visible, as Python writes it
+    if kind == "surrogate":
+        assert clean_text(HOSTILE[kind]) == "lone\\ud800"  # the behaviour the reports rely on
+
+
+def test_newlines_and_tabs_stay_and_each_line_is_cut_with_a_visible_marker():
+    text = "one\ttab\n" + BIG + "\nlast"
+    line = clean_line(text)
+    parts = line.split("\n")
+    assert parts[0] == "one\ttab" and parts[2] == "last"
+    assert len(parts[1]) == LINE_LIMIT and parts[1].endswith(f"...[{len(BIG)} chars]")
+    assert clean_line(line) == line
+    field = clean_text(BIG, FIELD_LIMIT)
+    assert len(field) == FIELD_LIMIT and field.endswith(f"...[{len(BIG)} chars]") and clean_text(field, FIELD_LIMIT) == field
+    # a report keeps \r in a field (a learner's printed output), a terminal line does not
+    assert clean_text("a\rb") == "a\rb" and clean_line("a\rb") == "a\\x0db"
+
+
+def test_plain_text_is_the_same_object_and_the_kits_own_words_pass_unchanged():
+    text = "ok: 22/22 баллы 😀 \"quotes\" <tag> & é\n\tindented"
+    assert clean_line(text) is text and clean_text(text, FIELD_LIMIT) is text and clean(text) is text
+
+
+def _seconds(function, text: str) -> float:
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        function(text)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize("function", [clean_text, clean_line, lambda t: clean_text(t, FIELD_LIMIT),
+                                      lambda t: clean({"k": [t]})], ids=["text", "line", "field", "structure"])
+def test_the_cleaner_is_linear_on_megabyte_inputs(function):
+    """time(2n)/time(n) on 1 and 2 MB of hostile text: about 2 for a linear cleaner (4 for a quadratic one)."""
+    unit = "\x1b]52;c;\u202e\n" + "a" * 40 + "\x07\r\ud800 "
+    small = unit * ((1 << 20) // len(unit))
+    ratio = _seconds(function, small + small) / max(_seconds(function, small), 1e-3)  # 1 ms: above timer noise
+    assert ratio < 3.0, ratio
+
+
+def test_say_writes_cleaned_text_and_never_raises_on_an_ascii_stream():
+    import io
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii")
+    say(ALL, "é", BIG, file=stream, flush=True)
+    written = raw.getvalue().decode("ascii")
+    assert not bad(written, line_limit=LINE_LIMIT + 16) and "\\xe9" in written  # an escape is longer
+
+
+# ----------------------------------------------------------------------------- the choke points, by syntax tree
+def _bypasses(path: Path) -> list[str]:
+    """Calls in ``path`` that write a person's text without graders.cleaner: print(), sys.stdout/err.write(),
+    a logger method called directly, a call of a conditional expression (``(log.info if v else log.debug)(...)``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        where = f"{path.name}:{node.lineno}"
+        if isinstance(func, ast.Name) and func.id == "print":
+            found.append(f"{where} print()")
+        elif isinstance(func, ast.Attribute):
+            if func.attr in ("write", "writelines") and isinstance(func.value, ast.Attribute) \
+                    and func.value.attr in STREAMS:
+                found.append(f"{where} {func.value.attr}.{func.attr}()")
+            elif func.attr in LOG_METHODS and isinstance(func.value, (ast.Attribute, ast.Name)) \
+                    and (getattr(func.value, "attr", None) or getattr(func.value, "id", "")) in ("log", "logger",
+                                                                                                 "logging", "_log"):
+                found.append(f"{where} {func.attr}() called directly")
+        elif isinstance(func, ast.IfExp):
+            found.append(f"{where} a conditional expression called")
+    return found
+
+
+def test_the_modules_that_print_go_through_the_cleaner_only():
+    problems = [problem for name in PRINTING_MODULES for problem in _bypasses(REPO_ROOT / name)]
+    assert not problems, problems
+
+
+def test_the_syntax_check_finds_each_kind_of_bypass(tmp_path):
+    """The meta-test can fail: one of each bypass it looks for, in a module of its own."""
+    source = ("import sys, logging\nprint('x')\nsys.stderr.write('x')\nsys.stdout.write('x')\n"
+              "self.log.warning('%s', x)\nlogging.info('x')\n(log.info if v else log.debug)('x')\n")
+    path = tmp_path / "bypass_probe.py"
+    path.write_text(source, encoding="utf-8")
+    assert len(_bypasses(path)) == 6
