@@ -33,6 +33,7 @@ import pytest
 import graders.cleaner as cleaner
 from graders.cleaner import BIDI_CONTROLS, FIELD_LIMIT, LINE_LIMIT, clean, clean_line, clean_text, say
 from graders.paths import REPO_ROOT
+from test_capstone_hardening import stubbed, templates  # noqa: F401 - fixtures: a valid run, no model
 
 OSC52 = "\x1b]52;c;" + "cm0gLXJmIH4K" + "\x07"  # base64 of "rm -rf ~": onto the clipboard
 CSI_CLEAR = "\x1b[2J\x1b[H"
@@ -193,3 +194,84 @@ def test_the_syntax_check_finds_each_kind_of_bypass(tmp_path):
     path = tmp_path / "bypass_probe.py"
     path.write_text(source, encoding="utf-8")
     assert len(_bypasses(path)) == 6
+
+
+
+# ----------------------------------------------------------------------------- every command that prints
+def _hostile_versions(run_dir: Path) -> None:
+    """A passport whose library versions (printed raw by the versions check) are the hostile strings, each
+    padded to 4000 characters (a passport string's limit is 4096): one line of some 28,000 characters."""
+    passport = json.loads((run_dir / "passport.json").read_text(encoding="utf-8"))
+    texts = " ".join(text for kind, text in HOSTILE.items() if kind != "surrogate")
+    passport["versions"] = {name: texts + "x" * 3800 for name in passport["versions"]}
+    (run_dir / "passport.json").write_text(json.dumps(passport), encoding="utf-8")
+
+
+def _surrogate_path(run_dir: Path) -> None:
+    passport = json.loads((run_dir / "passport.json").read_text(encoding="utf-8"))
+    passport["verifier"]["path"] = HOSTILE["surrogate"] + ALL.replace("\ud800", "")
+    (run_dir / "passport.json").write_text(json.dumps(passport), encoding="utf-8")
+
+
+def _capstone(run_dir: Path, out: Path, capsys) -> str:
+    from graders.cli import main
+
+    assert main(["capstone", "check", str(run_dir)]) == 0
+    assert main(["capstone", "grade", str(run_dir), "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    return printed.out + printed.err
+
+
+@pytest.mark.parametrize("hostile", [_hostile_versions, _surrogate_path], ids=["versions", "surrogate"])
+def test_capstone_check_and_grade_print_and_write_passport_strings_cleaned(templates, stubbed, tmp_path, capsys,
+                                                                           hostile):
+    valid = shutil.copytree(templates["grpo"], tmp_path / "valid")
+    run_dir = shutil.copytree(templates["grpo"], tmp_path / "run")
+    hostile(run_dir)
+    printed = _capstone(run_dir, tmp_path / "out", capsys)
+    assert not bad(printed), bad(printed)
+    if hostile is _hostile_versions:  # shown, cleaned and cut
+        assert "passport.versions: python a\\x1b]52;c;" in printed and " chars]" in printed
+    assert_clean_files(tmp_path / "out")
+    assert not bad((run_dir / "capstone_report.json").read_text(encoding="utf-8"), line_limit=None)
+    assert "score: 22/22" in _capstone(valid, tmp_path / "out-valid", capsys)  # the valid run beside it
+
+
+def test_capstone_control_without_the_cleaner_the_escape_reaches_the_terminal(templates, stubbed, tmp_path, capsys,
+                                                                              monkeypatch):
+    run_dir = shutil.copytree(templates["grpo"], tmp_path / "run")
+    _hostile_versions(run_dir)
+    cleaner_off(monkeypatch)
+    printed = _capstone(run_dir, tmp_path / "out", capsys)
+    assert OSC52 in printed and "\u202e" in printed and any(len(line) > LINE_LIMIT for line in printed.split("\n"))
+
+
+def _merge_with_hostile_manifest(tmp_path: Path, capsys) -> tuple[str, Path, list[dict]]:
+    from test_shards import IDS, NAMES, _edit_manifest, _fake_batch
+
+    from graders.cli import main
+
+    folders, every = _fake_batch(tmp_path, NAMES, 2)
+    _edit_manifest(folders[0], internal_errors=[*HOSTILE.values(), BIG])  # a shard's recorded errors: anyone's text
+    out = tmp_path / "merged"
+    assert main(["merge", str(out), *map(str, folders)]) == 1  # merged; the recorded errors named, exit 1
+    refused = tmp_path / f"gone{OSC52}{BIDI}"  # a shard folder's name, echoed in the refusal
+    assert main(["merge", str(tmp_path / "again"), str(refused)]) == 2
+    printed = capsys.readouterr()
+    from graders.engine import reports
+
+    assert (out / "grades.csv").read_bytes() == reports.grades_csv(every, IDS).encode()  # every score kept
+    return printed.out + printed.err, out, every
+
+
+def test_merge_prints_a_manifests_text_cleaned(tmp_path, capsys):
+    printed, out, _ = _merge_with_hostile_manifest(tmp_path, capsys)
+    assert "overwrite" in printed and "gone" in printed  # the texts are shown, cleaned
+    assert not bad(printed), bad(printed)
+    assert_clean_files(out)
+
+
+def test_merge_control_without_the_cleaner_the_escape_reaches_the_terminal(tmp_path, capsys, monkeypatch):
+    cleaner_off(monkeypatch)
+    printed, _, _ = _merge_with_hostile_manifest(tmp_path, capsys)
+    assert OSC52 in printed and "\x00" in printed and "\u202e" in printed
