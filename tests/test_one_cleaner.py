@@ -275,3 +275,41 @@ def test_merge_control_without_the_cleaner_the_escape_reaches_the_terminal(tmp_p
     cleaner_off(monkeypatch)
     printed, _, _ = _merge_with_hostile_manifest(tmp_path, capsys)
     assert OSC52 in printed and "\x00" in printed and "\u202e" in printed
+
+
+def _nbgrader_log(monkeypatch, student: str) -> str:
+    """nbgrader's autograde log (EngineScores, the engine stubbed: nothing graded) for the kit's module 9 notebook
+    with one more code cell that Python cannot read, its first line the hostile strings and 1 MB long."""
+    import io
+
+    import nbformat
+
+    from graders.engine import nbgrader_scoring
+
+    notebook = nbformat.read(REPO_ROOT / "assignments/source/module_09/module_9_reference.ipynb", as_version=4)
+    first_line = "x = 1  # " + " ".join(HOSTILE.values()) + BIG
+    notebook.cells.append(nbformat.v4.new_code_cell(first_line + "\ndef broken(:\n"))
+    monkeypatch.setattr(nbgrader_scoring, "grade_notebook", lambda *args, **kwargs: {})
+    stream = io.StringIO()
+    logger = logging.getLogger(f"rl4llm-test-nbgrader-{id(stream)}")
+    logger.addHandler(logging.StreamHandler(stream))
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    scores = nbgrader_scoring.EngineScores(guard_course=False, language="en")
+    scores.log = logger
+    resources = {"nbgrader": {"notebook": "module_9_reference", "assignment": "module_09", "student": student}}
+    scores.preprocess(notebook, resources)
+    return stream.getvalue()
+
+
+def test_nbgraders_warning_on_an_unreadable_cell_is_cleaned(monkeypatch):
+    log = _nbgrader_log(monkeypatch, student=f"st{OSC52}")
+    warning = [line for line in log.split("\n") if "module_9_reference.ipynb cell " in line]
+    assert warning and "\\x1b]52;c;" in warning[0] and "\\x1b[2J" in warning[0]  # the WARNING, its text visible
+    assert not bad(log), bad(log)
+
+
+def test_nbgrader_control_without_the_cleaner_the_escape_reaches_the_log(monkeypatch):
+    cleaner_off(monkeypatch)
+    log = _nbgrader_log(monkeypatch, student=f"st{OSC52}")
+    assert OSC52 in log and "\x1b[2J" in log  # the student id and the cell's first line, raw
