@@ -10,7 +10,7 @@ point of every terminal and log line of the instructor's commands
 (``rl4llm grade``, ``merge``, ``report``, ``capstone check|grade``, nbgrader's
 WARNINGs): :func:`say` is their only ``print``, :func:`log_line` their only
 call of a logger, and both write :func:`clean_line`'s text -- the same escapes,
-a carriage return escaped too (it rewrites a terminal line), and each line cut
+and each line cut
 to :data:`LINE_LIMIT` characters with a visible marker (``...[1048576 chars]``:
 the length of the whole line). Report files cut each string at
 :data:`FIELD_LIMIT` the same way (``clean(report, limit=FIELD_LIMIT)``).
@@ -25,12 +25,11 @@ from __future__ import annotations
 import re
 import sys
 
-# what is escaped: C0 controls but \t \n \r, DEL and C1, the bidirectional controls, every surrogate, and the
+# what is escaped: C0 controls but \t \n (a carriage return rewrites a terminal line: escaped), DEL and C1, the bidirectional controls, every surrogate, and the
 # XML non-characters U+FFFE/U+FFFF; one character class: linear time on any input
-_CONTROLS = ("\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROLS = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
              "\ud800-\udfff\ufffe\uffff")
 _UNSAFE = re.compile(f"[{_CONTROLS}]")
-_UNSAFE_LINE = re.compile(f"[{_CONTROLS}\r]")  # on a terminal a carriage return rewrites the line: escaped too
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 LINE_LIMIT = 2000  # characters of one terminal or log line (a scoreboard line is ~80, an error ~300)
 FIELD_LIMIT = 65536  # characters of one string in a report file (learner output is kept to 4000 a case)
@@ -41,16 +40,15 @@ def _escape(match: re.Match) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def clean_text(text: str, limit: int | None = None, *, line: bool = False) -> str:
+def clean_text(text: str, limit: int | None = None) -> str:
     """``text`` with every unsafe character replaced by its visible escape (``\\x00``, ``\\ud800``).
 
     With ``limit``, at most that many characters: a longer result ends with the marker ``...[N chars]``
-    (``N``: the length of ``text``). With ``line`` (a terminal or log line), a carriage return is
-    escaped too. Safe text within the limit is returned as it is; cleaning twice is cleaning once.
+    (``N``: the length of ``text``). Safe text within the limit is returned as it is; cleaning twice is
+    cleaning once.
     """
-    pattern = _UNSAFE_LINE if line else _UNSAFE
     head = text if limit is None else text[:limit]  # never more work than the limit
-    out = pattern.sub(_escape, head) if pattern.search(head) else head
+    out = _UNSAFE.sub(_escape, head) if _UNSAFE.search(head) else head
     if limit is None or (len(text) <= limit and len(out) <= limit):
         return out
     marker = f"...[{len(text)} chars]"
@@ -58,12 +56,12 @@ def clean_text(text: str, limit: int | None = None, *, line: bool = False) -> st
 
 
 def clean_line(text, limit: int = LINE_LIMIT) -> str:
-    """``text`` (anything: ``str()`` of it) as terminal or log lines: escaped (:func:`clean_text` with
-    ``line``), newlines and tabs kept, each line cut to ``limit`` characters with a visible marker."""
+    """``text`` (anything: ``str()`` of it) as terminal or log lines: escaped (:func:`clean_text`), newlines
+    and tabs kept, each line cut to ``limit`` characters with a visible marker."""
     text = text if isinstance(text, str) else str(text)
-    if len(text) <= limit and not _UNSAFE_LINE.search(text):
+    if len(text) <= limit and not _UNSAFE.search(text):
         return text
-    return "\n".join(clean_text(part, limit, line=True) for part in text.split("\n"))
+    return "\n".join(clean_text(part, limit) for part in text.split("\n"))
 
 
 def say(*values, sep: str = " ", end: str = "\n", file=None, flush: bool = False) -> None:

@@ -86,7 +86,7 @@ def cleaner_off(monkeypatch) -> None:
     """The control: every name bound to the cleaner's functions, in every loaded module of the kit, made the
     identity (what the output would be without the cleaner)."""
     originals = {cleaner.clean: lambda value, limit=None: value,
-                 cleaner.clean_text: lambda text, limit=None, *, line=False: text,
+                 cleaner.clean_text: lambda text, limit=None: text,
                  cleaner.clean_line: lambda text, limit=None: text if isinstance(text, str) else str(text)}
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] != "graders" or module is None:
@@ -118,8 +118,7 @@ def test_newlines_and_tabs_stay_and_each_line_is_cut_with_a_visible_marker():
     assert clean_line(line) == line
     field = clean_text(BIG, FIELD_LIMIT)
     assert len(field) == FIELD_LIMIT and field.endswith(f"...[{len(BIG)} chars]") and clean_text(field, FIELD_LIMIT) == field
-    # a report keeps \r in a field (a learner's printed output), a terminal line does not
-    assert clean_text("a\rb") == "a\rb" and clean_line("a\rb") == "a\\x0db"
+    assert clean_text("a\rb") == clean_line("a\rb") == "a\\x0db"  # nowhere a line written over
 
 
 def test_plain_text_is_the_same_object_and_the_kits_own_words_pass_unchanged():
@@ -313,3 +312,62 @@ def test_nbgrader_control_without_the_cleaner_the_escape_reaches_the_log(monkeyp
     cleaner_off(monkeypatch)
     log = _nbgrader_log(monkeypatch, student=f"st{OSC52}")
     assert OSC52 in log and "\x1b[2J" in log  # the student id and the cell's first line, raw
+
+
+RAISE_HOSTILE = """
+    raise ValueError({text!r} + "y" * (1 << 20))
+"""
+
+
+def _grade_batch(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A hostile submission (a file named with ESC and a bidi override; an exercise that raises the hostile
+    strings and a 1 MB line) beside the kit's reference, module 9."""
+    from test_grader_survival import _override
+
+    correct, hostile = tmp_path / "correct", tmp_path / f"hostile{OSC52}{BIDI}"
+    for folder in (correct, hostile):
+        folder.mkdir()
+        for path in (REPO_ROOT / "solutions" / "module_09").glob("*.py"):
+            if path.name != "__init__.py":
+                shutil.copy(path, folder / path.name)
+    text = " ".join(HOSTILE.values())
+    (hostile / "module_9_reference.py").write_text(_override(RAISE_HOSTILE.format(text=text)), encoding="utf-8",
+                                                   errors="surrogatepass")
+    (hostile / f"notes{CSI_CLEAR}\u202e.py").write_text("x = 1\n", encoding="utf-8")
+    return correct, hostile, tmp_path / "out"
+
+
+@pytest.mark.slow
+def test_grade_prints_and_writes_a_hostile_submission_cleaned_beside_full_marks(tmp_path, capsys):
+    from graders.cli import main
+
+    correct, hostile, out = _grade_batch(tmp_path)
+    main(["grade", str(correct), str(hostile), "--out", str(out), "--module", "9", "--feedback", "--quiet",
+          "--lang", "en", "--timeout", "10"])
+    printed = capsys.readouterr()
+    assert not bad(printed.out + printed.err), bad(printed.out + printed.err)
+    assert "\\x1b]52;c;" in printed.out  # the exception's text is shown, cleaned
+    assert_clean_files(out)
+    report = json.loads((out / "correct" / "report.json").read_text(encoding="utf-8"))
+    assert report["score"] == report["max_score"] > 0  # the correct submission keeps full marks
+
+
+def test_grade_control_without_the_cleaner_the_escape_reaches_the_terminal(tmp_path, capsys, monkeypatch):
+    """What `rl4llm grade` prints of a report holding the raw strings (as a worker's event would, were it not
+    cleaned where it enters): with the cleaner the identity, the ESC reaches stdout and stderr; with it, not."""
+    from graders.cli import main
+    from graders.engine import batch
+    from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
+
+    text = " ".join(HOSTILE.values()) + BIG
+    raw = SubmissionReport(f"h{OSC52}", (ExerciseReport("m.f", Status.ERROR, 0.0, 1.0, text),)).to_dict()
+    result = batch.BatchResult([raw], ["m.f"], tmp_path, ["h"], [f"internal: {text}"], "")
+    monkeypatch.setattr(batch, "grade_paths", lambda *args, **kwargs: result)
+    arguments = ["grade", str(tmp_path), "--out", str(tmp_path / "out"), "--feedback", "--no-class-report"]
+    assert main(arguments) == 1
+    printed = capsys.readouterr()
+    assert not bad(printed.out + printed.err), bad(printed.out + printed.err)
+    cleaner_off(monkeypatch)
+    assert main(arguments) == 1
+    printed = capsys.readouterr()
+    assert OSC52 in printed.out and OSC52 in printed.err and "\x00" in printed.out

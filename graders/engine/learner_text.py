@@ -8,9 +8,11 @@ of it may hold characters that break the files built from it:
 - a lone surrogate (``raise ValueError("\\ud800")``; a file name that is not
   UTF-8, decoded by ``os.walk`` with ``surrogateescape``): no UTF-8 encoder
   writes it, so ``report.json`` could not be written at all;
-- C0 controls other than tab, newline and carriage return (NUL, ``\\x01``,
-  ESC), and U+FFFE / U+FFFF: XML 1.0 forbids them, so ``junit.xml`` would be
-  ill-formed, and ESC drives the terminal a scoreboard is printed on;
+- C0 controls other than tab and newline (NUL, ``\\x01``, ESC), and U+FFFE /
+  U+FFFF: XML 1.0 forbids them, so ``junit.xml`` would be ill-formed, and ESC
+  drives the terminal a scoreboard is printed on; a carriage return is legal
+  XML but makes a terminal write over the line (``score: 100/100``), so it is
+  escaped too;
 - DEL and the C1 controls (U+007F-U+009F): legal XML, but some terminals read
   U+009B as the start of an escape sequence;
 - the bidirectional controls (U+061C, U+200E/U+200F, U+202A-U+202E,

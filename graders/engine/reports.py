@@ -44,7 +44,7 @@ def csv_cell(value):
     """
     if not isinstance(value, str):
         return value
-    value = clean_text(value, FIELD_LIMIT).replace("\r", "\\r")
+    value = clean_text(value.replace("\r", "\\r"), FIELD_LIMIT)
     return "'" + value if value.startswith(FORMULA_STARTS) else value
 
 
