@@ -40,7 +40,7 @@ import zipfile
 from pathlib import Path
 
 from graders import course, settings
-from graders.cleaner import say
+from graders.cleaner import FIELD_LIMIT, clean, say
 from graders.engine.kit import DEFAULT_KIT, Kit
 from graders.text import Text
 
@@ -219,7 +219,9 @@ def gradescope_contract(results: dict) -> dict:
 
 
 def _write_results(target: Path, results: dict) -> None:
-    target.write_text(json.dumps(results, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    """Gradescope's ``results.json``, every string cleaned (a failure's text may be a learner's)."""
+    target.write_text(json.dumps(clean(results, FIELD_LIMIT), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                      encoding="utf-8")
 
 
 def run(root: Path, modules=None, language=None) -> int:
