@@ -5,13 +5,11 @@ that act on whatever shows it (the reasons, character by character, are in
 :mod:`graders.engine.learner_text`, which re-exports this module for the engine). They are
 replaced by their visible escapes, as Python writes them (``\\x1b``, ``\\u202e``, ``\\ud800``).
 
-**One cleaner for every string a person reads.** This module is also the choke
-point of every terminal and log line of the instructor's commands
-(``rl4llm grade``, ``merge``, ``report``, ``capstone check|grade``, nbgrader's
-WARNINGs): :func:`say` is their only ``print``, :func:`log_line` their only
-call of a logger, and both write :func:`clean_line`'s text -- the same escapes,
-and each line cut
-to :data:`LINE_LIMIT` characters with a visible marker (``...[1048576 chars]``:
+This module is also the choke point of every terminal and log line of the
+instructor's commands (``rl4llm grade``, ``merge``, ``report``, ``capstone
+check|grade``, nbgrader's WARNINGs): :func:`say` is their only ``print``,
+:func:`log_line` their only call of a logger, and both write
+:func:`clean_line`'s text -- the same escapes, each line cut to :data:`LINE_LIMIT` characters with a visible marker (``...[1048576 chars]``:
 the length of the whole line). Report files cut each string at
 :data:`FIELD_LIMIT` the same way (``clean(report, limit=FIELD_LIMIT)``).
 ``tests/test_one_cleaner.py`` checks by its syntax tree that the modules that
@@ -25,8 +23,8 @@ from __future__ import annotations
 import re
 import sys
 
-# what is escaped: C0 controls but \t \n (a carriage return rewrites a terminal line: escaped), DEL and C1, the bidirectional controls, every surrogate, and the
-# XML non-characters U+FFFE/U+FFFF; one character class: linear time on any input
+# what is escaped: C0 controls but \t \n (a carriage return writes over a terminal line: escaped), DEL and C1,
+# the bidirectional controls, every surrogate, the XML non-characters U+FFFE/U+FFFF; one character class: linear
 _CONTROLS = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
              "\ud800-\udfff\ufffe\uffff")
 _UNSAFE = re.compile(f"[{_CONTROLS}]")
