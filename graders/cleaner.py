@@ -9,7 +9,8 @@ This module is also the choke point of every terminal and log line of the
 instructor's commands (``rl4llm grade``, ``merge``, ``report``, ``capstone
 check|grade``, nbgrader's WARNINGs): :func:`say` is their only ``print``,
 :func:`log_line` their only call of a logger, and both write
-:func:`clean_line`'s text -- the same escapes, each line cut to :data:`LINE_LIMIT` characters with a visible marker (``...[1048576 chars]``:
+:func:`clean_line`'s text -- the same escapes, each line cut to
+:data:`LINE_LIMIT` characters with a visible marker (``...[1048576 chars]``:
 the length of the whole line). Report files cut each string at
 :data:`FIELD_LIMIT` the same way (``clean(report, limit=FIELD_LIMIT)``).
 ``tests/test_one_cleaner.py`` checks by its syntax tree that the modules that
