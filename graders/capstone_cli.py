@@ -19,6 +19,7 @@ from pathlib import Path
 
 from graders import course
 from graders.capstone_run.texts import text
+from graders.cleaner import FIELD_LIMIT, clean, say
 from graders.language import default_language
 
 ACTIONS = ("run", "preflight", "check", "grade")
@@ -34,7 +35,7 @@ def add_capstone_arguments(parser: argparse.ArgumentParser, language: str | None
     help in ``language`` (default: the kit's language setting)."""
     language = language or default_language()
 
-    def say(key: str) -> str:
+    def say(key: str) -> str:  # the help text of a key (here, not graders.cleaner.say: nothing is printed)
         return text(language, key)
 
     sub = parser.add_subparsers(dest="action", required=True)
@@ -103,19 +104,19 @@ def _run(args: argparse.Namespace, language: str) -> int:
     try:
         passport = run_capstone(options)
     except CapstoneError as error:
-        print(f"rl4llm capstone run: {error.text(language)}", file=sys.stderr)
+        say(f"rl4llm capstone run: {error.text(language)}", file=sys.stderr)
         return 2
     after = passport["metrics"]["after"]
-    print(text(language, "run_metrics", before=passport["metrics"]["before"], after=after))
+    say(text(language, "run_metrics", before=passport["metrics"]["before"], after=after))
     kept = kept_text(passport, language)
     if kept:
-        print(kept)
+        say(kept)
     if "truncated_fraction" in after:
-        print(text(language, "run_truncated", limit=passport["trainer_args"]["max_completion_length"],
+        say(text(language, "run_truncated", limit=passport["trainer_args"]["max_completion_length"],
                    percent=100 * after["truncated_fraction"]))
     if passport["overrides"] or passport["device"] == "cpu" and args.profile != "tiny":
-        print(text(language, "run_dry", overrides=passport["overrides"]))
-    print(text(language, "run_wrote", passport=Path(args.out) / "passport.json", adapter=Path(args.out) / "adapter",
+        say(text(language, "run_dry", overrides=passport["overrides"]))
+    say(text(language, "run_wrote", passport=Path(args.out) / "passport.json", adapter=Path(args.out) / "adapter",
                out=args.out))
     return 0
 
@@ -129,27 +130,28 @@ def capstone_command(args: argparse.Namespace) -> int:
         from graders.capstone_run.preflight import format_preflight, preflight
 
         lines = preflight(args.algo, args.profile, model=args.model, data_dir=args.data_dir, device=args.device)
-        print(format_preflight(lines, args.algo, args.profile, language), end="")
+        say(format_preflight(lines, args.algo, args.profile, language), end="")
         return 1 if any(line.status == "fail" for line in lines) else 0
     if args.action == "check":
         from graders.capstone import check_passport, format_report, write_report
 
-        report = check_passport(args.run_dir, language)
-        print(format_report(report, language), end="")
+        report = clean(check_passport(args.run_dir, language), FIELD_LIMIT)  # passport strings: shown, written
+        say(format_report(report, language), end="")
         if not Path(args.run_dir).is_dir():
-            print(f"rl4llm capstone check: {text(language, 'check_not_folder', run_dir=args.run_dir)}",
-                  file=sys.stderr)
+            say(f"rl4llm capstone check: {text(language, 'check_not_folder', run_dir=args.run_dir)}",
+                file=sys.stderr)
             return 2
-        print(text(language, "report_wrote", path=write_report(args.run_dir, report)))
+        say(text(language, "report_wrote", path=write_report(args.run_dir, report)))
         return 0
     from graders.capstone_grade import format_grade, grade_submission, write_grade
 
     submission = Path(args.submission)
     if not submission.is_dir() and submission.suffix != ".zip":
-        print(text(language, "grade_not_folder", submission=submission), file=sys.stderr)
+        say(text(language, "grade_not_folder", submission=submission), file=sys.stderr)
         return 2
-    report = grade_submission(submission, model=args.model, data_dir=args.data_dir, language=language)
-    print(format_grade(report, language), end="")
+    report = clean(grade_submission(submission, model=args.model, data_dir=args.data_dir, language=language),
+                   FIELD_LIMIT)  # the passport's and the submission's strings: printed and written cleaned
+    say(format_grade(report, language), end="")
     out = Path(args.out) if args.out else Path("rl4llm-out") / "capstone" / submission.stem
-    print(text(language, "report_wrote", path=write_grade(out, report)))
+    say(text(language, "report_wrote", path=write_grade(out, report)))
     return 0

@@ -41,6 +41,7 @@ import sys
 from pathlib import Path
 
 from graders import course
+from graders.cleaner import say
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -56,15 +57,15 @@ def _cmd_new_exercise(args: argparse.Namespace) -> int:
     try:
         written = new_exercise(args.file, args.function)
     except ScaffoldError as error:
-        print(f"rl4llm new-exercise: {error}", file=sys.stderr)
+        say(f"rl4llm new-exercise: {error}", file=sys.stderr)
         return 2
-    print(f"the skeletons of {args.file}.{args.function}, marked TODO(new-exercise):")
+    say(f"the skeletons of {args.file}.{args.function}, marked TODO(new-exercise):")
     for path in written:
-        print(f"  {path.relative_to(REPO_ROOT)}")
-    print("fill them in (docs/contributing.md, \"Add an exercise\"), then:\n"
-          "  .venv/bin/rl4llm build\n"
-          "  .venv/bin/python -m pytest -q -m \"not slow\" -n 2 --dist loadfile   "
-          "# tests/test_recipe.py names what is still missing")
+        say(f"  {path.relative_to(REPO_ROOT)}")
+    say("fill them in (docs/contributing.md, \"Add an exercise\"), then:\n"
+        "  .venv/bin/rl4llm build\n"
+        "  .venv/bin/python -m pytest -q -m \"not slow\" -n 2 --dist loadfile   "
+        "# tests/test_recipe.py names what is still missing")
     return 0
 
 
@@ -74,10 +75,10 @@ def _cmd_bundle(args: argparse.Namespace) -> int:
     try:
         out = build_bundle(args.out, force=args.force)
     except BundleError as error:
-        print(f"rl4llm bundle: {error}", file=sys.stderr)
+        say(f"rl4llm bundle: {error}", file=sys.stderr)
         return 2
-    print(f"learner bundle in {out}/ (README.md, README.ru.md, pyproject.toml, constraints/, starter/, graders/: "
-          "rl4llm run and rl4llm capstone preflight|run|check)")
+    say(f"learner bundle in {out}/ (README.md, README.ru.md, pyproject.toml, constraints/, starter/, graders/: "
+        "rl4llm run and rl4llm capstone preflight|run|check)")
     return 0
 
 
@@ -106,13 +107,13 @@ def _cmd_grade(args: argparse.Namespace) -> int:
             result = grade_shard(paths, Path(args.out), args.shard, _grade_options(args), jobs=args.jobs,
                                  progress=not args.quiet)
     except GraderError as error:
-        print(f"rl4llm grade: the grader could not work: {error}", file=sys.stderr)
+        say(f"rl4llm grade: the grader could not work: {error}", file=sys.stderr)
         return 2
-    print(scoreboard(result.reports, feedback=args.feedback, language=_grade_options(args).lang), end="")
-    print(f"reports in {result.out_dir}/ (grades.csv, <submission>/report.json, results.json, junit.xml)")
+    say(scoreboard(result.reports, feedback=args.feedback, language=_grade_options(args).lang), end="")
+    say(f"reports in {result.out_dir}/ (grades.csv, <submission>/report.json, results.json, junit.xml)")
     if args.shard is not None:
-        print(f"shard {args.shard}: graded {len(result.names)} of {len(paths)} submissions; when every shard "
-              f"is done: rl4llm merge OUT SHARD_DIR...")
+        say(f"shard {args.shard}: graded {len(result.names)} of {len(paths)} submissions; when every shard "
+            f"is done: rl4llm merge OUT SHARD_DIR...")
     elif len(result.reports) >= 2 and not args.no_class_report:  # a class needs two; `rl4llm report` any batch
         _class_report(result.out_dir, _grade_options(args).lang)
     return _internal_errors("rl4llm grade: internal grader errors", result.internal_errors)
@@ -124,12 +125,12 @@ def _class_report(folder: Path, language: str | None) -> int:
     try:
         written = build_class_report(folder, language)
     except ReportError as error:
-        print(f"rl4llm report: {error}", file=sys.stderr)
+        say(f"rl4llm report: {error}", file=sys.stderr)
         return 2
     for note in written["notes"]:
-        print(f"rl4llm report: note: {note}", file=sys.stderr)
+        say(f"rl4llm report: note: {note}", file=sys.stderr)
     others = ("summary", "misconceptions", "unexplained", "students", "scores", "exercises", "heatmap")
-    print(f"class report: {written['report']} ({', '.join(written[k].name for k in others)})")
+    say(f"class report: {written['report']} ({', '.join(written[k].name for k in others)})")
     return 0
 
 
@@ -141,7 +142,7 @@ def _internal_errors(what: str, errors: list[str]) -> int:
     """1 (and the errors on stderr) when a batch recorded internal grader errors, else 0."""
     if not errors:
         return 0
-    print(f"{what} (the reports mark them):\n  " + "\n  ".join(errors), file=sys.stderr)
+    say(f"{what} (the reports mark them):\n  " + "\n  ".join(errors), file=sys.stderr)
     return 1
 
 
@@ -170,15 +171,15 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     try:
         result = merge_shards(Path(args.out), [Path(folder) for folder in args.shards])
     except ShardError as error:
-        print(f"rl4llm merge: {error}", file=sys.stderr)
+        say(f"rl4llm merge: {error}", file=sys.stderr)
         return 2
     if result.set_aside is not None:
-        print(f"rl4llm merge: note: {result.out_dir} held an earlier run; set aside in {result.set_aside}/ "
-              f"(nothing deleted): {result.out_dir} now holds this merge only", file=sys.stderr)
+        say(f"rl4llm merge: note: {result.out_dir} held an earlier run; set aside in {result.set_aside}/ "
+            f"(nothing deleted): {result.out_dir} now holds this merge only", file=sys.stderr)
     if not args.quiet:
-        print(scoreboard(result.reports), end="")
-    print(f"merged {len(args.shards)} shard(s), {len(result.names)} submissions: {result.out_dir}/grades.csv "
-          f"and {result.out_dir}/<submission>/")
+        say(scoreboard(result.reports), end="")
+    say(f"merged {len(args.shards)} shard(s), {len(result.names)} submissions: {result.out_dir}/grades.csv "
+        f"and {result.out_dir}/<submission>/")
     if len(result.reports) >= 2:
         _class_report(result.out_dir, None)
     return _internal_errors("rl4llm merge: the shards recorded internal grader errors", result.internal_errors)
@@ -206,18 +207,18 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
     probe = sandbox.probe_layers()
     probe.layers["grader_not_dumpable"] = sandbox.make_grader_not_dumpable()
-    print(f"sandbox layers for grading workers on this machine (Landlock ABI {landlock.abi_version()}):")
+    say(f"sandbox layers for grading workers on this machine (Landlock ABI {landlock.abi_version()}):")
     for name in sandbox.LAYERS:
         mark = "yes" if probe.layers.get(name) else "NO "
-        print(f"  [{mark}] {name:<20} {LAYER_TEXT[name]}")
+        say(f"  [{mark}] {name:<20} {LAYER_TEXT[name]}")
     if probe.identity:
-        print(f"worker identity: {probe.identity}")
+        say(f"worker identity: {probe.identity}")
     if probe.detail:
-        print(f"probe: {probe.detail}")
+        say(f"probe: {probe.detail}")
     if probe.missing:
-        print(f"missing: {', '.join(probe.missing)}; `rl4llm grade --require-sandbox` refuses to grade here")
+        say(f"missing: {', '.join(probe.missing)}; `rl4llm grade --require-sandbox` refuses to grade here")
         return 1 if args.require_sandbox else 0
-    print("every layer is in force")
+    say("every layer is in force")
     return 0
 
 
@@ -234,11 +235,11 @@ def _cmd_gradescope(args: argparse.Namespace) -> int:
     try:
         path = build_bundle(Path(args.out), modules=modules, language=args.lang)
     except BundleError as error:
-        print(f"rl4llm gradescope: {error}", file=sys.stderr)
+        say(f"rl4llm gradescope: {error}", file=sys.stderr)
         return 2
     points = points_of(modules)
-    print(f"wrote {path}: Module {' + '.join(modules)}, {points:g} points, feedback in {args.lang}; upload it as "
-          f"the autograder of a Gradescope programming assignment worth {points:g} points")
+    say(f"wrote {path}: Module {' + '.join(modules)}, {points:g} points, feedback in {args.lang}; upload it as "
+        f"the autograder of a Gradescope programming assignment worth {points:g} points")
     return 0
 
 

@@ -36,7 +36,7 @@ from graders.paths import REPO_ROOT, SEEDS_DIR, STARTER_DIR
 RUN_MODULES = ("__init__", "course", "fences", "figures", "language", "learner_cli", "loader", "paths", "settings",
                "text", "walkthrough", "walkthrough_lines", "walkthrough_seed", "walkthrough_values")
 # What `rl4llm capstone preflight|run|check` adds: the commands, the passport checks, the runner package.
-CAPSTONE_MODULES = ("capstone", "capstone_cli")
+CAPSTONE_MODULES = ("capstone", "capstone_cli", "cleaner")  # cleaner: every line capstone_cli prints
 CAPSTONE_PACKAGE = "capstone_run"
 CAPSTONE_CONSTRAINTS = Path("constraints") / "capstone.txt"
 HIDDEN_NAMES = ("solutions", "checks", "misconceptions", "engine", "build", "tests", "assignments",

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graders.engine import outfolder
-from graders.engine.learner_text import clean
+from graders.engine.learner_text import FIELD_LIMIT, clean
 
 ENVIRONMENT_STATUSES = ("error", "timeout")
 
@@ -85,7 +85,7 @@ def read_reports(folder: Path | str) -> ClassData:
         try:
             # a report's text (a submission name from an nbgrader student id, ids) is anyone's: cleaned here,
             # then escaped for HTML, neutralised for CSV and shown without mathtext by the figures
-            report = clean(json.loads(path.read_text(encoding="utf-8")))
+            report = clean(json.loads(path.read_text(encoding="utf-8")), FIELD_LIMIT)
             entries = report["exercises"]
             max_score = float(report["max_score"])
             name = str(report.get("submission", path.parent.name))

@@ -28,7 +28,7 @@ from graders.engine.fork_client import ForkServer
 from graders.engine.grading import Context, GradeOptions, grade_submission, prepare_job, write_settings
 from graders.engine.references import ReferenceBook
 from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
-from graders.engine.learner_text import clean
+from graders.engine.learner_text import clean, say
 from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
 from graders.engine.submission import discover, is_cell_note, submission_name
 from graders.engine.texts import translated
@@ -109,7 +109,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
     if names is not None and len(names) != len(paths):
         raise GraderError(f"{len(names)} names given for {len(paths)} submissions; give one name per submission")
     options = options or GradeOptions()
-    log = log or (lambda message: print(message, file=sys.stderr, flush=True))
+    log = log or (lambda message: say(message, file=sys.stderr, flush=True))  # cleaned: names, tracebacks
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     missing = [f.stem for f in kit.files(options.modules) if not kit.solution_path(f.stem).exists()]

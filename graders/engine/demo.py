@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from graders.cleaner import say
 from graders.engine.kit import DEFAULT_KIT, EXAMPLES_DIR, Kit
 
 MISTAKES_DIR = EXAMPLES_DIR / "typical_mistakes"
@@ -55,15 +56,15 @@ def run_demo(out_dir: Path, *, jobs: int = 2, kit: Kit = DEFAULT_KIT) -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="rl4llm-demo-") as temp:
         paths = assemble_examples(Path(temp), kit)
-        print("grading the bundled examples: correct, untouched_starter, typical_mistakes ...", flush=True)
+        say("grading the bundled examples: correct, untouched_starter, typical_mistakes ...", flush=True)
         try:
             result = grade_paths(paths, out_dir, GradeOptions(), jobs=jobs, kit=kit)
         except GraderError as error:
-            print(f"rl4llm demo: the grader could not work: {error}", file=sys.stderr)
+            say(f"rl4llm demo: the grader could not work: {error}", file=sys.stderr)
             return 2
-    print(scoreboard(result.reports, feedback=True), end="")
+    say(scoreboard(result.reports, feedback=True), end="")
     from graders.classreport import build_class_report
 
     report = build_class_report(out_dir)["report"]
-    print(f"\nreports in {out_dir}/, the class report in {report} ({time.monotonic() - started:.1f} s)")
+    say(f"\nreports in {out_dir}/, the class report in {report} ({time.monotonic() - started:.1f} s)")
     return 1 if result.internal_errors else 0

@@ -40,6 +40,7 @@ import zipfile
 from pathlib import Path
 
 from graders import course, settings
+from graders.cleaner import FIELD_LIMIT, clean, say
 from graders.engine.kit import DEFAULT_KIT, Kit
 from graders.text import Text
 
@@ -218,7 +219,9 @@ def gradescope_contract(results: dict) -> dict:
 
 
 def _write_results(target: Path, results: dict) -> None:
-    target.write_text(json.dumps(results, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    """Gradescope's ``results.json``, every string cleaned (a failure's text may be a learner's)."""
+    target.write_text(json.dumps(clean(results, FIELD_LIMIT), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                      encoding="utf-8")
 
 
 def run(root: Path, modules=None, language=None) -> int:
@@ -238,14 +241,14 @@ def run(root: Path, modules=None, language=None) -> int:
                                  jobs=1, progress=False)
         except GraderError as error:
             _write_results(target, _failure_results(str(error), language))
-            print(f"run_autograder: {error}", file=sys.stderr)
+            say(f"run_autograder: {error}", file=sys.stderr)
             return 2
         except Exception as error:  # noqa: BLE001 - a crash still owes Gradescope a results.json
             _write_results(target, _failure_results(TEXT["internal"].in_(language, name=type(error).__name__),
                                                     language))
-            print(f"run_autograder: internal error:\n{traceback.format_exc()}", file=sys.stderr)
+            say(f"run_autograder: internal error:\n{traceback.format_exc()}", file=sys.stderr)
             return 2
-        print(scoreboard(result.reports, feedback=True, language=language), end="")
+        say(scoreboard(result.reports, feedback=True, language=language), end="")
         _write_results(target, gradescope_contract(gradescope_results(result.reports[0])))
     return 0
 
@@ -264,9 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return run(Path(args.root), args.module, args.lang)
-        print(build_bundle(Path(args.out), modules=args.module, language=args.lang))
+        say(build_bundle(Path(args.out), modules=args.module, language=args.lang))
     except BundleError as error:
-        print(f"python -m graders.engine.gradescope {args.command}: {error}", file=sys.stderr)
+        say(f"python -m graders.engine.gradescope {args.command}: {error}", file=sys.stderr)
         return 2
     return 0
 

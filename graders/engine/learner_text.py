@@ -8,11 +8,21 @@ of it may hold characters that break the files built from it:
 - a lone surrogate (``raise ValueError("\\ud800")``; a file name that is not
   UTF-8, decoded by ``os.walk`` with ``surrogateescape``): no UTF-8 encoder
   writes it, so ``report.json`` could not be written at all;
-- C0 controls other than tab, newline and carriage return (NUL, ``\\x01``,
-  ESC), and U+FFFE / U+FFFF: XML 1.0 forbids them, so ``junit.xml`` would be
-  ill-formed, and ESC drives the terminal a scoreboard is printed on;
+- C0 controls other than tab and newline (NUL, ``\\x01``, ESC), and U+FFFE /
+  U+FFFF: XML 1.0 forbids them, so ``junit.xml`` would be ill-formed, and ESC
+  drives the terminal a scoreboard is printed on; a carriage return is legal
+  XML but makes a terminal write over the line (``score: 100/100``), so it is
+  escaped too;
 - DEL and the C1 controls (U+007F-U+009F): legal XML, but some terminals read
-  U+009B as the start of an escape sequence.
+  U+009B as the start of an escape sequence;
+- the bidirectional controls (U+061C, U+200E/U+200F, U+202A-U+202E,
+  U+2066-U+2069): they reorder what a person reads (a name that displays as
+  ``exe.txt`` but is ``txt.exe``, a score that reads backwards).
+
+Escaping ESC (and BEL, and the C1 CSI U+009B) makes every escape sequence
+inert: an OSC 52 clipboard write (``ESC ] 52 ; c ; <base64> BEL``), a CSI
+clear-screen (``ESC [ 2 J``), a DCS string are shown as their characters,
+``\\x1b]52;c;...\\x07``, and no terminal acts on them.
 
 :func:`clean` replaces each such character by its visible escape (``\\x01``,
 ``\\ud800``, ``\\ufffe``: backslash and hex digits, as Python writes them), so
@@ -31,6 +41,10 @@ reference is left as it is.
 
 :func:`file_name` makes a name given from outside (an nbgrader student id)
 safe as one path component.
+
+The cleaning itself is :mod:`graders.cleaner` (outside the engine, so that the
+learner bundle's ``rl4llm capstone check`` uses it too); this module re-exports
+it for the engine and keeps :func:`file_name`.
 """
 
 from __future__ import annotations
@@ -38,59 +52,10 @@ from __future__ import annotations
 import hashlib
 import re
 
-# what is escaped: C0 controls but \t \n \r, DEL and C1, every surrogate, and the XML non-characters U+FFFE/U+FFFF
-_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+from graders.cleaner import (BIDI_CONTROLS, FIELD_LIMIT, LINE_LIMIT, clean, clean_line,  # noqa: F401
+                             clean_text, log_line, say)
+
 NAME_LIMIT = 200  # characters of a file name made by file_name (most file systems allow 255 bytes)
-
-
-def _escape(match: re.Match) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def clean_text(text: str) -> str:
-    """``text`` with every unsafe character replaced by its visible escape (``\\x00``, ``\\ud800``)."""
-    return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
-
-
-def clean(value):
-    """``value`` with every string in it cleaned (:func:`clean_text`): dict keys and values, list items.
-
-    For JSON-like structures (a worker's event, a report); a tuple is cleaned as a list and stays a tuple;
-    anything else (numbers, arrays, None) is returned as it is. Dicts and lists are walked without
-    recursion, so a structure as deep as ``json.loads`` accepts is cleaned too. The input is never
-    changed: containers are copied (a container met twice, or inside itself, is copied once).
-    """
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, tuple):
-        return tuple(clean(list(value)))
-    if not isinstance(value, (dict, list)):
-        return value
-    copies: dict[int, object] = {}  # id of an original container -> its copy
-    pending: list[tuple[object, object]] = []  # (original, copy) still to fill
-
-    def copy_of(item):
-        if isinstance(item, str):
-            return clean_text(item)
-        if isinstance(item, tuple):
-            return clean(item)
-        if not isinstance(item, (dict, list)):
-            return item
-        if id(item) not in copies:  # the originals outlive this call: their ids stay theirs
-            copies[id(item)] = {} if isinstance(item, dict) else []
-            pending.append((item, copies[id(item)]))
-        return copies[id(item)]
-
-    root = copy_of(value)
-    while pending:
-        original, copy = pending.pop()
-        if isinstance(original, dict):
-            for key, item in original.items():
-                copy[clean_text(key) if isinstance(key, str) else key] = copy_of(item)
-        else:
-            copy.extend(copy_of(item) for item in original)
-    return root
 
 
 def file_name(value, default: str = "submission") -> str:

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from graders import settings
+from graders.cleaner import say
 from graders.text import Text
 
 VERBOSE_ENV = "RL4LLM_NBGRADER_VERBOSE"
@@ -86,7 +87,7 @@ def warn_skipped_resubmissions(course: Path, argv: list[str] | None = None, lang
              for student, assignment in skipped_resubmissions(Path(course), list(sys.argv if argv is None else argv))]
     for line in lines:
         if line not in _WARNED:  # nbgrader loads its config file more than once
-            print(line, file=stream or sys.stderr, flush=True)
+            say(line, file=stream or sys.stderr, flush=True)
         _WARNED.add(line)
     return lines
 

@@ -70,6 +70,7 @@ from nbgrader import utils as nbgrader_utils
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 from graders import settings
+from graders.cleaner import log_line
 from graders.course import LANGUAGES
 from graders.engine import texts
 from graders.engine.course_guard import _Guard
@@ -240,10 +241,10 @@ class EngineScores(NbGraderPreprocessor):
                 if is_cell_note(message.split(": ", 2)[-1]):
                     continue  # said below, with the student's name, in the notebook's language
                 level = self.log.info if message.startswith("note") else self.log.warning
-                level("kit engine: %s", message)
+                log_line(level, "kit engine: %s", message)
             for line in unreadable_cells(nbformat.writes(nb), stem, student, language,
                                          graded=any(e["status"] != "missing" for e in entries.values())):
-                self.log.warning("%s", line)
+                log_line(self.log.warning, "%s", line)
             if self.report_dir:
                 keep_report(Path(self.report_dir), assignment, student, entries)
 
@@ -252,8 +253,8 @@ class EngineScores(NbGraderPreprocessor):
             points = float(cell.metadata.nbgrader.get("points", 0))
             if exercise_id is None:
                 grade_id = cell.metadata.nbgrader.get("grade_id", "?")
-                self.log.error("%s/%s: graded cell %s is no exercise of the kit; it scores 0", assignment, stem,
-                               grade_id)
+                log_line(self.log.error, "%s/%s: graded cell %s is no exercise of the kit; it scores 0",
+                         assignment, stem, grade_id)
                 cell.outputs = [from_dict(_error(TEXT["no_exercise"].in_(language, cell=grade_id), []))]
                 continue
             score, outputs = verdict_outputs(entries.get(exercise_id), exercise_id, points, language,
@@ -263,14 +264,14 @@ class EngineScores(NbGraderPreprocessor):
             self._cell_log("%s/%s: %s scored %s of %s by the kit's engine", assignment, stem, exercise_id,
                            _number(score), _number(points))
         if scores:
-            self.log.info("%s/%s/%s: %s of %s points in %d graded cells, scored by the kit's engine", student,
-                          assignment, stem, _number(sum(s for s, _ in scores)), _number(sum(p for _, p in scores)),
-                          len(scores))
+            log_line(self.log.info, "%s/%s/%s: %s of %s points in %d graded cells, scored by the kit's engine",
+                     student, assignment, stem, _number(sum(s for s, _ in scores)),
+                     _number(sum(p for _, p in scores)), len(scores))
         return nb, resources
 
     def _cell_log(self, *args) -> None:
         """One graded cell's score: at INFO with RL4LLM_NBGRADER_VERBOSE=1, else DEBUG (the notebook's sum is INFO)."""
-        (self.log.info if settings.get(VERBOSE_ENV) else self.log.debug)(*args)
+        log_line(self.log.info if settings.get(VERBOSE_ENV) else self.log.debug, *args)
 
 
 def unreadable_cells(notebook_text: str, stem: str, student: str, language: str, *, graded: bool) -> list[str]:
@@ -338,7 +339,7 @@ class RestoreCells(OverwriteCells):
 
     def report_change(self, name: str, attr: str, old, new) -> None:
         if attr == "checksum" and self._released:
-            self.log.debug("cell %s is the released one, its hidden part restored from the gradebook", name)
+            log_line(self.log.debug, "cell %s is the released one, its hidden part restored from the gradebook", name)
             return
         super().report_change(name, attr, old, new)
 

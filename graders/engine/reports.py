@@ -21,7 +21,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from graders.engine.learner_text import clean
+from graders.engine.learner_text import FIELD_LIMIT, clean, clean_text
 from graders.engine.protocol import STATUSES
 from graders.engine.texts import scoreboard_text
 from graders.language import default_language
@@ -31,7 +31,9 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may read
 
 
 def csv_cell(value):
-    """A CSV cell no spreadsheet runs: text that begins like a formula gets a leading ``'`` (OWASP's rule).
+    """A CSV cell no spreadsheet runs and no terminal acts on: text is cleaned (``clean_text`` of
+    :mod:`graders.engine.learner_text`, cut at its ``FIELD_LIMIT``), and text that begins like a formula
+    gets a leading ``'`` (OWASP's rule).
 
     ``=HYPERLINK(...)``, ``@SUM(1)``, ``+1``, ``-1``, a leading tab or carriage return: any of them in a
     submission name or an id opened in Excel or LibreOffice could run as a formula. A carriage return
@@ -42,7 +44,7 @@ def csv_cell(value):
     """
     if not isinstance(value, str):
         return value
-    value = value.replace("\r", "\\r")
+    value = clean_text(value.replace("\r", "\\r"), FIELD_LIMIT)
     return "'" + value if value.startswith(FORMULA_STARTS) else value
 
 
@@ -52,12 +54,12 @@ def _write(path: Path, text: str) -> None:
 
 
 def report_json(report: dict) -> str:
-    return json.dumps(clean(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(clean(report, FIELD_LIMIT), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def gradescope_results(report: dict) -> dict:
     """Gradescope's ``results.json``: one test per exercise, the learner-facing feedback as output."""
-    report = clean(report)
+    report = clean(report, FIELD_LIMIT)
     tests = []
     for entry in report["exercises"]:
         output = f"status: {entry['status']}"
@@ -89,7 +91,7 @@ def junit_xml(report: dict) -> str:
     Well-formed for any report: its text is cleaned first (XML 1.0 has no way to write NUL, most other
     C0 controls, a lone surrogate or U+FFFE); ElementTree escapes ``<``, ``&``, ``>`` and quotes.
     """
-    report = clean(report)
+    report = clean(report, FIELD_LIMIT)
     entries = report["exercises"]
     failures = sum(e["status"] in ("failed", "missing") for e in entries)
     errors = sum(e["status"] in ("error", "timeout") for e in entries)
@@ -123,10 +125,10 @@ def grades_csv(reports: list[dict], exercise_ids: list[str]) -> str:
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([csv_cell(clean(text)) for text in ["submission", *exercise_ids, "total", "max_total"]])
+    writer.writerow([csv_cell(text) for text in ["submission", *exercise_ids, "total", "max_total"]])
     for report in sorted(reports, key=lambda r: r["submission"]):
         points = {e["id"]: e["points"] for e in report["exercises"]}
-        writer.writerow([csv_cell(clean(report["submission"])), *(f"{points.get(i, 0):g}" for i in exercise_ids),
+        writer.writerow([csv_cell(report["submission"]), *(f"{points.get(i, 0):g}" for i in exercise_ids),
                          f"{report['score']:g}", f"{report['max_score']:g}"])
     return buffer.getvalue()
 
@@ -134,7 +136,7 @@ def grades_csv(reports: list[dict], exercise_ids: list[str]) -> str:
 def write_submission_reports(out_dir: Path, name: str, report: dict) -> Path:
     folder = Path(out_dir) / name
     folder.mkdir(parents=True, exist_ok=True)
-    report = clean(report)
+    report = clean(report, FIELD_LIMIT)
     _write(folder / "report.json", report_json(report))
     _write(folder / "results.json", json.dumps(gradescope_results(report), indent=2, sort_keys=True,
                                                ensure_ascii=False) + "\n")
