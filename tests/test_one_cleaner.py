@@ -129,20 +129,21 @@ def test_plain_text_is_the_same_object_and_the_kits_own_words_pass_unchanged():
 def _seconds(function, text: str) -> float:
     best = float("inf")
     for _ in range(3):
-        started = time.perf_counter()
+        started = time.process_time()  # CPU time: a busy machine steals wall time, not this process's CPU
         function(text)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.process_time() - started)
     return best
 
 
 @pytest.mark.parametrize("function", [clean_text, clean_line, lambda t: clean_text(t, FIELD_LIMIT),
                                       lambda t: clean({"k": [t]})], ids=["text", "line", "field", "structure"])
 def test_the_cleaner_is_linear_on_megabyte_inputs(function):
-    """time(2n)/time(n) on 1 and 2 MB of hostile text: about 2 for a linear cleaner (4 for a quadratic one)."""
+    """time(4n)/time(n) on 0.5 and 2 MB of hostile text: about 4 for a linear cleaner (16 for a quadratic one);
+    the threshold 8 lies a factor 2 from both, so load noise cannot flip the verdict."""
     unit = "\x1b]52;c;\u202e\n" + "a" * 40 + "\x07\r\ud800 "
-    small = unit * ((1 << 20) // len(unit))
-    ratio = _seconds(function, small + small) / max(_seconds(function, small), 1e-3)  # 1 ms: above timer noise
-    assert ratio < 3.0, ratio
+    small = unit * ((1 << 19) // len(unit))
+    ratio = _seconds(function, small * 4) / max(_seconds(function, small), 1e-3)  # 1 ms: above timer noise
+    assert ratio < 8.0, ratio
 
 
 def test_say_writes_cleaned_text_and_never_raises_on_an_ascii_stream():
