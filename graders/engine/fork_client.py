@@ -1,7 +1,7 @@
 """The grader's handle on a fork server (:class:`ForkServer`) and on each process it forked (:class:`ServedProcess`).
 
 A fork server (:mod:`graders.engine.forkserver`) is started once per batch with the workers' own
-environment (:func:`_server_env`) and forks a worker per request; a reader thread collects which
+environment (:func:`_server_env`), inside the outer wall where this machine has it (:mod:`.wall`), and forks a worker per request; a reader thread collects which
 request got which pid and how each worker ended. :mod:`graders.engine.runner` drives the workers.
 """
 
@@ -15,6 +15,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from graders.engine import wall
 from graders.engine.worker_config import WorkerConfig, WorkerStartError
 
 LOG_TAIL = 1500
@@ -57,6 +58,8 @@ class ForkServer:
             command = [config.python, "-m", "graders.engine.forkserver", "--control-fd", str(theirs.fileno())]
             if self.torch:
                 command.append("--torch")
+            # the outer wall (bubblewrap) around the server and all it forks, where this machine has it
+            command = [*wall.wall_command(config.python, config.kit_parent, str(self.cwd)), *command]
             extra = {}
             if config.user is not None:
                 extra = {"user": config.user, "group": config.user, "extra_groups": []}
