@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 from graders.engine import wall
+from graders.engine.confine import WALL_MARK
 from graders.engine.worker_config import WorkerConfig, WorkerStartError
 
 LOG_TAIL = 1500
@@ -27,6 +28,11 @@ def _server_env(config: WorkerConfig) -> dict[str, str]:
             "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
             "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8",
             **config.env}
+
+
+def _outer_uid(config: WorkerConfig) -> str:
+    """The server's user outside the wall (what a walled worker's identity is, in words, in its report)."""
+    return str(config.user if config.user is not None else os.getuid())
 
 
 class ForkServer:
@@ -59,7 +65,8 @@ class ForkServer:
             if self.torch:
                 command.append("--torch")
             # the outer wall (bubblewrap) around the server and all it forks, where this machine has it
-            command = [*wall.wall_command(config.python, config.kit_parent, str(self.cwd)), *command]
+            walled = wall.wall_command(config.python, config.kit_parent, str(self.cwd))
+            command = [*walled, *command]
             extra = {}
             if config.user is not None:
                 extra = {"user": config.user, "group": config.user, "extra_groups": []}
@@ -67,7 +74,9 @@ class ForkServer:
                 with open(self.log_path, "wb") as log:
                     self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                                  pass_fds=(theirs.fileno(),), cwd=str(self.cwd),
-                                                 env=_server_env(config), start_new_session=True, **extra)
+                                                 env={**_server_env(config),
+                                                      WALL_MARK: _outer_uid(config) if walled else ""},
+                                                 start_new_session=True, **extra)
             except OSError as error:
                 ours.close()
                 raise WorkerStartError(f"cannot start the grading worker ({config.python}): {error}") from error

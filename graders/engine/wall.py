@@ -39,12 +39,15 @@ BEHAVIOUR = ("--die-with-parent", "--new-session", "--cap-drop", "ALL")
 SYSTEM = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
           "/sys/devices/system/cpu")
 MERGED = ("/bin", "/sbin", "/lib", "/lib64", "/lib32")
-HIDDEN = ("checks", "misconceptions")  # under the kit's graders package: covered by empty folders
+HIDDEN = ("checks", "misconceptions")
+CHECKOUT = ("pyproject.toml", ".git", "tests", "solutions")  # a folder holding one of these is a kit checkout  # under the kit's graders package: covered by empty folders
 TMP_BYTES = 16 << 20
 INNER_ROOT_UID = 65534  # the user a server started by root is inside the wall (still root's files outside)
-PROBE = ("import json, sys; import graders; "
-         "print(json.dumps({'path': sys.path, 'prefixes': [sys.prefix, sys.base_prefix], "
-         "'graders': graders.__path__[0]}))")
+PROBE = ("import json, os, sys; import numpy, graders.engine.worker; "
+         "places = [os.path.dirname(m.__file__) for n, m in list(sys.modules.items()) if '.' not in n "
+         "and isinstance(getattr(m, '__file__', None), str) and getattr(m, '__path__', None)]; "
+         "print(json.dumps({'path': sys.path + places, 'prefixes': [sys.prefix, sys.base_prefix], "
+         "'graders': sys.modules['graders'].__path__[0]}))")
 
 
 def bwrap_path() -> str | None:
@@ -68,7 +71,6 @@ def wall_arguments(python: str, pythonpath: str, work: str) -> list[str]:
     """The ``bwrap`` arguments (without the binary and the command) for a server of ``python`` working in ``work``."""
     info = _interpreter(python, pythonpath)
     kit_package = os.path.realpath(info["graders"])
-    kit_root = os.path.dirname(kit_package)
     # inside, the server's user is not the parent namespace's root: a worker's own user namespace may map
     # its root to this user without CAP_SETFCAP (which the wall drops); outside it stays who it was
     inner = os.getuid() or INNER_ROOT_UID
@@ -81,27 +83,35 @@ def wall_arguments(python: str, pythonpath: str, work: str) -> list[str]:
     for path in SYSTEM:
         args += ["--ro-bind-try", path, path]
     readable: list[str] = []
+    links: list[str] = []
     for entry in [*info["prefixes"], *info["path"]]:
         if not entry or not os.path.isdir(entry):
             continue
         real = os.path.realpath(entry)
-        if _under(kit_package, real) and real != os.path.realpath(info["prefixes"][0]):
+        if _under(kit_package, real) and any(os.path.exists(os.path.join(real, n)) for n in CHECKOUT):
             continue  # the kit checkout itself (a PYTHONPATH entry): only its package, below
         readable.append(real)
-        if real != entry.rstrip(os.sep) and os.path.isabs(entry):
-            readable.append(entry)  # also where the path says it is, through its links
+        if os.path.islink(entry.rstrip(os.sep)):
+            links.append(entry.rstrip(os.sep))  # also where the path says it is, as the same link
     readable.append(kit_package)
-    for path in dict.fromkeys(readable):
-        args += ["--ro-bind", path, path]
-    for name in HIDDEN:
-        if os.path.isdir(os.path.join(kit_package, name)):
-            args += ["--tmpfs", os.path.join(kit_package, name), "--remount-ro", os.path.join(kit_package, name)]
+    kept: list[str] = []
+    for path in sorted(dict.fromkeys(readable), key=len):
+        if not any(_under(path, done) for done in kept):  # a folder inside one already bound comes with it
+            kept.append(path)
+            args += ["--ro-bind", path, path]
+    for link in dict.fromkeys(links):
+        if not any(_under(link, done) for done in kept):
+            args += ["--symlink", os.readlink(link), link]
+    covered = [os.path.join(kit_package, name) for name in HIDDEN]
+    covered.append(os.path.join(os.path.dirname(kit_package), "solutions"))  # an installed kit's answers
+    for path in covered:
+        if os.path.isdir(path) and any(_under(path, r) for r in readable):
+            args += ["--tmpfs", path, "--remount-ro", path]
     args += ["--dev", "/dev", "--bind", "/proc", "/proc", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     work_real = os.path.realpath(work)
     args += ["--bind", work_real, work_real, "--chdir", work_real]
     if work_real != work:
         args += ["--bind", work_real, work]
-    del kit_root
     return args
 
 
