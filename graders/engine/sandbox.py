@@ -46,6 +46,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -275,3 +276,28 @@ def cgroups_work() -> tuple[bool, str]:
     except OSError as error:
         return False, f"cgroup v{manager.version}: a worker's cgroup could not be made ({error})"
     return True, ""
+
+
+_HYPOTHESIS_HOME: list[str] = []
+
+
+def private_hypothesis_storage() -> str:
+    """Send Hypothesis's storage (example database, constants cache, charmap) to this process's own
+    temporary folder, removed at exit, and return it: never ``.hypothesis/`` in the current folder,
+    where its constants cache would list the reference solution's literals. Every grading route calls
+    it in the grading process (the batch, the in-process route); workers get their scratch folder."""
+    if not _HYPOTHESIS_HOME:
+        import atexit
+
+        folder = tempfile.mkdtemp(prefix="rl4llm-hypothesis-")
+        atexit.register(shutil.rmtree, folder, True)
+        _HYPOTHESIS_HOME.append(folder)
+    folder = _HYPOTHESIS_HOME[0]
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = folder  # read when Hypothesis first needs its storage
+    if "hypothesis" in sys.modules:  # already imported: its storage may already be fixed
+        from hypothesis import configuration
+
+        setter = getattr(configuration, "set_hypothesis_home_dir", None)
+        if setter is not None:
+            setter(folder)
+    return folder
