@@ -271,6 +271,7 @@ def cgroups_work() -> tuple[bool, str]:
     manager = cgroups.manager()
     if not manager.works:
         return False, manager.reason
+    manager.sweep_stale()  # once per batch: what a killed grader left
     try:
         manager.create(worker_cgroup_limits(512, 128)).close()
     except OSError as error:
