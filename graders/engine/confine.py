@@ -55,7 +55,7 @@ SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 1 << 0, 1 << 1
 SECBIT_NO_SETUID_FIXUP, SECBIT_NO_SETUID_FIXUP_LOCKED = 1 << 2, 1 << 3
 SECBIT_KEEP_CAPS_LOCKED = 1 << 5
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
-WALL_MARK = "RL4LLM_OUTER_WALL"  # a walled fork server's environment: its uid outside the wall
+WALL_MARK = "KIT_OUTER_WALL_UID"  # a walled fork server's environment: its uid outside the wall
 
 
 class _CapHeader(ctypes.Structure):
