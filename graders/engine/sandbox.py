@@ -294,11 +294,13 @@ def private_hypothesis_storage() -> str:
         atexit.register(shutil.rmtree, folder, True)
         _HYPOTHESIS_HOME.append(folder)
     folder = _HYPOTHESIS_HOME[0]
-    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = folder  # read when Hypothesis first needs its storage
-    if "hypothesis" in sys.modules:  # already imported: its storage may already be fixed
-        from hypothesis import configuration
-
-        setter = getattr(configuration, "set_hypothesis_home_dir", None)
-        if setter is not None:
-            setter(folder)
+    try:
+        from hypothesis import configuration  # the grader imports it anyway (the drawn cases)
+    except ImportError:  # pragma: no cover - a core dependency
+        return folder
+    setter = getattr(configuration, "set_hypothesis_home_dir", None)
+    if setter is not None:
+        setter(folder)
+    else:  # pragma: no cover - an old Hypothesis reads the variable when it first needs its storage
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = folder
     return folder
