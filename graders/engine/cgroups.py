@@ -13,7 +13,8 @@ The grader creates one cgroup per worker under its own (``rl4llm-<pid>/w<n>``),
 moves the worker (and anything it already forked) into it before the worker
 is told to start, and removes it when the worker has ended, killing whatever is
 left. A grader killed mid-batch cannot: each batch first sweeps the ``rl4llm-<pid>``
-folders whose process is gone (:meth:`Manager.sweep_stale`), killing what is left in them. It needs write access to its own cgroup:
+folders whose process is gone (:meth:`Manager.sweep_stale`), killing what is left in them.
+It needs write access to its own cgroup:
 
 - **cgroup v1** (one hierarchy per controller, ``/sys/fs/cgroup/memory`` ...):
   as root, usually so; each controller is set up on its own;

@@ -1,8 +1,8 @@
 """The grader's handle on a fork server (:class:`ForkServer`) and on each process it forked (:class:`ServedProcess`).
 
 A fork server (:mod:`graders.engine.forkserver`) is started once per batch with the workers' own
-environment (:func:`_server_env`), inside the outer wall where this machine has it (:mod:`.wall`), and forks a worker per request; a reader thread collects which
-request got which pid and how each worker ended. :mod:`graders.engine.runner` drives the workers.
+environment (:func:`_server_env`), inside the outer wall where this machine has it (:mod:`.wall`), and
+forks a worker per request; a reader thread collects which request got which pid and how each worker ended. :mod:`graders.engine.runner` drives the workers.
 """
 
 from __future__ import annotations

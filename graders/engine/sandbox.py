@@ -58,8 +58,8 @@ from graders.engine.confine import WALL_MARK
 from graders.engine.libc import libc as _libc
 
 NOBODY = 65534
-LAYERS = ("outer_wall", "namespaces", "scratch_quota", "closed_root", "resource_limits", "process_limit", "syscall_filter",
-          "no_capabilities", "landlock_files", "landlock_tcp", "landlock_scopes", "cpu_budget", "cgroup_limits",
+LAYERS = ("outer_wall", "namespaces", "scratch_quota", "closed_root", "resource_limits", "process_limit",
+          "syscall_filter", "no_capabilities", "landlock_files", "landlock_tcp", "landlock_scopes", "cpu_budget", "cgroup_limits",
           "grader_not_dumpable")
 # the instructor's switches, one per layer, for machines where a layer misbehaves (each reported missing)
 SWITCHES = settings.SANDBOX_SWITCHES

@@ -39,8 +39,8 @@ BEHAVIOUR = ("--die-with-parent", "--new-session", "--cap-drop", "ALL")
 SYSTEM = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
           "/sys/devices/system/cpu")
 MERGED = ("/bin", "/sbin", "/lib", "/lib64", "/lib32")
-HIDDEN = ("checks", "misconceptions")
-CHECKOUT = ("pyproject.toml", ".git", "tests", "solutions")  # a folder holding one of these is a kit checkout  # under the kit's graders package: covered by empty folders
+HIDDEN = ("checks", "misconceptions")  # under the kit's graders package: covered by empty folders
+CHECKOUT = ("pyproject.toml", ".git", "tests", "solutions")  # a folder holding one of these is a kit checkout
 TMP_BYTES = 16 << 20
 INNER_ROOT_UID = 65534  # the user a server started by root is inside the wall (still root's files outside)
 PROBE = ("import json, os, sys; import numpy, graders.engine.worker; "
