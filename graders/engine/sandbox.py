@@ -59,8 +59,8 @@ from graders.engine.libc import libc as _libc
 
 NOBODY = 65534
 LAYERS = ("outer_wall", "namespaces", "scratch_quota", "closed_root", "resource_limits", "process_limit",
-          "syscall_filter", "no_capabilities", "landlock_files", "landlock_tcp", "landlock_scopes", "cpu_budget", "cgroup_limits",
-          "grader_not_dumpable")
+          "syscall_filter", "no_capabilities", "landlock_files", "landlock_tcp", "landlock_scopes", "cpu_budget",
+          "cgroup_limits", "grader_not_dumpable")
 # the instructor's switches, one per layer, for machines where a layer misbehaves (each reported missing)
 SWITCHES = settings.SANDBOX_SWITCHES
 WORKER_TASKS = 64  # processes + threads in one worker's cgroup: its parent, one child and their threads
