@@ -186,6 +186,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
 
 LAYER_TEXT = {
+    "outer_wall": "bubblewrap around the fork servers: a read-only view, own namespaces, no capabilities",
     "namespaces": "own user, PID, mount, network and IPC namespaces (unshare): nothing outlives the worker",
     "scratch_quota": "a size-capped tmpfs is the only writable folder",
     "closed_root": "a minimal root: only the allow-listed paths exist (no host sockets, /tmp or kit folders)",

@@ -63,6 +63,8 @@ DECLARED = (
             GRADER),
     Setting("RL4LLM_NO_CPU_BUDGET", "switch", "", "`1`: no CPU-time budget per case, only the wall-clock "
             "backstop", GRADER),
+    Setting("RL4LLM_NO_BWRAP", "switch", "", "`1`: fork servers start without the outer wall (bubblewrap)",
+            GRADER),
     Setting("RL4LLM_KEEP_ROOT", "switch", "", "`1`: workers keep root (audit hook only)", GRADER),
     # the grader's other settings
     Setting("RL4LLM_CACHE", "str", "", "the reference cache's folder; `off` switches it off; unset: "

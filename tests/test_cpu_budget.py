@@ -71,3 +71,32 @@ def test_the_in_process_route_gives_the_same_entry_on_a_busy_machine(reference):
             process.wait()
     assert idle["status"] == "passed"
     assert loaded == idle
+
+
+def test_another_threads_cpu_does_not_count_against_the_exercise(reference):
+    """A thread that was already spinning when the exercise began (a kernel's, an earlier grade's: under
+    load they run longer) costs the exercise nothing; its process's CPU, which ``ITIMER_PROF`` counted,
+    passes the budget (the control: the old clock would have timed this correct function out)."""
+    import threading
+
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            pass
+
+    def waits_then_answers(*args, **kwargs):
+        time.sleep(0.05)
+        return reference(*args, **kwargs)
+
+    spinner = threading.Thread(target=spin, daemon=True)
+    spinner.start()
+    try:
+        before = time.process_time()
+        entry = inline.grade_exercise(EXERCISE, waits_then_answers, timeout=0.5)
+        process_cpu = time.process_time() - before
+    finally:
+        stop.set()
+        spinner.join()
+    assert entry["status"] == "passed", entry["feedback"][:300]
+    assert process_cpu > 0.5  # what the process-wide clock saw: past the budget

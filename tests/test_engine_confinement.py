@@ -51,7 +51,7 @@ STEM = "module_9_reference"
 KIT = DEFAULT_KIT.root
 OPTIONS = GradeOptions(modules=("9",), timeout=4.0, memory_mb=512, load_timeout=20.0)
 CANARY = "canary-" + secrets.token_hex(10)
-SWITCHES_OFF = {"RL4LLM_NO_NAMESPACES": "1", "RL4LLM_NO_SECCOMP": "1", "RL4LLM_NO_CLOSED_ROOT": "1", "RL4LLM_NO_CGROUPS": "1",
+SWITCHES_OFF = {"RL4LLM_NO_BWRAP": "1", "RL4LLM_NO_NAMESPACES": "1", "RL4LLM_NO_SECCOMP": "1", "RL4LLM_NO_CLOSED_ROOT": "1", "RL4LLM_NO_CGROUPS": "1",
                 "RL4LLM_NO_CPU_BUDGET": "1", "RL4LLM_NO_LANDLOCK": "1"}
 NEW_LAYERS = ("syscall_filter", "closed_root", "process_limit", "resource_limits", "cgroup_limits", "cpu_budget")
 

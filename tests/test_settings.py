@@ -147,7 +147,8 @@ def test_each_declaration_is_complete():
         assert NAME.fullmatch(s.name) and s.kind in settings.KINDS and s.help and s.reader, s
         assert "|" not in s.help + s.reader, f"{s.name}: a `|` breaks the Markdown table"
     assert settings.SANDBOX_SWITCHES == ("RL4LLM_NO_NAMESPACES", "RL4LLM_NO_LANDLOCK", "RL4LLM_NO_SECCOMP",
-                                         "RL4LLM_NO_CLOSED_ROOT", "RL4LLM_NO_CGROUPS", "RL4LLM_NO_CPU_BUDGET")
+                                         "RL4LLM_NO_CLOSED_ROOT", "RL4LLM_NO_CGROUPS", "RL4LLM_NO_CPU_BUDGET",
+                                         "RL4LLM_NO_BWRAP")
 
 
 def _generated_block(text: str) -> str:

@@ -124,6 +124,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             outfolder.set_aside(out_dir, paths, log)
         except (outfolder.OutFolderError, OSError) as error:
             raise GraderError(f"the earlier run in {out_dir} could not be set aside: {error}") from error
+    sandbox.private_hypothesis_storage()  # no .hypothesis/ (the reference's literals) in the current folder
     python = options.worker_python or sys.executable
     pythonpath = os.pathsep.join([str(Path(graders.__file__).resolve().parent.parent),
                                   *options.worker_pythonpath])

@@ -12,7 +12,9 @@ CPU time per period).
 The grader creates one cgroup per worker under its own (``rl4llm-<pid>/w<n>``),
 moves the worker (and anything it already forked) into it before the worker
 is told to start, and removes it when the worker has ended, killing whatever is
-left. It needs write access to its own cgroup:
+left. A grader killed mid-batch cannot: each batch first sweeps the ``rl4llm-<pid>``
+folders whose process is gone (:meth:`Manager.sweep_stale`), killing what is left in them.
+It needs write access to its own cgroup:
 
 - **cgroup v1** (one hierarchy per controller, ``/sys/fs/cgroup/memory`` ...):
   as root, usually so; each controller is set up on its own;
@@ -180,6 +182,22 @@ class Manager:
             base.mkdir(exist_ok=True)
             bases[controller] = base
         self.bases, self.version = bases, 1
+
+    def sweep_stale(self) -> list[Path]:
+        """Remove the cgroups that graders killed before they could clean up left beside this one's
+        (``rl4llm-<pid>`` whose process is gone), killing what is still in them; returns what it removed."""
+        removed = []
+        for base in self.bases.values():
+            for folder in base.parent.glob("rl4llm-*"):
+                pid = folder.name.split("-", 1)[1]
+                if folder == base or not pid.isdigit() or Path(f"/proc/{pid}").exists():
+                    continue
+                for child in sorted(folder.glob("w*"), reverse=True):
+                    Group([child]).close()
+                Group([folder]).close()
+                if not folder.exists():
+                    removed.append(folder)
+        return removed
 
     @property
     def works(self) -> bool:

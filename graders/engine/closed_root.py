@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 import site
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -52,7 +53,37 @@ def readable_roots(closed: list[str]) -> list[str]:
     for path in SYSTEM_READ_ONLY:
         if os.path.exists(path):
             roots += _open_up(os.path.realpath(path), closed_real, depth=0)
+    roots += import_roots(closed_real)
     return sorted(dict.fromkeys(roots))
+
+
+def import_roots(closed_real: list[str]) -> list[str]:
+    """The import-path folders that hold a package this interpreter has imported, wherever they are.
+
+    A layered environment reaches packages through more than the interpreter's own site-packages (a
+    ``.pth`` path to another venv's, an editable install elsewhere): a preloaded package's lazily
+    imported parts (``numpy.random``) must stay readable. For each imported top-level module, the
+    ``sys.path`` entry that holds it is allowed whole (its sibling ``.libs`` folders too) unless a closed
+    path lies inside it (the kit checkout on ``PYTHONPATH``): then only that package's own folder, and
+    never a package inside a closed path (the kit's own ``graders``).
+    """
+    entries = sorted({os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}, key=len, reverse=True)
+    found: list[str] = []
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None) if "." not in name else None
+        if not isinstance(where, str) or not os.path.isabs(where):
+            continue
+        place = os.path.realpath(os.path.dirname(where) if getattr(module, "__path__", None) else where)
+        if any(_under(place, c) for c in closed_real):
+            continue
+        holder = next((e for e in entries if _under(place, e)), None)
+        if holder is None:
+            continue  # not from the import path (the standard library's frozen modules, say)
+        if any(_under(holder, c) or _under(c, holder) for c in closed_real):
+            found.append(place)
+        else:
+            found.append(holder)
+    return list(dict.fromkeys(found))
 
 
 def _under(path: str, root: str) -> bool:

@@ -41,6 +41,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import signal
 import sys
 from pathlib import Path
 
@@ -54,6 +55,7 @@ SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 1 << 0, 1 << 1
 SECBIT_NO_SETUID_FIXUP, SECBIT_NO_SETUID_FIXUP_LOCKED = 1 << 2, 1 << 3
 SECBIT_KEEP_CAPS_LOCKED = 1 << 5
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
+WALL_MARK = "KIT_OUTER_WALL_UID"  # a walled fork server's environment: its uid outside the wall
 
 
 class _CapHeader(ctypes.Structure):
@@ -152,6 +154,7 @@ def confine(scratch: Path, settings: dict, layers: dict, readable: list[str] | N
     namespaced = layers.get("namespaces", False)
     allowed = readable if readable is not None else readable_roots(list(settings.get("forbidden_paths", [])))
     writable = [str(scratch), *(p for p in SYSTEM_READ_WRITE if os.path.exists(p))]
+    layers["outer_wall"] = os.environ.get(WALL_MARK, "").isdigit()  # set by the grader on a server it walled in
     layers["closed_root"] = False
     if root is not None and namespaced and settings.get("closed_root", True) \
             and not kit_settings.get("RL4LLM_NO_CLOSED_ROOT"):
@@ -187,7 +190,9 @@ def confine(scratch: Path, settings: dict, layers: dict, readable: list[str] | N
 def identity() -> str:
     """Who the confined process is, in words (for reports and ``rl4llm doctor``)."""
     uid = os.getuid()
-    outer = _outer_uid(uid)
+    walled = os.environ.get(WALL_MARK, "")
+    # inside the outer wall, the map read here ends at the wall's user: the grader said who that is outside
+    outer = int(walled) if walled.isdigit() else _outer_uid(uid)
     if outer == 0:
         return "root (uid 0 outside) without any capability"
     if outer == 65534:
@@ -207,6 +212,21 @@ def _outer_uid(uid: int) -> int:
     return uid
 
 
+def _enter_like_a_worker() -> bool:
+    """Fresh namespaces exactly as the fork server gives a worker (``unshare(2)``, a fork into the new
+    PID namespace, its own ``/proc``): the probe's answer is the workers' answer. True when all took effect."""
+    from graders.engine import forkserver
+
+    if not forkserver.enter_namespaces():
+        return False
+    pid = os.fork()
+    if pid != 0:  # end as the probe inside ends
+        _, status = os.waitpid(pid, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    _libc().prctl(forkserver.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    return forkserver.mount_own_proc() and os.getpid() == 1
+
+
 def _probe(argv: list[str]) -> None:
     """``python -m graders.engine.confine --probe SCRATCH --secret FILE [--namespaced]``: confine, attack, report."""
     import argparse
@@ -217,7 +237,11 @@ def _probe(argv: list[str]) -> None:
     parser.add_argument("--probe", required=True, type=Path)
     parser.add_argument("--secret", required=True)
     parser.add_argument("--namespaced", action="store_true")
+    parser.add_argument("--enter", action="store_true",
+                        help="enter fresh namespaces first, with the system calls a worker makes")
     args = parser.parse_args(argv)
+    if args.enter:
+        args.namespaced = _enter_like_a_worker()
     who = identity()
     layers = {"namespaces": args.namespaced}
     layers["scratch_quota"] = args.namespaced and mount_scratch(args.probe, 1 << 20)

@@ -1,8 +1,8 @@
 """The grader's handle on a fork server (:class:`ForkServer`) and on each process it forked (:class:`ServedProcess`).
 
 A fork server (:mod:`graders.engine.forkserver`) is started once per batch with the workers' own
-environment (:func:`_server_env`) and forks a worker per request; a reader thread collects which
-request got which pid and how each worker ended. :mod:`graders.engine.runner` drives the workers.
+environment (:func:`_server_env`), inside the outer wall where this machine has it (:mod:`.wall`), and
+forks a worker per request; a reader thread collects which request got which pid and how each worker ended. :mod:`graders.engine.runner` drives the workers.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from graders.engine import wall
+from graders.engine.confine import WALL_MARK
 from graders.engine.worker_config import WorkerConfig, WorkerStartError
 
 LOG_TAIL = 1500
@@ -26,6 +28,11 @@ def _server_env(config: WorkerConfig) -> dict[str, str]:
             "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
             "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8",
             **config.env}
+
+
+def _outer_uid(config: WorkerConfig) -> str:
+    """The server's user outside the wall (what a walled worker's identity is, in words, in its report)."""
+    return str(config.user if config.user is not None else os.getuid())
 
 
 class ForkServer:
@@ -57,6 +64,9 @@ class ForkServer:
             command = [config.python, "-m", "graders.engine.forkserver", "--control-fd", str(theirs.fileno())]
             if self.torch:
                 command.append("--torch")
+            # the outer wall (bubblewrap) around the server and all it forks, where this machine has it
+            walled = wall.wall_command(config.python, config.kit_parent, str(self.cwd))
+            command = [*walled, *command]
             extra = {}
             if config.user is not None:
                 extra = {"user": config.user, "group": config.user, "extra_groups": []}
@@ -64,7 +74,9 @@ class ForkServer:
                 with open(self.log_path, "wb") as log:
                     self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                                  pass_fds=(theirs.fileno(),), cwd=str(self.cwd),
-                                                 env=_server_env(config), start_new_session=True, **extra)
+                                                 env={**_server_env(config),
+                                                      WALL_MARK: _outer_uid(config) if walled else ""},
+                                                 start_new_session=True, **extra)
             except OSError as error:
                 ours.close()
                 raise WorkerStartError(f"cannot start the grading worker ({config.python}): {error}") from error

@@ -22,8 +22,8 @@ output captured), and they are judged by :func:`graders.engine.feedback.assess`
 against a :class:`graders.engine.references.ReferenceBook` -- the same
 comparison, statuses, points, feedback text and misconception detection as
 ``rl4llm grade``. There is no process isolation here. A per-exercise
-CPU-time limit (the spec's ``timeout``, with a wall-clock backstop, as in the
-worker) applies where a POSIX interval timer is available (the main thread).
+CPU-time limit (the spec's ``timeout``, with a wall-clock backstop for a function that stalls) applies
+in the main thread where thread CPU clocks exist (:class:`_Deadline`): the same entry on a busy machine.
 
 Harness call modes get ``learner`` = the namespace the function lives in (its
 ``__globals__``: in a notebook, the kernel's user namespace, so a harness that
@@ -40,6 +40,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -62,34 +63,74 @@ class _ExerciseTimeout(BaseException):
 
 
 class _Deadline:
-    """The exercise's CPU-time budget (``ITIMER_PROF``: this process's CPU seconds, every thread) and a
-    wall-clock backstop (``ITIMER_REAL``, :func:`graders.engine.runner.wall_backstop`) for a function that
-    sleeps or waits: the verdict does not depend on how busy the machine is. Main thread only (no-op
-    elsewhere or without ``setitimer``)."""
+    """The exercise's CPU-time budget and a wall-clock backstop, independent of how busy the machine is.
+
+    The budget counts the CPU seconds of this process *except* those of the threads that were already
+    running when the exercise began (a notebook kernel's, an earlier grade's): under load those threads
+    take longer to finish, and their seconds must not land on this exercise (``ITIMER_PROF`` counted
+    them: the result changed with the load). A watchdog thread reads the clocks every
+    :data:`POLL` seconds and interrupts the calling thread (``SIGPROF``) past the budget. The backstop
+    (:func:`graders.engine.runner.wall_backstop`) ends only a function that *stalls*: past it, the
+    exercise is ended when it spent less than :data:`STALL_CPU` of CPU in the last :data:`STALL_WINDOW`
+    seconds (it sleeps or waits), or in any case past :data:`WALL_CAP` backstops. Main thread only
+    (no-op elsewhere or without ``pthread_getcpuclockid``)."""
+
+    POLL, STALL_WINDOW, STALL_CPU, WALL_CAP = 0.02, 15.0, 0.05, 10
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self.active = (seconds > 0 and hasattr(signal, "setitimer")
+        self.active = (seconds > 0 and hasattr(time, "pthread_getcpuclockid") and hasattr(signal, "pthread_kill")
                        and threading.current_thread() is threading.main_thread())
 
     def _fire(self, signum, frame):  # noqa: ARG002 - signal handler signature
-        raise _ExerciseTimeout()
+        if self.fired:
+            raise _ExerciseTimeout()
+
+    def _others(self) -> float:
+        """CPU seconds of the threads that ran before the exercise (the last reading of one that ended)."""
+        for ident in list(self.last):
+            try:
+                self.last[ident] = time.clock_gettime(time.pthread_getcpuclockid(ident))
+            except (OSError, OverflowError):
+                pass
+        return sum(self.last.values())
+
+    def used(self) -> float:
+        """The exercise's CPU seconds so far."""
+        return (time.process_time() - self.start_cpu) - (self._others() - self.start_others)
+
+    def _watch(self) -> None:
+        from graders.engine.worker_config import wall_backstop
+
+        backstop = wall_backstop(self.seconds)
+        begun = time.monotonic()
+        window: list[tuple[float, float]] = []
+        while not self.done.wait(self.POLL):
+            used, now = self.used(), time.monotonic()
+            window = [(t, u) for t, u in window if now - t <= self.STALL_WINDOW] + [(now, used)]
+            stalled = now - window[0][0] >= self.STALL_WINDOW * 0.9 and used - window[0][1] < self.STALL_CPU
+            if used >= self.seconds or (now - begun >= backstop and stalled) or now - begun >= self.WALL_CAP * backstop:
+                self.fired = True
+                signal.pthread_kill(self.caller, signal.SIGPROF)
+                return
 
     def __enter__(self):
         if self.active:
-            from graders.engine.worker_config import wall_backstop
-
-            self.previous = {number: signal.signal(number, self._fire) for number in (signal.SIGPROF, signal.SIGALRM)}
-            signal.setitimer(signal.ITIMER_PROF, self.seconds)
-            signal.setitimer(signal.ITIMER_REAL, wall_backstop(self.seconds))
+            self.fired = False
+            self.caller = threading.get_ident()
+            self.last = {t.ident: 0.0 for t in threading.enumerate() if t.ident not in (None, self.caller)}
+            self.start_others, self.start_cpu = self._others(), time.process_time()
+            self.previous = signal.signal(signal.SIGPROF, self._fire)
+            self.done = threading.Event()
+            self.watchdog = threading.Thread(target=self._watch, name="inline-deadline", daemon=True)
+            self.watchdog.start()
         return self
 
     def __exit__(self, *exc):
         if self.active:
-            signal.setitimer(signal.ITIMER_PROF, 0)
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            for number, handler in self.previous.items():
-                signal.signal(number, handler)
+            self.done.set()
+            self.watchdog.join()
+            signal.signal(signal.SIGPROF, self.previous)
         return False
 
 
@@ -167,6 +208,9 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
     from graders.engine.submission import Submission
     from graders.engine.texts import feedback_text, translated
 
+    from graders.engine.sandbox import private_hypothesis_storage
+
+    private_hypothesis_storage()  # no .hypothesis/ (the reference's literals) in the caller's folder
     kit = kit or DEFAULT_KIT
     spec = spec_for(exercise_id)
     if spec is None:

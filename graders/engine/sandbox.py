@@ -3,7 +3,10 @@
 The layers, outermost first (each one that a machine lacks is reported, and
 ``--require-sandbox`` refuses to grade without every one of them):
 
-- **namespaces** (``unshare`` from util-linux): the worker starts in its own
+- **outer_wall** (:mod:`.wall`): the batch's fork servers, so every worker,
+  run inside bubblewrap: a read-only view of the interpreter and the kit's
+  engine only, fresh namespaces, no capability, dying with the grader;
+- **namespaces** (``unshare(2)``, as the fork server calls it): the worker starts in its own
   user, PID, mount, network and IPC namespaces, as PID 1 of its PID
   namespace, so everything it starts dies with it; it sees no network and no
   other process;
@@ -48,15 +51,16 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from graders import settings
+from graders.engine import wall
+from graders.engine.confine import WALL_MARK
 from graders.engine.libc import libc as _libc
 
 NOBODY = 65534
-LAYERS = ("namespaces", "scratch_quota", "closed_root", "resource_limits", "process_limit", "syscall_filter",
-          "no_capabilities", "landlock_files", "landlock_tcp", "landlock_scopes", "cpu_budget", "cgroup_limits",
-          "grader_not_dumpable")
+LAYERS = ("outer_wall", "namespaces", "scratch_quota", "closed_root", "resource_limits", "process_limit",
+          "syscall_filter", "no_capabilities", "landlock_files", "landlock_tcp", "landlock_scopes", "cpu_budget",
+          "cgroup_limits", "grader_not_dumpable")
 # the instructor's switches, one per layer, for machines where a layer misbehaves (each reported missing)
 SWITCHES = settings.SANDBOX_SWITCHES
 WORKER_TASKS = 64  # processes + threads in one worker's cgroup: its parent, one child and their threads
@@ -72,8 +76,6 @@ def worker_cgroup_limits(memory_mb: float, scratch_mb: float):
         return None
 
     return Limits(memory_bytes=int(2 * (memory_mb + scratch_mb) + 512) << 20, tasks=WORKER_TASKS, cpus=1.0)
-UNSHARE_ARGS = ("--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc",
-                "--net", "--ipc")
 PR_SET_DUMPABLE = 4
 
 BLOCKED_EVENTS = {
@@ -186,27 +188,10 @@ def namespaces_wanted() -> bool:
     return not settings.get("RL4LLM_NO_NAMESPACES") and sys.platform.startswith("linux")
 
 
-def unshare_prefix() -> list[str]:
-    """The command prefix that starts a process in fresh namespaces (``[]`` when unavailable here)."""
-    return [_unshare_path(), *UNSHARE_ARGS, "--"] if _namespaces_work() else []
-
-
-def _unshare_path() -> str:
-    return shutil.which("unshare") or "/usr/bin/unshare"
-
-
-@lru_cache(maxsize=1)
 def _namespaces_work() -> bool:
-    if settings.get("RL4LLM_NO_NAMESPACES") or not sys.platform.startswith("linux"):
-        return False
-    if not shutil.which("unshare"):
-        return False
-    try:
-        probe = subprocess.run([_unshare_path(), *UNSHARE_ARGS, "--", "/bin/true"], capture_output=True,
-                               timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return probe.returncode == 0
+    """Whether the probe should enter fresh namespaces (it does so with the worker's own system calls,
+    :func:`graders.engine.confine._enter_like_a_worker`, and says whether they took effect)."""
+    return namespaces_wanted()
 
 
 def make_grader_not_dumpable() -> bool:
@@ -247,13 +232,15 @@ def probe_layers(python: str | None = None, pythonpath: str = "") -> Probe:
         secret = os.path.join(temp, "secret.txt")
         with open(secret, "w", encoding="utf-8") as handle:
             handle.write("secret")
-        prefix = unshare_prefix()
-        command = [*prefix, python, "-m", "graders.engine.confine", "--probe", scratch, "--secret", secret]
-        if prefix:
-            command.append("--namespaced")
+        # inside the outer wall where servers run in it, entering namespaces as a worker does
+        command = [*wall.wall_command(python, pythonpath, temp), python, "-m", "graders.engine.confine",
+                   "--probe", scratch, "--secret", secret]
+        if _namespaces_work():
+            command.append("--enter")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath,
                "PYTHONDONTWRITEBYTECODE": "1",
-               **{name: settings.raw(name) or "" for name in SWITCHES}}
+               **{name: settings.raw(name) or "" for name in SWITCHES},
+               WALL_MARK: str(os.getuid()) if command[0] != python else ""}
         try:
             result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=temp)
         except (OSError, subprocess.SubprocessError) as error:
@@ -263,12 +250,13 @@ def probe_layers(python: str | None = None, pythonpath: str = "") -> Probe:
     except (IndexError, ValueError):
         tail = (result.stderr.strip().splitlines() or ["?"])[-1]
         return Probe({name: False for name in LAYERS}, detail=f"the probe failed: {tail}")
-    grader_side = ("cpu_budget", "cgroup_limits", "grader_not_dumpable")
+    grader_side = ("outer_wall", "cpu_budget", "cgroup_limits", "grader_not_dumpable")
     layers = {name: bool(found["layers"].get(name)) for name in LAYERS if name not in grader_side}
     layers["grader_not_dumpable"] = sys.platform.startswith("linux")
     layers["cpu_budget"] = (os.path.exists(f"/proc/{os.getpid()}/stat")  # the worker's parent reads it
                             and not settings.get("RL4LLM_NO_CPU_BUDGET"))
-    detail = [found.get("detail", "")]
+    layers["outer_wall"], why_not_walled = wall.wall_works(python, pythonpath)
+    detail = [found.get("detail", ""), why_not_walled and f"outer wall: {why_not_walled}"]
     layers["cgroup_limits"], why = cgroups_work()
     detail.append(why)
     return Probe(layers, identity=found.get("identity", ""), detail="; ".join(d for d in detail if d))
@@ -283,8 +271,36 @@ def cgroups_work() -> tuple[bool, str]:
     manager = cgroups.manager()
     if not manager.works:
         return False, manager.reason
+    manager.sweep_stale()  # once per batch: what a killed grader left
     try:
         manager.create(worker_cgroup_limits(512, 128)).close()
     except OSError as error:
         return False, f"cgroup v{manager.version}: a worker's cgroup could not be made ({error})"
     return True, ""
+
+
+_HYPOTHESIS_HOME: list[str] = []
+
+
+def private_hypothesis_storage() -> str:
+    """Send Hypothesis's storage (example database, constants cache, charmap) to this process's own
+    temporary folder, removed at exit, and return it: never ``.hypothesis/`` in the current folder,
+    where its constants cache would list the reference solution's literals. Every grading route calls
+    it in the grading process (the batch, the in-process route); workers get their scratch folder."""
+    if not _HYPOTHESIS_HOME:
+        import atexit
+
+        folder = tempfile.mkdtemp(prefix="rl4llm-hypothesis-")
+        atexit.register(shutil.rmtree, folder, True)
+        _HYPOTHESIS_HOME.append(folder)
+    folder = _HYPOTHESIS_HOME[0]
+    try:
+        from hypothesis import configuration  # the grader imports it anyway (the drawn cases)
+    except ImportError:  # pragma: no cover - a core dependency
+        return folder
+    setter = getattr(configuration, "set_hypothesis_home_dir", None)
+    if setter is not None:
+        setter(folder)
+    else:  # pragma: no cover - an old Hypothesis reads the variable when it first needs its storage
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = folder
+    return folder
