@@ -37,11 +37,13 @@ Subcommands:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from graders import course
 from graders.cleaner import say
+from graders.learner_cli import OneLineParser as _OneLineParser
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -82,6 +84,18 @@ def _cmd_bundle(args: argparse.Namespace) -> int:
     return 0
 
 
+class UsageError(Exception):
+    """A command given what it cannot use: said in one line, exit 2."""
+
+
+def _new_folder(path: str, option: str = "--out") -> Path:
+    """``path`` as a folder to write into: refused in one line when it names a file (or a link to one)."""
+    folder = Path(path)
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise UsageError(f"{option} {folder} is a file, not a folder: name a new or existing folder")
+    return folder
+
+
 def _grade_options(args: argparse.Namespace):
     from graders.engine.grading import GradeOptions
 
@@ -93,10 +107,11 @@ def _grade_options(args: argparse.Namespace):
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
-    from graders.engine.batch import GraderError, grade_paths
+    from graders.engine.batch import BatchInterrupted, GraderError, grade_paths
     from graders.engine.reports import scoreboard
 
     paths = [Path(p) for p in args.submissions]
+    _new_folder(args.out)
     try:
         if args.shard is None:
             result = grade_paths(paths, Path(args.out), _grade_options(args), jobs=args.jobs,
@@ -106,6 +121,9 @@ def _cmd_grade(args: argparse.Namespace) -> int:
 
             result = grade_shard(paths, Path(args.out), args.shard, _grade_options(args), jobs=args.jobs,
                                  progress=not args.quiet)
+    except BatchInterrupted as stopped:
+        say(f"rl4llm grade: interrupted: {stopped}", file=sys.stderr)
+        return 130
     except GraderError as error:
         say(f"rl4llm grade: the grader could not work: {error}", file=sys.stderr)
         return 2
@@ -148,10 +166,9 @@ def _internal_errors(what: str, errors: list[str]) -> int:
 
 def _module_arg(text: str):
     """``--module`` for argparse: 8, 9, module_08 or module_09; anything else exits 2 naming the modules."""
-    try:
-        return course.module(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    from graders.learner_cli import module_arg
+
+    return module_arg(text)
 
 
 def _shard_arg(text: str):
@@ -169,7 +186,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     from graders.engine.shards import ShardError, merge_shards
 
     try:
-        result = merge_shards(Path(args.out), [Path(folder) for folder in args.shards])
+        result = merge_shards(_new_folder(args.out, "OUT"), [Path(folder) for folder in args.shards])
     except ShardError as error:
         say(f"rl4llm merge: {error}", file=sys.stderr)
         return 2
@@ -251,9 +268,8 @@ def _cmd_capstone(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rl4llm", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _OneLineParser(prog="rl4llm", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
 
     p_build = sub.add_parser("build", help="regenerate starter/ from solutions/")
     p_build.add_argument("--check", action="store_true", help="only verify; exit 1 when stale")
@@ -337,7 +353,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except UsageError as error:
+        say(f"rl4llm {args.command}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # anywhere but a batch's grading loop, which writes what finished first
+        say(f"rl4llm {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

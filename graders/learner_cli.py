@@ -46,6 +46,24 @@ HELP = {
 }
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with a usage error said in one line (what is wrong, and where the help is), exit 2."""
+
+    def error(self, message: str):
+        from graders.cleaner import say
+
+        say(f"{self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def module_arg(text: str) -> course.Module:
+    """A module for argparse: 8, 9, module08, module_08...; anything else exits 2 naming the course's modules."""
+    try:
+        return course.module(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def add_run_command(sub, language: str | None = None, *, impl_default: str | None = "starter"):
     """The ``run`` subcommand (shared by the instructor's ``rl4llm``): arguments, help in ``language``.
 
@@ -55,7 +73,7 @@ def add_run_command(sub, language: str | None = None, *, impl_default: str | Non
     text = table_in(HELP, language or default_language())
     impl_help = text["impl"] if impl_default == "starter" else text["impl_kit"]
     run = sub.add_parser("run", help=text["run"], description=text["run"])
-    run.add_argument("module", type=course.module, metavar="MODULE", help=text["module"])
+    run.add_argument("module", type=module_arg, metavar="MODULE", help=text["module"])
     run.add_argument("--impl", default=impl_default, metavar="DIR", help=impl_help)
     run.add_argument("--profile", choices=["smoke", "full"], default="smoke", help=text["profile"])
     run.add_argument("--out", default=None, help=text["out"])
@@ -97,8 +115,8 @@ def add_capstone_command(sub, language: str | None = None):
 
 def parser(language: str | None = None) -> argparse.ArgumentParser:
     text = table_in(HELP, language or default_language())
-    top = argparse.ArgumentParser(prog="rl4llm", description=text["description"])
-    sub = top.add_subparsers(dest="command", required=True)
+    top = OneLineParser(prog="rl4llm", description=text["description"])
+    sub = top.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     add_run_command(sub, language)
     add_capstone_command(sub, language)
     return top
@@ -106,7 +124,11 @@ def parser(language: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(f"rl4llm {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

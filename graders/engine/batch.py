@@ -44,6 +44,10 @@ class GraderError(RuntimeError):
     """The grader itself could not work."""
 
 
+class BatchInterrupted(GraderError):
+    """Ctrl-C during a batch: the workers were stopped; what finished is written, the run marked interrupted."""
+
+
 @dataclass
 class BatchResult:
     reports: list[dict]  # each submission's report.json (SubmissionReport.to_dict())
@@ -217,6 +221,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                 raise
             finally:
                 ready.set()
+            interrupted = False
             try:
                 for future in as_completed(futures):
                     index = futures[future]
@@ -240,6 +245,10 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                         results[index] = _unwritten(out_dir, names[index], job, error, log)
                     if bar is not None:
                         bar.update(1)
+            except KeyboardInterrupt:  # stop every worker (each ends within half a second), keep what finished
+                interrupted, config.abort = True, True
+                for other in futures:
+                    other.cancel()
             finally:
                 if bar is not None:
                     bar.close()
@@ -250,12 +259,27 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         log(f"error: {internal[-1]}")
     else:
         book.save()  # what this batch computed, for the next one (never from a batch whose kit changed)
-    ordered = [results[i] for i in range(len(paths))]
     exercise_ids = [e.id for e in job.exercises]
+    if interrupted:
+        _write_interrupted(out_dir, [names[i] for i in sorted(results)], [results[i] for i in sorted(results)],
+                           exercise_ids, len(paths), run_folder)
+    ordered = [results[i] for i in range(len(paths))]
     (out_dir / "grades.csv").write_text(reports.grades_csv(ordered, exercise_ids), encoding="utf-8")
     if run_folder:
         outfolder.write_run_manifest(out_dir, names, exercise_ids)  # last: it marks a finished run
     return BatchResult(ordered, exercise_ids, out_dir, names, internal, note)
+
+
+def _write_interrupted(out_dir: Path, names: list[str], done: list[dict], exercise_ids: list[str], total: int,
+                       run_folder: bool) -> None:
+    """What an interrupted batch leaves: the finished submissions' reports (written already), their
+    ``grades.csv`` and a run manifest marked interrupted; then :class:`BatchInterrupted` says so."""
+    (out_dir / "grades.csv").write_text(reports.grades_csv(done, exercise_ids), encoding="utf-8")
+    if run_folder:
+        outfolder.write_run_manifest(out_dir, names, exercise_ids, interrupted=total)
+    raise BatchInterrupted(f"{len(done)} of {total} submission(s) graded; their reports and grades.csv are in "
+                           f"{out_dir}/, whose run manifest marks the run interrupted (the next run into it sets "
+                           "it aside); grade again to grade them all")
 
 
 def may_need_torch(paths: list[Path], files) -> bool:

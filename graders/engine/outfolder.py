@@ -97,6 +97,10 @@ def set_aside(out_dir: Path, keep=(), log=None) -> Path | None:
     stale = earlier_run(out_dir, keep)
     if not stale:
         return None
+    try:
+        stopped = (read_run_manifest(out_dir) or {}).get("interrupted")
+    except OutFolderError:
+        stopped = None
     previous = out_dir / PREVIOUS
     if previous.is_symlink() or (previous.exists() and not previous.is_dir()):
         raise OutFolderError(f"{out_dir} holds an earlier run, and {previous} (where it would be set aside) is not "
@@ -114,22 +118,27 @@ def set_aside(out_dir: Path, keep=(), log=None) -> Path | None:
         os.rename(out_dir / entry, target / entry)  # the same file system: a rename, nothing copied or lost
     if log is not None:
         folders = sum((target / entry).is_dir() for entry in stale)
-        log(f"note: {out_dir} held an earlier run; set aside in {target}/ ({folders} submission folder(s) and "
+        what = (f"an earlier run that was interrupted ({stopped[0]} of {stopped[1]} submission(s) graded)"
+                if stopped else "an earlier run")
+        log(f"note: {out_dir} held {what}; set aside in {target}/ ({folders} submission folder(s) and "
             f"{len(stale) - folders} file(s), nothing deleted): {out_dir} now holds this run only")
     return target
 
 
-def manifest_text(names: list[str], exercise_ids: list[str]) -> str:
+def manifest_text(names: list[str], exercise_ids: list[str], interrupted: int | None = None) -> str:
     """The run manifest's text: deterministic (names sorted, no time, no path), so a merge writes the unsharded
-    grade's bytes."""
-    return json.dumps({"format": FORMAT, "names": sorted(names), "exercise_ids": list(exercise_ids)},
-                      indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    grade's bytes. ``interrupted``: the batch's size, for a run stopped (Ctrl-C) after ``len(names)`` of them."""
+    manifest = {"format": FORMAT, "names": sorted(names), "exercise_ids": list(exercise_ids)}
+    if interrupted is not None:
+        manifest["interrupted"] = {"graded": len(names), "of": int(interrupted)}
+    return json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_run_manifest(out_dir: Path, names: list[str], exercise_ids: list[str]) -> Path:
+def write_run_manifest(out_dir: Path, names: list[str], exercise_ids: list[str],
+                       interrupted: int | None = None) -> Path:
     path = Path(out_dir) / RUN_MANIFEST
     temporary = path.with_name(f".{RUN_MANIFEST}.{os.getpid()}.writing")
-    temporary.write_text(manifest_text(names, exercise_ids), encoding="utf-8")
+    temporary.write_text(manifest_text(names, exercise_ids, interrupted), encoding="utf-8")
     os.replace(temporary, path)  # a link standing at the name is replaced, never written through
     return path
 
@@ -153,4 +162,8 @@ def read_run_manifest(folder: Path) -> dict | None:
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         raise OutFolderError(f"{path} is not a run manifest the kit writes ({error}); regrade into a new folder") \
             from error
-    return {"names": names, "exercise_ids": ids}
+    stopped = manifest.get("interrupted")
+    graded = stopped.get("graded") if isinstance(stopped, dict) else None
+    of = stopped.get("of") if isinstance(stopped, dict) else None
+    interrupted = (graded, of) if isinstance(graded, int) and isinstance(of, int) and 0 <= graded <= of else None
+    return {"names": names, "exercise_ids": ids, "interrupted": interrupted}

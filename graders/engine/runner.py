@@ -89,6 +89,10 @@ def _sanitise(text: str, sub_dir: Path) -> str:
     return without_addresses(without_paths("\n".join(lines)))
 
 
+class Interrupted(Exception):
+    """The batch was stopped (Ctrl-C): the worker is killed and its submission left ungraded, never half-reported."""
+
+
 class _Refused(Exception):
     """A worker's line the door refused; ``everything``: the submission's byte cap is spent (stop it all)."""
 
@@ -117,6 +121,7 @@ class _Process:
             for fd in (write_fd, log_write, go_read):
                 os.close(fd)
         self.read_fd, self.log_fd = read_fd, log_read
+        self.config = config
         self.group = self.cgroup(config)  # before "go": the worker runs nothing outside it
         if config.ready is not None:
             config.ready.wait()
@@ -173,10 +178,12 @@ class _Process:
                 return event
             if self.eof:
                 return None
+            if self.config.abort:
+                raise Interrupted("the batch was stopped")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
-            self._pump(min(remaining, 1.0))
+            self._pump(min(remaining, 0.5))
 
     def cgroup(self, config: WorkerConfig):
         """The worker (and whatever it forked already) in a cgroup of its own with ``config.cgroup``'s
@@ -279,6 +286,10 @@ def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir:
                 elif kind == "finished" and event.finished:
                     outcome = "finished"
                     break
+        except Interrupted:
+            process.kill()
+            process.finish()
+            raise
         except TimeoutError:
             outcome = "cap" if time.monotonic() >= cap else "timeout"
             message = WALL_CAP_MESSAGE
