@@ -216,6 +216,7 @@ LAYER_TEXT = {
     "landlock_scopes": "Landlock: no signals or abstract UNIX sockets outside the worker",
     "cpu_budget": "each exercise's time limit counts CPU seconds, not the clock (load does not change grades)",
     "cgroup_limits": "a cgroup per worker: memory, processes + threads and one core, whoever the worker is",
+    "unprivileged_user": "workers run as a user other than root (as root: user nobody)",
     "grader_not_dumpable": "the grading process's memory is not readable by the worker's user",
 }
 

@@ -144,3 +144,19 @@ def test_the_shipped_modules_import_only_what_the_bundle_ships():
                                                                                            "__version__"):
                     missing.append(f"{path.relative_to(REPO_ROOT)} imports graders.{name}")
     assert not missing, f"add these to graders/build/bundle.py's RUN_MODULES (or stop importing them): {missing}"
+
+
+def test_the_bundle_readmes_install_torch_within_the_kits_range():
+    """The learner installs torch first (an unpinned one may be a version the kit never tested): the bundle's
+    READMEs pin the same range as the kit's pyproject.toml, in both languages."""
+    import re
+    import tomllib
+
+    from graders.build.bundle import README
+    from graders.paths import REPO_ROOT
+
+    dependencies = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    (torch,) = [item for item in dependencies if re.match(r"torch\b", item)]
+    for language, text in README.items():
+        lines = [line for line in str(text).splitlines() if "pip install" in line and "torch" in line]
+        assert lines and all(f'"{torch}"' in line for line in lines), (language, lines)

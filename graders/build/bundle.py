@@ -84,7 +84,7 @@ conventions; each function's docstring opens with its formula.
 
 ```bash
 python -m venv .venv && . .venv/bin/activate
-pip install torch --index-url https://download.pytorch.org/whl/cpu   # a CPU build is enough
+pip install "torch>=2.2,<3" --index-url https://download.pytorch.org/whl/cpu   # the kit's range, a CPU build
 pip install -e .
 ```
 
@@ -151,7 +151,7 @@ claim, the grader's measurement is the grade.
 
 ```bash
 python -m venv .venv && . .venv/bin/activate
-pip install torch --index-url https://download.pytorch.org/whl/cpu   # достаточно сборки для CPU
+pip install "torch>=2.2,<3" --index-url https://download.pytorch.org/whl/cpu   # диапазон набора, сборка для CPU
 pip install -e .
 ```
 

@@ -141,7 +141,9 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         user, note = sandbox.unprivileged_user(python, pythonpath, str(temp_root))
         if user is None and hasattr(os, "geteuid") and os.geteuid() == 0:
             log(f"note: {note}")
-        required = sandbox.LAYERS[:-1] if options.require_sandbox else ()
+        # what the workers report of themselves (who they run as is known here: `user`)
+        required = tuple(name for name in sandbox.LAYERS if name not in ("unprivileged_user", "grader_not_dumpable")
+                         ) if options.require_sandbox else ()
         ready = threading.Event()
         config = WorkerConfig(python=python, kit_parent=pythonpath, user=user, load_timeout=options.load_timeout,
                               namespaces=sandbox.namespaces_wanted(), require=required, ready=ready,
@@ -188,6 +190,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         settings["landlock_required"] = early
         write_settings(job, settings)
         probe.layers["grader_not_dumpable"] = not_dumpable
+        probe.layers["unprivileged_user"] = user is not None or not (hasattr(os, "geteuid") and os.geteuid() == 0)
         if probe.missing:
             message = f"sandbox layers missing on this machine: {', '.join(probe.missing)}"
             if options.require_sandbox:

@@ -284,6 +284,7 @@ def sandbox_record(layers: dict, ctx) -> dict:
         layers = dict(getattr(ctx, "probed", {}) or {})
     record: dict = {name: layers.get(name) is True for name in LAYERS if name != "grader_not_dumpable"}
     record["grader_not_dumpable"] = bool(getattr(ctx, "not_dumpable", False))
+    record["unprivileged_user"] = bool((getattr(ctx, "probed", {}) or {}).get("unprivileged_user"))
     record["identity"] = str(layers.get("identity") or getattr(ctx, "identity", "") or "")
     return record
 

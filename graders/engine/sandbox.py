@@ -46,6 +46,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+from pathlib import Path
 import shutil
 import subprocess
 import sys
@@ -60,7 +61,7 @@ from graders.engine.libc import libc as _libc
 NOBODY = 65534
 LAYERS = ("outer_wall", "namespaces", "scratch_quota", "closed_root", "resource_limits", "process_limit",
           "syscall_filter", "no_capabilities", "landlock_files", "landlock_tcp", "landlock_scopes", "cpu_budget",
-          "cgroup_limits", "grader_not_dumpable")
+          "cgroup_limits", "unprivileged_user", "grader_not_dumpable")
 # the instructor's switches, one per layer, for machines where a layer misbehaves (each reported missing)
 SWITCHES = settings.SANDBOX_SWITCHES
 WORKER_TASKS = 64  # processes + threads in one worker's cgroup: its parent, one child and their threads
@@ -173,11 +174,40 @@ def unprivileged_user(python: str, pythonpath: str, cwd: str) -> tuple[int | Non
                                user=NOBODY, group=NOBODY, extra_groups=[], capture_output=True, text=True,
                                timeout=60)
     except (OSError, subprocess.SubprocessError) as error:
-        return None, f"running as root, but user nobody cannot start {python} ({error}): workers keep root"
+        return None, (f"running as root, but user nobody cannot start {python} ({error}): workers keep root"
+                      + _what_to_do(python, pythonpath))
     if probe.returncode != 0:
         last = (probe.stderr.strip().splitlines() or ["?"])[-1]
-        return None, f"running as root, but user nobody cannot import the worker ({last}): workers keep root"
+        return None, (f"running as root, but user nobody cannot import the worker ({last}): workers keep root"
+                      + _what_to_do(python, pythonpath))
     return NOBODY, "running as root: workers run as user nobody"
+
+
+def _closed_folder(path: str) -> str | None:
+    """The first folder on the way to ``path`` that other users may not enter (no ``o+x``), else None."""
+    import stat
+
+    folder = Path(os.path.realpath(path))
+    for parent in [*reversed(folder.parents), folder]:
+        try:
+            mode = parent.stat().st_mode
+        except OSError:
+            return None
+        if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+            return str(parent)
+    return None
+
+
+def _what_to_do(python: str, pythonpath: str) -> str:
+    """How to let ``nobody`` run the workers: the folder that keeps it out, and the two ways round it."""
+    for what, path in [("the interpreter", python), *(("the kit", entry) for entry in pythonpath.split(os.pathsep)
+                                                      if entry)]:
+        folder = _closed_folder(path)
+        if folder:
+            return (f"; user nobody cannot enter {folder}, on the way to {what} ({os.path.realpath(path)}): run "
+                    f"`chmod o+x {folder}` (others may then pass through it, not list it), or install the kit "
+                    "with a Python outside it (e.g. python3 -m venv /opt/rl4llm-venv)")
+    return ""
 
 
 # ---------------------------------------------------------------------------
@@ -250,7 +280,7 @@ def probe_layers(python: str | None = None, pythonpath: str = "") -> Probe:
     except (IndexError, ValueError):
         tail = (result.stderr.strip().splitlines() or ["?"])[-1]
         return Probe({name: False for name in LAYERS}, detail=f"the probe failed: {tail}")
-    grader_side = ("outer_wall", "cpu_budget", "cgroup_limits", "grader_not_dumpable")
+    grader_side = ("outer_wall", "cpu_budget", "cgroup_limits", "unprivileged_user", "grader_not_dumpable")
     layers = {name: bool(found["layers"].get(name)) for name in LAYERS if name not in grader_side}
     layers["grader_not_dumpable"] = sys.platform.startswith("linux")
     layers["cpu_budget"] = (os.path.exists(f"/proc/{os.getpid()}/stat")  # the worker's parent reads it
@@ -259,7 +289,20 @@ def probe_layers(python: str | None = None, pythonpath: str = "") -> Probe:
     detail = [found.get("detail", ""), why_not_walled and f"outer wall: {why_not_walled}"]
     layers["cgroup_limits"], why = cgroups_work()
     detail.append(why)
+    layers["unprivileged_user"], why = unprivileged_layer(python, pythonpath)
+    detail.append(why)
     return Probe(layers, identity=found.get("identity", ""), detail="; ".join(d for d in detail if d))
+
+
+def unprivileged_layer(python: str, pythonpath: str) -> tuple[bool, str]:
+    """Whether workers run as a user other than root (``unprivileged_user``), with why not: a grader not running
+    as root gives its own user to the workers; as root, they run as ``nobody`` where it can start them."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return True, ""
+    with tempfile.TemporaryDirectory(prefix="rl4llm-user-") as temp:
+        os.chmod(temp, 0o755)
+        user, note = unprivileged_user(python, pythonpath, temp)
+    return user is not None, "" if user is not None else note
 
 
 def cgroups_work() -> tuple[bool, str]:
