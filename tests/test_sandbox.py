@@ -258,3 +258,41 @@ def test_an_import_inside_an_exercise_is_no_violation(tmp_path, monkeypatch, deg
                          log=lambda _m: None)
     entry = next(e for e in result.reports[0]["exercises"] if e["id"] == f"{stem}.k3_kl")
     assert entry["status"] == "passed", entry["feedback"]
+
+
+def test_a_folder_nobody_cannot_enter_is_named_with_the_fix():
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp())  # not under pytest's tmp_path: its own parent is closed to others
+    try:
+        _named_with_the_fix(base)
+    finally:
+        shutil.rmtree(base)
+
+
+def _named_with_the_fix(tmp_path):
+    closed = tmp_path / "home"
+    (closed / "venv" / "bin").mkdir(parents=True)
+    python = closed / "venv" / "bin" / "python"
+    python.write_text("", encoding="utf-8")
+    os.chmod(tmp_path, 0o755)
+    os.chmod(closed, 0o700)
+    assert sandbox._closed_folder(str(python)) == str(closed)
+    advice = sandbox._what_to_do(str(python), "")
+    assert f"cannot enter {closed}" in advice and f"chmod o+x {closed}" in advice and "venv" in advice
+    os.chmod(closed, 0o711)  # o+x: nobody may pass through
+    assert sandbox._closed_folder(str(python)) is None and sandbox._what_to_do(str(python), "") == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="workers keep root only under root")
+def test_workers_that_keep_root_are_a_missing_layer_and_require_sandbox_refuses(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "unprivileged_user", lambda *_: (None, "nobody cannot start it: workers keep root"))
+    assert sandbox.unprivileged_layer(sys.executable, "") == (False, "nobody cannot start it: workers keep root")
+    folder = tmp_path / "learner"
+    folder.mkdir()
+    with pytest.raises(GraderError, match="unprivileged_user.*--require-sandbox refuses to grade"):
+        grade_paths([folder], tmp_path / "out", GradeOptions(modules=("9",), require_sandbox=True),
+                    progress=False, log=lambda _m: None)
+    monkeypatch.setattr(sandbox, "unprivileged_user", lambda *_: (sandbox.NOBODY, "runs as nobody"))
+    assert sandbox.unprivileged_layer(sys.executable, "") == (True, "")  # the control: nobody can start it
