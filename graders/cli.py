@@ -112,6 +112,14 @@ def _cmd_grade(args: argparse.Namespace) -> int:
 
     paths = [Path(p) for p in args.submissions]
     _new_folder(args.out)
+    if getattr(args, "module", None) is None:  # the class's own files say which module it handed in
+        from graders.engine.class_modules import infer
+
+        modules, note = infer(paths, _grade_options(args).lang)
+        if len(modules) == 1:
+            args.module = course.module(modules[0])
+        if note:
+            say(note, file=sys.stderr)
     try:
         if args.shard is None:
             result = grade_paths(paths, Path(args.out), _grade_options(args), jobs=args.jobs,
