@@ -108,7 +108,7 @@ T = torch.zeros(3, dtype=torch.float64, requires_grad=True)
 
 
 @pytest.mark.parametrize("reference, learner, fails", [
-    (1.0, np.float64(1.0), False), (1.0, 1, False), (1.0, np.float32(1.0), True), (1.0, np.array(1.0), False),
+    (1.0, np.float64(1.0), False), (1.0, 1, False), (1.0, np.float32(1.0), True), (1.0, np.array(1.0), True),
     (1.0, np.array([1.0]), True), (np.array(1.0), 1.0, False), (np.array(1.0), np.float32(1.0), True),
     (1.0, True, True), (1, 1, False), (1, True, True), (1, np.int64(1), True),
     (np.zeros(2), np.zeros(2, np.float32), True), (np.zeros(2), [0.0, 0.0], True), (np.zeros(2), np.zeros(2), False),
@@ -318,3 +318,37 @@ def feedback_text_misconception(language: str) -> str:
     from graders.engine.texts import feedback_text
 
     return feedback_text(language, "misconception", name="")[:-1]
+
+
+def test_a_right_value_of_a_wrong_type_earns_the_stated_share():
+    """A verifier returning True where 1 is expected: the right value, the wrong type -- half of each check."""
+    from types import SimpleNamespace
+
+    from graders.engine.judge import RIGHT_VALUE_WRONG_TYPE, judge_cases
+    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.references import ReferenceBook
+    from graders.engine.grading import Exercise, GradeOptions
+    from graders.checks import spec_for
+
+    exercise_id = "module_9_reference.verify_numeric_answer"
+    spec = spec_for(exercise_id)
+    exercise = Exercise(exercise_id, *exercise_id.split("."), spec, index=0)
+    book = ReferenceBook.of(DEFAULT_KIT)
+    expected = book.expected(exercise)
+    ctx = SimpleNamespace(kit=DEFAULT_KIT, options=GradeOptions(detect_misconceptions=False), book=book)
+
+    def payload(as_bool: bool) -> dict:
+        cases = []
+        for want in expected:
+            if want.raised:
+                cases.append({"outcome": "raised", "exception": {"type": want.raised[0], "mro": list(want.raised)}})
+            else:
+                value = codec.normalise(bool(want.value)) if as_bool else want.value  # as the worker sends it
+                cases.append({"outcome": "ok", "value": value, "type": "bool" if as_bool else want.type})
+        return {"cases": cases}
+
+    right = judge_cases(exercise, payload(False), {}, ctx, [])
+    assert right.points == exercise.max_points
+    as_bool = judge_cases(exercise, payload(True), {}, ctx, [])
+    assert as_bool.points == pytest.approx(exercise.max_points * RIGHT_VALUE_WRONG_TYPE)
+    assert any(problem.result.value == "wrong type" for problem in as_bool.problems)

@@ -214,8 +214,8 @@ def type_problem(expected, got, where: str = "") -> Text | None:
     Both sides are :func:`graders.engine.codec.type_of` descriptions. The rule (the spec's "scalars as
     Python float/int, arrays as float64 ndarray"):
 
-    - a float where the reference returns a float (an int, and the 0-d float64 array ``np.where`` returns
-      on scalars, count as one; a bool or a float32 scalar does not);
+    - a float where the reference returns a float (an int counts as one, as in Python; a bool, a float32
+      scalar and a 0-d array -- what ``np.where`` returns on scalars -- do not: the spec says Python float);
     - an int, not a bool, where it returns an int;
     - an array of the reference's dtype (float64, or bool); where the reference returns a 0-d float64
       array, a float is one too;
@@ -232,8 +232,7 @@ def type_problem(expected, got, where: str = "") -> Text | None:
                     f"неверный тип{at_ru}: ожидалось: {want.in_('ru')}; получено: {have.in_('ru')}")
 
     if expected == "float":
-        zero_d = isinstance(got, dict) and got.get("array") == "float64" and got.get("ndim") == 0
-        return None if got in ("float", "int") or zero_d else problem()
+        return None if got in ("float", "int") else problem()
     if expected in ("int", "bool"):
         return None if got == expected else problem()
     if not isinstance(expected, dict):

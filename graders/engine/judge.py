@@ -103,6 +103,8 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
             continue
         wrong_value = outcome.result is CaseResult.WRONG or (
             outcome.result is CaseResult.WRONG_TYPE and compare(want.value, outcome.got, case) is not None)
+        if outcome.result is CaseResult.WRONG_TYPE and not wrong_value:  # the right value, of a wrong type
+            tally.passed += case.weight * RIGHT_VALUE_WRONG_TYPE
         if wrong_value:  # a wrong value (of the right type or not): evidence, unless floating point explains it
             outcome.trap = _float_trap(case, want.value, outcome.got, spec) if getattr(spec, "float_trap", False) else None
             if outcome.trap is None:
@@ -122,6 +124,9 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
     judgement.misconceptions, judgement.candidates = _diagnose(exercise, cases, expected, answers, evidence,
                                                                compare, ctx)
     return judgement
+
+
+RIGHT_VALUE_WRONG_TYPE = 0.5  # the share of a check's weight a right value of a wrong type earns (docs/design.md)
 
 
 class _Tally:
