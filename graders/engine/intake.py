@@ -148,7 +148,7 @@ class _Count:
     """The running count of one input against its caps."""
 
     def __init__(self, caps: Caps):
-        self.caps, self.files, self.bytes = caps, 0, 0
+        self.caps, self.files, self.bytes, self.last = caps, 0, 0, 0
 
     def name(self, relative: str, depth: int) -> None:
         if len(relative) > self.caps.path_chars:
@@ -158,7 +158,7 @@ class _Count:
             raise UnsafeSubmission(f"{shown(relative)} is more than {self.caps.depth} folders deep")
 
     def file(self, relative: str, size: int) -> None:
-        self.files += 1
+        self.files, self.last = self.files + 1, size
         if self.files > self.caps.files:
             raise UnsafeSubmission(f"it holds more than {self.caps.files} files")
         if size > self.caps.file_bytes:
@@ -197,12 +197,12 @@ def read_tree(root: Path, caps: Caps = SUBMISSION_CAPS, keep: tuple[str, ...] | 
                             pending.append((open_folder(entry.name, fd), relative + "/", depth + 1))
                     elif not stat.S_ISREG(mode):
                         raise UnsafeSubmission(f"{shown(relative)} {_not_a(mode, 'a file')}")
-                    elif keep is None or entry.name.endswith(keep):
-                        data = read_file_in(fd, entry.name, caps.file_bytes)
-                        count.file(relative, len(data))
-                        files[relative] = data
-                    else:
-                        count.file(relative, lstat_in(entry.name, fd).st_size)  # counted, not read
+                    else:  # st_size counted before a byte is read (a sparse file costs its size)
+                        count.file(relative, lstat_in(entry.name, fd).st_size)
+                        if keep is None or entry.name.endswith(keep):  # read up to what is left of the caps
+                            left = min(caps.file_bytes, caps.total_bytes - count.bytes + count.last)
+                            files[relative] = data = read_file_in(fd, entry.name, left)
+                            count.more(len(data) - count.last)
             except UnsafeSubmission as why:
                 text = str(why)
                 raise UnsafeSubmission(text if not text.startswith(("is ", "cannot ", "changed ")) else

@@ -38,11 +38,12 @@ class Reduced(NamedTuple):
     functions: frozenset[str]
 
 
-def _limits() -> None:  # runs in the child, before it starts Python
+def _limits(cpu_seconds: int, memory_bytes: int) -> None:
+    """The child's own limits, set before it reads a byte (no preexec_fn: the grader may run threads)."""
     import resource
 
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
@@ -61,8 +62,9 @@ def reduce_notebooks(notebooks: dict[str, bytes]) -> dict[str, Reduced | str]:
     env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT") if key in os.environ}
     env["PYTHONHASHSEED"] = "0"
     try:
-        done = subprocess.run([sys.executable, "-m", "graders.engine.notebook_reader"], input=_frames(notebooks),
-                              capture_output=True, timeout=WALL_SECONDS, preexec_fn=_limits, env=env,
+        done = subprocess.run([sys.executable, "-m", "graders.engine.notebook_reader", str(CPU_SECONDS),
+                               str(MEMORY_BYTES)], input=_frames(notebooks), capture_output=True,
+                              timeout=WALL_SECONDS, env=env,
                               cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     except subprocess.TimeoutExpired:
         return dict.fromkeys(notebooks, f"not a readable notebook (reading took more than {WALL_SECONDS} s)")
@@ -71,7 +73,10 @@ def reduce_notebooks(notebooks: dict[str, bytes]) -> dict[str, Reduced | str]:
                f"reading needed more than {MEMORY_BYTES >> 20} MiB" if b"MemoryError" in done.stderr[-2000:] else
                f"its reader stopped ({done.returncode})")
         return dict.fromkeys(notebooks, f"not a readable notebook ({why})")
-    answer = json.loads(done.stdout)
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        return dict.fromkeys(notebooks, "not a readable notebook (its reader gave no answer)")
     return {name: (answer[name] if isinstance(answer[name], str) else
                    Reduced(answer[name]["source"], [CellProblem(*p) for p in answer[name]["problems"]],
                            frozenset(answer[name]["functions"])))
@@ -80,6 +85,7 @@ def reduce_notebooks(notebooks: dict[str, bytes]) -> dict[str, Reduced | str]:
 
 def _child() -> None:
     """Read the frames on stdin, answer ``{name: {"source", "problems", "functions"} or reason}`` on stdout."""
+    _limits(int(sys.argv[1]), int(sys.argv[2]))
     from graders.engine.submission import _defined_functions, read_notebook
 
     stream, answer = sys.stdin.buffer, {}

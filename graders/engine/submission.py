@@ -64,12 +64,17 @@ def read_zip(path: Path, *, keep: tuple[str, ...] | None = (".py", ".ipynb"), ma
     """:func:`graders.engine.intake.read_zip` with the submission's caps, any of them changed."""
     changes = {key: value for key, value in (("files", max_members), ("file_bytes", max_member_bytes),
                                              ("total_bytes", max_total_bytes)) if value is not None}
-    return intake.read_zip(path, SUBMISSION_CAPS.but(**changes), keep)
+    return intake.read_zip(path, caps().but(**changes), keep)
 
 
 def read_directory(root: Path) -> dict[str, bytes]:
     """``{posix path: bytes}`` of the ``.py``/``.ipynb`` files under ``root``: :func:`graders.engine.intake.read_tree`."""
-    return intake.read_tree(root, SUBMISSION_CAPS)
+    return intake.read_tree(root, caps())
+
+
+def caps() -> intake.Caps:
+    """The submission's caps: :data:`graders.engine.intake.SUBMISSION_CAPS` with this module's numbers."""
+    return SUBMISSION_CAPS.but(files=MAX_MEMBERS, file_bytes=MAX_MEMBER_BYTES, total_bytes=MAX_TOTAL_BYTES)
 
 
 # ---------------------------------------------------------------------------
@@ -174,7 +179,7 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
     path = Path(path)
     submission = Submission(submission_name(path), path)
     try:
-        files = intake.read_submission(path)
+        files = intake.read_submission(path, caps())
     except UnsafeSubmission as error:
         submission.problem = clean_text(str(error))
         return submission
