@@ -16,6 +16,7 @@ the batch. The child only reads: nothing of a notebook is executed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -31,11 +32,17 @@ MAX_ANSWER_BYTES = 256 << 20
 
 
 class Reduced(NamedTuple):
-    """A notebook's definitions as one module source, the cells left out, and the functions it defines."""
+    """A notebook's definitions as one module source, the cells left out, the functions it defines, and those
+    still the untouched stub (only ``raise NotImplementedError``: :func:`graders.engine.notebook_engine.untouched_stubs`)."""
 
     source: str
     problems: list[CellProblem]
     functions: frozenset[str]
+    stubs: frozenset[str]
+
+
+_CACHE: dict[bytes, Reduced | str] = {}  # sha256 of a notebook's bytes -> what it reduced to (the last CACHED)
+CACHED = 64
 
 
 def _limits(cpu_seconds: int, memory_bytes: int) -> None:
@@ -56,7 +63,19 @@ def _frames(notebooks: dict[str, bytes]) -> bytes:
 
 
 def reduce_notebooks(notebooks: dict[str, bytes]) -> dict[str, Reduced | str]:
-    """``{name: Reduced or the reason it is unreadable}`` for each notebook, from one budgeted child."""
+    """``{name: Reduced or the reason it is unreadable}`` for each notebook: those this process has not reduced
+    yet (by their bytes' sha256: nbgrader's preprocessors and the engine ask for one notebook three times) from
+    one budgeted child."""
+    digests = {name: hashlib.sha256(data).digest() for name, data in notebooks.items()}
+    missing = {name: data for name, data in notebooks.items() if digests[name] not in _CACHE}
+    for name, found in _reduce(missing).items():
+        _CACHE[digests[name]] = found
+        while len(_CACHE) > CACHED:
+            del _CACHE[next(iter(_CACHE))]
+    return {name: _CACHE[digests[name]] for name in notebooks}
+
+
+def _reduce(notebooks: dict[str, bytes]) -> dict[str, Reduced | str]:
     if not notebooks:
         return {}
     env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT") if key in os.environ}
@@ -79,13 +98,14 @@ def reduce_notebooks(notebooks: dict[str, bytes]) -> dict[str, Reduced | str]:
         return dict.fromkeys(notebooks, "not a readable notebook (its reader gave no answer)")
     return {name: (answer[name] if isinstance(answer[name], str) else
                    Reduced(answer[name]["source"], [CellProblem(*p) for p in answer[name]["problems"]],
-                           frozenset(answer[name]["functions"])))
+                           frozenset(answer[name]["functions"]), frozenset(answer[name]["stubs"])))
             for name in notebooks}
 
 
 def _child() -> None:
     """Read the frames on stdin, answer ``{name: {"source", "problems", "functions"} or reason}`` on stdout."""
     _limits(int(sys.argv[1]), int(sys.argv[2]))
+    from graders.engine.notebook_engine import stubs_of
     from graders.engine.submission import _defined_functions, read_notebook
 
     stream, answer = sys.stdin.buffer, {}
@@ -99,7 +119,7 @@ def _child() -> None:
             answer[name] = str(error)
             continue
         answer[name] = {"source": source, "problems": [[p.cell, p.start, p.reason] for p in problems],
-                        "functions": sorted(_defined_functions(source))}
+                        "functions": sorted(_defined_functions(source)), "stubs": sorted(stubs_of(source))}
     sys.stdout.write(json.dumps(answer, ensure_ascii=True))
 
 
