@@ -251,6 +251,12 @@ def test_a_huge_manifest_number_is_refused_by_field_never_allocated(tmp_path, mo
         assert asked == [10**12]
 
 
+def test_a_member_named_by_a_nul_alone_is_refused_not_raised(tmp_path):
+    """Found by the fuzz: zipfile cuts a name at its NUL, and an empty name raised IndexError in is_dir."""
+    with pytest.raises(UnsafeSubmission, match="empty name"):
+        read_zip(_zip(tmp_path / "nul.zip", [("\x00", b""), (f"{STEM}.py", REFERENCE)]))
+
+
 # ----------------------------------------------------------------------------- fuzz: any input, a value or a refusal
 NAMES = st.text(st.sampled_from("ab/._-\\:\x00é" + "\u202e"), min_size=1, max_size=30)
 CAPS = Caps(files=20, file_bytes=4096, total_bytes=16384, depth=4, path_chars=64)

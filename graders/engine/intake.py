@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 import zipfile
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -222,6 +223,8 @@ def _member_reason(info: zipfile.ZipInfo, count: _Count) -> str | None:
     name = info.filename
     if "\x00" in name:
         return "a member name contains a NUL byte"
+    if not name.replace("\\", "/").strip("/"):
+        return "a member has an empty name"  # zipfile cuts a name at its first NUL
     normalised = name.replace("\\", "/")
     count.name(normalised, normalised.count("/"))
     if normalised.startswith("/") or (len(normalised) > 1 and normalised[1] == ":" and normalised[0].isalpha()):
@@ -258,7 +261,8 @@ def _read_archive(handle, name: str, count: _Count, keep, skip) -> dict[str, byt
     caps = count.caps
     try:
         archive = zipfile.ZipFile(handle)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:  # ValueError: a non-UTF-8 "UTF-8" name
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, IndexError, KeyError, struct.error,
+            NotImplementedError) as error:  # ValueError: a non-UTF-8 "UTF-8" name
         raise UnsafeSubmission(f"{shown(name)} is not a readable zip file ({error})") from error
     with archive:
         members = archive.infolist()
@@ -292,7 +296,8 @@ def _read_archive(handle, name: str, count: _Count, keep, skip) -> dict[str, byt
                                                    "decompressed") from None
                         if not wanted:
                             member.clear()  # counted, not kept
-            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError, ValueError) as error:
+            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError, ValueError, IndexError,
+                    KeyError, struct.error) as error:  # what zipfile raises on a damaged member
                 raise UnsafeSubmission(f"the zip member {shown(info.filename)} cannot be read ({error})") from error
             if wanted:
                 files["/".join(parts)] = bytes(member)
