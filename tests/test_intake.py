@@ -254,7 +254,7 @@ def test_a_huge_manifest_number_is_refused_by_field_never_allocated(tmp_path, mo
 def test_a_member_named_by_a_nul_alone_is_refused_not_raised(tmp_path):
     """Found by the fuzz: zipfile cuts a name at its NUL, and an empty name raised IndexError in is_dir."""
     with pytest.raises(UnsafeSubmission, match="empty name"):
-        read_zip(_zip(tmp_path / "nul.zip", [("\x00", b""), (f"{STEM}.py", REFERENCE)]))
+        read_zip(_zip(tmp_path / "nul.zip", [(zipfile.ZipInfo("\x00"), b""), (f"{STEM}.py", REFERENCE)]))
 
 
 # ----------------------------------------------------------------------------- fuzz: any input, a value or a refusal
