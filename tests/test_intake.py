@@ -394,3 +394,33 @@ def test_intake_caps_are_the_documented_numbers():
     caps = intake.SUBMISSION_CAPS
     assert (caps.files, caps.file_bytes, caps.total_bytes, caps.depth, caps.path_chars) == (
         2000, 20 << 20, 100 << 20, 32, 1024)
+
+
+def test_a_batch_grades_the_correct_submissions_in_full_beside_every_intake_attack(tmp_path):
+    """One engine batch (some 6 s): the correct folder and the notebook zip earn every point of module 9's
+    reference file; the sparse, linked and long-name submissions are refused, each saying why."""
+    from graders.engine.batch import grade_paths
+
+    root = tmp_path / "batch"
+    paths = [_correct(root / "correct")]
+    notebook = json.dumps({"cells": [{"cell_type": "code", "source": REFERENCE.decode()}]}).encode()
+    paths.append(_zip(root / "notebook.zip", [("work.ipynb", notebook), ("big.ipynb", _notebook(2000))]))
+    sparse = _correct(root / "sparse")
+    for index in range(120):
+        with open(sparse / f"pad_{index:03d}.py", "wb") as handle:
+            handle.truncate(20 << 20)
+    linked = _correct(root / "linked")
+    (linked / "module_9_training.py").symlink_to(DEFAULT_KIT.solution_path("module_9_training"))
+    long_name = ("x" * 200 + "/") * 200 + "Module9_reference.py"
+    paths += [sparse, linked, _zip(root / "long.zip", [(f"{STEM}.py", REFERENCE), (long_name, b"")])]
+    result = grade_paths(paths, root / "out", GradeOptions(modules=("9",), timeout=5.0, memory_mb=512,
+                                                           load_timeout=8.0), jobs=2, progress=False)
+    reports = {report["submission"]: report for report in result.reports}
+    for name in ("correct", "notebook"):
+        mine = [e for e in reports[name]["exercises"] if e["id"].startswith(f"{STEM}.")]
+        assert mine and all(e["points"] == e["max_points"] for e in mine), (name, mine)
+    for name, words in (("sparse", "more than 104857600 bytes"), ("linked", "symbolic link"),
+                        ("long", "longer than 1024 characters")):
+        assert reports[name]["score"] == 0
+        assert all(words in e["feedback"] for e in reports[name]["exercises"]), name
+    assert not result.internal_errors
