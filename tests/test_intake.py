@@ -103,6 +103,11 @@ def test_file_count_depth_and_path_caps_are_counted_while_reading(tmp_path):
         read_tree(deep, Caps(files=1))
     with pytest.raises(UnsafeSubmission, match="longer than 10 characters"):
         read_tree(deep, Caps(path_chars=10))
+    empty = tmp_path / "empty"  # folders count too: a million empty folders cannot make a long walk
+    for index in range(5):
+        (empty / f"f{index}").mkdir(parents=True)
+    with pytest.raises(UnsafeSubmission, match="more than 3 files and folders"):
+        read_tree(empty, Caps(files=3))
 
 
 # ----------------------------------------------------------------------------- links and special files

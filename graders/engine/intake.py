@@ -42,7 +42,7 @@ class UnsafeSubmission(ValueError):
 class Caps:
     """What one input may hold; each is counted while reading, never trusted from a header."""
 
-    files: int = 2000  # files (zip members) in all, kept or not
+    files: int = 2000  # files (zip members) in all, kept or not; folders count too when a folder is walked
     file_bytes: int = 20 << 20  # one file, once decompressed
     total_bytes: int = 100 << 20  # every file together (st_size for a file not read)
     depth: int = 32  # folders inside one another
@@ -149,7 +149,7 @@ class _Count:
     """The running count of one input against its caps."""
 
     def __init__(self, caps: Caps):
-        self.caps, self.files, self.bytes, self.last = caps, 0, 0, 0
+        self.caps, self.files, self.entries, self.bytes = caps, 0, 0, 0
 
     def name(self, relative: str, depth: int) -> None:
         if len(relative) > self.caps.path_chars:
@@ -158,8 +158,13 @@ class _Count:
         if depth > self.caps.depth:
             raise UnsafeSubmission(f"{shown(relative)} is more than {self.caps.depth} folders deep")
 
+    def entry(self) -> None:
+        self.entries += 1
+        if self.entries > self.caps.files:
+            raise UnsafeSubmission(f"it holds more than {self.caps.files} files and folders")
+
     def file(self, relative: str, size: int) -> None:
-        self.files, self.last = self.files + 1, size
+        self.files += 1
         if self.files > self.caps.files:
             raise UnsafeSubmission(f"it holds more than {self.caps.files} files")
         if size > self.caps.file_bytes:
@@ -181,39 +186,47 @@ def read_tree(root: Path, caps: Caps = SUBMISSION_CAPS, keep: tuple[str, ...] | 
     try:
         top = open_folder(os.fspath(root))
     except UnsafeSubmission as why:
-        raise UnsafeSubmission(f"{Path(root).name} {why}") from None
-    pending = [(top, "", 0)]
+        raise UnsafeSubmission(f"{shown(Path(root).name)} {why}") from None
+    _walk(top, "", 0, count, files, keep, skip)
+    return files
+
+
+def _walk(fd: int, prefix: str, depth: int, count: _Count, files: dict, keep, skip) -> None:
+    """Read the folder ``fd`` (closed here) into ``files``, depth first: at most ``caps.depth`` descriptors open."""
     try:
-        while pending:
-            fd, prefix, depth = pending.pop()
+        names = []
+        with os.scandir(fd) as listing:
+            for entry in listing:  # every entry counts, folders too (as a zip's members do), while listing
+                count.entry()
+                names.append(entry.name)
+        for name in sorted(names):
+            relative = prefix + name
+            count.name(relative, depth)
             try:
-                with os.scandir(fd) as listing:
-                    entries = sorted(listing, key=lambda e: e.name)
-                for entry in entries:
-                    relative = prefix + entry.name
-                    count.name(relative, depth)
-                    mode = lstat_in(entry.name, fd).st_mode
-                    if stat.S_ISDIR(mode):
-                        if entry.name not in skip:
-                            pending.append((open_folder(entry.name, fd), relative + "/", depth + 1))
-                    elif not stat.S_ISREG(mode):
-                        raise UnsafeSubmission(f"{shown(relative)} {_not_a(mode, 'a file')}")
-                    else:  # st_size counted before a byte is read (a sparse file costs its size)
-                        count.file(relative, lstat_in(entry.name, fd).st_size)
-                        if keep is None or entry.name.endswith(keep):  # read up to what is left of the caps
-                            left = min(caps.file_bytes, caps.total_bytes - count.bytes + count.last)
-                            files[relative] = data = read_file_in(fd, entry.name, left)
-                            count.more(len(data) - count.last)
+                status = lstat_in(name, fd)
+                if stat.S_ISDIR(status.st_mode):
+                    if name not in skip:
+                        _walk(open_folder(name, fd), relative + "/", depth + 1, count, files, keep, skip)
+                    continue
+                if not stat.S_ISREG(status.st_mode):
+                    raise _not_a(status.st_mode, "a file")
+            except FileNotFoundError:
+                raise UnsafeSubmission(f"{shown(relative)} changed while it was read") from None
             except UnsafeSubmission as why:
                 text = str(why)
-                raise UnsafeSubmission(text if not text.startswith(("is ", "cannot ", "changed ")) else
-                                       f"{shown(prefix or '.')} {text}") from None
-            finally:
-                os.close(fd)
+                raise UnsafeSubmission(f"{shown(relative)} {text}" if text.startswith(("is ", "cannot ", "changed "))
+                                       else text) from None
+            count.file(relative, status.st_size)  # st_size counted before a byte is read: a sparse file costs it
+            if keep is None or name.endswith(keep):  # read up to what is left of the caps, no further
+                left = min(count.caps.file_bytes, count.caps.total_bytes - count.bytes + status.st_size)
+                try:
+                    data = read_file_in(fd, name, left)
+                except UnsafeSubmission as why:
+                    raise UnsafeSubmission(f"{shown(relative)} {why}") from None
+                count.more(len(data) - status.st_size)
+                files[relative] = data
     finally:
-        for fd, _, _ in pending:
-            os.close(fd)
-    return files
+        os.close(fd)
 
 
 # ---------------------------------------------------------------------------
