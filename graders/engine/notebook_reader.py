@@ -33,7 +33,7 @@ MAX_ANSWER_BYTES = 256 << 20
 
 class Reduced(NamedTuple):
     """A notebook's definitions as one module source, the cells left out, the functions it defines, and those
-    still the untouched stub (only ``raise NotImplementedError``: :func:`graders.engine.notebook_engine.untouched_stubs`)."""
+    still the untouched stub (only ``raise NotImplementedError``: :func:`graders.engine.notebook_engine.stubs_of`)."""
 
     source: str
     problems: list[CellProblem]

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from graders.engine.batch import RESERVED_NAMES
 from graders.engine.intake import UnsafeSubmission, kind, open_folder, read_file_in
-from graders.engine.shard_manifest import FORMAT, MANIFEST, NAME, REPORT_OPTIONS, SAME_BATCH, ShardError, ShardSpec
+from graders.engine.shard_manifest import (FORMAT, MANIFEST, MAX_SHARDS, NAME, REPORT_OPTIONS, SAME_BATCH, ShardError,
+                                          ShardSpec)
 
 MAX_MANIFEST_BYTES = 16 * 2**20  # a manifest holds every name of the batch: some 100 bytes a submission
 MAX_FILE_BYTES = 4 * 2**20  # every other file a merge reads; a real report.json is some kB
-MAX_SHARDS = 10_000  # N of --shard I/N (a SLURM array of 10,000 tasks)
 MAX_SUBMISSIONS = 1_000_000  # a batch's submissions (its names fit MAX_MANIFEST_BYTES well before)
 REPORT_FILES = ("report.json", "results.json", "junit.xml")  # a submission's folder: these and nothing else
 SHARD_FILES = (MANIFEST, "grades.csv")  # what a shard holds beside its submissions' folders

@@ -68,7 +68,7 @@ def read_zip(path: Path, *, keep: tuple[str, ...] | None = (".py", ".ipynb"), ma
 
 
 def read_directory(root: Path) -> dict[str, bytes]:
-    """``{posix path: bytes}`` of the ``.py``/``.ipynb`` files under ``root``: :func:`graders.engine.intake.read_tree`."""
+    """``{posix path: bytes}`` of the ``.py``/``.ipynb`` files under ``root`` (:func:`graders.engine.intake.read_tree`)."""
     return intake.read_tree(root, caps())
 
 
