@@ -35,10 +35,11 @@ the kit's own verifier), never from the submission. The parts, in points:
 The grade is the sum; the passport's numbers count only through the checks
 that compare them with what was measured.
 
-A .zip is read by the engine's capped reader (:func:`graders.engine.submission.read_zip`:
-unsafe names and links refused, members and bytes counted while decompressing)
-with the capstone's caps (``ZIP_MAX_MEMBER_BYTES`` for an adapter,
-``ZIP_MAX_TOTAL_BYTES``); a refused zip is a report of zeros that says why.
+A folder or a .zip is read by the one reader (:mod:`graders.engine.intake`: a link, a
+special file or an unsafe name refuses it, files and bytes counted while reading) with
+the capstone's caps (``CAPSTONE_CAPS``: ``ZIP_MAX_MEMBER_BYTES`` for an adapter,
+``ZIP_MAX_TOTAL_BYTES``) and copied into a temporary folder that every check reads; a
+refused submission is a report of zeros that says why.
 The passport's structure is checked once, by :func:`graders.capstone.check_passport`
 (:func:`graders.capstone_run.passport_check.passport_problems`): a passport the check
 calls malformed is unusable here too.
@@ -63,6 +64,7 @@ from graders.capstone_run.passport_check import read_passport, shown_value
 from graders.capstone_run.models import sha256_file
 from graders.capstone_run.profiles import PROFILES, CapstoneError
 from graders.capstone_run.texts import text
+from graders.engine.intake import Caps
 
 VERIFIER_FILE = "module_9_reference.py"
 VERIFIER_EXERCISE = "module_9_reference.verify_numeric_answer"
@@ -92,6 +94,7 @@ MAX_FIGURE_SIZE = (4096, 4096)  # the run's figures are 650-700 x 400-1100; larg
 ZIP_MAX_MEMBERS = 2000
 ZIP_MAX_MEMBER_BYTES = 64 << 20
 ZIP_MAX_TOTAL_BYTES = 256 << 20
+CAPSTONE_CAPS = Caps(files=ZIP_MAX_MEMBERS, file_bytes=ZIP_MAX_MEMBER_BYTES, total_bytes=ZIP_MAX_TOTAL_BYTES)
 REPORT_NAME = "capstone_grade.json"
 
 
@@ -221,25 +224,24 @@ def check_figures(submission: Path, language: str = "en") -> GradeCheck:
 
 # ----------------------------------------------------------------------------- the whole submission
 def _unpacked(submission: Path, temp: Path) -> Path:
-    """The submission folder: ``submission`` itself, or a .zip read by the engine's capped reader and
-    written into ``temp``; raises UnsafeSubmission (the reason) for a zip that is refused."""
-    from graders.engine.submission import UnsafeSubmission, read_zip
+    """The submission folder, copied into ``temp`` through the one reader (:mod:`graders.engine.intake`: a
+    folder walked by descriptors or a .zip, no link or special file, the capstone's caps); every later read is
+    of these regular files. Raises UnsafeSubmission (the reason) for a submission that is refused."""
+    from graders.engine.intake import UnsafeSubmission, read_submission
 
-    if submission.is_dir():
-        root = submission
-    else:
-        files = read_zip(submission, keep=None, max_members=ZIP_MAX_MEMBERS, max_member_bytes=ZIP_MAX_MEMBER_BYTES,
-                         max_total_bytes=ZIP_MAX_TOTAL_BYTES)
-        for relative, data in files.items():
-            target = temp.joinpath(*relative.split("/"))
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
-            except OSError as error:  # "a" and "a/b" both members, a name too long, ...
-                raise UnsafeSubmission(f"the zip member {relative!r} cannot be unpacked ({error})") from error
-        root = temp
-    passports = sorted(root.rglob(PASSPORT_NAME))
-    return passports[0].parent if passports else root
+    files = read_submission(submission, CAPSTONE_CAPS, keep=None) if submission.is_dir() or \
+        submission.suffix.lower() == ".zip" else None
+    if files is None:
+        raise UnsafeSubmission(f"{submission.name} is neither a folder nor a .zip")
+    for relative, data in files.items():
+        target = temp.joinpath(*relative.split("/"))
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        except OSError as error:  # "a" and "a/b" both members, a name too long, ...
+            raise UnsafeSubmission(f"the member {relative!r} cannot be unpacked ({error})") from error
+    passports = sorted(temp.rglob(PASSPORT_NAME))
+    return passports[0].parent if passports else temp
 
 
 def grade_submission(submission, model: str | None = None, data_dir=None, language: str = "en",

@@ -4,8 +4,10 @@
     checks = check_reevaluation(passport, measured)
 
 The base model is the kit's (tiny: rebuilt from the passport's seed; smoke/full:
-``--model`` or the profile's Hub id from the cache); the adapter is read from
-``adapter/adapter_model.safetensors`` only (no pickle, no student code runs);
+``--model`` or the profile's Hub id from the cache); the LoRA config is the profile's
+(:mod:`graders.capstone_adapter`: the learner's adapter_config.json is only compared with it),
+the adapter's tensors are read from ``adapter/adapter_model.safetensors`` only, under a size
+cap, each checked by name and shape (no pickle, no student code runs);
 GRPO is scored with the KIT's verifier on the profile's held-out rows, DPO by
 pair accuracy and mean margin on the eval pairs tokenized as DPOTrainer tokenizes them.
 
@@ -19,7 +21,6 @@ pair accuracy and mean margin on the eval pairs tokenized as DPOTrainer tokenize
 
 from __future__ import annotations
 
-import json
 import math
 import tempfile
 from pathlib import Path
@@ -64,18 +65,16 @@ def reevaluate(passport: dict, submission: Path, model: str | None = None, data_
 
 def _reevaluate(profile, passport: dict, submission: Path, model: str | None, data_dir) -> dict:
     import torch
-    from peft import PeftModel
 
     from graders.capstone_run.data import load_rows
     from graders.capstone_run.run import RunOptions, load_model_and_tokenizer, measure, trainer_arguments
 
+    from graders.capstone_adapter import check_config, read_adapter
+
     extra = [p.name for p in (submission / "adapter").iterdir() if p.name not in ADAPTER_FILES and p.name != "README.md"]
     if extra:
         raise CapstoneError("reeval_extra_files", extra=extra, allowed=ADAPTER_FILES)
-    config = json.loads((submission / "adapter" / "adapter_config.json").read_text(encoding="utf-8"))
-    if config.get("peft_type") != "LORA" or config.get("r") != profile.lora["r"]:
-        raise CapstoneError("reeval_not_lora", rank=profile.lora["r"], peft_type=config.get("peft_type"),
-                            found=config.get("r"))
+    check_config(profile, submission / "adapter")  # compared with the profile, never given to PEFT
     options = RunOptions(profile.algorithm, profile.name, submission, seed=int(passport["seeds"]["seed"]),
                          model=model, data_dir=data_dir)
     dtype = "float32" if not torch.cuda.is_available() else "bfloat16"
@@ -88,7 +87,7 @@ def _reevaluate(profile, passport: dict, submission: Path, model: str | None, da
         verifier = _kit_verifier() if profile.algorithm == "grpo" else None
         eval_dataset = _preference_eval(profile, base, tokenizer, eval_rows, args) if profile.algorithm == "dpo" else None
         before = measure(profile.algorithm, base, tokenizer, eval_rows, verifier, args, eval_dataset)
-        adapted = PeftModel.from_pretrained(base, submission / "adapter", use_safetensors=True)
+        adapted = read_adapter(profile, base, submission / "adapter")
         after = measure(profile.algorithm, adapted, tokenizer, eval_rows, verifier, args, eval_dataset)
     return {"before": before, "after": after}
 

@@ -211,9 +211,10 @@ def test_the_grade_measures_a_gpu_run_on_the_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(run, "load_model_and_tokenizer", lambda profile, options, dtype: (Model(), None, {"dtype": dtype}))
     monkeypatch.setattr(run, "measure", lambda *args: {"greedy_accuracy": 0.0})
     monkeypatch.setattr("graders.capstone_run.data.load_rows", lambda profile, data_dir: ([], [], None))
-    monkeypatch.setattr("peft.PeftModel.from_pretrained", lambda base, path, use_safetensors: base)
+    monkeypatch.setattr("graders.capstone_adapter.read_adapter", lambda profile, base, folder: base)
     (tmp_path / "adapter").mkdir()
-    (tmp_path / "adapter" / "adapter_config.json").write_text('{"peft_type": "LORA", "r": 8}', encoding="utf-8")
+    (tmp_path / "adapter" / "adapter_config.json").write_text('{"peft_type": "LORA", "r": 8, "lora_alpha": 16}',
+                                                              encoding="utf-8")
     profile = capstone_reeval.PROFILES[("grpo", "smoke")]
     measured = capstone_reeval._reevaluate(profile, {"seeds": {"seed": 42}}, tmp_path, "model", None)
     assert moved == ["cuda"] and measured["after"] == {"greedy_accuracy": 0.0}

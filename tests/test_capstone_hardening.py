@@ -566,3 +566,72 @@ def test_a_dpo_submission_whose_loss_file_was_edited_loses_consistency(templates
     (run_dir / LOSS_FILE).write_text("# edited after the run\n" + KIT_LOSS.read_text(encoding="utf-8"))
     graded = _by_name(_grade(run_dir))
     assert graded["consistency"]["points"] == 0 and "module_8_training.py does not hash" in graded["consistency"]["message"]
+
+
+# ----------------------------------------------------------------------------- links: read by the one reader
+@pytest.mark.parametrize("target", ["host", "kit", "proc"])
+def test_a_linked_file_refuses_the_capstone_folder_and_the_control_follows_it(templates, stubbed, tmp_path,
+                                                                             monkeypatch, target):
+    assert_full(_copy(templates, tmp_path, name="correct"))
+    run_dir = _copy(templates, tmp_path)
+    secret = tmp_path / "host.py"
+    secret.write_text("HOST_SECRET = 'read from the host'\n")
+    name, link = {"host": (VERIFIER_FILE, secret), "kit": (VERIFIER_FILE, KIT_VERIFIER),
+                  "proc": (FIGURES[0], Path("/proc/self/mem"))}[target]
+    (run_dir / name).unlink()
+    (run_dir / name).symlink_to(link)
+    graded = []
+    monkeypatch.setattr("graders.capstone_grade.grade_learner_code",
+                        lambda sources, algorithm="grpo", language="en":
+                        graded.append(sources["submission"]) or {"submission": FULL_VERIFIER})
+    report = grade_submission(run_dir)
+    assert report["score"] == 0 and graded == []
+    assert all("symbolic link" in check["message"] for check in report["checks"])
+    # the control: the folder read as it was before (the submission itself, links followed)
+    monkeypatch.setattr("graders.capstone_grade._unpacked", lambda submission, temp: submission)
+    if target == "proc":
+        with pytest.raises(OSError):
+            grade_submission(run_dir)
+    else:
+        grade_submission(run_dir)
+        assert graded == [link.read_text(encoding="utf-8")]  # the host file, or the kit's reference, graded
+
+
+def test_the_learner_adapter_config_never_reaches_peft(tmp_path):
+    """A tiny base with the profile's LoRA: the learner's exclude_modules regex is compared, never run; wrong
+    tensors are refused by name and shape; the control shows PEFT taking the learner's config as it is."""
+    pytest.importorskip("peft")
+    from peft import PeftConfig, get_peft_model
+
+    from graders.capstone_adapter import check_config, read_adapter
+    from graders.capstone_run.models import tiny_model
+    from graders.capstone_run.profiles import CapstoneError
+    from graders.capstone_run.run import lora_config
+
+    profile = PROFILES[("grpo", "tiny")]
+    adapter = tmp_path / "adapter"
+    trained = get_peft_model(tiny_model(seed=0), lora_config(profile))
+    trained.save_pretrained(adapter)
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    hostile = "(" + "a?" * 30 + ")" + "a" * 30  # backtracks exponentially over a module's name
+    (adapter / "adapter_config.json").write_text(json.dumps({**config, "exclude_modules": hostile}))
+    check_config(profile, adapter)
+    loaded = read_adapter(profile, tiny_model(seed=1), adapter)
+    assert loaded.peft_config["default"].exclude_modules is None
+    for name, tensor in trained.state_dict().items():
+        if "lora_" in name:
+            assert (loaded.state_dict()[name] == tensor).all(), name
+    assert PeftConfig.from_pretrained(adapter).exclude_modules == hostile  # the control: PEFT would take it
+    (adapter / "adapter_config.json").write_text(json.dumps({**config, "lora_alpha": 4096}))
+    with pytest.raises(CapstoneError, match="lora_alpha"):
+        check_config(profile, adapter)
+    data = (adapter / "adapter_model.safetensors").read_bytes()
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + size])
+    name = next(key for key in header if key != "__metadata__")
+    for change in ({**header, name + "_extra": header[name]}, {**header, name: {**header[name], "shape": [1, 1]}},
+                   {**header, name: {**header[name], "data_offsets": [0, 10**12]}}):
+        text = json.dumps(change).encode()
+        (adapter / "adapter_model.safetensors").write_bytes(len(text).to_bytes(8, "little") + text + data[8 + size:])
+        with pytest.raises(CapstoneError, match="does not hold the profile's LoRA tensors"):
+            read_adapter(profile, tiny_model(seed=1), adapter)

@@ -142,20 +142,23 @@ def test_zip_links_counts_and_sizes_are_capped(tmp_path, monkeypatch):
     many = [(f"f{i}.txt", b"") for i in range(MAX_MEMBERS + 1)]
     with pytest.raises(UnsafeSubmission, match="members"):
         read_zip(_zip(tmp_path / "m.zip", many))
-    monkeypatch.setattr("graders.engine.submission.MAX_TOTAL_BYTES", 1000)
     with pytest.raises(UnsafeSubmission, match="decompressed"):
-        read_zip(_zip(tmp_path / "t.zip", [("a.bin", b"\0" * 600), ("b.bin", b"\0" * 600)]))
+        read_zip(_zip(tmp_path / "t.zip", [("a.bin", b"\0" * 600), ("b.bin", b"\0" * 600)]), max_total_bytes=1000)
     with pytest.raises(UnsafeSubmission, match="not a readable zip"):
         (tmp_path / "bad.zip").write_bytes(b"not a zip")
         read_zip(tmp_path / "bad.zip")
 
 
-def test_directories_ignore_links_and_prefer_the_shallowest_copy(tmp_path):
+def test_directories_refuse_links_and_prefer_the_shallowest_copy(tmp_path):
     (tmp_path / "deep" / "er").mkdir(parents=True)
     (tmp_path / "deep" / "er" / "module_9_reference.py").write_text("deep = 1\n")
     (tmp_path / "deep" / "module_9_reference.py").write_text("shallow = 1\n")
     (tmp_path / "module_9_training.py").symlink_to(DEFAULT_KIT.solution_path("module_9_training"))
-    assert "module_9_training.py" not in read_directory(tmp_path)
+    with pytest.raises(UnsafeSubmission, match="module_9_training.py' is a symbolic link"):
+        read_directory(tmp_path)
+    refused = discover(tmp_path, {"module_9_reference": ["f"], "module_9_training": ["g"]})
+    assert "symbolic link" in refused.problem and not refused.raw
+    (tmp_path / "module_9_training.py").unlink()
     found = discover(tmp_path, {"module_9_reference": ["f"], "module_9_training": ["g"]})
     assert found.where == {"module_9_reference": "deep/module_9_reference.py"}
     assert "found 2 copies" in found.notes["module_9_reference"][0]

@@ -231,7 +231,7 @@ def test_totals_that_do_not_add_up_are_refused(graded, tmp_path, capsys, copies,
 def _link_junit(shard: Path, tmp_path: Path) -> str:
     (shard / "zoe" / "junit.xml").unlink()
     (shard / "zoe" / "junit.xml").symlink_to(SOLUTION)
-    return "zoe/junit.xml: is a symbolic link, not a file (a merge follows no link)"
+    return "zoe/junit.xml: is a symbolic link, not a file (links are never followed)"
 
 
 def _link_extra(shard: Path, tmp_path: Path) -> str:
@@ -243,7 +243,7 @@ def _link_folder(shard: Path, tmp_path: Path) -> str:
     elsewhere = Path(shutil.move(str(shard / "zoe"), str(tmp_path / "elsewhere")))  # outside the shard
     shutil.copy(SOLUTION, elsewhere / "module_9_reference.py")
     (shard / "zoe").symlink_to(elsewhere, target_is_directory=True)
-    return "zoe/: is a symbolic link, not a folder (a merge follows no link)"
+    return "zoe/: is a symbolic link, not a folder (links are never followed)"
 
 
 def _hard_link(shard: Path, tmp_path: Path) -> str:
@@ -290,7 +290,7 @@ def _pipe(shard: Path) -> str:
 def _too_long(shard: Path) -> str:
     with (shard / "zoe" / "report.json").open("a", encoding="utf-8") as file:
         file.write(" " * 2**22)  # still valid JSON, and 4 MiB longer
-    return "zoe/report.json: is longer than the 4194304 bytes a merge reads"
+    return "zoe/report.json: is larger than the 4194304 bytes the grader reads"
 
 
 def _odd_name(shard: Path) -> str:

@@ -44,6 +44,8 @@ def test_parse_shard_reads_i_of_n(text, spec):
     ("-1/3", "-1/3: I must be between 1 and N"),
     ("3", "expected I/N, e.g. 2/8"),
     ("a/b", "expected I/N, e.g. 2/8"),
+    ("1/10001", "1/10001: N must be at most 10000"),
+    ("1/" + "9" * 5000, "expected I/N, e.g. 2/8"),  # refused before int() reads 5000 digits
 ])
 def test_parse_shard_says_what_is_wrong(text, message):
     with pytest.raises(shards.ShardError, match=message):

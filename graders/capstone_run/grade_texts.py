@@ -196,6 +196,11 @@ GRADE_TEXT = {
                             "r {found!r}",
                             "adapter_config.json — не адаптер LoRA ранга {rank}: peft_type {peft_type!r}, "
                             "r {found!r}"),
+    "reeval_lora_field": Text("adapter_config.json says {field} {found!r}; the profile's LoRA has {wanted!r}",
+                              "adapter_config.json указывает {field} {found!r}; у LoRA профиля {wanted!r}"),
+    "reeval_unreadable": Text("the adapter cannot be loaded: {reason}", "адаптер не удаётся загрузить: {reason}"),
+    "reeval_tensors": Text("adapter_model.safetensors does not hold the profile's LoRA tensors: {problem}",
+                           "adapter_model.safetensors не содержит тензоров LoRA профиля: {problem}"),
     "reeval_claim_ok": Text("{metric} measured by the grader: base {before:.4g}, with the adapter {after:.4g}; the "
                             "passport claims {claimed!r}",
                             "{metric}, измеренная грейдером: базовая модель {before:.4g}, с адаптером {after:.4g}; "

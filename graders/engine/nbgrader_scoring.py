@@ -277,14 +277,14 @@ class EngineScores(NbGraderPreprocessor):
 def unreadable_cells(notebook_text: str, stem: str, student: str, language: str, *, graded: bool) -> list[str]:
     """One log line per code cell of the notebook the engine could not read: the student, the notebook, the
     cell, the reason, and whether the notebook's other cells were graded (``graded``), in ``language``."""
-    from graders.engine.submission import cell_note, read_notebook
+    from graders.engine.notebook_reader import reduce_notebooks
+    from graders.engine.submission import cell_note
 
-    try:
-        _, problems = read_notebook(notebook_text.encode("utf-8", "backslashreplace"))
-    except ValueError:
+    (found,) = reduce_notebooks({f"{stem}.ipynb": notebook_text.encode("utf-8", "backslashreplace")}).values()
+    if isinstance(found, str):
         return []
     return [f"{student}: " + texts.translated(cell_note(f"{stem}.ipynb", problem, graded=graded), language)
-            for problem in problems]
+            for problem in found.problems]
 
 
 class RestoreCells(OverwriteCells):

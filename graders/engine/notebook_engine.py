@@ -116,13 +116,20 @@ def keep_report(report_dir: Path, assignment: str, student: str, entries: dict[s
 def untouched_stubs(notebook_text: str) -> set[str]:
     """The functions a notebook defines (its last definition of each, as the engine grades) whose body, a
     docstring aside, is only ``raise NotImplementedError`` (with or without a message): the exercises the
-    learner has not started. Read from the code, so it does not depend on the feedback's language."""
+    learner has not started. Read from the code, so it does not depend on the feedback's language; the
+    notebook is reduced once, in the budgeted child of :mod:`graders.engine.notebook_reader`."""
+    from graders.engine.notebook_reader import reduce_notebooks
+
+    (found,) = reduce_notebooks({"notebook.ipynb": notebook_text.encode("utf-8", "backslashreplace")}).values()
+    return set() if isinstance(found, str) else set(found.stubs)
+
+
+def stubs_of(source: str) -> set[str]:
+    """:func:`untouched_stubs` of a reduced notebook's module source (run in the notebook reader's child)."""
     import ast
 
-    from graders.engine.submission import notebook_definitions
-
     try:
-        tree = ast.parse(notebook_definitions(notebook_text.encode("utf-8", "backslashreplace")))
+        tree = ast.parse(source)
     except (ValueError, SyntaxError, RecursionError, MemoryError):
         return set()
     last = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}

@@ -10,15 +10,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from graders.engine.batch import RESERVED_NAMES
-from graders.engine.shard_manifest import FORMAT, MANIFEST, NAME, REPORT_OPTIONS, SAME_BATCH, ShardError, ShardSpec
+from graders.engine.intake import UnsafeSubmission, kind, open_folder, read_file_in
+from graders.engine.shard_manifest import (FORMAT, MANIFEST, MAX_SHARDS, NAME, REPORT_OPTIONS, SAME_BATCH, ShardError,
+                                          ShardSpec)
 
 MAX_MANIFEST_BYTES = 16 * 2**20  # a manifest holds every name of the batch: some 100 bytes a submission
 MAX_FILE_BYTES = 4 * 2**20  # every other file a merge reads; a real report.json is some kB
+MAX_SUBMISSIONS = 1_000_000  # a batch's submissions (its names fit MAX_MANIFEST_BYTES well before)
 REPORT_FILES = ("report.json", "results.json", "junit.xml")  # a submission's folder: these and nothing else
 SHARD_FILES = (MANIFEST, "grades.csv")  # what a shard holds beside its submissions' folders
 DIGEST = re.compile(r"[0-9a-f]{64}")  # a kit digest as kit_digest writes it
@@ -53,23 +55,6 @@ class MergeRefused(ShardError):
                          "with this kit, then merge:\n  " + "\n  ".join(self.problems))
 
 
-class _Unfit(Exception):
-    """Why a merge does not read a file or folder of a shard; the text follows the file's name."""
-
-
-def _kind(mode: int) -> str:
-    for test, words in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISREG, "a file"),
-                        (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return words
-    return "a device"
-
-
-def _not_a(mode: int, wanted: str) -> _Unfit:
-    link = " (a merge follows no link)" if stat.S_ISLNK(mode) else ""
-    return _Unfit(f"is {_kind(mode)}, not {wanted}{link}")
-
-
 def _shown(value, limit: int = 80) -> str:
     """``value`` for a message: a plain name as it is, anything else quoted and escaped (no control characters)."""
     if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9._-]{1,80}", value):
@@ -78,60 +63,10 @@ def _shown(value, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _lstat(name, dir_fd: int | None) -> os.stat_result:
-    """``name``'s own status (a link's, not its target's); a missing name raises FileNotFoundError."""
-    try:
-        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        raise
-    except OSError as error:
-        raise _Unfit(f"cannot be looked at: {error.strerror}") from None
-
-
-def _open_folder(name, dir_fd: int | None = None) -> int:
-    """A descriptor of the folder ``name`` (in ``dir_fd``), which must be a folder itself, not a link to one."""
-    before = _lstat(name, dir_fd)
-    if not stat.S_ISDIR(before.st_mode):
-        raise _not_a(before.st_mode, "a folder")
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError as error:
-        raise _Unfit(f"cannot be opened: {error.strerror}") from None
-    now = os.fstat(fd)
-    if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
-        os.close(fd)
-        raise _Unfit("changed while the merge read it")
-    return fd
-
-
 def _read_file(dir_fd: int, name: str, limit: int) -> bytes:
-    """The bytes of ``name`` in the folder ``dir_fd``: a regular file with one name, at most ``limit`` bytes,
-    opened with ``O_NOFOLLOW`` (and ``O_NONBLOCK``, so that a named pipe put in its place cannot stall a merge)."""
-    before = _lstat(name, dir_fd)
-    if not stat.S_ISREG(before.st_mode):
-        raise _not_a(before.st_mode, "a file")
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError as error:
-        raise _Unfit(f"cannot be read: {error.strerror}") from None
-    try:
-        now = os.fstat(fd)
-        if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(now.st_mode):
-            raise _Unfit("changed while the merge read it")
-        if now.st_nlink != 1:  # the same file under another name, maybe outside the shard
-            raise _Unfit(f"is a hard link ({now.st_nlink} names for one file); a shard's files have one name")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise _Unfit(f"is longer than the {limit} bytes a merge reads")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    """The bytes of ``name`` in the folder ``dir_fd`` by the one reader (:func:`graders.engine.intake.read_file_in`):
+    a regular file with one name, at most ``limit`` bytes, no link followed."""
+    return read_file_in(dir_fd, name, limit, one_name=True)
 
 
 def _strict_json(data: bytes):
@@ -174,6 +109,10 @@ def _manifest_shape(manifest: dict) -> str | None:
     return None
 
 
+_Unfit = UnsafeSubmission  # why a merge does not read a file or folder; the text follows the file's name
+_kind, _open_folder = kind, open_folder
+
+
 def _read_in(folder: Path, name: str, limit: int) -> bytes:
     """:func:`_read_file` of ``name`` in ``folder``, the folder named on the command line."""
     top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the folder given: followed if a link
@@ -204,11 +143,14 @@ def read_shard(folder: Path) -> Shard:
     shard = Shard(folder, manifest)
     if manifest["complete"] is not True:
         raise ShardError(f"{shard.label} did not finish grading; grade that shard again")
-    try:
-        numbers = all(type(manifest[key]) is int for key in ("index", "count", "total"))
+    bounded = _unbounded_number(manifest)
+    if bounded is not None:
+        raise ShardError(f"{path} contradicts itself ({bounded}); was it edited by hand?")
+    try:  # every number is bounded now: the lists built from them are no longer than the manifest's own
         spec = ShardSpec(manifest["index"], manifest["count"])
-        fits = numbers and manifest["indices"] == spec.indices(manifest["total"]) \
-            and _plain_names(manifest["names"], manifest["total"])
+        fits = (isinstance(manifest["indices"], list) and len(manifest["indices"]) <= manifest["total"]
+                and _plain_names(manifest["names"], manifest["total"])
+                and manifest["indices"] == spec.indices(manifest["total"]))
     except (ShardError, TypeError):
         fits = False
     if not fits:
@@ -219,6 +161,19 @@ def read_shard(folder: Path) -> Shard:
         raise ShardError(f"{path} is not a manifest as `rl4llm grade --shard` writes it ({shape}); "
                          "was it edited by hand?")
     return shard
+
+
+def _unbounded_number(manifest: dict) -> str | None:
+    """The first of the manifest's numbers (``count``, ``index``, ``total``) that is not a whole number within its
+    bounds, in words; ``None`` when all are. Checked before any number is used to build anything."""
+    count = manifest["count"]
+    bounds = (("count", 1, MAX_SHARDS), ("index", 1, count if type(count) is int else MAX_SHARDS),
+              ("total", 0, min(MAX_SUBMISSIONS, len(manifest["names"]) if isinstance(manifest["names"], list) else 0)))
+    for field, low, high in bounds:
+        value = manifest[field]
+        if type(value) is not int or not low <= value <= high:
+            return f"its {field} ({_shown(value, 40)}) is not a whole number from {low} to {high}"
+    return None
 
 
 def check_complete_set(shards: list[Shard]) -> None:

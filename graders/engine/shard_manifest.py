@@ -23,6 +23,7 @@ from graders.engine.submission import submission_name
 
 MANIFEST = "_shard.json"
 FORMAT = 1  # the manifest's layout; a merge refuses any other
+MAX_SHARDS = 10_000  # N of --shard I/N (a SLURM array of 10,000 tasks); a manifest's count is bounded by it too
 # options that can change a report; the rest (interpreter, --require-sandbox) may differ between machines
 REPORT_OPTIONS = ("modules", "hide_hidden_inputs", "timeout", "memory_mb", "load_timeout",
                   "detect_misconceptions", "scratch_mb", "lang")
@@ -49,6 +50,8 @@ class ShardSpec:
     def __post_init__(self) -> None:
         if self.count < 1:
             raise ShardError(f"{self.index}/{self.count}: N must be at least 1")
+        if self.count > MAX_SHARDS:
+            raise ShardError(f"{self.index}/{self.count}: N must be at most {MAX_SHARDS}")
         if not 1 <= self.index <= self.count:
             raise ShardError(f"{self.index}/{self.count}: I must be between 1 and N")
 
@@ -62,7 +65,7 @@ class ShardSpec:
 
 def parse_shard(text: str) -> ShardSpec:
     """``"2/8"`` -> ``ShardSpec(2, 8)``; anything else raises :class:`ShardError` saying what is expected."""
-    match = re.fullmatch(r"\s*(-?\d+)\s*/\s*(-?\d+)\s*", str(text))
+    match = re.fullmatch(r"\s*(-?\d{1,9})\s*/\s*(-?\d{1,9})\s*", str(text))  # bounded before int()
     if match is None:
         raise ShardError(f"{text!r}: expected I/N, e.g. 2/8 (shard I of N, counted from 1)")
     return ShardSpec(int(match.group(1)), int(match.group(2)))

@@ -3,17 +3,19 @@
 - Learner files are found by their starter names (``module_9_reference.py``
   ...) at any depth. When a name occurs more than once the shallowest copy is
   graded (ties: the first in sorted order) and the feedback says so.
-- Symbolic links are never followed or graded, in directories or in zips.
-- A ``.zip`` is checked member by member before anything is extracted: no
-  absolute paths, no ``..``, no links or special files, at most
-  :data:`MAX_MEMBERS` members, :data:`MAX_MEMBER_BYTES` per member and
-  :data:`MAX_TOTAL_BYTES` in all (counted while decompressing, not trusted
-  from the header). An unsafe zip is refused as a whole, with the reason.
+- Every file is read by the one reader, :mod:`graders.engine.intake`: a
+  symbolic link or a special file, in a folder or a zip, refuses the whole
+  submission with its name; a ``.zip`` is checked member by member before
+  anything is extracted (no absolute paths, no ``..``); files, bytes per file,
+  bytes in all, depth and path length are capped while reading
+  (:data:`graders.engine.intake.SUBMISSION_CAPS`). An unsafe submission is
+  refused as a whole, with the reason.
 - A completed notebook (``*.ipynb``) stands in for a learner file that is not
   present as ``.py``: its code cells are reduced to their definitions
   (imports, functions, classes, constant assignments -- no top-level calls, so
   no experiments run at import) and that module is graded for every exercise
-  function it defines.
+  function it defines. Notebooks are reduced once per submission, in one
+  budgeted child process (:mod:`graders.engine.notebook_reader`).
 """
 
 from __future__ import annotations
@@ -21,29 +23,20 @@ from __future__ import annotations
 import ast
 import difflib
 import json
-import os
 import re
-import stat
-import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from graders.engine import intake
+from graders.engine.intake import SKIP_DIRS, SUBMISSION_CAPS, UnsafeSubmission  # noqa: F401  (read here)
 from graders.engine.learner_text import clean, clean_text
 from graders.engine.notebook_cells import CellProblem, read_cells
 from graders.loader import parse
 
-MAX_MEMBERS = 2000
-MAX_MEMBER_BYTES = 20 << 20
-MAX_TOTAL_BYTES = 100 << 20
+MAX_MEMBERS = SUBMISSION_CAPS.files
+MAX_MEMBER_BYTES = SUBMISSION_CAPS.file_bytes
+MAX_TOTAL_BYTES = SUBMISSION_CAPS.total_bytes
 MAX_FILE_BYTES = 5 << 20  # a learner .py file
-SKIP_DIRS = {"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints", "node_modules", ".venv", "venv"}
-
-
-LEARNER_NAME = re.compile(r"module_\d+_[a-z]+\.py")
-
-
-class UnsafeSubmission(ValueError):
-    """A submission the grader refuses to open (the message says why)."""
 
 
 @dataclass
@@ -66,95 +59,22 @@ def submission_name(path: Path) -> str:
     return name
 
 
-# ---------------------------------------------------------------------------
-# Zips
-# ---------------------------------------------------------------------------
-def _unsafe_member_reason(info: zipfile.ZipInfo, max_member_bytes: int | None = None) -> str | None:
-    max_member_bytes = MAX_MEMBER_BYTES if max_member_bytes is None else max_member_bytes
-    name = info.filename
-    if "\x00" in name:
-        return "a member name contains a NUL byte"
-    normalised = name.replace("\\", "/")
-    if normalised.startswith("/") or re.match(r"^[A-Za-z]:", normalised):
-        return f"member {name!r} has an absolute path"
-    if ".." in PurePosixPath(normalised).parts:
-        return f"member {name!r} escapes the folder ('..')"
-    mode = (info.external_attr >> 16) & 0o177777
-    file_type = stat.S_IFMT(mode)
-    if file_type == stat.S_IFLNK:
-        return f"member {name!r} is a symbolic link"
-    if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
-        return f"member {name!r} is not a regular file"
-    if info.file_size > max_member_bytes:
-        return f"member {name!r} is too large ({info.file_size} bytes; the limit is {max_member_bytes})"
-    return None
-
-
 def read_zip(path: Path, *, keep: tuple[str, ...] | None = (".py", ".ipynb"), max_members: int | None = None,
              max_member_bytes: int | None = None, max_total_bytes: int | None = None) -> dict[str, bytes]:
-    """The regular members of a safe zip whose names end in ``keep`` (None: every one) as ``{posix path:
-    bytes}``; raises ``UnsafeSubmission``. Every member counts towards the caps (None: MAX_MEMBERS,
-    MAX_MEMBER_BYTES, MAX_TOTAL_BYTES), kept or not."""
-    max_members = MAX_MEMBERS if max_members is None else max_members
-    max_member_bytes = MAX_MEMBER_BYTES if max_member_bytes is None else max_member_bytes
-    max_total_bytes = MAX_TOTAL_BYTES if max_total_bytes is None else max_total_bytes
-    try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:  # ValueError: a non-UTF-8 "UTF-8" name
-        raise UnsafeSubmission(f"{Path(path).name} is not a readable zip file ({error})") from error
-    with archive:
-        members = archive.infolist()
-        if len(members) > max_members:
-            raise UnsafeSubmission(f"the zip has {len(members)} members; the limit is {max_members}")
-        for info in members:
-            reason = _unsafe_member_reason(info, max_member_bytes)
-            if reason:
-                raise UnsafeSubmission(f"unsafe zip: {reason}")
-        files: dict[str, bytes] = {}
-        total = 0
-        for info in members:
-            if info.is_dir():
-                continue
-            parts = PurePosixPath(info.filename.replace("\\", "/")).parts
-            if any(part in SKIP_DIRS for part in parts):
-                continue
-            wanted = keep is None or parts[-1].endswith(keep)
-            data = bytearray()
-            try:
-                with archive.open(info) as handle:
-                    while chunk := handle.read(1 << 16):
-                        data += chunk
-                        total += len(chunk)
-                        if len(data) > max_member_bytes:
-                            raise UnsafeSubmission(f"unsafe zip: member {info.filename!r} is larger than "
-                                                   f"{max_member_bytes} bytes once decompressed")
-                        if total > max_total_bytes:
-                            raise UnsafeSubmission(f"unsafe zip: more than {max_total_bytes} bytes once decompressed")
-                        if not wanted:
-                            data.clear()  # counted, not kept
-            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError) as error:
-                raise UnsafeSubmission(f"the zip member {info.filename!r} cannot be read ({error})") from error
-            if wanted:
-                files["/".join(parts)] = bytes(data)
-        return files
+    """:func:`graders.engine.intake.read_zip` with the submission's caps, any of them changed."""
+    changes = {key: value for key, value in (("files", max_members), ("file_bytes", max_member_bytes),
+                                             ("total_bytes", max_total_bytes)) if value is not None}
+    return intake.read_zip(path, caps().but(**changes), keep)
 
 
 def read_directory(root: Path) -> dict[str, bytes]:
-    """``{posix path: bytes}`` of the ``.py``/``.ipynb`` files under ``root`` (links never followed)."""
-    files: dict[str, bytes] = {}
-    for folder, dirs, names in os.walk(root, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not os.path.islink(os.path.join(folder, d)))
-        for name in sorted(names):
-            if not name.endswith((".py", ".ipynb")):
-                continue
-            full = os.path.join(folder, name)
-            info = os.lstat(full)
-            if not stat.S_ISREG(info.st_mode):
-                continue  # symbolic links and special files are ignored
-            relative = Path(full).relative_to(root).as_posix()
-            with open(full, "rb") as handle:
-                files[relative] = handle.read(MAX_MEMBER_BYTES + 1)  # size checked by learner_source
-    return files
+    """``{posix path: bytes}`` of the ``.py``/``.ipynb`` files under ``root`` (:func:`graders.engine.intake.read_tree`)."""
+    return intake.read_tree(root, caps())
+
+
+def caps() -> intake.Caps:
+    """The submission's caps: :data:`graders.engine.intake.SUBMISSION_CAPS` with this module's numbers."""
+    return SUBMISSION_CAPS.but(files=MAX_MEMBERS, file_bytes=MAX_MEMBER_BYTES, total_bytes=MAX_TOTAL_BYTES)
 
 
 # ---------------------------------------------------------------------------
@@ -259,21 +179,15 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
     path = Path(path)
     submission = Submission(submission_name(path), path)
     try:
-        if path.is_dir():
-            files = read_directory(path)
-        elif path.is_file() and path.suffix.lower() == ".zip":
-            files = read_zip(path)
-        elif path.is_file() and path.suffix in (".py", ".ipynb"):
-            files = {path.name: path.read_bytes()}
-            submission.name = submission_name(path.with_suffix(""))
-        else:
-            raise UnsafeSubmission(f"{path} is neither a folder, a .zip, nor a learner file")
+        files = intake.read_submission(path, caps())
     except UnsafeSubmission as error:
         submission.problem = clean_text(str(error))
         return submission
     except OSError as error:
         submission.problem = clean_text(f"the submission could not be read ({error})")
         return submission
+    if path.suffix in (".py", ".ipynb") and not path.is_dir():
+        submission.name = submission_name(path.with_suffix(""))
 
     def depth_key(relative: str):
         return (relative.count("/"), relative)
@@ -290,27 +204,7 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
             notes.append(f"found {len(candidates)} copies of {stem}.py; graded the shallowest, {chosen} "
                          f"(ignored: {others})")
         submission.raw[stem] = files[chosen]
-    notebooks = sorted((r for r in files if r.endswith(".ipynb") and "checkpoint" not in r), key=depth_key)
-    for stem, functions in stems.items():
-        if stem in submission.raw:
-            continue
-        unread: list[str] = []  # the unreadable cells of a notebook named after the stem, if none is graded
-        for relative in notebooks:
-            try:
-                source, problems = read_notebook(files[relative])
-            except ValueError:
-                continue
-            if _defined_functions(source) & set(functions):
-                submission.sources[stem] = source
-                submission.where[stem] = relative
-                submission.notes.setdefault(stem, []).append(
-                    f"graded the definitions in notebook {relative} (no {stem}.py in the submission)")
-                submission.notes[stem] += [cell_note(relative, problem, graded=True) for problem in problems]
-                break
-            if relative.rsplit("/", 1)[-1] == f"{stem}.ipynb":
-                unread += [cell_note(relative, problem, graded=False) for problem in problems]
-        if stem not in submission.sources and unread:
-            submission.notes.setdefault(stem, []).extend(unread)
+    _graded_notebooks(submission, files, stems, depth_key)
     for stem in stems:
         if stem not in submission.raw and stem not in submission.sources:
             near = _near_misses(stem, files)
@@ -324,15 +218,57 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
     return submission
 
 
+def _graded_notebooks(submission: Submission, files: dict[str, bytes], stems: dict[str, list[str]],
+                      depth_key) -> None:
+    """For each stem with no ``.py``: the first notebook (shallowest) that defines one of its functions.
+
+    Every notebook is reduced once for all stems, in one budgeted child process
+    (:func:`graders.engine.notebook_reader.reduce_notebooks`), and only when some stem needs one.
+    """
+    from graders.engine.notebook_reader import reduce_notebooks
+
+    notebooks = sorted((r for r in files if r.endswith(".ipynb") and "checkpoint" not in r), key=depth_key)
+    missing = [stem for stem in stems if stem not in submission.raw]
+    if not notebooks or not missing:
+        return
+    reduced = reduce_notebooks({relative: files[relative] for relative in notebooks})
+    for stem in missing:
+        unread: list[str] = []  # the unreadable cells of a notebook named after the stem, if none is graded
+        for relative in notebooks:
+            found = reduced[relative]
+            if isinstance(found, str):
+                continue
+            if found.functions & set(stems[stem]):
+                submission.sources[stem] = found.source
+                submission.where[stem] = relative
+                submission.notes.setdefault(stem, []).append(
+                    f"graded the definitions in notebook {relative} (no {stem}.py in the submission)")
+                submission.notes[stem] += [cell_note(relative, problem, graded=True) for problem in found.problems]
+                break
+            if relative.rsplit("/", 1)[-1] == f"{stem}.ipynb":
+                unread += [cell_note(relative, problem, graded=False) for problem in found.problems]
+        if stem not in submission.sources and unread:
+            submission.notes.setdefault(stem, []).extend(unread)
+
+
+def is_learner_name(name: str) -> bool:
+    """Whether ``name`` is a learner file's name, ``module_<digits>_<a-z letters>.py`` (literal operations)."""
+    if not (name.startswith("module_") and name.endswith(".py")):
+        return False
+    number, _, word = name[len("module_"):-len(".py")].partition("_")
+    return number.isascii() and number.isdigit() and word.isascii() and word.isalpha() and word.islower()
+
+
 def _near_misses(stem: str, files: dict[str, bytes]) -> list[str]:
-    """Python files whose names look like a misspelt ``<stem>.py`` (``Module9_reference.py``, ...)."""
+    """Python files whose names look like a misspelt ``<stem>.py`` (``Module9_reference.py``, ...); every
+    operation on a name is linear in its length (literal ones, and difflib against the short stem)."""
     def key(name: str) -> str:
-        return re.sub(r"[^a-z0-9]", "", name.lower())
+        return "".join(c for c in name.lower() if c.isascii() and c.isalnum())
 
     wanted = key(stem)
     names = {relative: relative.rsplit("/", 1)[-1] for relative in files if relative.lower().endswith(".py")}
     # another learner file by its exact name (module_8_reference.py for module_9_reference) is no misspelling
-    names = {relative: name for relative, name in names.items() if not LEARNER_NAME.fullmatch(name)}
+    names = {relative: name for relative, name in names.items() if not is_learner_name(name)}
     by_key = {relative: key(name[:-3]) for relative, name in names.items()}
     close = set(difflib.get_close_matches(wanted, set(by_key.values()), n=3, cutoff=0.85))
     return sorted(relative for relative, k in by_key.items() if k in close)[:3]
