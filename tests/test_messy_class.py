@@ -124,3 +124,22 @@ def test_the_class_report_of_a_messy_class(graded, language):
     part = _section(page, "students")
     syntax_part = part[part.index(">syntax: "):part.index(">validation: ")]
     assert syntax_part.count(words[0]) == 1  # the cause once, however many exercises it stops
+
+
+def _english_prose(output: str) -> list[str]:
+    """The lines of a Russian run that still hold English prose (as tests/test_walkthrough.py reads it: a word with
+    a path's or a name's characters is code; the submission names of this batch are names)."""
+    names = {"correct", "stub", "syntax", "validation", "wrong"}
+    left = []
+    for line in output.splitlines():
+        words = re.findall(r"[A-Za-z][A-Za-z0-9]*", re.sub(r"\S*[/_.=<>`]\S*", " ", line))
+        if [w for w in words if len(w) > 1 and w not in names | {"rl4llm", "csv", "json", "html", "png", "xml"}]:
+            left.append(line)
+    return left
+
+
+def test_rl4llm_grade_in_russian_prints_no_english_prose(graded):
+    _, printed = graded
+    assert "зачтено" in printed and "отчёты в" in printed and "отчёт по группе" in printed
+    assert _english_prose(printed) == []
+    assert _english_prose("reports in /x/ (grades.csv)\nclass report: /x/a.html") != []  # the check can fail
