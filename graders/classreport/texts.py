@@ -75,7 +75,7 @@ TEXT = {
                             "formula is right, the validation is left out",
                             "не пройдены только проверки, где входные данные надо отвергнуть (исключением): формула "
                             "верна, проверка входных данных пропущена"),
-    "no_validation": Text("No submission failed on input validation alone.",
+    "no_validation": Text("No submission failed only on input validation.",
                           "Ни одна работа не ошиблась только в проверке входных данных."),
     "no_environment": Text("No exercise ended in an error or a timeout.",
                            "Ни одно задание не закончилось ошибкой выполнения или превышением времени."),
