@@ -43,6 +43,8 @@ from pathlib import Path
 
 from graders import course
 from graders.cleaner import say
+from graders.engine.texts import cli_text
+from graders.language import default_language
 from graders.learner_cli import OneLineParser as _OneLineParser
 
 
@@ -136,10 +138,10 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         say(f"rl4llm grade: the grader could not work: {error}", file=sys.stderr)
         return 2
     say(scoreboard(result.reports, feedback=args.feedback, language=_grade_options(args).lang), end="")
-    say(f"reports in {result.out_dir}/ (grades.csv, <submission>/report.json, results.json, junit.xml)")
+    language = _grade_options(args).lang
+    say(cli_text(language, "reports_in", folder=result.out_dir))
     if args.shard is not None:
-        say(f"shard {args.shard}: graded {len(result.names)} of {len(paths)} submissions; when every shard "
-            f"is done: rl4llm merge OUT SHARD_DIR...")
+        say(cli_text(language, "shard_done", shard=args.shard, count=len(result.names), total=len(paths)))
     elif len(result.reports) >= 2 and not args.no_class_report:  # a class needs two; `rl4llm report` any batch
         _class_report(result.out_dir, _grade_options(args).lang)
     return _internal_errors("rl4llm grade: internal grader errors", result.internal_errors)
@@ -156,7 +158,8 @@ def _class_report(folder: Path, language: str | None) -> int:
     for note in written["notes"]:
         say(f"rl4llm report: note: {note}", file=sys.stderr)
     others = ("summary", "misconceptions", "unexplained", "students", "scores", "exercises", "heatmap")
-    say(f"class report: {written['report']} ({', '.join(written[k].name for k in others)})")
+    say(cli_text(language or default_language(), "class_report", path=written["report"],
+                 others=", ".join(written[k].name for k in others)))
     return 0
 
 

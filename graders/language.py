@@ -3,12 +3,14 @@
 One setting chooses it: ``RL4LLM_LANG`` (``en`` or ``ru``; ``ru_RU.UTF-8``
 reads as ``ru``), else the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``, the
 first one set, as POSIX reads them), else English. A command's ``--lang``
-overrides both.
+overrides both. A ``RL4LLM_LANG`` that names no language of the course is ignored, and a
+warning says so once per process, in English and Russian, on stderr (:func:`warn_unknown`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 
 from graders import settings
@@ -24,12 +26,31 @@ def _language_of(value: str) -> str | None:
     return code if code in LANGUAGES else None
 
 
+_WARNED: set[str] = set()  # the unknown values already warned about in this process
+
+
+def warn_unknown(value: str, stream=None) -> bool:
+    """Say once per process (per value), in English and Russian, that ``RL4LLM_LANG=value`` names no language of
+    the course and is ignored; ``True`` when it was said now."""
+    from graders.engine.texts import cli_text
+
+    value = value.strip()
+    if not value or _language_of(value) or value in _WARNED:
+        return False
+    _WARNED.add(value)
+    shown = repr(value)[1:-1][:40]
+    print(" / ".join(cli_text(language, "unknown_language", value=shown) for language in LANGUAGES),
+          file=stream or sys.stderr, flush=True)
+    return True
+
+
 def default_language(environ: Mapping[str, str] | None = None) -> str:
-    """The language from ``RL4LLM_LANG``, else the locale's, else English."""
+    """The language from ``RL4LLM_LANG``, else the locale's, else English (an unknown ``RL4LLM_LANG`` warns once)."""
     environ = os.environ if environ is None else environ
     chosen = _language_of(settings.get(ENV_VAR, environ))
     if chosen:
         return chosen
+    warn_unknown(str(environ.get(ENV_VAR, "")))
     for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = environ.get(variable, "")
         if value:  # the first one set decides, even when it names a language the course lacks

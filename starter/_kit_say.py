@@ -18,16 +18,31 @@ read through its one accessor. Written by hand (the kit's build does not generat
 from __future__ import annotations
 
 import os
+import sys
 
 from _kit_text import LANGUAGES, Text  # the course's languages (graders/course.py; a kit test keeps them equal)
 
 
+UNKNOWN = Text("RL4LLM_LANG={value} is not a language of the course (en, ru) and is ignored",
+               "RL4LLM_LANG={value}: такого языка в курсе нет (en, ru), значение не учитывается")
+_warned = set()  # the unknown values already warned about in this process
+
+
 def language(environ=None) -> str:
-    """``RL4LLM_LANG`` (``ru_RU.UTF-8`` reads as ``ru``), else the first of LC_ALL, LC_MESSAGES, LANG set, else en."""
+    """``RL4LLM_LANG`` (``ru_RU.UTF-8`` reads as ``ru``), else the first of LC_ALL, LC_MESSAGES, LANG set, else en.
+
+    An ``RL4LLM_LANG`` that names no language of the course is ignored, and said once per process, in English and
+    Russian, on the real stderr (pytest's capture would hide it)."""
     environ = os.environ if environ is None else environ
-    chosen = environ.get("RL4LLM_LANG", "").strip().lower()[:2]
+    raw = environ.get("RL4LLM_LANG", "").strip()
+    chosen = raw.lower()[:2]
     if chosen in LANGUAGES:
         return chosen
+    if raw and raw not in _warned:
+        _warned.add(raw)
+        stream = sys.__stderr__ or sys.stderr
+        print(" / ".join(UNKNOWN.in_(code, value=repr(raw)[1:-1][:40]) for code in LANGUAGES), file=stream,
+              flush=True)
     for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = environ.get(variable, "")
         if value:

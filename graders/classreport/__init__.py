@@ -14,8 +14,8 @@ without one, from an older kit or nbgrader's ``report_dir``, is read whole, with
 - ``DIR/class_students.csv``: one row per (submission, exercise) not passed: points lost, mistakes, hint;
 - ``DIR/class_scores.png``, ``DIR/class_exercises.png``, ``DIR/class_heatmap.png``: the figures.
 
-What it computes, per exercise ``e`` over the submissions ``s`` that handed it in (status not
-``missing``; a missing file is not a wrong answer, and is counted apart):
+What it computes, per exercise ``e`` over the submissions ``s`` that handed it in (code to judge; a missing
+file, a stub or an unreadable file is not a wrong answer, and is counted apart):
 
 - mean fraction of points: mean_s points(s, e) / max_points(e);
 - pass rate: the fraction of submissions whose status is ``passed``;
@@ -25,11 +25,18 @@ What it computes, per exercise ``e`` over the submissions ``s`` that handed it i
   (from the kit's catalogue, in the report's language); only claimed names count;
 - unexplained failures: a ``failed`` exercise whose report claims no catalogued mistake (its
   ``candidates``, several entries that fit, listed beside it), per exercise with who;
-- per student: each exercise not passed, the points lost, the named mistakes and the hint to discuss;
-- errors and timeouts (statuses ``error`` and ``timeout``) listed apart from wrong answers: they
-  usually point at the environment, not at what a learner understood. An exercise still the untouched
-  stub (its report entry says ``"not_implemented": true``) shows as ``not_implemented``, neither a
+- input validation missing: a ``failed`` exercise whose every failing check expected an exception and got
+  a value (its report entry's ``"failing": ["not raised"]``), listed apart from the unexplained failures;
+- per student: each exercise not passed, the reason (an error's cause, the validation left out, the stub),
+  the points lost, the named mistakes and the hint to discuss; an error's cause once however many
+  exercises it stops;
+- errors and timeouts (statuses ``error`` and ``timeout``) listed apart from wrong answers, grouped by
+  cause (the entry's ``"cause"``: a syntax error once per submission, with its file and line). An
+  exercise still the untouched stub (``"not_implemented": true``) shows as ``not_implemented``, neither a
   wrong answer nor an environment problem.
+
+"Handed in" means with code to judge: neither the stub nor a file that cannot be read or loaded (an
+error whose cause is one of ``NO_CODE_CAUSES``); the exercise table counts those apart (``no_code``).
 
 Reports of different exercise sets (runs of Module 8 and Module 9 in a folder without a manifest)
 are read together: each exercise's numbers are over the submissions graded on it, and the heat map
@@ -50,7 +57,7 @@ from pathlib import Path
 from graders.classreport.plots import STATUS_COLOURS, figures
 from graders.classreport.tables import (ENVIRONMENT_STATUSES, ClassData, ReportError, catalogue_hint,
                                         environment_table, exercise_table, misconception_table, read_reports,
-                                        student_table, unexplained_table)
+                                        student_table, unexplained_table, validation_table)
 from graders.classreport.texts import TEXT
 from graders.language import default_language
 
@@ -60,7 +67,7 @@ from graders.engine.outfolder import (CLASS_FIGURES as FIGURES, CLASS_FILES as O
 __all__ = ["ENVIRONMENT_STATUSES", "FIGURES", "MISCONCEPTIONS_FILE", "OUTPUT_FILES", "REPORT_FILE", "STATUS_COLOURS",
            "STUDENTS_FILE", "SUMMARY_FILE", "TEXT", "UNEXPLAINED_FILE", "ClassData", "ReportError",
            "build_class_report", "catalogue_hint", "environment_table", "exercise_table", "figures",
-           "misconception_table", "read_reports", "student_table", "unexplained_table"]
+           "misconception_table", "read_reports", "student_table", "unexplained_table", "validation_table"]
 
 
 def _csv_safe(frame):
@@ -90,7 +97,8 @@ def build_class_report(folder: Path | str, language: str | None = None) -> dict:
     misconceptions = misconception_table(data, language)
     unexplained = unexplained_table(data)
     students = student_table(data, language)
-    environment = environment_table(data)
+    environment = environment_table(data, language)
+    validation = validation_table(data)
     images = figures(data, table, language)
     written: dict = {}
     for key, name in FIGURES.items():
@@ -102,6 +110,6 @@ def build_class_report(folder: Path | str, language: str | None = None) -> dict:
         _csv_safe(frame).to_csv(folder / name, index=False)
         written[key] = folder / name
     (folder / REPORT_FILE).write_text(render_html(data, table, misconceptions, unexplained, students, environment,
-                                                  images, language), encoding="utf-8", errors="backslashreplace")
+                                                  images, language, validation), encoding="utf-8", errors="backslashreplace")
     written.update(summary=folder / SUMMARY_FILE, report=folder / REPORT_FILE, notes=list(data.notes))
     return written

@@ -39,7 +39,12 @@ def _section(key: str, title: str, body: str) -> str:
 
 
 def render_html(data, table, misconceptions, unexplained, students, environment, images: dict[str, bytes],
-                language: str) -> str:
+                language: str, validation=None) -> str:
+    """The page, in ``language``: every table of the report, the figures inline."""
+    if validation is None:
+        from graders.classreport.tables import validation_table
+
+        validation = validation_table(data)
     text = table_in(TEXT, language)
     quartiles = data.totals.quantile([0.25, 0.5, 0.75])
     summary = text["summary"].format(count=len(data.totals), mean=number(data.totals.mean()),
@@ -58,7 +63,7 @@ def render_html(data, table, misconceptions, unexplained, students, environment,
         return f'<p class="note">{_e(text[key])}</p>'
 
     title = text["title"].format(submissions=len(data.totals), exercises=len(data.exercises))
-    exercise_rows = [[e, number(r.max_points), int(r.handed_in), int(r.missing),
+    exercise_rows = [[e, number(r.max_points), int(r.handed_in), int(r.missing), int(r.no_code),
                       "—" if r.mean_fraction != r.mean_fraction else f"{r.mean_fraction:.0%}",
                       "—" if r.pass_rate != r.pass_rate else f"{r.pass_rate:.0%}", number(r.discrimination)]
                      for e, r in table.iterrows()]
@@ -68,18 +73,20 @@ def render_html(data, table, misconceptions, unexplained, students, environment,
         f"<h1>{_e(title)}</h1>" + (note("mixed_note") if data.mixed else ""),
         _section("scores", text["scores"], f"<p>{_e(summary)}</p>{image('scores', text['scores_figure'])}"),
         _section("exercises", text["exercises"],
-                 _table([text[k] for k in ("exercise", "max_points", "handed_in", "missing_count", "mean_fraction",
-                                           "pass_rate", "discrimination")], exercise_rows)
+                 _table([text[k] for k in ("exercise", "max_points", "handed_in", "missing_count", "no_code_count",
+                                           "mean_fraction", "pass_rate", "discrimination")], exercise_rows)
                  + note("discrimination_note") + image("exercises", text["exercises_figure"])),
         _section("misconceptions", text["misconceptions"],
                  _table([text[k] for k in ("exercise", "misconception", "learners", "who", "hint")], named_rows,
                         frozenset({3}))
                  if named_rows else f'<p>{_e(text["no_misconceptions"])}</p>'),
         _section("unexplained", text["unexplained"], note("unexplained_note") + _unexplained(unexplained, text, who)),
+        _section("validation", text["validation"], note("validation_note") + _by_exercise(
+            validation, text, who, "no_validation")),
         _section("heatmap", text["heatmap"], image("heatmap", text["heatmap_figure"])),
         _section("environment", text["environment"], note("environment_note")
-                 + (_table([text[k] for k in ("submission", "exercise", "status")],
-                           [[s, e, text["statuses"][st]] for s, e, st in environment.values.tolist()])
+                 + (_table([text[k] for k in ("cause", "submission", "status", "stopped", "count")],
+                           [[c, s, text["statuses"][st], e, n] for c, s, st, e, n in environment.values.tolist()])
                     if len(environment) else f'<p>{_e(text["no_environment"])}</p>')),
         _section("students", text["students"], note("students_note") + _students(data, students, text)),
     ]
@@ -99,6 +106,15 @@ def _unexplained(unexplained, text, who) -> str:
     return _table([text[k] for k in ("exercise", "learners", "who", "candidates")], rows, frozenset({2}))
 
 
+def _by_exercise(frame, text, who, empty: str) -> str:
+    """Per exercise (course order): how many submissions, and who (links)."""
+    if not len(frame):
+        return f'<p>{_e(text[empty])}</p>'
+    rows = [[exercise, group["submission"].nunique(), who(list(group["submission"]))]
+            for exercise, group in frame.groupby("exercise", sort=False)]
+    return _table([text[k] for k in ("exercise", "learners", "who")], rows, frozenset({2}))
+
+
 def _students(data, students, text) -> str:
     """A part per submission (by name, with its anchor): the exercises not passed, points lost, mistakes, hints."""
     by_name = {name: group for name, group in students.groupby("submission", sort=False)}
@@ -111,13 +127,21 @@ def _students(data, students, text) -> str:
         if group is None:
             parts.append(f'<p>{_e(text["all_passed"])}</p>')
             continue
-        rows = []
+        rows, by_cause = [], {}  # an error's cause once (a syntax error stops every exercise of its file)
         for row in group.itertuples():
             status = "unexplained" if row.status == "failed" and not row.misconceptions else row.status
             mistakes = row.misconceptions or (text["no_mistake"] if status == "unexplained" else "")
             if row.candidates:
                 mistakes += f" ({text['candidates_are'].format(candidates=row.candidates)})"
-            rows.append([row.exercise, text["statuses"].get(status, status), number(row.points_lost),
+            if status in ("error", "timeout") and (status, row.reason) in by_cause:
+                same = by_cause[(status, row.reason)]
+                same[0] += f"; {row.exercise}"
+                same[3] = number(float(same[3]) + row.points_lost)
+                continue
+            rows.append([row.exercise, text["statuses"].get(status, status), row.reason, number(row.points_lost),
                          mistakes, row.hint])
-        parts.append(_table([text[k] for k in ("exercise", "status", "points_lost", "mistakes", "hint")], rows))
+            if status in ("error", "timeout"):
+                by_cause[(status, row.reason)] = rows[-1]
+        parts.append(_table([text[k] for k in ("exercise", "status", "reason", "points_lost", "mistakes", "hint")],
+                            rows))
     return "".join(parts)

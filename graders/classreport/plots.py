@@ -15,7 +15,8 @@ import math
 
 from graders.text import table_in
 
-STATUS_COLOURS = {"passed": "#2e7d32", "failed": "#ef6c00", "unexplained": "#fdd835", "error": "#6a1b9a",
+STATUS_COLOURS = {"passed": "#2e7d32", "failed": "#ef6c00", "unexplained": "#fdd835", "validation_missing": "#90caf9",
+                  "error": "#6a1b9a",
                   "timeout": "#b71c1c", "missing": "#9e9e9e", "not_implemented": "#cfd8dc", "not_graded": "#ffffff"}
 PANEL = 60  # submissions per heat-map panel
 MAX_PANELS = 8

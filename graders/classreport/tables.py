@@ -11,6 +11,11 @@ from graders.engine import outfolder
 from graders.engine.learner_text import FIELD_LIMIT, clean
 
 ENVIRONMENT_STATUSES = ("error", "timeout")
+# an error whose cause is one of these kinds (graders.engine.protocol.Reason) ran no code of the exercise: the file
+# cannot be read or loaded (a syntax error, an import that fails...), or the submission as a whole cannot be graded
+NO_CODE_CAUSES = ("submission ungradable", "file unreadable", "load failed", "load refused", "load timeout",
+                  "load crashed")
+NOT_RAISED = "not raised"  # graders.engine.protocol.CaseResult.NOT_RAISED: a value where an exception is expected
 
 
 class ReportError(Exception):
@@ -91,12 +96,7 @@ def read_reports(folder: Path | str) -> ClassData:
             name = str(report.get("submission", path.parent.name))
             if name in names:  # two folders, one name: each submission keeps a row of its own
                 name = f"{name} ({path.parent.name})"
-            parsed = [{"submission": name, "exercise": str(entry["id"]),
-                       # an untouched stub is neither a wrong answer nor an environment problem
-                       "status": "not_implemented" if entry.get("not_implemented") else str(entry["status"]),
-                       "points": float(entry["points"]), "max_points": float(entry["max_points"]),
-                       "misconceptions": tuple(map(str, entry.get("misconceptions") or ())),
-                       "candidates": tuple(map(str, entry.get("candidates") or ()))} for entry in entries]
+            parsed = [_record(name, entry) for entry in entries]
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
             raise ReportError(f"{path}: not a report.json of the kit ({type(error).__name__}: {error})") from error
         names.add(name)
@@ -109,7 +109,8 @@ def read_reports(folder: Path | str) -> ClassData:
             order.setdefault(record["exercise"], len(order))
             records.append(record)
         sets.add(frozenset(seen))
-    columns = ["submission", "exercise", "status", "points", "max_points", "misconceptions", "candidates"]
+    columns = ["submission", "exercise", "status", "points", "max_points", "misconceptions", "candidates", "cause_kind",
+               "cause", "no_code"]
     rows = pd.DataFrame.from_records(records, columns=columns)
     totals = rows.groupby("submission")["points"].sum().reindex(sorted(names), fill_value=0.0)
     if len(sets) > 1:
@@ -119,22 +120,51 @@ def read_reports(folder: Path | str) -> ClassData:
                      len(sets) > 1)
 
 
+def _record(name: str, entry: dict) -> dict:
+    """One report entry as a row: its class-report status (``not_implemented`` for the untouched stub,
+    ``validation_missing`` for a failure whose every failing check returned a value where an exception is expected,
+    else the report's), its cause (kind, and its line by language) and whether it holds no code to judge."""
+    status = str(entry["status"])
+    failing = tuple(map(str, entry.get("failing") or ()))
+    named = tuple(map(str, entry.get("misconceptions") or ()))
+    if entry.get("not_implemented"):  # an untouched stub is neither a wrong answer nor an environment problem
+        status = "not_implemented"
+    elif status == "failed" and failing == (NOT_RAISED,) and not named:
+        status = "validation_missing"
+    cause = entry.get("cause") if isinstance(entry.get("cause"), dict) else {}
+    kind = str(cause.get("kind") or "")
+    lines = cause.get("text") if isinstance(cause.get("text"), dict) else {}
+    return {"submission": name, "exercise": str(entry["id"]), "status": status,
+            "points": float(entry["points"]), "max_points": float(entry["max_points"]), "misconceptions": named,
+            "candidates": tuple(map(str, entry.get("candidates") or ())), "cause_kind": kind,
+            "cause": {str(k): str(v) for k, v in lines.items()},
+            "no_code": status == "not_implemented" or (status in ENVIRONMENT_STATUSES and kind in NO_CODE_CAUSES)}
+
+
+def cause_line(row, language: str) -> str:
+    """A row's cause in ``language`` (English, else any, where the report lacks it); "" when it has none."""
+    lines = row["cause"] if isinstance(row, dict) else row.cause
+    return lines.get(language) or lines.get("en") or next(iter(lines.values()), "")
+
+
 def _pivot(data: ClassData, values: str):
     return data.rows.pivot(index="submission", columns="exercise", values=values).reindex(
         index=data.totals.index, columns=data.exercises)
 
 
 def exercise_table(data: ClassData):
-    """One row per exercise: max_points, handed_in, missing, mean_fraction, pass_rate, discrimination; hardest first.
+    """One row per exercise: max_points, handed_in, missing, no_code, mean_fraction, pass_rate, discrimination;
+    hardest first.
 
-    A ``missing`` exercise is not a wrong answer: the mean, the pass rate and the discrimination are over the
-    submissions that handed it in (an exercise a report does not hold at all, from a run of another module,
-    counts nowhere); ``missing`` counts the others.
+    Handed in means with code to judge: not ``missing``, not the untouched stub, not a file that cannot be read or
+    loaded (``no_code`` counts those two). The mean, the pass rate and the discrimination are over the submissions
+    that handed it in (an exercise a report does not hold at all, from a run of another module, counts nowhere).
     """
     import pandas as pd
 
     status = _pivot(data, "status")
-    handed = status.notna() & (status != "missing")
+    no_code = _pivot(data, "no_code").fillna(False).astype(bool)
+    handed = status.notna() & (status != "missing") & ~no_code
     points = _pivot(data, "points").where(handed)
     rest = data.totals.to_numpy()[:, None] - points  # the rest of the total: NaN where not handed in
     max_points = data.rows.groupby("exercise")["max_points"].max().reindex(data.exercises)
@@ -142,6 +172,7 @@ def exercise_table(data: ClassData):
         "max_points": max_points,
         "handed_in": handed.sum(),
         "missing": (status == "missing").sum(),
+        "no_code": (status.notna() & no_code).sum(),
         "mean_fraction": points.mean() / max_points,
         "pass_rate": (status == "passed").astype(float).where(handed).mean(),
         "discrimination": points.corrwith(rest),  # item-rest Pearson r; NaN when either side is constant
@@ -196,29 +227,65 @@ def unexplained_table(data: ClassData):
             [["exercise", "submission", "points", "max_points", "candidates"]].reset_index(drop=True))
 
 
+def validation_table(data: ClassData):
+    """The (exercise, submission) rows whose only failing checks expected an exception and got a value (the input
+    validation left out, not a wrong formula); by exercise in course order, then submission."""
+    rows = data.rows[data.rows["status"] == "validation_missing"]
+    rows = rows.assign(order=rows["exercise"].map(data.exercises.index))
+    return (rows.sort_values(["order", "submission"], kind="stable")
+            [["exercise", "submission", "points", "max_points"]].reset_index(drop=True))
+
+
+def reason_of(row, language: str) -> str:
+    """Why a row is not passed, in ``language``, from what its report holds: an error's or a timeout's cause, the
+    validation left out, the stub, the missing file; "" for a wrong answer (its mistakes say the rest)."""
+    from graders.classreport.texts import TEXT
+
+    status = row["status"] if isinstance(row, dict) else row.status
+    if status in ENVIRONMENT_STATUSES:
+        return cause_line(row, language) or TEXT["no_cause"].in_(language)
+    if status in ("validation_missing", "not_implemented", "missing"):
+        return TEXT["reasons"][status].in_(language)
+    return ""
+
+
 def student_table(data: ClassData, language: str):
-    """One row per (submission, exercise) not passed: status, points lost, the named mistakes and their hints
-    (in ``language``), the candidates; by submission name, then course order."""
+    """One row per (submission, exercise) not passed: status, the reason (an error's cause, the validation left
+    out...), points lost, the named mistakes and their hints (in ``language``), the candidates; by submission name,
+    then course order."""
     import pandas as pd
 
     rows = data.rows[data.rows["status"] != "passed"]
     records = []
-    for row in rows.itertuples(index=False):
-        records.append({"submission": row.submission, "exercise": row.exercise, "status": row.status,
-                        "points_lost": row.max_points - row.points,
-                        "misconceptions": "; ".join(row.misconceptions),
-                        "hint": " | ".join(h for h in (catalogue_hint(row.exercise, m, language)
-                                                       for m in row.misconceptions) if h),
-                        "candidates": "; ".join(row.candidates),
-                        "order": data.exercises.index(row.exercise)})
-    columns = ["submission", "exercise", "status", "points_lost", "misconceptions", "hint", "candidates"]
+    for row in rows.to_dict("records"):
+        records.append({"submission": row["submission"], "exercise": row["exercise"], "status": row["status"],
+                        "reason": reason_of(row, language), "points_lost": row["max_points"] - row["points"],
+                        "misconceptions": "; ".join(row["misconceptions"]),
+                        "hint": " | ".join(h for h in (catalogue_hint(row["exercise"], m, language)
+                                                       for m in row["misconceptions"]) if h),
+                        "candidates": "; ".join(row["candidates"]),
+                        "order": data.exercises.index(row["exercise"])})
+    columns = ["submission", "exercise", "status", "reason", "points_lost", "misconceptions", "hint", "candidates"]
     if not records:
         return pd.DataFrame(columns=columns)
     return pd.DataFrame.from_records(records).sort_values(["submission", "order"], kind="stable")[columns] \
         .reset_index(drop=True)
 
 
-def environment_table(data: ClassData):
-    """The (submission, exercise, status) rows that ended in an error or a timeout."""
+def environment_table(data: ClassData, language: str = "en"):
+    """The errors and timeouts grouped by cause: one row per (cause, submission) with its status, the cause in
+    ``language`` (a syntax error once, with its file and line, however many exercises it stops) and the exercises
+    it stopped; by cause, then submission."""
+    import pandas as pd
+
+    columns = ["cause", "submission", "status", "exercises", "count"]
     rows = data.rows[data.rows["status"].isin(ENVIRONMENT_STATUSES)]
-    return rows[["submission", "exercise", "status"]].sort_values(["exercise", "submission"]).reset_index(drop=True)
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    records: dict = {}
+    for row in rows.to_dict("records"):
+        key = (reason_of(row, language), row["submission"], row["status"])
+        records.setdefault(key, []).append(row["exercise"])
+    table = pd.DataFrame([[cause, name, status, "; ".join(sorted(ids, key=data.exercises.index)), len(ids)]
+                          for (cause, name, status), ids in records.items()], columns=columns)
+    return table.sort_values(["cause", "submission"], kind="stable").reset_index(drop=True)

@@ -25,13 +25,16 @@ TEXT = {
     "discrimination": Text("discrimination", "дискриминативность"),
     "discrimination_note": Text("discrimination: the correlation of an exercise's points with the rest of the "
                                 "total (low or negative: the exercise does not separate strong from weak work). "
-                                "A missing file is not a wrong answer: mean, pass rate and discrimination are over "
-                                "the submissions that handed the exercise in; the missing ones are counted apart",
+                                "Handed in means with code to judge: a missing file is not a wrong answer, and "
+                                "neither is an untouched stub or a file that cannot be read or loaded (\"no code\"); "
+                                "mean, pass rate and discrimination are over the submissions that handed the "
+                                "exercise in",
                                 "дискриминативность: корреляция баллов за задание с остальной суммой "
                                 "(низкая или отрицательная: задание не отделяет сильные работы от слабых). "
-                                "Несданный файл не считается неверным ответом: среднее, доля зачтённых и "
-                                "дискриминативность считаются по работам, где задание сдано; несданные считаются "
-                                "отдельно"),
+                                "Сдано — значит есть код для проверки: несданный файл не считается неверным ответом, "
+                                "как и нетронутая заготовка или файл, который нельзя прочитать или загрузить "
+                                "(«без кода»); среднее, доля зачтённых и дискриминативность считаются по работам, "
+                                "где задание сдано"),
     "misconceptions": Text("Misconceptions the class holds, most common first",
                            "Ошибочные представления группы, от самых частых"),
     "misconception": Text("misconception", "ошибка"),
@@ -46,10 +49,34 @@ TEXT = {
     "submission_axis": Text("submission (highest total first)", "работа (от наибольшего балла)"),
     "environment": Text("Errors and timeouts (usually the environment, not the learning)",
                         "Ошибки выполнения и превышения времени (обычно среда, а не понимание)"),
-    "environment_note": Text("an exercise left as its stub (NotImplementedError) is counted apart, as not "
-                             "implemented; a row for every exercise of a submission usually means a broken setup",
-                             "задание, оставленное заготовкой (NotImplementedError), учитывается отдельно, как "
-                             "не реализованное; строки для всех заданий одной работы обычно значат сломанную среду"),
+    "environment_note": Text("grouped by cause: one row per cause and submission, with the exercises it stopped (a "
+                             "file that cannot be read stops every exercise in it). An exercise left as its stub "
+                             "(NotImplementedError) is counted apart, as not implemented",
+                             "по причинам: одна строка на причину и работу, с заданиями, которые она остановила "
+                             "(файл, который нельзя прочитать, останавливает все свои задания). Задание, оставленное "
+                             "заготовкой (NotImplementedError), учитывается отдельно, как не реализованное"),
+    "cause": Text("cause", "причина"),
+    "stopped": Text("exercises", "задания"),
+    "count": Text("count", "сколько"),
+    "no_cause": Text("no cause in the report (graded by an older kit)", "причины в отчёте нет (проверено старой "
+                     "версией)"),
+    "reason": Text("reason", "причина"),
+    "reasons": {
+        "validation_missing": Text("returns a value where the input must be refused (an exception is expected)",
+                                   "возвращает значение там, где входные данные надо отвергнуть (ожидается "
+                                   "исключение)"),
+        "not_implemented": Text("still the stub (NotImplementedError)", "всё ещё заготовка (NotImplementedError)"),
+        "missing": Text("no file or no function", "нет файла или функции"),
+    },
+    "no_code_count": Text("no code", "без кода"),
+    # input validation missing
+    "validation": Text("Input validation missing", "Нет проверки входных данных"),
+    "validation_note": Text("failed only on the checks that expect the input to be refused (an exception): the "
+                            "formula is right, the validation is left out",
+                            "не пройдены только проверки, где входные данные надо отвергнуть (исключением): формула "
+                            "верна, проверка входных данных пропущена"),
+    "no_validation": Text("No submission failed only on input validation.",
+                          "Ни одна работа не ошиблась только в проверке входных данных."),
     "no_environment": Text("No exercise ended in an error or a timeout.",
                            "Ни одно задание не закончилось ошибкой выполнения или превышением времени."),
     "submission": Text("submission", "работа"),
@@ -62,6 +89,7 @@ TEXT = {
         "missing": Text("missing", "нет"),
         "not_implemented": Text("not implemented", "не реализовано"),
         "unexplained": Text("failed, no catalogued mistake", "неверно, ошибки нет в каталоге"),
+        "validation_missing": Text("input validation missing", "нет проверки входных данных"),
         "not_graded": Text("not graded in this submission", "в этой работе не проверялось"),
     },
     # per student

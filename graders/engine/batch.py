@@ -31,7 +31,7 @@ from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
 from graders.engine.learner_text import clean, say
 from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
 from graders.engine.submission import discover, is_cell_note, submission_name
-from graders.engine.texts import translated
+from graders.engine.texts import cli_text, translated
 from graders.engine.worker_config import WorkerConfig, WorkerStartError
 
 FORBIDDEN_MODULES = ("solutions", "graders.checks", "graders.misconceptions")
@@ -125,7 +125,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             raise GraderError(f"no such submission: {path}")
     if run_folder:
         try:  # before anything is written: this folder's reports are this run's alone
-            outfolder.set_aside(out_dir, paths, log)
+            outfolder.set_aside(out_dir, paths, lambda message: log(translated(message, options.lang)))
         except (outfolder.OutFolderError, OSError) as error:
             raise GraderError(f"the earlier run in {out_dir} could not be set aside: {error}") from error
     sandbox.private_hypothesis_storage()  # no .hypothesis/ (the reference's literals) in the current folder
@@ -140,7 +140,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         os.chmod(temp_root, 0o711)
         user, note = sandbox.unprivileged_user(python, pythonpath, str(temp_root))
         if user is None and hasattr(os, "geteuid") and os.geteuid() == 0:
-            log(f"note: {note}")
+            log(cli_text(options.lang, "note", note=translated(note, options.lang)))
         # what the workers report of themselves (who they run as is known here: `user`)
         required = tuple(name for name in sandbox.LAYERS if name not in ("unprivileged_user", "grader_not_dumpable")
                          ) if options.require_sandbox else ()
@@ -195,7 +195,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             message = f"sandbox layers missing on this machine: {', '.join(probe.missing)}"
             if options.require_sandbox:
                 raise GraderError(f"{message}; --require-sandbox refuses to grade (see `rl4llm doctor`)")
-            log(f"warning: {message} (see `rl4llm doctor`)")
+            log(cli_text(options.lang, "warning", message=cli_text(options.lang, "layers_missing",
+                                                                   layers=", ".join(probe.missing))))
         fingerprint = kit_fingerprint(kit)
         ctx = Context(kit, options, job, book, config, servers, temp_root, user=user, probed=probe.layers,
                       not_dumpable=not_dumpable, identity=probe.identity)
@@ -208,11 +209,11 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             submission = discover(paths[index], functions)
             submission.name = names[index]
             for note in dict.fromkeys(n for notes in submission.notes.values() for n in notes if is_cell_note(n)):
-                log(f"warning: {names[index]}: {translated(note, options.lang)}")  # a cell it could not read
+                log(cli_text(options.lang, "warning", message=f"{names[index]}: {translated(note, options.lang)}"))  # a cell it could not read
             # what the runner did not see as learner text (a crashed worker's last output) is cleaned here too
             return clean(grade_submission(submission, ctx).to_dict())
 
-        bar = _progress(len(paths), progress)
+        bar = _progress(len(paths), progress, options.lang)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {pool.submit(grade, i): i for i in range(len(paths))}
             # the first workers start up meanwhile, but run no learner code until `ready`
@@ -347,14 +348,15 @@ def _unwritten(out_dir: Path, name: str, job, error: BaseException, log) -> dict
     return report
 
 
-def _progress(total: int, enabled: bool):
+def _progress(total: int, enabled: bool, language: str = "en"):
     if not enabled or total < 2:
         return None
     try:
         from tqdm import tqdm
     except ImportError:  # pragma: no cover - tqdm is a core dependency
         return None
-    return tqdm(total=total, desc="grading", unit="submission", file=sys.stderr, leave=True)
+    return tqdm(total=total, desc=cli_text(language, "progress"), unit=cli_text(language, "unit"), file=sys.stderr,
+                leave=True)
 
 
 def grade_sources(submissions: dict[str, dict[str, str]], options: GradeOptions | None = None, *,

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from graders.engine.compare import describe
 from graders.engine.judge import judge
-from graders.engine.protocol import CaseOutcome, CaseResult, ExerciseReport, Judgement, Reason
+from graders.course import LANGUAGES
+from graders.engine.protocol import CaseOutcome, CaseResult, ExerciseReport, Judgement, Reason, Status
 from graders.engine.runner import WALL_CAP_MESSAGE, ExerciseRun
 from graders.engine.scrub import without_addresses, without_temp_paths
 from graders.engine.submission import Submission
@@ -42,7 +43,8 @@ def assess(exercise, submission: Submission, sources: dict, file_problems: dict,
     judgement = judge(exercise, submission, sources, file_problems, runs, ctx)
     return ExerciseReport(exercise.id, judgement.status, judgement.points, exercise.max_points,
                           render(judgement, exercise, ctx), tuple(judgement.misconceptions), judgement.not_implemented,
-                          tuple(judgement.candidates))
+                          tuple(judgement.candidates), cause(judgement, exercise, ctx),
+                          tuple(p.result.value for p in judgement.problems))
 
 
 def language_of(ctx) -> str:
@@ -70,49 +72,81 @@ def render(judgement: Judgement, exercise, ctx) -> str:
 def _reason_lines(judgement: Judgement, exercise, ctx) -> list[str]:
     reason = judgement.reason
     hide = ctx.options.hide_hidden_inputs
-    stem = exercise.stem
     language = language_of(ctx)
+    notes = [translated(note, language) for note in judgement.notes]
+    line = _reason_line(judgement, exercise, ctx, language)
+    if reason is Reason.SUBMISSION_UNGRADABLE:
+        return [line]
+    if reason is Reason.FILE_MISSING:
+        return [line] + notes
+    if reason in (Reason.LOAD_FAILED, Reason.LOAD_REFUSED, Reason.LOAD_CRASHED, Reason.CRASHED):
+        return notes + [line] + _output_lines(judgement.output, hide, language)
+    if reason in (Reason.LOAD_TIMEOUT, Reason.TIMEOUT) and judgement.detail == WALL_CAP_MESSAGE:
+        return notes + [line, WALL_CAP_MESSAGE.in_(language)]
+    return notes + [line]
+
+
+def _reason_line(judgement: Judgement, exercise, ctx, language: str) -> str:
+    """The one line that says why the checks were not judged, in ``language`` (no note, no output)."""
+    reason = judgement.reason
+    stem = exercise.stem
 
     def say(key: str, **fields) -> str:
         return feedback_text(language, key, **fields)
 
-    notes = [translated(note, language) for note in judgement.notes]
     detail = translated(judgement.detail, language)
     if reason is Reason.SUBMISSION_UNGRADABLE:
-        return [say("submission_ungradable", detail=detail)]
+        return say("submission_ungradable", detail=detail)
     if reason is Reason.FILE_UNREADABLE:
-        return notes + [detail]
+        return detail
     if reason is Reason.FILE_MISSING:
-        return [say("file_missing", stem=stem)] + notes
+        return say("file_missing", stem=stem)
     if reason is Reason.NOT_GRADABLE:
-        return notes + [say("not_graded", detail=detail)]
+        return say("not_graded", detail=detail)
     if reason is Reason.NO_RESULT:
-        return notes + [say("no_result")]
+        return say("no_result")
     if reason is Reason.LOAD_FAILED:
-        return notes + [say("load_failed", stem=stem, error=_exception_text(judgement.error))] + \
-            _output_lines(judgement.output, hide, language)
+        return say("load_failed", stem=stem, error=_exception_text(judgement.error))
     if reason is Reason.LOAD_REFUSED:
-        what = _refused(judgement.error["message"], language)
-        return notes + [say("load_refused", stem=stem, what=what)] + _output_lines(judgement.output, hide, language)
-    capped = [WALL_CAP_MESSAGE.in_(language)] if judgement.detail == WALL_CAP_MESSAGE else []
+        return say("load_refused", stem=stem, what=_refused(judgement.error["message"], language))
     if reason is Reason.LOAD_TIMEOUT:
-        return notes + [say("load_timeout", stem=stem, seconds=ctx.options.load_timeout)] + capped
+        return say("load_timeout", stem=stem, seconds=ctx.options.load_timeout)
     if reason is Reason.LOAD_CRASHED:
-        return notes + [say("load_crashed", stem=stem, detail=detail)] + \
-            _output_lines(judgement.output, hide, language)
+        return say("load_crashed", stem=stem, detail=detail)
     if reason is Reason.TIMEOUT:
-        timeout = ctx.job.entries[exercise.index]["timeout"]
-        return notes + [say("timeout", seconds=timeout)] + capped
+        return say("timeout", seconds=ctx.job.entries[exercise.index]["timeout"])
     if reason is Reason.CRASHED:
-        return notes + [say("crashed", detail=detail)] + _output_lines(judgement.output, hide, language)
+        return say("crashed", detail=detail)
     if reason is Reason.FUNCTION_MISSING:
-        return notes + [say("function_missing", detail=detail)]
+        return say("function_missing", detail=detail)
     if reason is Reason.REFUSED:
-        return notes + [say("refused", what=_refused(judgement.detail, language))]
+        return say("refused", what=_refused(judgement.detail, language))
     if reason is Reason.NO_CHECKS:
         problems = judgement.kit_problems or [judgement.detail]
-        return notes + [say("not_graded", detail="; ".join(translated(p, language) for p in problems))]
+        return say("not_graded", detail="; ".join(translated(p, language) for p in problems))
     raise ValueError(f"no feedback for {reason}")
+
+
+def cause(judgement: Judgement, exercise, ctx) -> dict | None:
+    """Why an exercise ended in an error or a timeout, for the class report: ``{"kind", "text": {language:
+    line}}`` -- the reason's line (no output of the learner's code), or for a check that raised the exception's
+    type and where (never its message, which may show a hidden input); ``None`` for any other exercise and for
+    the untouched stub."""
+    if judgement.status not in (Status.ERROR, Status.TIMEOUT) or judgement.not_implemented:
+        return None
+    if judgement.reason is not None:
+        return {"kind": judgement.reason.value,
+                "text": {language: _reason_line(judgement, exercise, ctx, language) for language in LANGUAGES}}
+    first = next((p for p in judgement.problems if p.result.is_error), None)
+    if first is None:
+        return None
+    if first.result is CaseResult.RAISED:
+        error = first.error or {}
+        where = f" ({error['where']})" if error.get("where") else ""
+        return {"kind": first.result.value, "text": {language: feedback_text(
+            language, "raised", error=f"{error.get('type', '?')}{where}") for language in LANGUAGES}}
+    return {"kind": first.result.value,
+            "text": {language: feedback_text(language, "no_case_result") for language in LANGUAGES}}
 
 
 def _refused(message: str, language: str) -> str:

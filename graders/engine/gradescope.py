@@ -249,7 +249,7 @@ def run(root: Path, modules=None, language=None) -> int:
             say(f"run_autograder: internal error:\n{traceback.format_exc()}", file=sys.stderr)
             return 2
         say(scoreboard(result.reports, feedback=True, language=language), end="")
-        _write_results(target, gradescope_contract(gradescope_results(result.reports[0])))
+        _write_results(target, gradescope_contract(gradescope_results(result.reports[0], language)))
     return 0
 
 

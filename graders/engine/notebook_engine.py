@@ -106,7 +106,8 @@ def keep_report(report_dir: Path, assignment: str, student: str, entries: dict[s
     merged.update(entries)
     order = {exercise_id: index for index, exercise_id in enumerate(DEFAULT_KIT.exercises())}
     exercises = tuple(ExerciseReport(e["id"], Status(e["status"]), e["points"], e["max_points"], e["feedback"],
-                                     tuple(e["misconceptions"]), bool(e.get("not_implemented")))
+                                     tuple(e["misconceptions"]), bool(e.get("not_implemented")),
+                                     tuple(e.get("candidates") or ()), e.get("cause"), tuple(e.get("failing") or ()))
                       for e in sorted(merged.values(), key=lambda e: (order.get(e["id"], len(order)), e["id"])))
     path.write_text(report_json(SubmissionReport(str(student), exercises, {}).to_dict()), encoding="utf-8",
                     errors="backslashreplace")  # the id as it is, cleaned; the class report escapes it

@@ -7,7 +7,9 @@ schema is written:
 
     {"submission": str, "score": float, "max_score": float,
      "exercises": [{"id", "status", "points", "max_points", "feedback", "misconceptions"}],
-     # optional per exercise: "not_implemented": true, "candidates": [names]
+     # optional per exercise: "not_implemented": true, "candidates": [names],
+     #   "cause": {"kind": str, "text": {language: str}} (why an error or a timeout: its first line, never an
+     #   input of a check), "failing": [kinds] (the CaseResult values of the failing checks, sorted)
      "sandbox": {layer: bool, ..., "identity": str}}
 
 Statuses: ``passed`` (every check passed), ``failed`` (a wrong answer or a
@@ -135,6 +137,9 @@ class ExerciseReport:
     misconceptions: tuple[str, ...] = ()
     not_implemented: bool = False  # still the untouched stub (status error, 0 points)
     candidates: tuple[str, ...] = ()  # entries that each fit every check (none claimed)
+    # why an error or a timeout: {"kind": a Reason's or CaseResult's value, "text": {language: one line}}
+    cause: dict | None = None
+    failing: tuple[str, ...] = ()  # the CaseResult values of the failing checks ("not raised": no validation)
 
     def to_dict(self) -> dict:
         entry = {"id": self.id, "points": round(self.points, 4), "max_points": round(self.max_points, 4),
@@ -144,6 +149,10 @@ class ExerciseReport:
             entry["not_implemented"] = True
         if self.candidates:  # likewise: several catalogue entries fit, none is claimed
             entry["candidates"] = sorted(set(self.candidates))
+        if self.cause:  # likewise: an error's or a timeout's cause, for the class report
+            entry["cause"] = self.cause
+        if self.failing:  # likewise: how the failing checks failed
+            entry["failing"] = sorted(set(self.failing))
         return entry
 
 

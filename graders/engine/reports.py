@@ -23,7 +23,7 @@ from pathlib import Path
 
 from graders.engine.learner_text import FIELD_LIMIT, clean, clean_text
 from graders.engine.protocol import STATUSES
-from graders.engine.texts import scoreboard_text
+from graders.engine.texts import STATUS_WORDS, cli_text, scoreboard_text
 from graders.language import default_language
 
 
@@ -57,8 +57,12 @@ def report_json(report: dict) -> str:
     return json.dumps(clean(report, FIELD_LIMIT), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def gradescope_results(report: dict) -> dict:
-    """Gradescope's ``results.json``: one test per exercise, the learner-facing feedback as output."""
+def gradescope_results(report: dict, language: str | None = None) -> dict:
+    """Gradescope's ``results.json``: one test per exercise, the learner-facing feedback as output.
+
+    With ``language`` (Gradescope's own route), the top-level ``output``, what the learner sees first, is a line
+    in that language addressed to the learner ("Your score: ..."); without, it names the submission, in English,
+    as ``rl4llm grade`` has always written it."""
     report = clean(report, FIELD_LIMIT)
     tests = []
     for entry in report["exercises"]:
@@ -78,7 +82,11 @@ def gradescope_results(report: dict) -> dict:
     return {
         "score": report["score"],
         "max_score": report["max_score"],
-        "output": f"{report['submission']}: {report['score']:g} / {report['max_score']:g} ({summary})",
+        "output": (f"{report['submission']}: {report['score']:g} / {report['max_score']:g} ({summary})"
+                   if language is None else cli_text(language, "gradescope_output", score=report["score"],
+                                                     max_score=report["max_score"], summary=", ".join(
+                                                         f"{n} {STATUS_WORDS[s].in_(language)}"
+                                                         for s, n in counts.items() if n))),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -160,7 +168,8 @@ def scoreboard(reports: list[dict], *, feedback: bool = False, feedback_lines: i
     if not reports:
         return say("nothing") + "\n"
     width = max(12, *(len(r["submission"]) for r in reports))
-    lines = [f"{say('submission'):<{width}}  {say('score'):>15}  " + "  ".join(f"{s:>7}" for s in STATUSES),
+    words = [STATUS_WORDS[s].in_(language) for s in STATUSES]  # the header's; the reports' statuses are keys
+    lines = [f"{say('submission'):<{width}}  {say('score'):>15}  " + "  ".join(f"{w:>7}" for w in words),
              "-" * (width + 19 + 9 * len(STATUSES))]
     for report in reports:
         counts = [sum(e["status"] == s for e in report["exercises"]) for s in STATUSES]

@@ -108,6 +108,28 @@ def _entry_problems(entry: dict, registry: Registry) -> list[str]:
     if "not_implemented" in entry and (entry["not_implemented"] is not True or status != "error" or points != 0):
         problems.append(f"{where}: not_implemented {_shown(entry['not_implemented'])} with status "
                         f"{_shown(status)} and points {_shown(points)} (the grader writes true, error, 0)")
+    problems += _optional_problems(entry, where)
+    return problems
+
+
+def _optional_problems(entry: dict, where: str) -> list[str]:
+    """Why an entry's optional fields (candidates, cause, failing) are not as the grader writes them."""
+    from graders.course import LANGUAGES
+    from graders.engine.protocol import CaseResult
+
+    problems = []
+    for key in ("candidates", "failing"):
+        if key in entry and (not isinstance(entry[key], list) or not all(isinstance(v, str) for v in entry[key])
+                             or entry[key] != sorted(set(entry[key]))):
+            problems.append(f"{where}: {key} {_shown(entry[key])} are not a sorted list of distinct names")
+    if "failing" in entry and not set(entry["failing"]) <= {result.value for result in CaseResult}:
+        problems.append(f"{where}: failing {_shown(entry['failing'])} holds a kind the grader does not write")
+    cause = entry.get("cause")
+    if "cause" in entry and not (isinstance(cause, dict) and set(cause) == {"kind", "text"}
+                                 and isinstance(cause["kind"], str) and isinstance(cause["text"], dict)
+                                 and set(cause["text"]) == set(LANGUAGES)
+                                 and all(isinstance(v, str) for v in cause["text"].values())):
+        problems.append(f"{where}: cause {_shown(cause)} is not {{kind, text: {{language: line}}}}")
     return problems
 
 

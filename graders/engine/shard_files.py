@@ -27,7 +27,7 @@ DIGEST = re.compile(r"[0-9a-f]{64}")  # a kit digest as kit_digest writes it
 VERSION = re.compile(r"[0-9A-Za-z.+_-]{1,64}")
 REPORT_KEYS, REPORT_OPTIONAL = {"submission", "score", "max_score", "exercises"}, {"sandbox"}
 ENTRY_KEYS = {"id", "points", "max_points", "status", "feedback", "misconceptions"}
-ENTRY_OPTIONAL = {"not_implemented"}
+ENTRY_OPTIONAL = {"not_implemented", "candidates", "cause", "failing"}
 
 
 @dataclass

@@ -113,6 +113,30 @@ SCOREBOARD = {
                        "== {submission}: {score}/{max_score} (не пройдено упражнений: {count})"),
 }
 
+# The lines `rl4llm grade` (and `rl4llm report`, `merge`, Gradescope's top-level output) print around the scoreboard
+CLI = {
+    "progress": Text("grading", "проверка"),
+    "unit": Text("submission", "работа"),
+    "note": Text("note: {note}", "примечание: {note}"),
+    "warning": Text("warning: {message}", "предупреждение: {message}"),
+    "layers_missing": Text("sandbox layers missing on this machine: {layers} (see `rl4llm doctor`)",
+                           "на этой машине нет слоёв песочницы: {layers} (см. `rl4llm doctor`)"),
+    "reports_in": Text("reports in {folder}/ (grades.csv, <submission>/report.json, results.json, junit.xml)",
+                       "отчёты в {folder}/ (grades.csv, <работа>/report.json, results.json, junit.xml)"),
+    "class_report": Text("class report: {path} ({others})", "отчёт по группе: {path} ({others})"),
+    "shard_done": Text("shard {shard}: graded {count} of {total} submissions; when every shard is done: rl4llm merge "
+                       "OUT SHARD_DIR...",
+                       "часть {shard}: проверено работ {count} из {total}; когда готовы все части: rl4llm merge "
+                       "OUT SHARD_DIR..."),
+    "gradescope_output": Text("Your score: {score:g} / {max_score:g} ({summary})",
+                              "Ваш балл: {score:g} из {max_score:g} ({summary})"),
+    "unknown_language": Text("RL4LLM_LANG={value} is not a language of the course (en, ru) and is ignored",
+                             "RL4LLM_LANG={value}: такого языка в курсе нет (en, ru), значение не учитывается"),
+}
+STATUS_WORDS = {"passed": Text("passed", "зачтено"), "failed": Text("failed", "неверно"),
+                "error": Text("error", "ошибка"), "timeout": Text("timeout", "время"),
+                "missing": Text("missing", "нет")}
+
 # Particulars written in English elsewhere in the engine, each as its module writes it; the first
 # template that matches the whole text is used, so a specific form comes before a general one.
 DETAILS = {
@@ -127,6 +151,20 @@ DETAILS = {
     "refused_signal": Text("signalling other processes", "отправка сигналов другим процессам"),
     "refused_path": Text("access to {path} ({event})", "доступ к {path} ({event})"),
     "refused_import": Text("importing {module}", "импорт {module}"),
+    # graders.engine.sandbox: why workers keep root (a note of `rl4llm grade`)
+    "keep_root_env": Text("RL4LLM_KEEP_ROOT=1: workers keep root (audit hook only)",
+                          "RL4LLM_KEEP_ROOT=1: рабочие процессы остаются под root (только audit hook)"),
+    "keep_root_start": Text("running as root, but user nobody cannot start {python} ({error}): workers keep root",
+                            "запуск под root, но пользователь nobody не может запустить {python} ({error}): рабочие "
+                            "процессы остаются под root"),
+    "keep_root_import": Text("running as root, but user nobody cannot import the worker ({last}): workers keep root",
+                             "запуск под root, но пользователь nobody не может импортировать рабочий модуль ({last}): "
+                             "рабочие процессы остаются под root"),
+    # graders.engine.outfolder: an earlier run set aside
+    "set_aside": Text("note: {out_dir} held an earlier run; set aside in {target}/ ({folders} submission folder(s) and "
+                      "{files} file(s), nothing deleted): {out_dir} now holds this run only",
+                      "примечание: в {out_dir} был прошлый запуск; он перенесён в {target}/ (папок работ: {folders}, "
+                      "файлов: {files}, ничего не удалено): теперь в {out_dir} только этот запуск"),
     # graders.engine.runner: how a worker ended
     "exit_unresponsive": Text("the worker process stopped responding", "рабочий процесс перестал отвечать"),
     "exit_segfault": Text("the worker process was killed by SIGSEGV (a segmentation fault)",
@@ -260,6 +298,11 @@ def feedback_text(language: str, key: str, **fields) -> str:
 def scoreboard_text(language: str, key: str, **fields) -> str:
     """One scoreboard template of :data:`SCOREBOARD`, filled in."""
     return SCOREBOARD[key].in_(checked(language), **fields)
+
+
+def cli_text(language: str, key: str, **fields) -> str:
+    """One line of :data:`CLI`, filled in (English for a language the course lacks)."""
+    return CLI[key].in_(language if language in LANGUAGES else "en", **fields)
 
 
 def detail(key: str, **fields) -> str:
