@@ -132,7 +132,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
             result = grade_shard(paths, Path(args.out), args.shard, _grade_options(args), jobs=args.jobs,
                                  progress=not args.quiet)
     except BatchInterrupted as stopped:
-        say(f"rl4llm grade: interrupted: {stopped}", file=sys.stderr)
+        say(cli_text(_grade_options(args).lang, "interrupted", graded=stopped.graded, total=stopped.total,
+                     folder=stopped.folder), file=sys.stderr)
         return 130
     except GraderError as error:
         say(f"rl4llm grade: the grader could not work: {error}", file=sys.stderr)

@@ -281,9 +281,9 @@ def _write_interrupted(out_dir: Path, names: list[str], done: list[dict], exerci
     (out_dir / "grades.csv").write_text(reports.grades_csv(done, exercise_ids), encoding="utf-8")
     if run_folder:
         outfolder.write_run_manifest(out_dir, names, exercise_ids, interrupted=total)
-    raise BatchInterrupted(f"{len(done)} of {total} submission(s) graded; their reports and grades.csv are in "
-                           f"{out_dir}/, whose run manifest marks the run interrupted (the next run into it sets "
-                           "it aside); grade again to grade them all")
+    stopped = BatchInterrupted(f"{len(done)} of {total} submission(s) graded in {out_dir}/")
+    stopped.graded, stopped.total, stopped.folder = len(done), total, out_dir
+    raise stopped
 
 
 def may_need_torch(paths: list[Path], files) -> bool:

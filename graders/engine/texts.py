@@ -130,6 +130,12 @@ CLI = {
                        "OUT SHARD_DIR..."),
     "gradescope_output": Text("Your score: {score:g} / {max_score:g} ({summary})",
                               "Ваш балл: {score:g} из {max_score:g} ({summary})"),
+    "interrupted": Text("rl4llm grade: interrupted: {graded} of {total} submission(s) graded; their reports and "
+                        "grades.csv are in {folder}/, whose run manifest marks the run interrupted (the next run into "
+                        "it sets it aside); grade again to grade them all",
+                        "rl4llm grade: прервано: проверено работ: {graded} из {total}; их отчёты и grades.csv в "
+                        "{folder}/, манифест запуска отмечает его прерванным (следующий запуск туда отложит его в "
+                        "сторону); запустите проверку снова, чтобы проверить все"),
     "unknown_language": Text("RL4LLM_LANG={value} is not a language of the course (en, ru) and is ignored",
                              "RL4LLM_LANG={value}: такого языка в курсе нет (en, ru), значение не учитывается"),
 }
@@ -154,6 +160,14 @@ DETAILS = {
     # graders.engine.sandbox: why workers keep root (a note of `rl4llm grade`)
     "keep_root_env": Text("RL4LLM_KEEP_ROOT=1: workers keep root (audit hook only)",
                           "RL4LLM_KEEP_ROOT=1: рабочие процессы остаются под root (только audit hook)"),
+    "keep_root_start_fix": Text(
+        "running as root, but user nobody cannot start {python} ({error}): workers keep root; user nobody cannot "
+        "enter {folder}, on the way to {what} ({path}): run `chmod o+x {folder2}` (others may then pass through it, "
+        "not list it), or install the kit with a Python outside it (e.g. python3 -m venv /opt/rl4llm-venv)",
+        "запуск под root, но пользователь nobody не может запустить {python} ({error}): рабочие процессы остаются "
+        "под root; nobody не может войти в {folder} на пути к {what} ({path}): выполните `chmod o+x {folder2}` "
+        "(другие смогут проходить через папку, но не читать её список) или установите набор с Python вне её "
+        "(например, python3 -m venv /opt/rl4llm-venv)"),
     "keep_root_start": Text("running as root, but user nobody cannot start {python} ({error}): workers keep root",
                             "запуск под root, но пользователь nobody не может запустить {python} ({error}): рабочие "
                             "процессы остаются под root"),
@@ -161,6 +175,13 @@ DETAILS = {
                              "запуск под root, но пользователь nobody не может импортировать рабочий модуль ({last}): "
                              "рабочие процессы остаются под root"),
     # graders.engine.outfolder: an earlier run set aside
+    "set_aside_interrupted": Text(
+        "note: {out_dir} held an earlier run that was interrupted ({graded} of {total} submission(s) graded); set "
+        "aside in {target}/ ({folders} submission folder(s) and {files} file(s), nothing deleted): {out_dir} now "
+        "holds this run only",
+        "примечание: в {out_dir} был прерванный прошлый запуск (проверено работ: {graded} из {total}); он "
+        "перенесён в {target}/ (папок работ: {folders}, файлов: {files}, ничего не удалено): теперь в {out_dir} "
+        "только этот запуск"),
     "set_aside": Text("note: {out_dir} held an earlier run; set aside in {target}/ ({folders} submission folder(s) and "
                       "{files} file(s), nothing deleted): {out_dir} now holds this run only",
                       "примечание: в {out_dir} был прошлый запуск; он перенесён в {target}/ (папок работ: {folders}, "
