@@ -399,7 +399,7 @@ def test_junit_has_one_testcase_per_exercise_with_failure_or_error():
 
 def test_grades_csv_has_a_column_per_exercise():
     text = reports.grades_csv([REPORT], ["m.f", "m.g", "m.h"])
-    assert text.splitlines() == ["submission,m.f,m.g,m.h,total,max_total", "s,1.5,0,0,1.5,4"]
+    assert text.splitlines() == ["submission,name,m.f,m.g,m.h,total,max_total", "s,s,1.5,0,0,1.5,4"]
 
 
 def test_feedback_has_no_addresses_or_temporary_paths():

@@ -161,12 +161,12 @@ def test_grades_csv_neutralises_formulas_and_keeps_numbers():
     text = reports.grades_csv([_hostile_report(name) for name in FORMULAS] + [_hostile_report("alice")],
                               ["m.f", "m.g", "=bad.id"])
     rows = list(csv.reader(io.StringIO(text)))
-    assert rows[0] == ["submission", "m.f", "m.g", "'=bad.id", "total", "max_total"]
+    assert rows[0] == ["submission", "name", "m.f", "m.g", "'=bad.id", "total", "max_total"]
     names = {row[0] for row in rows[1:]}
     # a carriage return is written visibly: csv.writer would leave it unquoted, and a reader split the row
     assert names == {"'" + name for name in FORMULAS[:5]} | {"\\rx", "alice"}
     for row in rows[1:]:
-        assert row[1:] == ["0.5", "0", "0", "1.5", "4"]
+        assert row[1] == row[0] and row[2:] == ["0.5", "0", "0", "1.5", "4"]
     assert reports.csv_cell(-0.5) == -0.5 and reports.csv_cell(3) == 3
 
 

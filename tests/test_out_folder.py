@@ -104,7 +104,7 @@ def test_the_manifest_is_deterministic(tmp_path):
     assert one == outfolder.manifest_text(["a", "b"], [GRA]) and json.loads(one)["names"] == ["a", "b"]
     outfolder.write_run_manifest(tmp_path, ["b", "a"], [GRA])
     assert (tmp_path / outfolder.RUN_MANIFEST).read_text(encoding="utf-8") == one
-    assert outfolder.read_run_manifest(tmp_path) == {"names": ["a", "b"], "exercise_ids": [GRA], "interrupted": None}
+    assert outfolder.read_run_manifest(tmp_path) == {"names": ["a", "b"], "exercise_ids": [GRA], "interrupted": None, "display": {}}
     assert sorted(p.name for p in tmp_path.iterdir()) == [outfolder.RUN_MANIFEST]  # no temporary file left
 
 

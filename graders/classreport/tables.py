@@ -76,6 +76,12 @@ def _report_paths(folder: Path) -> tuple[list[Path], list[str]]:
     return paths, notes
 
 
+def _alike(name: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFC", name).casefold()
+
+
 def read_reports(folder: Path | str) -> ClassData:
     """The last run's ``<submission>/report.json`` under ``folder`` as :class:`ClassData`."""
     import pandas as pd
@@ -93,8 +99,10 @@ def read_reports(folder: Path | str) -> ClassData:
             report = clean(json.loads(path.read_text(encoding="utf-8")), FIELD_LIMIT)
             entries = report["exercises"]
             max_score = float(report["max_score"])
-            name = str(report.get("submission", path.parent.name))
-            if name in names:  # two folders, one name: each submission keeps a row of its own
+            # the name as given (Иван Петров); two that read alike (José in NFC and in NFD, one name in two
+            # cases) or the same name twice: each keeps a row of its own, its folder name beside it
+            name = str(report.get("name") or report.get("submission", path.parent.name))
+            if _alike(name) in {_alike(other) for other in names}:
                 name = f"{name} ({path.parent.name})"
             parsed = [_record(name, entry) for entry in entries]
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:

@@ -30,7 +30,7 @@ from graders.engine.references import ReferenceBook
 from graders.engine.kit import CHECKS_DIR, DEFAULT_KIT, Kit
 from graders.engine.learner_text import clean, say
 from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
-from graders.engine.submission import discover, is_cell_note, submission_name
+from graders.engine.submission import discover, display_name, is_cell_note, submission_name
 from graders.engine.texts import cli_text, translated
 from graders.engine.worker_config import WorkerConfig, WorkerStartError
 
@@ -201,6 +201,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         ctx = Context(kit, options, job, book, config, servers, temp_root, user=user, probed=probe.layers,
                       not_dumpable=not_dumpable, identity=probe.identity)
         names = list(names) if names is not None else unique_names([submission_name(p) for p in paths])
+        displays = [display_name(p) for p in paths]  # the names as given, in every output beside the folder's
         functions = kit.functions_by_stem(options.modules)
         results: dict[int, dict] = {}
         internal: list[str] = []
@@ -211,7 +212,10 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             for note in dict.fromkeys(n for notes in submission.notes.values() for n in notes if is_cell_note(n)):
                 log(cli_text(options.lang, "warning", message=f"{names[index]}: {translated(note, options.lang)}"))  # a cell it could not read
             # what the runner did not see as learner text (a crashed worker's last output) is cleaned here too
-            return clean(grade_submission(submission, ctx).to_dict())
+            report = grade_submission(submission, ctx).to_dict()
+            if displays[index] != names[index]:
+                report["name"] = displays[index]  # Иван Петров beside its folder ivan_petrov-2b8929ba
+            return clean(report)
 
         bar = _progress(len(paths), progress, options.lang)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -270,7 +274,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
     ordered = [results[i] for i in range(len(paths))]
     (out_dir / "grades.csv").write_text(reports.grades_csv(ordered, exercise_ids), encoding="utf-8")
     if run_folder:
-        outfolder.write_run_manifest(out_dir, names, exercise_ids)  # last: it marks a finished run
+        outfolder.write_run_manifest(out_dir, names, exercise_ids,  # last: it marks a finished run
+                                     display=outfolder.displays(ordered))
     return BatchResult(ordered, exercise_ids, out_dir, names, internal, note)
 
 
@@ -280,7 +285,7 @@ def _write_interrupted(out_dir: Path, names: list[str], done: list[dict], exerci
     ``grades.csv`` and a run manifest marked interrupted; then :class:`BatchInterrupted` says so."""
     (out_dir / "grades.csv").write_text(reports.grades_csv(done, exercise_ids), encoding="utf-8")
     if run_folder:
-        outfolder.write_run_manifest(out_dir, names, exercise_ids, interrupted=total)
+        outfolder.write_run_manifest(out_dir, names, exercise_ids, interrupted=total, display=outfolder.displays(done))
     stopped = BatchInterrupted(f"{len(done)} of {total} submission(s) graded in {out_dir}/")
     stopped.graded, stopped.total, stopped.folder = len(done), total, out_dir
     raise stopped

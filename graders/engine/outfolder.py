@@ -125,20 +125,30 @@ def set_aside(out_dir: Path, keep=(), log=None) -> Path | None:
     return target
 
 
-def manifest_text(names: list[str], exercise_ids: list[str], interrupted: int | None = None) -> str:
+def displays(reports: list[dict]) -> dict[str, str]:
+    """Folder name -> the submission's name as given, for the reports whose name had to be spelt otherwise."""
+    return {report["submission"]: report["name"] for report in reports
+            if isinstance(report.get("name"), str) and isinstance(report.get("submission"), str)}
+
+
+def manifest_text(names: list[str], exercise_ids: list[str], interrupted: int | None = None,
+                  display: dict[str, str] | None = None) -> str:
     """The run manifest's text: deterministic (names sorted, no time, no path), so a merge writes the unsharded
-    grade's bytes. ``interrupted``: the batch's size, for a run stopped (Ctrl-C) after ``len(names)`` of them."""
+    grade's bytes. ``interrupted``: the batch's size, for a run stopped (Ctrl-C) after ``len(names)`` of them;
+    ``display``: folder name -> the name as given (``Иван Петров``), where they differ."""
     manifest = {"format": FORMAT, "names": sorted(names), "exercise_ids": list(exercise_ids)}
+    if display:
+        manifest["display"] = {name: display[name] for name in sorted(display) if name in names}
     if interrupted is not None:
         manifest["interrupted"] = {"graded": len(names), "of": int(interrupted)}
     return json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def write_run_manifest(out_dir: Path, names: list[str], exercise_ids: list[str],
-                       interrupted: int | None = None) -> Path:
+                       interrupted: int | None = None, display: dict[str, str] | None = None) -> Path:
     path = Path(out_dir) / RUN_MANIFEST
     temporary = path.with_name(f".{RUN_MANIFEST}.{os.getpid()}.writing")
-    temporary.write_text(manifest_text(names, exercise_ids, interrupted), encoding="utf-8")
+    temporary.write_text(manifest_text(names, exercise_ids, interrupted, display), encoding="utf-8")
     os.replace(temporary, path)  # a link standing at the name is replaced, never written through
     return path
 
@@ -166,4 +176,6 @@ def read_run_manifest(folder: Path) -> dict | None:
     graded = stopped.get("graded") if isinstance(stopped, dict) else None
     of = stopped.get("of") if isinstance(stopped, dict) else None
     interrupted = (graded, of) if isinstance(graded, int) and isinstance(of, int) and 0 <= graded <= of else None
-    return {"names": names, "exercise_ids": ids, "interrupted": interrupted}
+    shown = manifest.get("display")
+    display = {k: v for k, v in shown.items() if k in names and isinstance(v, str)} if isinstance(shown, dict) else {}
+    return {"names": names, "exercise_ids": ids, "interrupted": interrupted, "display": display}

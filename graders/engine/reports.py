@@ -127,16 +127,18 @@ def junit_xml(report: dict) -> str:
 
 
 def grades_csv(reports: list[dict], exercise_ids: list[str]) -> str:
-    """A row per submission (sorted by name), a column per exercise, then total and max.
+    """A row per submission (sorted by folder name): its folder name, its name as given (``Иван Петров``; the
+    folder name where they are the same), a column per exercise, then total and max.
 
     Names and ids are text cells (:func:`csv_cell`); the points are numbers, written as they are.
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([csv_cell(text) for text in ["submission", *exercise_ids, "total", "max_total"]])
+    writer.writerow([csv_cell(text) for text in ["submission", "name", *exercise_ids, "total", "max_total"]])
     for report in sorted(reports, key=lambda r: r["submission"]):
         points = {e["id"]: e["points"] for e in report["exercises"]}
-        writer.writerow([csv_cell(report["submission"]), *(f"{points.get(i, 0):g}" for i in exercise_ids),
+        writer.writerow([csv_cell(report["submission"]), csv_cell(report.get("name", report["submission"])),
+                         *(f"{points.get(i, 0):g}" for i in exercise_ids),
                          f"{report['score']:g}", f"{report['max_score']:g}"])
     return buffer.getvalue()
 
@@ -167,7 +169,8 @@ def scoreboard(reports: list[dict], *, feedback: bool = False, feedback_lines: i
 
     if not reports:
         return say("nothing") + "\n"
-    width = max(12, *(len(r["submission"]) for r in reports))
+    shown = {id(r): r.get("name", r["submission"]) for r in reports}  # the name as given: Иван Петров
+    width = max(12, *(len(name) for name in shown.values()))
     words = [STATUS_WORDS[s].in_(language) for s in STATUSES]  # the header's; the reports' statuses are keys
     lines = [f"{say('submission'):<{width}}  {say('score'):>15}  " + "  ".join(f"{w:>7}" for w in words),
              "-" * (width + 19 + 9 * len(STATUSES))]
@@ -175,12 +178,12 @@ def scoreboard(reports: list[dict], *, feedback: bool = False, feedback_lines: i
         counts = [sum(e["status"] == s for e in report["exercises"]) for s in STATUSES]
         percent = 100.0 * report["score"] / report["max_score"] if report["max_score"] else 0.0
         score = f"{report['score']:g}/{report['max_score']:g} {percent:3.0f}%"
-        lines.append(f"{report['submission']:<{width}}  {score:>15}  " + "  ".join(f"{c:>7}" for c in counts))
+        lines.append(f"{shown[id(report)]:<{width}}  {score:>15}  " + "  ".join(f"{c:>7}" for c in counts))
     if feedback:
         for report in reports:
             troubled = [e for e in report["exercises"] if e["status"] != "passed"]
             lines.append("")
-            lines.append(say("not_passed", submission=report["submission"], score=f"{report['score']:g}",
+            lines.append(say("not_passed", submission=shown[id(report)], score=f"{report['score']:g}",
                              max_score=f"{report['max_score']:g}", count=len(troubled)))
             for entry in troubled:
                 tag = f" [{', '.join(entry['misconceptions'])}]" if entry["misconceptions"] else ""

@@ -147,6 +147,9 @@ def report_problems(report, name: str, registry: Registry) -> list[str]:
         return [f"its fields are {_shown(sorted(keys))}, not {sorted(REPORT_KEYS)}"]
     if report["submission"] != name:
         return [f"is not the report of submission {name!r} (it names {_shown(report['submission'])})"]
+    if "name" in report and not (isinstance(report["name"], str) and 0 < len(report["name"]) <= 4096
+                                 and report["name"] != name):
+        return [f"its name {_shown(report['name'])} is not a submission's name as given"]
     entries = report["exercises"]
     if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
         return ["its exercises are not a list of entries"]

@@ -25,7 +25,7 @@ REPORT_FILES = ("report.json", "results.json", "junit.xml")  # a submission's fo
 SHARD_FILES = (MANIFEST, "grades.csv")  # what a shard holds beside its submissions' folders
 DIGEST = re.compile(r"[0-9a-f]{64}")  # a kit digest as kit_digest writes it
 VERSION = re.compile(r"[0-9A-Za-z.+_-]{1,64}")
-REPORT_KEYS, REPORT_OPTIONAL = {"submission", "score", "max_score", "exercises"}, {"sandbox"}
+REPORT_KEYS, REPORT_OPTIONAL = {"submission", "score", "max_score", "exercises"}, {"sandbox", "name"}
 ENTRY_KEYS = {"id", "points", "max_points", "status", "feedback", "misconceptions"}
 ENTRY_OPTIONAL = {"not_implemented", "candidates", "cause", "failing"}
 

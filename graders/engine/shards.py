@@ -221,7 +221,7 @@ def merge_shards(out: Path, folders: list[Path], kit: Kit = DEFAULT_KIT) -> Merg
     try:  # every check passed: an earlier run in OUT is moved aside (never deleted), then OUT is written
         aside = outfolder.set_aside(out, [shard.folder for shard in shards])
         _write_out(out, names, checked, reports.grades_csv(ordered, first["exercise_ids"]),
-                   outfolder.manifest_text(names, first["exercise_ids"]))
+                   outfolder.manifest_text(names, first["exercise_ids"], display=outfolder.displays(ordered)))
     except (OSError, _Unfit, outfolder.OutFolderError) as error:
         raise ShardError(f"the merged reports could not be written to {out}: {error}") from error
     internal = [f"{shard.label}: {text}" for shard in sorted(shards, key=lambda s: s.manifest["index"])

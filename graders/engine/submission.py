@@ -52,11 +52,36 @@ class Submission:
     problem: str | None = None  # the whole submission could not be read
 
 
-def submission_name(path: Path) -> str:
+# Cyrillic letters as a reader of Latin would say them (a folder name stays readable: ivan_petrov-3f2a9c1b)
+_CYRILLIC = dict(zip("абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґ",
+                     ["a", "b", "v", "g", "d", "e", "e", "zh", "z", "i", "i", "k", "l", "m", "n", "o", "p", "r", "s",
+                      "t", "u", "f", "kh", "ts", "ch", "sh", "shch", "", "y", "", "e", "yu", "ya", "i", "i", "e", "g"]))
+
+
+def display_name(path: Path) -> str:
+    """A submission's name as given: its folder or file name (``.zip`` dropped), any Unicode, exactly as the
+    file system holds it (two spellings of one name, NFC and NFD, stay two names); what a person reads in
+    every output. Control characters are made visible by the outputs' cleaner."""
     path = Path(path)
-    name = path.name[:-4] if path.suffix.lower() == ".zip" else path.name
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
-    return name
+    return (path.name[:-4] if path.suffix.lower() == ".zip" else path.name) or "submission"
+
+
+def submission_name(path: Path) -> str:
+    """The submission's folder name in the outputs: ASCII letters, digits, ``. _ -`` only. A name that is
+    already so stays as it is; any other is spelt in Latin letters (Cyrillic transliterated, accents dropped)
+    and gets a digest of the name as given (``ivan_petrov-3f2a9c1b``): unique for every different name
+    (NFC and NFD spellings, case), the same on every run and every shard."""
+    import hashlib
+    import unicodedata
+
+    given = display_name(path)
+    latin = "".join(_CYRILLIC.get(char.lower(), char) if char.lower() in _CYRILLIC else char for char in given)
+    latin = unicodedata.normalize("NFKD", latin).encode("ascii", "ignore").decode("ascii")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", latin).strip("._") or "submission"
+    if name == given:
+        return name
+    digest = hashlib.sha256(given.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{name[:80]}-{digest}"
 
 
 def read_zip(path: Path, *, keep: tuple[str, ...] | None = (".py", ".ipynb"), max_members: int | None = None,
