@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 
+from graders.engine.answers import answering
 from graders.engine.codec import _torch_module
 
 _HARNESS_CACHE: dict[str, object] = {}
@@ -56,8 +57,6 @@ def call_case(call: dict, function, module, starter, args: tuple, kwargs: dict, 
     if kind == "returns":
         return function(*args, **kwargs)
     if kind == "answered":
-        from graders.engine.answers import answering
-
         with answering(module, call["names"], answers):
             return function(*args, **kwargs)
     if kind == "loss_and_grads":
