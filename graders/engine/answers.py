@@ -201,14 +201,26 @@ def _recorded(reference_module, function_name: str, names: tuple[str, ...], args
     return table
 
 
-def attach(kit, spec, cases, encoded: list[dict]) -> None:
+def attach(kit, spec, cases, encoded: list[dict], store=None, arrays: dict | None = None) -> None:
     """Put each case's answer table into its job entry (``encoded[i]["answers"]``), for an exercise whose call
-    mode answers dependencies (:class:`graders.checks.cases.Answered`); nothing for any other."""
+    mode answers dependencies (:class:`graders.checks.cases.Answered`); nothing for any other. With a
+    reference ``store``, the tables are read from it when kept there, else computed and kept."""
     names = getattr(spec.call, "answers", ())
     if not names:
         return
+    from graders.engine import refcache
     from graders.engine.references import fresh_inputs
 
+    key = None
+    if store is not None:
+        digest = refcache.cases_digest({"id": spec.exercise_id, "call": spec.call.describe(), "cases": encoded},
+                                       arrays or {})
+        key = refcache.answers_key(store, kit, spec.exercise_id, digest)
+        found = store.read(key)
+        if found is not None and len(found[0].get("tables", ())) == len(encoded):
+            for entry, table in zip(encoded, found[0]["tables"]):
+                entry["answers"] = table
+            return
     module = kit.reference_module(spec.stem)
     signatures = {name: signature_spec(getattr(module, name)) for name in names}
     with _RECORD_LOCK:
@@ -216,6 +228,8 @@ def attach(kit, spec, cases, encoded: list[dict]) -> None:
             args, kwargs = fresh_inputs(case)
             entry["answers"] = {"signatures": signatures,
                                 "table": _recorded(module, spec.function, names, args, kwargs)}
+    if key is not None:
+        store.write(key, {"tables": [entry["answers"] for entry in encoded]}, {})
 
 
 # ---------------------------------------------------------------------------

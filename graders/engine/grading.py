@@ -113,7 +113,7 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
         encoder = codec.Encoder("i")
         encoded = [{"args": encoder.encode(tuple(case.args)), "kwargs": encoder.encode(dict(case.kwargs))}
                    for case in cases]
-        answers.attach(kit, spec, cases, encoded)  # a dependent's sealed answer tables (graders/engine/answers.py)
+        answers.attach(kit, spec, cases, encoded, store, encoder.arrays)  # a dependent's sealed answer tables
         torch_used = uses_torch(exercise)
         exercise.index = len(entries)
         entry = {"id": exercise_id, "stem": stem, "function": function, "call": spec.call.describe(),
