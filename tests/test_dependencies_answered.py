@@ -121,6 +121,7 @@ class VerifierResult:
 SUBMISSIONS = {
     "correct": SOLUTION,
     "stub_delegation": SOLUTION + STUB,
+    "pass_delegation": SOLUTION + "\n\ndef verify_detailed(text, reference, *, rel_tol=1e-6, abs_tol=0.0):\n    pass\n",
     "wrong_entropy": SOLUTION + WRONG_ENTROPY,
     "wrong_advantages": SOLUTION + WRONG_ADVANTAGES,
     "wrong_informative": SOLUTION + WRONG_INFORMATIVE,
@@ -153,8 +154,9 @@ def test_the_correct_file_keeps_full_marks(graded):
             assert entry["points"] == entry["max_points"], (exercise_id, entry["feedback"])
 
 
-def test_delegation_to_a_stub_earns_nothing(graded):
-    entries = graded["stub_delegation"]
+@pytest.mark.parametrize("name", ["stub_delegation", "pass_delegation"])
+def test_delegation_to_a_stub_earns_nothing(graded, name):
+    entries = graded[name]
     assert _points(entries, "verify_detailed") == 0
     assert _points(entries, "verify_numeric_answer") == 0
     assert "verify_detailed" in entries[M + "verify_numeric_answer"]["feedback"]
@@ -163,7 +165,7 @@ def test_delegation_to_a_stub_earns_nothing(graded):
 
 def test_delegation_earns_points_with_the_gate_off(monkeypatch):
     """Control: without the gate, the stub's dependent earns the verifier's 3 points (as on the old design)."""
-    monkeypatch.setattr(answers, "gate", lambda reports, exercises, language="en": reports)
+    monkeypatch.setattr(answers, "gate", lambda reports, exercises, runs, language="en": reports)
     entries = _grade(["stub_delegation"])["stub_delegation"]
     assert _points(entries, "verify_detailed") == 0
     assert _points(entries, "verify_numeric_answer") == 3

@@ -16,9 +16,10 @@ value the learner's code could read without the case's own inputs, goes to the w
   recorded result, opened with those arguments; any other call goes to the learner's own function
   (so a learner who calls the dependency differently is still graded on their own code). Reading the
   table gives digests and sealed bytes: without the case's inputs, nothing.
-- **Back in the grader** (:func:`gate`): a dependent earns nothing while one of its dependencies earns
-  nothing (missing, a stub, wrong everywhere): a function that only delegates to an unimplemented one
-  gets no points for the code it did not write. The decision uses only the grader's own reports.
+- **Back in the grader** (:func:`gate`): a dependent earns nothing while one of its dependencies is
+  unimplemented (missing, the stub, no value returned on any check): a function that only delegates to
+  an unimplemented one gets no points for the code it did not write. The decision uses the grader's own
+  reports and what came back for the dependency.
 
 The in-process route (no answers) calls the dependent with the learner's own dependencies.
 """
@@ -282,25 +283,41 @@ def answering(module, names, answers: dict | None):
 # ---------------------------------------------------------------------------
 # Back in the grader: no points on top of a dependency that earns none
 # ---------------------------------------------------------------------------
-_GATED = Text("0 points: it depends on {names}, which earns no points yet (a function graded with its dependencies "
-              "answered for it earns points once they work).",
-              "0 баллов: функция зависит от {names}, которая пока не получает баллов (функция, проверяемая с готовыми "
-              "ответами зависимостей, получает баллы, когда они работают).")
+_GATED = Text("0 points: it depends on {names}, which is not implemented yet (a function graded with its "
+              "dependencies answered for it earns points once they are written).",
+              "0 баллов: функция зависит от {names}, которая ещё не реализована (функция, проверяемая с готовыми "
+              "ответами зависимостей, получает баллы, когда они написаны).")
 
 
-def gate(reports: tuple, exercises, language: str = "en") -> tuple:
-    """``reports`` with every dependent exercise whose dependency (same file) earned 0 points set to 0 points."""
-    from graders.engine.protocol import Status
+def unimplemented(report, run) -> bool:
+    """Whether a dependency's exercise is unimplemented: missing, the untouched stub (NotImplementedError),
+    or a function that returned no value (only ``None``, or raised) on every check. A dependency that
+    returns values, right or wrong, is implemented: its mistakes are charged on it."""
+    if report.points > 0:
+        return False
+    if report.not_implemented or report.status.value == "missing":
+        return True
+    payload = getattr(run, "payload", None)
+    if getattr(run, "status", None) != "done" or not isinstance(payload, dict) or payload.get("missing"):
+        return True
+    cases = payload.get("cases") or []
+    return not any(isinstance(c, dict) and c.get("outcome") in ("ok", "modified_input") and c.get("type") != "none"
+                   for c in cases)
 
-    by_id = {report.id: report for report in reports}
+
+def gate(reports: tuple, exercises, runs: dict, language: str = "en") -> tuple:
+    """``reports`` with every dependent exercise whose dependency (same file) is :func:`unimplemented` set to
+    0 points: a function that only delegates to an unimplemented one earns nothing."""
+    by_id = {exercise.id: (report, exercise) for report, exercise in zip(reports, exercises)}
     out = []
     for report, exercise in zip(reports, exercises):
         names = getattr(getattr(exercise.spec, "call", None), "answers", ()) if exercise.spec else ()
-        empty = [name for name in names
-                 if f"{exercise.stem}.{name}" in by_id and by_id[f"{exercise.stem}.{name}"].points <= 0]
+        empty = [name for name in names if f"{exercise.stem}.{name}" in by_id
+                 and unimplemented(by_id[f"{exercise.stem}.{name}"][0],
+                                   runs.get(by_id[f"{exercise.stem}.{name}"][1].index))]
         if empty and report.points > 0:
             note = _GATED.in_(language).format(names=", ".join(empty))
-            status = Status.FAILED if report.status is Status.PASSED else report.status
+            status = report.status if report.status.value != "passed" else type(report.status)("failed")
             report = dataclasses.replace(report, points=0.0, status=status,
                                          feedback=f"{note}\n{report.feedback}".strip())
         out.append(report)

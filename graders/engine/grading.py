@@ -278,7 +278,7 @@ def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
         raise failure[0]
     reports = tuple(judged[i] if i in judged else assess(exercise, submission, sources, file_problems, runs, ctx)
                     for i, exercise in enumerate(exercises))
-    reports = answers.gate(reports, exercises, getattr(ctx.options, "lang", "en"))
+    reports = answers.gate(reports, exercises, runs, getattr(ctx.options, "lang", "en"))
     return SubmissionReport(submission.name, reports, sandbox_record(layers, ctx))
 
 
