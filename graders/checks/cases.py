@@ -114,7 +114,7 @@ class Answered:
     the same file that this one calls) answer this case's own calls with the reference's results, sent as
     sealed data (:mod:`graders.engine.answers`); any other call goes to the learner's own function. A
     mistake in a dependency is so charged once, on the dependency; and the dependent earns nothing while
-    a dependency earns nothing (:func:`graders.engine.answers.gate`). No code travels."""
+    a dependency is unimplemented (:func:`graders.engine.answers.gate`). No code travels."""
 
     answers: tuple[str, ...]
     uses_torch = False

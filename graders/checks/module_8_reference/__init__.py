@@ -11,7 +11,7 @@ atol 1e-6) admit a correct float32 implementation.
 ``optimal_kl_policy`` answers the case's own calls with the reference's optimum,
 sent as sealed data (``optimum.OPTIMUM``, an :class:`~graders.checks.Answered`
 call mode), so a mistake in the optimum costs points on ``optimal_kl_policy``
-only; the frontier earns nothing while the optimum earns nothing.
+only; the frontier earns nothing while the optimum is unimplemented.
 
 Comparisons are the default ones plus one rule (:func:`_strict_close`): an
 infinity matches only the same infinity, so an overflowing misconception is

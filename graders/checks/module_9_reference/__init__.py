@@ -13,7 +13,7 @@ Exercises that build on another exercise (the three token-weight reductions on
 :class:`~graders.checks.Answered` call mode (``harnesses``): the dependency answers
 exactly the case's own calls with the reference's results, as sealed data, so a
 mistake is graded (and named) once, on its own exercise; the dependent earns nothing
-while its dependency earns nothing.
+while its dependency is unimplemented (missing, the stub).
 
 
 The checks, by topic, in the order their exercises register: ``harnesses``, ``verifier``, ``groups``, ``clipping``, ``reductions``, ``training``; each part's
