@@ -145,7 +145,8 @@ import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from graders.checks.cases import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TIMEOUT, RETURNS, Case, Compare, Harness,
+from graders.checks.cases import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TIMEOUT, RETURNS, Answered, Case, Compare,
+                                  Harness,
                                   LossAndGrads, Returns, Tensor, band, close, reference_definitions)
 from graders.checks.drawn import hypothesis_cases, st
 
@@ -224,7 +225,7 @@ def spec_for(exercise_id: str) -> ExerciseSpec | None:
 
 
 __all__ = [
-    "Case", "Tensor", "RETURNS", "Returns", "LossAndGrads", "Harness", "ExerciseSpec", "exercise",
+    "Case", "Tensor", "RETURNS", "Returns", "Answered", "LossAndGrads", "Harness", "ExerciseSpec", "exercise",
     "spec_for", "hypothesis_cases", "close", "band", "st", "REGISTRY", "reference_definitions",
     "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TIMEOUT",
 ]

@@ -108,6 +108,21 @@ class Harness:
                 "given": list(self.given)}
 
 
+@dataclass(frozen=True)
+class Answered:
+    """Call mode: the return value, while the learner module's dependencies ``answers`` (other exercises of
+    the same file that this one calls) answer this case's own calls with the reference's results, sent as
+    sealed data (:mod:`graders.engine.answers`); any other call goes to the learner's own function. A
+    mistake in a dependency is so charged once, on the dependency; and the dependent earns nothing while
+    a dependency is unimplemented (:func:`graders.engine.answers.gate`). No code travels."""
+
+    answers: tuple[str, ...]
+    uses_torch = False
+
+    def describe(self) -> dict:
+        return {"kind": "answered", "names": list(self.answers)}
+
+
 def reference_definitions(relpath: str, names: tuple[str, ...], imports: str) -> str:
     """The source of some top-level definitions of a reference file (``solutions/<relpath>``), decorators
     included, in file order, below ``imports``: a self-contained program for a harness's ``prelude``."""

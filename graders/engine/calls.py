@@ -8,6 +8,9 @@ A call mode is a plain dict (it travels in the job file):
 - ``{"kind": "returns"}``: the return value;
 - ``{"kind": "loss_and_grads", "output": None | int}``: ``{"value": return,
   "grad": {name: d loss / d input}}`` for every ``requires_grad`` tensor input;
+- ``{"kind": "answered", "names": [...]}``: the return value, the named
+  dependencies answering this case's own calls from its sealed answer table
+  (:mod:`graders.engine.answers`);
 - ``{"kind": "harness", "name": ..., "source": ...}``: the harness function
   (source text, exec'd once per process) called as
   ``harness(fn, module, starter, *args, **kwargs)``.
@@ -20,6 +23,7 @@ import sys
 
 import numpy as np
 
+from graders.engine.answers import answering
 from graders.engine.codec import _torch_module
 
 _HARNESS_CACHE: dict[str, object] = {}
@@ -45,11 +49,16 @@ def _tensor_inputs(args: tuple, kwargs: dict) -> dict[str, object]:
             if isinstance(value, torch.Tensor) and value.requires_grad}
 
 
-def call_case(call: dict, function, module, starter, args: tuple, kwargs: dict):
-    """Run ``function`` on one case under call mode ``call``; return its raw result."""
+def call_case(call: dict, function, module, starter, args: tuple, kwargs: dict, answers: dict | None = None):
+    """Run ``function`` on one case under call mode ``call``; return its raw result.
+
+    ``answers``: the case's sealed answer table (call mode ``answered``, in the worker only)."""
     kind = call["kind"]
     if kind == "returns":
         return function(*args, **kwargs)
+    if kind == "answered":
+        with answering(module, call["names"], answers):
+            return function(*args, **kwargs)
     if kind == "loss_and_grads":
         tensors = _tensor_inputs(args, kwargs)
         value = function(*args, **kwargs)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 
 from graders import course, settings
-from graders.engine import bundles, calls, codec
+from graders.engine import answers, bundles, calls, codec
 from graders.engine.feedback import assess
 from graders.engine.fork_client import ForkServer
 from graders.engine.kit import Kit
@@ -113,6 +113,7 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
         encoder = codec.Encoder("i")
         encoded = [{"args": encoder.encode(tuple(case.args)), "kwargs": encoder.encode(dict(case.kwargs))}
                    for case in cases]
+        answers.attach(kit, spec, cases, encoded, store, encoder.arrays)  # a dependent's sealed answer tables
         torch_used = uses_torch(exercise)
         exercise.index = len(entries)
         entry = {"id": exercise_id, "stem": stem, "function": function, "call": spec.call.describe(),
@@ -146,7 +147,11 @@ def write_settings(job: Job, sandbox_settings: dict) -> None:
                # a harness may hold trusted copies of other exercises' formulas: its child runs only the
                # exercises of that same harness
                "harness": {str(i): hashlib.sha256(entry["call"]["source"].encode()).hexdigest()[:16]
-                           for i, entry in enumerate(entries) if entry["call"]["kind"] == "harness"},
+                           for i, entry in enumerate(entries) if entry["call"]["kind"] == "harness"}
+               # and an exercise whose dependencies are answered for it runs alone (no other exercise can
+               # keep its lookups for later)
+               | {str(i): f"answered:{entry['id']}" for i, entry in enumerate(entries)
+                  if entry["call"]["kind"] == "answered"},
                "given_sources": job.given_sources, "given_state": job.given_state, "sandbox": sandbox_settings,
                # CPU-time budgets the worker's parent holds each child to (seconds of CPU, not of the clock)
                # (RL4LLM_NO_CPU_BUDGET=1: none, only the wall-clock backstop; for the kit's own control test)
@@ -273,6 +278,7 @@ def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
         raise failure[0]
     reports = tuple(judged[i] if i in judged else assess(exercise, submission, sources, file_problems, runs, ctx)
                     for i, exercise in enumerate(exercises))
+    reports = answers.gate(reports, exercises, runs, getattr(ctx.options, "lang", "en"))
     return SubmissionReport(submission.name, reports, sandbox_record(layers, ctx))
 
 

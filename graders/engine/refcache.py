@@ -22,6 +22,9 @@ with Hypothesis, about a second for the whole course) are kept too, under
 the digest of every file of ``graders/checks/``, the exercise id and the
 versions of Python, NumPy and Hypothesis (:func:`kept_cases`).
 
+A dependent exercise's answer tables are kept too (:func:`answers_key`), under its encoded cases and
+call mode and the reference files of its module folder.
+
 A given module's kept state is kept too: the warm-ups ``grpo_toy.WARMED_UP``
 holds after the grader's own reference runs (the warm-up never sees the loss,
 so every learner's run starts from the same weights), under the digest of the
@@ -204,6 +207,13 @@ def save_given_state(store: ReferenceStore | None, kit, name: str, module) -> bo
     if store is None or encoded is None or read_given_state(store, kit, name) is not None:
         return False
     return store.write(given_state_key(store, kit, name), *encoded)
+
+
+def answers_key(store: ReferenceStore, kit, exercise_id: str, digest: str) -> str:
+    """The key of a dependent exercise's answer tables (:mod:`graders.engine.answers`): its encoded cases and
+    call mode (``digest``) and the reference files of its module folder."""
+    stem = exercise_id.split(".", 1)[0]
+    return store.key("answers", exercise_id, digest, files_digest(kit.solution_path(stem).parent.glob("*.py")))
 
 
 # ---------------------------------------------------------------------------

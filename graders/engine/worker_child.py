@@ -203,7 +203,7 @@ class Child:
         sys.stdout = sys.stderr = capture
         outcome: dict
         try:
-            raw = calls.call_case(exercise["call"], function, module, self.starter, args, kwargs)
+            raw = calls.call_case(exercise["call"], function, module, self.starter, args, kwargs, case.get("answers"))
             value = codec.normalise(raw)
             outcome = {"outcome": "ok", "value": encoder.encode(value), "type": codec.type_of(raw)}
         except BaseException as exc:  # noqa: BLE001 - sys.exit inside an exercise is its error

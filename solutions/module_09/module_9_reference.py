@@ -669,7 +669,7 @@ def synthetic_mode_training(beta_entropy: float = 0.0, learning_rate: float = 0.
     for _ in range(steps):
         log_pi = log_softmax(z)
         pi = np.exp(log_pi)
-        entropy = -(pi * log_pi).sum()
+        entropy = categorical_entropy(pi)  # the exercise above (graded there, answered for this one)
         z = z + lr * (pi * (r - pi @ r) - beta * pi * (log_pi + entropy))
     log_pi = log_softmax(z)
     pi = np.exp(log_pi)
@@ -677,7 +677,7 @@ def synthetic_mode_training(beta_entropy: float = 0.0, learning_rate: float = 0.
         "probabilities": pi,
         "expected_reward": float(pi @ r),
         "successful_mass": min(1.0, float(pi[r > 0].sum())),
-        "entropy": float(-(pi * log_pi).sum()),
+        "entropy": categorical_entropy(pi),
         "logits": z,
     }
     ### END SOLUTION

@@ -137,7 +137,8 @@ def build_notebook(folder: str, stem: str, language: str) -> str:
             spec = specs[segment.name]
             deps = dependencies(segment.node, set(specs))
             harness = spec.call.describe()["source"] if isinstance(spec.call, Harness) else ""
-            trusted = [d for d in deps if d in harness]  # swapped in by the harness
+            answered = getattr(spec.call, "answers", ())  # answered for it (graders/engine/answers.py)
+            trusted = [d for d in deps if d in harness or d in answered]
             nb.markdown(f"about-{segment.name}", _about(segment, exercises.index(segment) + 1, len(exercises),
                                                         spec.points, deps, trusted, language,
                                                         f"{stem}.{segment.name}"))

@@ -96,7 +96,7 @@ def visible_checks(advisory=None):
     """Run visible checks with warnings shown on stdout (nbgrader fails a test cell that writes to stderr).
 
     ``advisory``: a failing check only prints a note (the function builds on other exercises, which the
-    autograder replaces with trusted copies).
+    autograder answers with the reference's results for each check's own inputs).
     """
     saved = _sys.stderr
     _sys.stderr = _sys.stdout

@@ -138,12 +138,14 @@ TEXT = {
     "formula": Text("**Formula** (typeset, then as the first line of the docstring writes it):",
                     "**Формула** (в наборе, затем так, как её пишет первая строка docstring):"),
     "docstring": Text("**The rest of the docstring:**", "**Остальная часть docstring** (на английском):"),
-    "dependent": Text("`{name}` calls {deps}. The autograder checks it with trusted copies of {them}, so a mistake "
-                      "there costs points only once; the visible checks below use your own {deps} and only print "
-                      "a note when they disagree.",
-                      "`{name}` вызывает {deps}. Автогрейдер проверяет её с доверенными копиями {them}, поэтому "
-                      "ошибка там не отнимает баллы дважды; видимые проверки ниже используют ваши собственные "
-                      "{deps} и при расхождении только выводят сообщение."),
+    "dependent": Text("`{name}` calls {deps}. The autograder answers its calls of {them} with the reference's "
+                      "results for each check's own inputs, so a mistake there costs points only once (and "
+                      "`{name}` earns points once {deps} is written); the visible checks below use your own "
+                      "{deps} and only print a note when they disagree.",
+                      "`{name}` вызывает {deps}. Автогрейдер отвечает на её вызовы {them} результатами эталона для "
+                      "входов каждой проверки, поэтому ошибка там не отнимает баллы дважды (а `{name}` получает "
+                      "баллы, когда {deps} написана); видимые проверки ниже используют ваши собственные {deps} и "
+                      "при расхождении только выводят сообщение."),
     "builds_on": Text("`{name}` calls your {deps}: a mistake there shows up here too.",
                       "`{name}` вызывает вашу реализацию {deps}: ошибка там проявится и здесь."),
     "it": Text("it", "этой функции"),

@@ -8,9 +8,10 @@ fails at least one case of its exercise; the default tolerances (rtol 1e-5,
 atol 1e-6) admit a correct float32 implementation.
 
 ``reward_kl_frontier`` is graded on its own: while it runs, the learner's
-``optimal_kl_policy`` is replaced by the exact optimum (see
-:func:`frontier_with_exact_optimum`), so a mistake in the optimum costs points
-on ``optimal_kl_policy`` only.
+``optimal_kl_policy`` answers the case's own calls with the reference's optimum,
+sent as sealed data (``optimum.OPTIMUM``, an :class:`~graders.checks.Answered`
+call mode), so a mistake in the optimum costs points on ``optimal_kl_policy``
+only; the frontier earns nothing while the optimum is unimplemented.
 
 Comparisons are the default ones plus one rule (:func:`_strict_close`): an
 infinity matches only the same infinity, so an overflowing misconception is

@@ -8,10 +8,12 @@ Hypothesis cases drawn with a fixed seed.
 
 Exercises that build on another exercise (the three token-weight reductions on
 ``group_relative_advantages``, ``expected_draws_for_informative_groups`` on
-``informative_group_probability``) run under the :func:`with_trusted_dependencies`
-harness, and ``verify_numeric_answer`` (which may be ``verify_detailed(...).accuracy``)
-under :func:`with_trusted_verifier`, so a mistake is graded (and named) once, on its
-own exercise.
+``informative_group_probability``, ``verify_numeric_answer`` on ``verify_detailed``,
+``synthetic_mode_training`` on ``categorical_entropy``) run under an
+:class:`~graders.checks.Answered` call mode (``harnesses``): the dependency answers
+exactly the case's own calls with the reference's results, as sealed data, so a
+mistake is graded (and named) once, on its own exercise; the dependent earns nothing
+while its dependency is unimplemented (missing, the stub).
 
 
 The checks, by topic, in the order their exercises register: ``harnesses``, ``verifier``, ``groups``, ``clipping``, ``reductions``, ``training``; each part's

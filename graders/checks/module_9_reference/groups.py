@@ -7,7 +7,7 @@ import numpy as np
 
 from graders.checks import Case, exercise, hypothesis_cases, st
 from graders.text import Text
-from graders.checks.module_9_reference.harnesses import M, TRUSTED
+from graders.checks.module_9_reference.harnesses import INFORMATIVE, M
 
 # ---------------------------------------------------------------------------
 # Informative groups
@@ -36,7 +36,7 @@ def _informative_group_probability():
                                 seed=9_302, to_case=lambda pg: Case(args=pg))
 
 
-@exercise(f"{M}.expected_draws_for_informative_groups", points=1, call=TRUSTED)
+@exercise(f"{M}.expected_draws_for_informative_groups", points=1, call=INFORMATIVE)
 def _expected_draws_for_informative_groups():
     for p in SEED_P:
         yield Case(args=(100, p, 8), label=Text(f"seed table: 100 informative prompts, p={p}, G=8", f"таблица из ноутбука: 100 информативных промптов, p={p}, G=8"), hidden=False)

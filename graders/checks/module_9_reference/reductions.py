@@ -9,7 +9,7 @@ import numpy as np
 
 from graders.checks import Case, exercise, hypothesis_cases, st
 from graders.text import Text
-from graders.checks.module_9_reference.harnesses import M, TRUSTED
+from graders.checks.module_9_reference.harnesses import ADVANTAGES, M
 
 # ---------------------------------------------------------------------------
 # Loss reductions
@@ -46,17 +46,17 @@ def _standardised_reduction_cases(seed):
     yield from hypothesis_cases(reduction_inputs, count=15, seed=seed, to_case=_reduction_case)
 
 
-@exercise(f"{M}.original_grpo_token_weights", points=2, call=TRUSTED, atol=1e-10)
+@exercise(f"{M}.original_grpo_token_weights", points=2, call=ADVANTAGES, atol=1e-10)
 def _original_grpo_token_weights():
     yield from _standardised_reduction_cases(9_309)
 
 
-@exercise(f"{M}.dapo_token_weights", points=2, call=TRUSTED, atol=1e-10)
+@exercise(f"{M}.dapo_token_weights", points=2, call=ADVANTAGES, atol=1e-10)
 def _dapo_token_weights():
     yield from _standardised_reduction_cases(9_310)
 
 
-@exercise(f"{M}.dr_grpo_token_weights", points=2, call=TRUSTED, atol=1e-10)
+@exercise(f"{M}.dr_grpo_token_weights", points=2, call=ADVANTAGES, atol=1e-10)
 def _dr_grpo_token_weights():
     yield Case(args=(SEED_GROUP, SEED_LENGTHS, 8), label=Text("seed table: fixed_length = 8", "таблица из ноутбука: fixed_length = 8"), hidden=False)
     yield Case(args=(SEED_GROUP, SEED_LENGTHS, 16), label=Text("a budget above the longest response", "бюджет больше самого длинного ответа"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from graders.checks import Case, exercise, hypothesis_cases, st
 from graders.text import Text
-from graders.checks.module_9_reference.harnesses import M, TRUSTED_VERIFIER
+from graders.checks.module_9_reference.harnesses import M, VERIFIER
 
 # ---------------------------------------------------------------------------
 # The verifier
@@ -100,6 +100,6 @@ def _verify_detailed():
     yield from _verifier_cases()
 
 
-@exercise(f"{M}.verify_numeric_answer", points=3, call=TRUSTED_VERIFIER)
+@exercise(f"{M}.verify_numeric_answer", points=3, call=VERIFIER)
 def _verify_numeric_answer():
     yield from _verifier_cases()
