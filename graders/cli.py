@@ -46,6 +46,7 @@ from graders.cleaner import say
 from graders.engine.texts import cli_text
 from graders.language import default_language
 from graders.learner_cli import OneLineParser as _OneLineParser
+from graders.lms_cli import add_export_command, add_lms_arguments
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -112,8 +113,15 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     from graders.engine.batch import BatchInterrupted, GraderError, grade_paths
     from graders.engine.reports import scoreboard
 
+    from graders.engine.lms import LmsError, write_ids
+    from graders.lms_cli import stage_download
+
     paths = [Path(p) for p in args.submissions]
     _new_folder(args.out)
+    try:
+        paths, system, lms_ids, staging = stage_download(args, paths, _grade_options(args).lang)
+    except LmsError as error:
+        raise UsageError(str(error)) from None
     if getattr(args, "module", None) is None:  # the class's own files say which module it handed in
         from graders.engine.class_modules import infer
 
@@ -132,12 +140,19 @@ def _cmd_grade(args: argparse.Namespace) -> int:
             result = grade_shard(paths, Path(args.out), args.shard, _grade_options(args), jobs=args.jobs,
                                  progress=not args.quiet)
     except BatchInterrupted as stopped:
+        if staging is not None:
+            staging.cleanup()
         say(cli_text(_grade_options(args).lang, "interrupted", graded=stopped.graded, total=stopped.total,
                      folder=stopped.folder), file=sys.stderr)
         return 130
     except GraderError as error:
+        if staging is not None:
+            staging.cleanup()
         say(f"rl4llm grade: the grader could not work: {error}", file=sys.stderr)
         return 2
+    if staging is not None:
+        write_ids(result.out_dir, system, lms_ids)
+        staging.cleanup()
     say(scoreboard(result.reports, feedback=args.feedback, language=_grade_options(args).lang), end="")
     language = _grade_options(args).lang
     say(cli_text(language, "reports_in", folder=result.out_dir))
@@ -214,23 +229,6 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     return _internal_errors("rl4llm merge: the shards recorded internal grader errors", result.internal_errors)
 
 
-LAYER_TEXT = {
-    "outer_wall": "bubblewrap around the fork servers: a read-only view, own namespaces, no capabilities",
-    "namespaces": "own user, PID, mount, network and IPC namespaces (unshare): nothing outlives the worker",
-    "scratch_quota": "a size-capped tmpfs is the only writable folder",
-    "closed_root": "a minimal root: only the allow-listed paths exist (no host sockets, /tmp or kit folders)",
-    "resource_limits": "hard memory, file-size, CPU-time and open-file limits (memfd refused: memory binds)",
-    "process_limit": "no new process: fork, vfork, exec and non-thread clone refused by the system-call filter",
-    "syscall_filter": "seccomp: no sockets, memfd, ptrace, io_uring, bpf, mounts or namespaces",
-    "no_capabilities": "no capability, no_new_privs: the limits cannot be raised",
-    "landlock_files": "Landlock: only the interpreter, its libraries and the scratch folder",
-    "landlock_tcp": "Landlock: no TCP bind or connect",
-    "landlock_scopes": "Landlock: no signals or abstract UNIX sockets outside the worker",
-    "cpu_budget": "each exercise's time limit counts CPU seconds, not the clock (load does not change grades)",
-    "cgroup_limits": "a cgroup per worker: memory, processes + threads and one core, whoever the worker is",
-    "unprivileged_user": "workers run as a user other than root (as root: user nobody)",
-    "grader_not_dumpable": "the grading process's memory is not readable by the worker's user",
-}
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -241,7 +239,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     say(f"sandbox layers for grading workers on this machine (Landlock ABI {landlock.abi_version()}):")
     for name in sandbox.LAYERS:
         mark = "yes" if probe.layers.get(name) else "NO "
-        say(f"  [{mark}] {name:<20} {LAYER_TEXT[name]}")
+        say(f"  [{mark}] {name:<20} {sandbox.LAYER_TEXT[name]}")
     if probe.identity:
         say(f"worker identity: {probe.identity}")
     if probe.detail:
@@ -323,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_grade.add_argument("--lang", choices=course.LANGUAGES, default=None,
                          help="language of the feedback and the scoreboard (default: $RL4LLM_LANG, else the locale)")
     p_grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_lms_arguments(p_grade)
     p_grade.add_argument("--no-class-report", action="store_true",
                          help="do not write the class report (`rl4llm report OUT` writes it later)")
     p_grade.add_argument("--require-sandbox", action="store_true",
@@ -333,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "list, then `rl4llm merge`")
     p_grade.set_defaults(func=_cmd_grade)
 
+    add_export_command(sub)
     p_merge = sub.add_parser("merge", help="merge the shard folders of `grade --shard` into one report folder")
     p_merge.add_argument("out", metavar="OUT", help="the merged report folder (not one of the shards)")
     p_merge.add_argument("shards", nargs="+", metavar="SHARD_DIR", help="every shard's --out folder")
@@ -371,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         say(f"rl4llm {args.command}: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `rl4llm doctor | head`: the reader has what it wanted
+        return 0
     except KeyboardInterrupt:  # anywhere but a batch's grading loop, which writes what finished first
         say(f"rl4llm {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -48,7 +48,8 @@ CLASS_FILES = (REPORT_FILE, SUMMARY_FILE, MISCONCEPTIONS_FILE, UNEXPLAINED_FILE,
 
 
 def _run_files() -> tuple[str, ...]:
-    return ("grades.csv", RUN_MANIFEST, "_shard.json", *CLASS_FILES)
+    return ("grades.csv", RUN_MANIFEST, "_shard.json", "_lms.json", "moodle_grades.csv", "canvas_grades.csv",
+            *CLASS_FILES)
 
 
 def earlier_run(out_dir: Path, keep=()) -> list[str]:

@@ -62,6 +62,24 @@ NOBODY = 65534
 LAYERS = ("outer_wall", "namespaces", "scratch_quota", "closed_root", "resource_limits", "process_limit",
           "syscall_filter", "no_capabilities", "landlock_files", "landlock_tcp", "landlock_scopes", "cpu_budget",
           "cgroup_limits", "unprivileged_user", "grader_not_dumpable")
+# what each layer does, in one line (`rl4llm doctor`)
+LAYER_TEXT = {
+    "outer_wall": "bubblewrap around the fork servers: a read-only view, own namespaces, no capabilities",
+    "namespaces": "own user, PID, mount, network and IPC namespaces (unshare): nothing outlives the worker",
+    "scratch_quota": "a size-capped tmpfs is the only writable folder",
+    "closed_root": "a minimal root: only the allow-listed paths exist (no host sockets, /tmp or kit folders)",
+    "resource_limits": "hard memory, file-size, CPU-time and open-file limits (memfd refused: memory binds)",
+    "process_limit": "no new process: fork, vfork, exec and non-thread clone refused by the system-call filter",
+    "syscall_filter": "seccomp: no sockets, memfd, ptrace, io_uring, bpf, mounts or namespaces",
+    "no_capabilities": "no capability, no_new_privs: the limits cannot be raised",
+    "landlock_files": "Landlock: only the interpreter, its libraries and the scratch folder",
+    "landlock_tcp": "Landlock: no TCP bind or connect",
+    "landlock_scopes": "Landlock: no signals or abstract UNIX sockets outside the worker",
+    "cpu_budget": "each exercise's time limit counts CPU seconds, not the clock (load does not change grades)",
+    "cgroup_limits": "a cgroup per worker: memory, processes + threads and one core, whoever the worker is",
+    "unprivileged_user": "workers run as a user other than root (as root: user nobody)",
+    "grader_not_dumpable": "the grading process's memory is not readable by the worker's user",
+}
 # the instructor's switches, one per layer, for machines where a layer misbehaves (each reported missing)
 SWITCHES = settings.SANDBOX_SWITCHES
 WORKER_TASKS = 64  # processes + threads in one worker's cgroup: its parent, one child and their threads

@@ -296,6 +296,8 @@ def _near_misses(stem: str, files: dict[str, bytes]) -> list[str]:
     names = {relative: name for relative, name in names.items() if not is_learner_name(name)}
     by_key = {relative: key(name[:-3]) for relative, name in names.items()}
     close = set(difflib.get_close_matches(wanted, set(by_key.values()), n=3, cutoff=0.85))
+    # an LMS's prefix (alice_1234_module_9_reference.py, Full Name_12_assignsubmission_file_module_9_...)
+    close |= {k for k in by_key.values() if k.endswith(wanted)}
     return sorted(relative for relative, k in by_key.items() if k in close)[:3]
 
 

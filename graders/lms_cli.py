@@ -1,0 +1,85 @@
+"""``rl4llm grade --lms moodle|canvas`` (a class from an LMS's bulk download) and ``rl4llm export`` (a grade
+file the LMS imports): the command-line side of :mod:`graders.engine.lms`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from graders.cleaner import say
+from graders.text import Text
+
+SAID = {
+    "staged": Text("note: {path} is a {system} bulk download: {count} student(s), graded under their names",
+                   "примечание: {path} — выгрузка {system}: студентов: {count}, проверяются под своими именами"),
+    "exported": Text("wrote {path}: {count} grade(s) for {system}{left}; import it: {how}",
+                     "записан {path}: оценок для {system}: {count}{left}; импорт: {how}"),
+    "left_out": Text(" ({count} left out, no {system} id: {names})", " (пропущено без id {system}: {count}: {names})"),
+    "how_moodle": Text("the assignment's View all submissions > Grading action > Upload grading worksheet",
+                       "задание > Просмотр всех ответов > Действие оценивания > Загрузить таблицу оценок"),
+    "how_canvas": Text("Grades > Import > this file", "Оценки > Импорт > этот файл"),
+}
+
+
+def add_lms_arguments(grade: argparse.ArgumentParser) -> None:
+    grade.add_argument("--lms", choices=("moodle", "canvas"), default=None,
+                       help="read SUBMISSION as this LMS's bulk download (a zip or its folder): a submission per "
+                            "student, named as the LMS names them (detected without the flag)")
+
+
+def add_export_command(sub) -> None:
+    export = sub.add_parser("export", help="write the grade file an LMS imports (Moodle, Canvas) from a graded "
+                                           "LMS download")
+    export.add_argument("folder", help="the --out folder of `rl4llm grade DOWNLOAD --lms ...`")
+    export.add_argument("--lms", choices=("moodle", "canvas"), required=True)
+    export.add_argument("--assignment", default="rl4llm", help="Canvas: the gradebook column's name")
+    export.add_argument("--to", default=None, help="the CSV to write (default: FOLDER/<lms>_grades.csv)")
+    export.add_argument("--lang", choices=("en", "ru"), default=None)
+    export.set_defaults(func=export_command)
+
+
+def stage_download(args: argparse.Namespace, paths: list[Path], language: str):
+    """The class to grade: ``paths`` as given, or the students of an LMS download (written into a temporary
+    folder); returns (paths, the LMS or None, output folder name -> LMS id, the temporary folder or None)."""
+    from graders.engine import lms
+    from graders.engine.submission import submission_name
+
+    if args.lms is None and not (len(paths) == 1 and lms.looks_like_download(paths[0])):
+        return paths, None, {}, None
+    temporary = tempfile.TemporaryDirectory(prefix="rl4llm-lms-")
+    try:
+        system, staged, ids = lms.stage(paths[0] if len(paths) == 1 else _one(paths), Path(temporary.name),
+                                        args.lms)
+    except lms.LmsError:
+        temporary.cleanup()
+        raise
+    say(SAID["staged"].in_(language, path=paths[0], system=system.capitalize(), count=len(staged)), file=sys.stderr)
+    return staged, system, {submission_name(path): ids[path.name] for path in staged}, temporary
+
+
+def _one(paths: list[Path]) -> Path:
+    from graders.engine.lms import LmsError
+
+    raise LmsError(f"--lms reads one bulk download (a zip or its folder), not {len(paths)} paths")
+
+
+def export_command(args: argparse.Namespace) -> int:
+    from graders.engine import lms
+    from graders.language import default_language
+
+    language = args.lang or default_language()
+    try:
+        text, left_out = lms.export(Path(args.folder), args.lms, args.assignment)
+    except lms.LmsError as error:
+        say(f"rl4llm export: {error}", file=sys.stderr)
+        return 2
+    target = Path(args.to) if args.to else Path(args.folder) / f"{args.lms}_grades.csv"
+    target.write_text(text, encoding="utf-8")
+    rows = text.count("\n") - (2 if args.lms == "canvas" else 1)
+    left = SAID["left_out"].in_(language, count=len(left_out), system=args.lms, names=", ".join(left_out[:5])) \
+        if left_out else ""
+    say(SAID["exported"].in_(language, path=target, count=rows, system=args.lms.capitalize(), left=left,
+                             how=SAID[f"how_{args.lms}"].in_(language)))
+    return 0

@@ -1,0 +1,119 @@
+"""LMS in and out (issue 33, point 3): Moodle's and Canvas's bulk downloads graded with each student's name,
+and the grade file each imports (Moodle's grading worksheet, Canvas's gradebook CSV)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from graders import course
+from graders.engine import lms
+from graders.paths import REPO_ROOT, SOLUTIONS_DIR
+
+REFERENCE = (SOLUTIONS_DIR / "module_09" / "module_9_reference.py").read_bytes()
+TRAINING = (SOLUTIONS_DIR / "module_09" / "module_9_training.py").read_bytes()
+
+
+def _moodle_zip(path: Path, folders: bool) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, number, files in (("Иван Петров", "1201", {"module_9_reference.py": REFERENCE,
+                                                             "module_9_training.py": TRAINING}),
+                                    ("José García", "1202", {"module_9_reference.py": b"def broken(:\n"})):
+            for file, data in files.items():
+                member = (f"{name}_{number}_assignsubmission_file_/{file}" if folders
+                          else f"{name}_{number}_assignsubmission_file_{file}")
+                archive.writestr(member, data)
+    return path
+
+
+def _canvas_zip(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("petrovivan_5101_90001_module_9_reference.py", REFERENCE)
+        archive.writestr("petrovivan_5101_90002_module_9_training-1.py", TRAINING)  # a resubmission
+        archive.writestr("garciajose_late_5102_90003_module_9_reference.py", b"x = 1\n")
+    return path
+
+
+@pytest.mark.parametrize("folders", [False, True], ids=["flat", "in folders"])
+def test_a_moodle_download_is_read_student_by_student(tmp_path, folders):
+    download = _moodle_zip(tmp_path / "moodle.zip", folders)
+    assert lms.looks_like_download(download)
+    system, students = lms.read_download(download)
+    assert system == "moodle"
+    assert {(s.name, s.lms_id): sorted(s.files) for s in students} == {
+        ("Иван Петров", "1201"): ["module_9_reference.py", "module_9_training.py"],
+        ("José García", "1202"): ["module_9_reference.py"]}
+
+
+def test_a_canvas_download_is_read_with_late_and_resubmitted_files(tmp_path):
+    system, students = lms.read_download(_canvas_zip(tmp_path / "canvas.zip"))
+    assert system == "canvas"
+    assert {(s.name, s.lms_id): sorted(s.files) for s in students} == {
+        ("petrovivan", "5101"): ["module_9_reference.py", "module_9_training.py"],
+        ("garciajose", "5102"): ["module_9_reference.py"]}
+
+
+def test_a_class_of_plain_folders_is_no_download(tmp_path):
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / "module_9_reference.py").write_bytes(REFERENCE)
+    assert not lms.looks_like_download(tmp_path / "alice")
+    with pytest.raises(lms.LmsError, match="not a Moodle or Canvas bulk download"):
+        lms.read_download(tmp_path / "alice")
+
+
+def test_names_are_parsed_in_linear_time():
+    """A learner names its uploaded file: only literal string operations run over it."""
+    import time
+
+    def cost(n: int) -> float:
+        name = "a_" * n + "assignsubmission_" + "_1" * n + ".py"
+        started = time.process_time()
+        for _ in range(20):
+            lms._moodle(name), lms._canvas(name)
+        return time.process_time() - started
+
+    assert cost(400_000) / max(cost(100_000), 1e-4) < 8.0
+
+
+def test_the_near_miss_hint_recognises_an_lms_prefix():
+    from graders.engine.submission import _near_misses
+
+    files = {"alice_1234_module_9_reference.py": b"", "notes.py": b""}
+    assert _near_misses("module_9_reference", files) == ["alice_1234_module_9_reference.py"]
+
+
+def _rl4llm(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "graders.cli", *args], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("system", ["moodle", "canvas"])
+def test_a_download_graded_and_exported_for_its_lms(tmp_path, system):
+    download = _moodle_zip(tmp_path / "d.zip", True) if system == "moodle" else _canvas_zip(tmp_path / "d.zip")
+    out = tmp_path / "grades"
+    graded = _rl4llm("grade", str(download), "--out", str(out), "--quiet", "--no-class-report")
+    assert graded.returncode == 0, graded.stderr
+    assert "bulk download: 2 student(s)" in graded.stderr and "grading Module 9" in graded.stderr
+    exported = _rl4llm("export", str(out), "--lms", system, "--assignment", "Module 9")
+    assert exported.returncode == 0, exported.stderr
+    rows = list(csv.reader(io.StringIO((out / f"{system}_grades.csv").read_text(encoding="utf-8"))))
+    total = sum(course.points(e) for e in course.exercises(["9"]))
+    if system == "moodle":
+        assert rows[0] == ["Identifier", "Full name", "Grade", "Maximum Grade"]
+        by_id = {row[0]: row for row in rows[1:]}
+        assert by_id["Participant 1201"][1] == "Иван Петров" and float(by_id["Participant 1201"][2]) == total
+        assert by_id["Participant 1202"][1] == "José García" and float(by_id["Participant 1202"][2]) == 0
+    else:
+        assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Module 9"]
+        assert rows[1][0] == "Points Possible" and float(rows[1][5]) == total
+        by_id = {row[1]: row for row in rows[2:]}
+        assert by_id["5101"][0] == "petrovivan" and float(by_id["5101"][5]) == total
+        assert float(by_id["5102"][5]) == 0
+    assert "wrote" in exported.stdout and "2 grade(s)" in exported.stdout
