@@ -40,10 +40,11 @@ def table(report: dict) -> str:
             total[key] += row[key]
         grader = ", ".join(f"{n} ×{c}" for n, c in row["grader_names"].items()) or "–"
         pytest = ", ".join(f"{n} ×{c}" for n, c in row["pytest_names"].items()) or "–"
-        public = (f"{row['public_failed']}/{row['public_checked']} ({_percent(row['public_share'])})"
+        public = (f"{row['public_failed']}/{row['public_checked']} "
+                  f"({_percent(row['public_failed'] / row['public_checked'])})"
                   if row["public_checked"] else "–")
         lines.append(f"| `{row['exercise']}` | {row['mutants']} | {row['equivalent']} | {row['killed']} | "
-                     f"{row['survived']} | {_percent(row['score'])} | {public} | {grader}; {pytest} |")
+                     f"{row['survived']} | {_percent(row['killed'] / (row['killed'] + row['survived']) if row['killed'] + row['survived'] else None)} | {public} | {grader}; {pytest} |")
     non_equivalent = total["killed"] + total["survived"]
     score = total["killed"] / non_equivalent if non_equivalent else None
     share = total["public_failed"] / total["public_checked"] if total["public_checked"] else None
