@@ -292,9 +292,7 @@ class Mutant:
     source: str  # the whole mutated function, unparsed
 
 
-def _skipped(node) -> bool:
-    """Nodes whose insides are never mutated: f-strings and the messages of ``raise``."""
-    return isinstance(node, (ast.JoinedStr, ast.Raise))
+_TOKENS = (ast.expr_context, ast.operator, ast.cmpop, ast.boolop, ast.unaryop)  # not nodes to replace
 
 
 def _walk(function: ast.FunctionDef):
@@ -305,17 +303,12 @@ def _walk(function: ast.FunctionDef):
 
     def visit(node, parent, field, position):
         yield node, parent, field, position
-        if _skipped(node):
-            return
+        if isinstance(node, (ast.JoinedStr, ast.Raise)):
+            return  # f-strings and the messages of raise are never mutated
         for name, value in ast.iter_fields(node):
-            if isinstance(value, list):
-                for i, item in enumerate(value):
-                    if isinstance(item, ast.AST) and not isinstance(item, (ast.expr_context, ast.operator,
-                                                                           ast.cmpop, ast.boolop, ast.unaryop)):
-                        yield from visit(item, node, name, i)
-            elif isinstance(value, ast.AST) and not isinstance(value, (ast.expr_context, ast.operator, ast.cmpop,
-                                                                      ast.boolop, ast.unaryop)):
-                yield from visit(value, node, name, None)
+            for i, item in (enumerate(value) if isinstance(value, list) else [(None, value)]):
+                if isinstance(item, ast.AST) and not isinstance(item, _TOKENS):
+                    yield from visit(item, node, name, i)
 
     for i, statement in enumerate(body[start:], start):
         yield from visit(statement, function, "body", i)
