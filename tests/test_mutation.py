@@ -171,3 +171,25 @@ def test_every_exercise_meets_its_floor():
 
     result = campaign(DEFAULT_KIT.exercises(), jobs=2, public=False, progress=lambda line: None)
     assert report.below_floor(result) == []
+
+
+def test_the_plugin_rebinds_a_name_a_test_module_imported(monkeypatch):
+    """``from module_9_training import grpo_loss`` binds the function at import: the plugin points that name at
+    the mutant too (without it every grpo_loss mutant passed its public tests: 0 of 87 failed)."""
+    import sys
+    import types
+
+    from graders.mutation.pytest_plugin import _rebind
+
+    def original():
+        return "reference"
+
+    def mutant():
+        return "mutant"
+
+    tests = types.ModuleType("_rl4llm_fake_test_module")
+    tests.grpo_loss = original
+    monkeypatch.setitem(sys.modules, tests.__name__, tests)
+    before, after = {"grpo_loss": original}, {"grpo_loss": mutant}
+    rebound = _rebind(before, after)
+    assert tests.grpo_loss is mutant and rebound == [(vars(tests), "grpo_loss", original)]

@@ -4,7 +4,9 @@ Loaded with ``-p graders.mutation.pytest_plugin`` by :mod:`graders.mutation.publ
 (never by a learner's run). ``RL4LLM_MUTANTS`` names a JSON file
 ``[{"id", "module", "source"}, ...]``; for each mutant the plugin defines the
 mutated function in the learner module the tests imported (``exec`` of its
-source in that module's namespace, exactly what appending it to the file does),
+source in that module's namespace, exactly what appending it to the file does;
+a name another module bound at import, ``from module_9_training import
+grpo_loss``, is pointed at the mutant too),
 wraps it with ``starter/conftest.py``'s recorder (its "likely mistake" hints
 work as in a learner's run), runs every selected test (``-k``), and puts the
 original back. The reference itself runs first (``id`` ``"(reference)"``). The
@@ -55,6 +57,24 @@ def _alarm(signum, frame):  # noqa: ARG001 - signal handler signature
     raise TimeoutError(f"a public test ran past {ITEM_SECONDS:g} s on this mutant")
 
 
+def _rebind(before: dict, after: dict) -> list[tuple[dict, str, object]]:
+    """Point every other module's name for a replaced function (``from module_9_training import grpo_loss``
+    in a test file, bound at import) at its new value, as a file with the mutant appended would have been
+    imported; returns what to put back."""
+    changed = {id(before[name]): after[name] for name in after
+               if name in before and after[name] is not before[name] and callable(before[name])}
+    rebound = []
+    for other in list(sys.modules.values()):
+        namespace = getattr(other, "__dict__", None)
+        if not isinstance(namespace, dict) or namespace is after:
+            continue
+        for name, value in list(namespace.items()):
+            if id(value) in changed:
+                rebound.append((namespace, name, value))
+                namespace[name] = changed[id(value)]
+    return rebound
+
+
 def _run_items(session) -> None:
     items = session.items
     for index, item in enumerate(items):
@@ -86,14 +106,18 @@ def pytest_runtestloop(session):
         saved = dict(vars(module))
         collector.current = mutant["id"]
         collector.results[mutant["id"]] = {"failed": [], "hints": []}
+        rebound = []
         try:
             code = compile(mutant["source"], f"<mutant {mutant['id']}>", "exec",
                            flags=__future__.annotations.compiler_flag, dont_inherit=True)
             exec(code, vars(module))  # noqa: S102 - a kit-generated mutant of the kit's own reference
             if conftest is not None:
                 conftest._wrap_module(module)
+            rebound = _rebind(saved, vars(module))
             _run_items(session)
         finally:
+            for namespace, name, value in rebound:
+                namespace[name] = value
             vars(module).clear()
             vars(module).update(saved)
     signal.signal(signal.SIGALRM, previous)
