@@ -13,6 +13,10 @@ they are counts, sizes and modes) replaced by
 - ``negated``: times -1;
 - ``shifted``: plus 50;
 - ``random``: standard normal draws of the same shape (seeded by the case's position);
+- ``one_negated``, ``one_large``: only the first entry of each array negated, or times 1e3 (an input
+  that breaks one constraint while others hold);
+- ``moved``: ``|x0| + 0.5`` moved from the first entry to the second (the sum kept, the first entry
+  negative: a negative probability in a row that still sums to 1);
 
 and, one integer argument at a time (counts and sizes: ``n``, ``c``, ``k``,
 a group size), that integer set to 0, 1, one less, one more and 10 times it
@@ -33,8 +37,9 @@ from graders.checks import Case
 from graders.engine.codec import TensorSpec
 from graders.text import Text
 
-VARIANTS = ("zeros", "ties", "near_ties", "large", "tiny", "negated", "shifted", "random")
-MAX_DRAWS = 160  # per exercise: enough variety, a bounded cost per mutant
+VARIANTS = ("zeros", "ties", "near_ties", "large", "tiny", "negated", "shifted", "random", "one_negated", "one_large",
+            "moved")
+MAX_DRAWS = 400  # per exercise: enough variety, a bounded cost per mutant
 
 
 def _vary(array: np.ndarray, variant: str, rng: np.random.Generator) -> np.ndarray:
@@ -55,6 +60,15 @@ def _vary(array: np.ndarray, variant: str, rng: np.random.Generator) -> np.ndarr
         out = -array
     elif variant == "shifted":
         out = array + 50.0
+    elif variant in ("one_negated", "one_large"):
+        out = array.copy()
+        out.flat[0] = -out.flat[0] if variant == "one_negated" else out.flat[0] * 1e3
+    elif variant == "moved":
+        out = array.copy()
+        if array.size >= 2:
+            moved = abs(out.flat[0]) + 0.5
+            out.flat[0] -= moved
+            out.flat[1] += moved
     else:
         out = rng.standard_normal(array.shape)
     return np.asarray(out, dtype=array.dtype)

@@ -244,6 +244,8 @@ def drop_statement(node):
             new.orelse = []
             found.append(new)
         return found
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        return []  # a nested function's docstring
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.For, ast.While, ast.With)):
         return [DROP]
     return []
@@ -306,6 +308,8 @@ def _walk(function: ast.FunctionDef):
         if isinstance(node, (ast.JoinedStr, ast.Raise)):
             return  # f-strings and the messages of raise are never mutated
         for name, value in ast.iter_fields(node):
+            if name in ("annotation", "returns"):
+                continue  # annotations are never evaluated (``from __future__ import annotations``)
             for i, item in (enumerate(value) if isinstance(value, list) else [(None, value)]):
                 if isinstance(item, ast.AST) and not isinstance(item, _TOKENS):
                     yield from visit(item, node, name, i)
