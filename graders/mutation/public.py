@@ -53,12 +53,12 @@ def public_batch(exercise: str, mutants: list[tuple[str, str]]) -> dict[str, dic
         listing, verdicts = root / "mutants.json", root / "verdicts.json"
         listing.write_text(json.dumps([{"id": i, "module": stem, "source": source} for i, source in mutants]),
                            encoding="utf-8")
-        env = {**_environment(root), "RL4LLM_MUTANTS": str(listing), "RL4LLM_MUTANTS_OUT": str(verdicts)}
         try:
             completed = subprocess.run(
                 [sys.executable, "-m", "pytest", str(tests), "-k", function, "-q", "-p", "no:cacheprovider",
-                 "-p", "graders.mutation.pytest_plugin", "--tb=no", "--no-header", "-rN"],
-                cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT + 30 * len(mutants))
+                 "-p", "graders.mutation.pytest_plugin", f"--mutants-in={listing}", f"--mutants-out={verdicts}",
+                 "--tb=no", "--no-header", "-rN"],
+                cwd=REPO_ROOT, env=_environment(root), capture_output=True, text=True, timeout=TIMEOUT + 30 * len(mutants))
             found = json.loads(verdicts.read_text(encoding="utf-8")) if verdicts.exists() else None
         except subprocess.TimeoutExpired:
             found, completed = None, None

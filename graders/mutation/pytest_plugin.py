@@ -1,7 +1,7 @@
 """A pytest plugin that runs the selected public tests once per mutant, in ONE pytest process.
 
 Loaded with ``-p graders.mutation.pytest_plugin`` by :mod:`graders.mutation.public`
-(never by a learner's run). ``RL4LLM_MUTANTS`` names a JSON file
+(never by a learner's run). ``--mutants-in`` names a JSON file
 ``[{"id", "module", "source"}, ...]``; for each mutant the plugin defines the
 mutated function in the learner module the tests imported (``exec`` of its
 source in that module's namespace, exactly what appending it to the file does;
@@ -10,7 +10,7 @@ grpo_loss``, is pointed at the mutant too),
 wraps it with ``starter/conftest.py``'s recorder (its "likely mistake" hints
 work as in a learner's run), runs every selected test (``-k``), and puts the
 original back. The reference itself runs first (``id`` ``"(reference)"``). The
-verdicts go to the JSON file ``RL4LLM_MUTANTS_OUT``:
+verdicts go to the JSON file ``--mutants-out``:
 ``{id: {"failed": [nodeid, ...], "hints": [line, ...]}}``. A test that runs past
 :data:`ITEM_SECONDS` (wall clock) fails with ``TimeoutError``.
 """
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import __future__
 import json
-import os
 import signal
 import sys
 
@@ -85,9 +84,14 @@ def _run_items(session) -> None:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--mutants-in", default=None, help="rl4llm mutate: the JSON list of mutants to run the tests on")
+    parser.addoption("--mutants-out", default=None, help="rl4llm mutate: where the verdicts go (JSON)")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session):
-    path = os.environ.get("RL4LLM_MUTANTS")
+    path = session.config.getoption("--mutants-in")
     if not path or session.testsfailed or session.config.option.collectonly:
         return None
     mutants = json.loads(open(path, encoding="utf-8").read())
@@ -122,6 +126,6 @@ def pytest_runtestloop(session):
             vars(module).update(saved)
     signal.signal(signal.SIGALRM, previous)
     collector.current = None
-    with open(os.environ["RL4LLM_MUTANTS_OUT"], "w", encoding="utf-8") as handle:
+    with open(session.config.getoption("--mutants-out"), "w", encoding="utf-8") as handle:
         json.dump(collector.results, handle)
     return True
