@@ -193,3 +193,36 @@ def test_the_plugin_rebinds_a_name_a_test_module_imported(monkeypatch):
     before, after = {"grpo_loss": original}, {"grpo_loss": mutant}
     rebound = _rebind(before, after)
     assert tests.grpo_loss is mutant and rebound == [(vars(tests), "grpo_loss", original)]
+
+
+def test_merging_parts_summarises_their_mutants_again_in_course_order(tmp_path):
+    """`rl4llm mutate --merge` (a SLURM array's parts): one report, every exercise's line computed from its
+    mutants' verdicts, names compared between the grader and pytest."""
+    import json
+
+    from graders.mutation.campaign import summarise
+
+    rows = {
+        "module_9_reference.k3_kl": [
+            {"id": "a", "diff": "- x  ->  + y", "status": "killed", "grader_names": ["reversed_difference"],
+             "public": {"failed": True, "pytest_names": []}},
+            {"id": "b", "diff": "- x  ->  + z", "status": "survived", "witness": {"input": "1.0"}},
+            {"id": "c", "diff": "- x  ->  + w", "status": "equivalent"}],
+        "module_8_reference.ipo_loss": [
+            {"id": "d", "diff": "- x  ->  + v", "status": "killed", "grader_names": [],
+             "public": {"failed": False, "pytest_names": []}}],
+    }
+    for index, (exercise, mutants_) in enumerate(rows.items()):
+        part = {"jobs": 1, "public": True, "public_sample": None, "seconds": {"judging": 1.0, "total": 2.0},
+                "exercises": [{"exercise": exercise}], "mutants": {exercise: mutants_}}
+        (tmp_path / str(index)).mkdir()
+        (tmp_path / str(index) / "mutation.json").write_text(json.dumps(part), encoding="utf-8")
+    merged = report.merge([tmp_path / "0", tmp_path / "1"])
+    assert [row["exercise"] for row in merged["exercises"]] == ["module_8_reference.ipo_loss", "module_9_reference.k3_kl"]
+    k3 = merged["exercises"][1]
+    assert k3 == summarise("module_9_reference.k3_kl", rows["module_9_reference.k3_kl"])
+    assert (k3["killed"], k3["survived"], k3["equivalent"], k3["score"], k3["public_share"]) == (1, 1, 1, 0.5, 1.0)
+    assert k3["names_differ"] == [{"id": "a", "diff": "- x  ->  + y", "grader": ["reversed_difference"], "pytest": []}]
+    assert merged["exercises"][0]["public_green"][0]["id"] == "d" and merged["seconds"]["total"] == 4.0
+    text = report.table(merged)
+    assert "grader reversed_difference; pytest –" in text and "| **all** | 4 | 1 | 2 | 1 | 66.7 % | 1/2 (50.0 %)" in text

@@ -133,6 +133,9 @@ def summarise(exercise: str, rows: list[dict]) -> dict:
                       for r in rows if r["status"] == "survived"],
         "public_green": [{"id": r["id"], "diff": r["diff"], "grader_names": r.get("grader_names", [])}
                          for r in checked if not r["public"]["failed"]],
+        "names_differ": [{"id": r["id"], "diff": r["diff"], "grader": sorted(r.get("grader_names", [])),
+                          "pytest": r["public"]["pytest_names"]} for r in checked
+                         if sorted(r.get("grader_names", [])) != sorted(r["public"]["pytest_names"])],
         "seconds": round(sum(row.get("seconds", 0.0) for row in rows), 2),
     }
 

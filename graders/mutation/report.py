@@ -5,7 +5,8 @@ mutants, equivalent, non-equivalent, killed (lost points under the hidden
 checks), survived, ``score`` = killed / non-equivalent, ``public_share`` =
 point-losing mutants whose ``pytest -k <function>`` fails / those run, the
 names the grader and pytest gave (with counts), every survivor with its diff
-line and witness input, and the point-losing mutants whose public tests pass;
+line and witness input, the point-losing mutants whose public tests pass, and
+those the grader and pytest name differently (``names_differ``);
 and every mutant's verdict under ``mutants``.
 
 The floors (:data:`FLOORS`, ``graders/mutation/floors.json``) are the lowest
@@ -70,6 +71,11 @@ def table(report: dict) -> str:
     for row in report["exercises"]:
         for green in row["public_green"]:
             lines.append(f"- `{green['id']}` `{green['diff']}`")
+    lines += ["", "### Point-losing mutants the grader and pytest name differently (`–`: no name)", ""]
+    for row in report["exercises"]:
+        for differ in row.get("names_differ", []):
+            lines.append(f"- `{differ['id']}` `{differ['diff']}`: grader {', '.join(differ['grader']) or '–'}; "
+                         f"pytest {', '.join(differ['pytest']) or '–'}")
     return "\n".join(lines) + "\n"
 
 
@@ -86,10 +92,12 @@ def write(report: dict, out: Path) -> tuple[Path, Path]:
 def merge(folders: list[Path]) -> dict:
     """One report from the ``mutation.json`` of several runs (a SLURM array's tasks), in course order."""
     from graders.engine.kit import DEFAULT_KIT
+    from graders.mutation.campaign import summarise
 
     parts = [json.loads((Path(f) / "mutation.json").read_text(encoding="utf-8")) for f in folders]
-    rows = {row["exercise"]: row for part in parts for row in part["exercises"]}
     mutants = {k: v for part in parts for k, v in part.get("mutants", {}).items()}
+    rows = {row["exercise"]: summarise(row["exercise"], mutants[row["exercise"]]) if row["exercise"] in mutants
+            else row for part in parts for row in part["exercises"]}  # summarised again: the current rules
     order = [e for e in DEFAULT_KIT.exercises() if e in rows]
     seconds = {key: round(sum(p["seconds"][key] for p in parts), 1) for key in ("judging", "total")}
     return {"jobs": max(p["jobs"] for p in parts), "public": all(p["public"] for p in parts),
