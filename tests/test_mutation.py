@@ -226,3 +226,42 @@ def test_merging_parts_summarises_their_mutants_again_in_course_order(tmp_path):
     assert merged["exercises"][0]["public_green"][0]["id"] == "d" and merged["seconds"]["total"] == 4.0
     text = report.table(merged)
     assert "grader reversed_difference; pytest –" in text and "| **all** | 4 | 1 | 2 | 1 | 66.7 % | 1/2 (50.0 %)" in text
+
+
+def _fake_tools(folder, log):
+    """Stand-ins for `sbatch` and `rl4llm` that log their arguments (one call a line); `rl4llm mutate --list`
+    prints three exercises, `sbatch --parsable` answers a job id."""
+    import os
+    import stat
+
+    folder.mkdir()
+    scripts = {
+        "sbatch": f'#!/bin/bash\necho "sbatch $*" >> {log}\necho 4242\n',
+        "rl4llm": f'#!/bin/bash\necho "rl4llm $*" >> {log}\nif [ "$2" = --list ]; then printf "a.x\\nb.y\\nc.z\\n"; fi\n',
+    }
+    for name, text in scripts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+        (folder / name).chmod((folder / name).stat().st_mode | stat.S_IEXEC)
+    return {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}", "RL4LLM": str(folder / "rl4llm")}
+
+
+def test_the_slurm_array_runs_one_exercise_per_task_then_merges(tmp_path):
+    import subprocess
+
+    from graders.paths import REPO_ROOT
+
+    script = REPO_ROOT / "examples" / "slurm" / "mutate_array.sbatch"
+    log = tmp_path / "calls.log"
+    env = _fake_tools(tmp_path / "bin", log)
+    env.pop("SLURM_ARRAY_TASK_ID", None)
+    subprocess.run(["bash", str(script), "--no-public"], cwd=tmp_path, env=env, check=True, capture_output=True)
+    calls = log.read_text(encoding="utf-8").splitlines()
+    assert calls[0] == "rl4llm mutate --list"
+    assert calls[1].startswith("sbatch --parsable --array=1-3 ") and calls[1].endswith(f"{script} --no-public")
+    assert "--dependency=afterok:4242" in calls[2]
+    assert "mutate --merge mutation-parts/1 mutation-parts/2 mutation-parts/3 --out mutation" in calls[2]
+    log.unlink()
+    subprocess.run(["bash", str(script), "--no-public"], cwd=tmp_path, check=True, capture_output=True,
+                   env={**env, "SLURM_ARRAY_TASK_ID": "2", "SLURM_CPUS_PER_TASK": "2"})
+    assert log.read_text(encoding="utf-8").splitlines() == [
+        "rl4llm mutate --list", "rl4llm mutate --exercise b.y --jobs 2 --out mutation-parts/2 --no-public"]
