@@ -361,6 +361,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_capstone_arguments(p_cap)
     p_cap.set_defaults(func=_cmd_capstone)
+
+    from graders.mutation import add_command as add_mutate_command
+
+    add_mutate_command(sub)  # rl4llm mutate: mutation testing of the kit's own checks (graders/mutation/)
     return parser
 
 

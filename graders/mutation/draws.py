@@ -1,0 +1,170 @@
+"""The inputs that decide whether a mutant is equivalent: the checks' own cases, then draws they lack.
+
+"Equal on the checks' inputs" is exactly "survived", so the equivalence call
+also uses inputs the checks do not contain: each value case's float inputs
+(arrays, tensors, Python floats; integers, strings and flags are kept, since
+they are counts, sizes and modes) replaced by
+
+- ``zeros``: every float 0;
+- ``ties``: every entry of an array equal to its first one (a scalar kept);
+- ``near_ties``: ties plus 1e-9 noise;
+- ``large``: scaled by 1e3 (an ``exp`` overflows past 709);
+- ``tiny``: scaled by 1e-3;
+- ``negated``: times -1;
+- ``shifted``: plus 50;
+- ``random``: standard normal draws of the same shape (seeded by the case's position);
+- ``one_negated``, ``one_large``: only the first entry of each array negated, or times 1e3 (an input
+  that breaks one constraint while others hold);
+- ``moved``: ``|x0| + 0.5`` moved from the first entry to the second (the sum kept, the first entry
+  negative: a negative probability in a row that still sums to 1);
+
+and, one integer argument at a time (counts and sizes: ``n``, ``c``, ``k``,
+a group size), that integer set to 0, 1, one less, one more and 10 times it
+plus 7 (the boundaries of a combinatorial formula, an empty count, a large one).
+
+Draws are capped at :data:`MAX_DRAWS` per exercise, spread evenly over the cases. A draw is a :class:`graders.checks.Case` like the checks' (no ``raises``: the
+reference's own outcome, value or exception, is the expectation). A harness's
+cases are run as the checks give them, no more (each one is a training run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from graders.checks import Case
+from graders.engine.codec import TensorSpec
+from graders.text import Text
+
+VARIANTS = ("zeros", "ties", "near_ties", "large", "tiny", "negated", "shifted", "random", "one_negated", "one_large",
+            "moved")
+MAX_DRAWS = 400  # per exercise: enough variety, a bounded cost per mutant
+
+
+def _vary(array: np.ndarray, variant: str, rng: np.random.Generator) -> np.ndarray:
+    """One variant of a float array (same shape and dtype)."""
+    if array.size == 0:
+        return array.copy()
+    if variant == "zeros":
+        out = np.zeros_like(array)
+    elif variant in ("ties", "near_ties"):
+        out = np.full_like(array, array.flat[0])
+        if variant == "near_ties":
+            out = out + rng.uniform(-1e-9, 1e-9, size=array.shape)
+    elif variant == "large":
+        out = array * 1e3
+    elif variant == "tiny":
+        out = array * 1e-3
+    elif variant == "negated":
+        out = -array
+    elif variant == "shifted":
+        out = array + 50.0
+    elif variant in ("one_negated", "one_large"):
+        out = array.copy()
+        out.flat[0] = -out.flat[0] if variant == "one_negated" else out.flat[0] * 1e3
+    elif variant == "moved":
+        out = array.copy()
+        if array.size >= 2:
+            moved = abs(out.flat[0]) + 0.5
+            out.flat[0] -= moved
+            out.flat[1] += moved
+    else:
+        out = rng.standard_normal(array.shape)
+    return np.asarray(out, dtype=array.dtype)
+
+
+def _float_array(value) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype.kind == "f"
+
+
+def vary(value, variant: str, rng: np.random.Generator):
+    """``value`` with every float in it varied (``variant``); anything else kept as it is."""
+    if isinstance(value, TensorSpec):
+        data = np.asarray(value.data)
+        if data.dtype.kind == "f":
+            return TensorSpec(_vary(data, variant, rng), value.dtype, value.requires_grad)
+        return value
+    if _float_array(value):
+        return _vary(value, variant, rng)
+    if isinstance(value, float) and not isinstance(value, bool):
+        return float(_vary(np.array([value]), "random" if variant == "ties" else variant, rng)[0])
+    if isinstance(value, list) and value and all(isinstance(v, float) for v in value):
+        return [float(v) for v in _vary(np.array(value, dtype=float), variant, rng)]
+    if isinstance(value, (list, tuple)):
+        items = [vary(v, variant, rng) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {k: vary(v, variant, rng) for k, v in value.items()}
+    return value
+
+
+def _has_floats(case: Case) -> bool:
+    rng = np.random.default_rng(0)
+    probe = (case.args, case.kwargs)
+    return _differs(probe, vary(probe, "shifted", rng))
+
+
+def _differs(a, b) -> bool:
+    if isinstance(a, TensorSpec):
+        return not np.array_equal(np.asarray(a.data), np.asarray(b.data))
+    if isinstance(a, np.ndarray):
+        return a.shape != b.shape or not np.array_equal(a, b)
+    if isinstance(a, (list, tuple)):
+        return len(a) != len(b) or any(_differs(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return any(_differs(a[k], b[k]) for k in a)
+    return a is not b and a != b
+
+
+INT_VARIANTS = ("0", "1", "minus_1", "plus_1", "large")
+
+
+def _int_value(value: int, variant: str) -> int:
+    return {"0": 0, "1": 1, "minus_1": value - 1, "plus_1": value + 1, "large": 10 * value + 7}[variant]
+
+
+def _int_draws(case: Case, label: str) -> list[Case]:
+    """``case`` with one integer argument (positional or keyword, not a bool) varied at a time."""
+    found = []
+    slots = [(i, v) for i, v in enumerate(case.args)] + list(case.kwargs.items())
+    for slot, value in slots:
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        for variant in INT_VARIANTS:
+            new = _int_value(value, variant)
+            if new == value:
+                continue
+            args, kwargs = list(case.args), dict(case.kwargs)
+            if isinstance(slot, int):
+                args[slot] = new
+            else:
+                kwargs[slot] = new
+            text = f"{label} [{slot} = {new}]"
+            found.append(dataclasses.replace(case, args=tuple(args), kwargs=kwargs, raises=None,
+                                             label=Text(text, text)))
+    return found
+
+
+def extra_cases(cases: list[Case], harness: bool, limit: int = MAX_DRAWS) -> list[Case]:
+    """The draws the checks lack, built from their value cases (none for a harness), at most ``limit``,
+    spread over the cases: every variant of the first case, then of the next, ..., in a fixed order."""
+    if harness:
+        return []
+    found: list[Case] = []
+    for position, case in enumerate(cases):
+        if case.raises is not None:
+            continue
+        found += _int_draws(case, str(case.label) or f"case {position}")
+        if not _has_floats(case):
+            continue
+        for variant in VARIANTS:
+            rng = np.random.default_rng(10_007 * position + VARIANTS.index(variant))
+            label = str(case.label) or f"case {position}"
+            args, kwargs = vary((tuple(case.args), dict(case.kwargs)), variant, rng)
+            found.append(dataclasses.replace(case, args=tuple(args), kwargs=kwargs, raises=None,
+                                             label=Text(f"{label} [{variant}]", f"{label} [{variant}]")))
+    if len(found) <= limit:
+        return found
+    step = len(found) / limit
+    return [found[int(i * step)] for i in range(limit)]
