@@ -24,7 +24,7 @@ from graders.paths import REPO_ROOT
 
 FLOORS = Path(__file__).resolve().parent / "floors.json"
 DOCS_PAGE = REPO_ROOT / "docs" / "mutation.md"
-BEGIN, END = "<!-- generated:mutation:begin -->", "<!-- generated:mutation:end -->"
+BEGIN, END = "<!-- mutation-report:begin -->", "<!-- mutation-report:end -->"  # `rl4llm mutate --docs`, not the build
 
 
 def _percent(value) -> str:

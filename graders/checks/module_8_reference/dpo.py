@@ -65,6 +65,8 @@ def _conservative_dpo_loss():
     yield Case(args=(np.array([0.5, -0.5, 4.0]), np.array([1.0, 2.0, 0.1]), 0.25), label=Text("array beta", "beta — массив"))
     yield Case(args=(0.8, 0.2, 0.5), raises=ValueError, label=Text("eps = 0.5 is refused", "eps = 0.5 отклоняется"))
     yield Case(args=(0.8, 0.2, -0.1), raises=ValueError, label=Text("eps < 0 is refused", "eps < 0 отклоняется"))
+    yield Case(args=(np.array([1.0, -1.0]), 1.0, np.array([0.1, 0.6])), raises=ValueError, hidden=False,
+               label=Text("public: one eps >= 0.5 in an array is refused", "открытый пример: одно eps >= 0.5 в массиве отклоняется"))
     yield Case(args=(0.8, -1.0, 0.1), raises=ValueError, label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
     problems = st.tuples(_floats(-30.0, 30.0), _floats(0.01, 5.0), _floats(0.0, 0.49))
     yield from hypothesis_cases(problems, count=15, seed=8_109, to_case=lambda p: Case(args=p))
@@ -125,6 +127,9 @@ def _orpo_total_loss():
                label=Text("broadcasting (2, 1) with (3,)", "бродкастинг (2, 1) и (3,)"))
     yield Case(args=(0.8, 0.0, -1.5, 0.2), raises=ValueError, label=Text("chosen_mean_logp = 0 is refused", "chosen_mean_logp = 0 отклоняется"))
     yield Case(args=(0.8, -0.7, 0.3, 0.2), raises=ValueError, label=Text("rejected_mean_logp > 0 is refused", "rejected_mean_logp > 0 отклоняется"))
+    yield Case(args=(0.8, np.array([-0.7, 0.1]), np.array([-1.5, -0.4]), 0.2), raises=ValueError, hidden=False,
+               label=Text("public: one mean log-probability >= 0 in an array is refused",
+                          "открытый пример: один средний логарифм вероятности >= 0 в массиве отклоняется"))
     yield Case(args=(0.8, -0.7, -1.5, -0.2), raises=ValueError, label=Text("lam < 0 is refused", "lam < 0 отклоняется"))
     yield Case(args=(-0.8, -0.7, -1.5, 0.2), raises=ValueError, label=Text("a negative NLL is refused", "отрицательный NLL отклоняется"))
     problems = st.tuples(_floats(0.0, 5.0), _floats(-8.0, -0.02), _floats(-8.0, -0.02), _floats(0.0, 2.0))

@@ -36,6 +36,16 @@ def _categorical_entropy():
     yield Case(args=([0.5, 0.6],), raises=ValueError, label=Text("a row that does not sum to 1 is refused", "строка с суммой, отличной от 1, отклоняется"))
     yield Case(args=([1.5, -0.5],), raises=ValueError, label=Text("negative probabilities are refused", "отрицательные вероятности отклоняются"))
     yield Case(args=(np.zeros(0),), raises=ValueError, label=Text("an empty distribution is refused", "пустое распределение отклоняется"))
+    # each part of the guard on its own: a negative entry in a row that sums to 1, an entry just above 1 within
+    # the sum's tolerance, one bad row in a batch, a row summing to 0 (|sum - 1| needs its absolute value)
+    yield Case(args=([-0.5, 1.0, 0.25, 0.25],), raises=ValueError, hidden=False,
+               label=Text("public: a negative entry in a row summing to 1 is refused", "открытый пример: отрицательный элемент в строке с суммой 1 отклоняется"))
+    yield Case(args=(np.array([1.0 + 5e-7]),), raises=ValueError,
+               label=Text("an entry above 1 is refused", "элемент больше 1 отклоняется"))
+    yield Case(args=([[0.5, 0.5], [1.0, 1.0]],), raises=ValueError, hidden=False,
+               label=Text("public: one bad row in a batch is refused", "открытый пример: одна неверная строка в батче отклоняется"))
+    yield Case(args=([0.0, 0.0, 0.0, 0.0],), raises=ValueError, hidden=False,
+               label=Text("public: a row of zeros (sum 0) is refused", "открытый пример: строка из нулей (сумма 0) отклоняется"))
 
     def to_case(weights):
         p = np.array(weights)
@@ -103,8 +113,12 @@ def _synthetic_mode_training():
                label=Text("three modes: the best starts least likely", "три моды: лучшая в начале наименее вероятна"))
     yield Case(kwargs={"beta_entropy": 0.3, "steps": 30, "rewards": [0.2, 0.2], "initial_logits": [0.0, 3.0]},
                label=Text("equal rewards: only the bonus moves the policy", "равные награды: политику сдвигает только бонус"))
-    yield Case(kwargs={"steps": 5, "rewards": [1.0, 0.0, 0.0], "initial_logits": [500.0, 0.0, 0.0]},
-               label=Text("huge logits (a stable softmax)", "огромные логиты (устойчивый softmax)"))
+    yield Case(kwargs={"steps": 5, "rewards": [1.0, 0.0, 0.0], "initial_logits": [1000.0, 0.0, 0.0]},
+               label=Text("huge logits: exp(1000) overflows without the max shift (a stable softmax)",
+                          "огромные логиты: exp(1000) переполняется без сдвига на максимум (устойчивый softmax)"))
+    yield Case(kwargs={"beta_entropy": 500.0, "learning_rate": 180.0, "steps": 60},
+               label=Text("huge steps: the logits grow past exp's range (a stable softmax)",
+                          "огромные шаги: логиты выходят за пределы exp (устойчивый softmax)"))
     for kwargs, label, russian in (
             ({"learning_rate": -0.1}, "negative learning_rate", "отрицательный learning_rate отклоняется"),
             ({"steps": -1}, "negative steps", "отрицательное значение steps отклоняется"),
