@@ -86,15 +86,20 @@ def lstat_in(name, dir_fd: int | None) -> os.stat_result:
         raise UnsafeSubmission(f"cannot be looked at: {error.strerror}") from None
 
 
+def _open_as(name, dir_fd: int | None, flags: int, is_kind, kind: str, verb: str) -> tuple[int, os.stat_result]:
+    """``name`` (in ``dir_fd``) opened with ``flags`` when ``lstat`` says it is ``kind``; (descriptor, that stat)."""
+    before = lstat_in(name, dir_fd)
+    if not is_kind(before.st_mode):
+        raise _not_a(before.st_mode, kind)
+    try:
+        return os.open(name, flags, dir_fd=dir_fd), before
+    except OSError as error:
+        raise UnsafeSubmission(f"cannot be {verb}: {error.strerror}") from None
+
+
 def open_folder(name, dir_fd: int | None = None) -> int:
     """A descriptor of the folder ``name`` (in ``dir_fd``), which must be a folder itself, not a link to one."""
-    before = lstat_in(name, dir_fd)
-    if not stat.S_ISDIR(before.st_mode):
-        raise _not_a(before.st_mode, "a folder")
-    try:
-        fd = os.open(name, _FOLDER_FLAGS, dir_fd=dir_fd)
-    except OSError as error:
-        raise UnsafeSubmission(f"cannot be opened: {error.strerror}") from None
+    fd, before = _open_as(name, dir_fd, _FOLDER_FLAGS, stat.S_ISDIR, "a folder", "opened")
     now = os.fstat(fd)
     if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
         os.close(fd)
@@ -106,13 +111,7 @@ def read_file_in(dir_fd: int | None, name, limit: int, *, one_name: bool = False
     """The bytes of the regular file ``name`` (in the folder ``dir_fd``), at most ``limit`` of them: opened with
     ``O_NOFOLLOW`` and ``O_NONBLOCK`` (a named pipe put in its place cannot stall the grader), read until
     ``limit`` + 1 bytes and no further; ``one_name``: a hard link is refused too."""
-    before = lstat_in(name, dir_fd)
-    if not stat.S_ISREG(before.st_mode):
-        raise _not_a(before.st_mode, "a file")
-    try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
-    except OSError as error:
-        raise UnsafeSubmission(f"cannot be read: {error.strerror}") from None
+    fd, before = _open_as(name, dir_fd, _FILE_FLAGS, stat.S_ISREG, "a file", "read")
     try:
         now = os.fstat(fd)
         if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(now.st_mode):
