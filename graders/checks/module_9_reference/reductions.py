@@ -70,6 +70,8 @@ def _dr_grpo_token_weights():
     yield Case(args=(SEED_GROUP, SEED_LENGTHS, 7), raises=ValueError,
                label=Text("public: fixed_length below the longest response is refused", "открытый тест: fixed_length меньше самого длинного ответа отклоняется"), hidden=False)
     yield Case(args=(SEED_GROUP, SEED_LENGTHS, 0), raises=ValueError, label=Text("fixed_length 0 is refused", "fixed_length 0 отклоняется"))
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 9), kwargs={"eps": -0.5}, raises=ValueError, hidden=False,
+               label=Text("public: a negative eps is refused", "открытый пример: отрицательное eps отклоняется"))
     yield from _reduction_errors(8)
     yield from hypothesis_cases(st.tuples(reduction_inputs, st.integers(0, 5)), count=15, seed=9_311,
                                 to_case=lambda d: _reduction_case(d[0], max(n for _, n in d[0]) + d[1]))
