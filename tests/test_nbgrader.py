@@ -1043,7 +1043,7 @@ def test_no_grader_artefact_lands_in_the_course(course):
                 found = sorted(p.name for p in assignment_dir.rglob("*"))
                 stems = registry.module(ASSIGNMENTS[assignment_dir.name][0]).files
                 # the given modules and the module's page ship with the assignment
-                extra = {p.name for pattern in ("*.py", "*.md") for p in (root / "source" / assignment_dir.name).glob(pattern)}
+                extra = {p.name for pattern in ("*.py", "*.md", "*.json") for p in (root / "source" / assignment_dir.name).glob(pattern)}
                 extra |= {"timestamp.txt"} if folder == "autograded" else set()
                 assert set(found) <= {f"{stem}{suffix}" for stem in stems} | extra, (assignment_dir, found)
     leftovers = {p.name for p in root.iterdir()} - {"source", "release", "submitted", "autograded", "feedback",

@@ -95,6 +95,7 @@ def test_the_helper_holds_the_conftests_rule_verbatim():
                 assert inspect.getsource(member).strip() in program, name
     for language in ("en", "ru"):
         assert f"_LANGUAGE = {language!r}" in helper_source(language)
+        assert "graders" not in helper_source(language)  # the release names no part of the kit
 
 
 @pytest.mark.parametrize("language", ["en", "ru"])

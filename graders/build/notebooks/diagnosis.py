@@ -18,8 +18,6 @@ build``, and ``rl4llm build --check`` fails until it has.
 
 from __future__ import annotations
 
-import ast
-
 from graders.build.comparator import _definitions, _undefined_names
 from graders.build.notebooks.texts import CHECK_TEXT
 from graders.engine.texts import DETAILS
@@ -76,10 +74,6 @@ def diagnosis_program() -> str:
     undefined = _undefined_names(checked_program) - set(PARAMETERS)
     if undefined:
         raise ValueError(f"the notebooks' copy of the hint rule needs {sorted(undefined)}: add them to PARTS")
-    imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(checked_program))
-                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(ast.parse(checked_program))
-                 if isinstance(node, ast.ImportFrom) and node.module}
-    if "graders" in imported:
-        raise ValueError("the notebooks' copy of the hint rule imports `graders`, which a notebook does not have")
+    if "graders" in program:  # as the comparator's copy: the learner's side has no kit to point to
+        raise ValueError("the notebooks' copy of the hint rule mentions `graders`, which a notebook does not have")
     return program
