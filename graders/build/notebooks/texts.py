@@ -226,6 +226,8 @@ CHECK_TEXT = {
                       "видимые проверки {name} не дают вердикта: ваша {dependency} не проходит свой открытый случай "
                       "({reason}); автогрейдер проверяет {name} с доверенной копией {dependency}, поэтому сначала "
                       "исправьте {dependency} (её тестовая ячейка выше), затем выполните эту ячейку снова"),
-    "dependencies_pass": Text("your {dependencies} pass(es) its own public cases above: the mistake is in {name}",
-                              "ваши {dependencies} проходят свои открытые случаи выше: ошибка в {name}"),
+    "dependencies_pass": Text("what it calls passes its own public cases above ({dependencies}): the mistake is in "
+                              "{name}",
+                              "то, что она вызывает, проходит свои открытые случаи выше ({dependencies}): ошибка в "
+                              "{name}"),
 }
