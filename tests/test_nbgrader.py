@@ -180,10 +180,10 @@ CYRILLIC = re.compile("[а-яА-ЯёЁ]")
 
 
 def _test_code(cell) -> list[str]:
-    """A test cell's code without its comments and the advisory note (both in the notebook's language)."""
+    """A test cell's code without its comments (in the notebook's language)."""
     lines = []
     for line in _source(cell).splitlines():
-        line = re.sub(r"advisory='[^']*'\)(:  # .*)?$", "advisory=...)", line)
+        line = re.sub(r"(with checks\.use\('\w+'\)):  # .*$", r"\1:", line)  # the label of a dependency's case
         if not line.lstrip().startswith("#") or line.lstrip().startswith("###"):
             lines.append(line)
     return lines
@@ -202,6 +202,8 @@ def test_russian_notebooks_have_the_english_code_cells():
                     assert _test_code(en) == _test_code(ru), en["id"]
                     assert CYRILLIC.search(_source(ru).splitlines()[0]), ru["id"]
                     assert not CYRILLIC.search(_source(en)), en["id"]
+                elif en["id"] == "helpers":  # the same but for the language of its messages
+                    assert _source(en).replace("_LANGUAGE = 'en'", "_LANGUAGE = 'ru'") == _source(ru)
                 elif en["cell_type"] == "code":
                     assert en["source"] == ru["source"], en["id"]
                 else:
@@ -1041,7 +1043,7 @@ def test_no_grader_artefact_lands_in_the_course(course):
                 found = sorted(p.name for p in assignment_dir.rglob("*"))
                 stems = registry.module(ASSIGNMENTS[assignment_dir.name][0]).files
                 # the given modules and the module's page ship with the assignment
-                extra = {p.name for pattern in ("*.py", "*.md") for p in (root / "source" / assignment_dir.name).glob(pattern)}
+                extra = {p.name for pattern in ("*.py", "*.md", "*.json") for p in (root / "source" / assignment_dir.name).glob(pattern)}
                 extra |= {"timestamp.txt"} if folder == "autograded" else set()
                 assert set(found) <= {f"{stem}{suffix}" for stem in stems} | extra, (assignment_dir, found)
     leftovers = {p.name for p in root.iterdir()} - {"source", "release", "submitted", "autograded", "feedback",
@@ -1170,3 +1172,64 @@ def test_a_resubmission_nbgrader_skips_is_named_with_the_command_that_grades_it(
     assert f"`nbgrader autograde {HOSTILE_ASSIGNMENT} --student {JUPYTER} --force`" in log
     assert log.count("[rl4llm | WARNING]") == 1
     assert "[rl4llm | WARNING]" not in course["logs"][HOSTILE_ASSIGNMENT]
+
+
+# =============================================================================
+# Slow: the real nbgrader -- a learner's `nbgrader validate` on the release
+# =============================================================================
+VALIDATE_STUBS = {  # assignment -> (notebook, exercises left as stubs): the issue's advisory exercises
+    "module_09": ("module_9_reference", ["verify_numeric_answer", "expected_draws_for_informative_groups",
+                                         "dapo_token_weights"]),
+    "module_09_ru": ("module_9_reference", ["verify_numeric_answer", "expected_draws_for_informative_groups",
+                                            "dapo_token_weights"]),
+    "module_08": ("module_8_reference", ["reward_kl_frontier"]),
+}
+VALIDATION_FAILED = "VALIDATION FAILED ON {count} CELL(S)!"
+VALIDATION_PASSED = "Success! Your notebook passes all the tests."
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    """A course folder with the release of every assignment of VALIDATE_STUBS (``nbgrader generate_assignment``)
+    and the environment to run nbgrader in."""
+    root = tmp_path_factory.mktemp("validate")
+    course = root / "course"
+    course.mkdir()
+    shutil.copy2(ASSIGNMENTS_DIR / "nbgrader_config.py", course / "nbgrader_config.py")
+    shutil.copytree(ASSIGNMENTS_DIR / "source", course / "source", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    env, timings = _environment(root), {}
+    for assignment in VALIDATE_STUBS:
+        _nbgrader(course, env, "generate_assignment", assignment, timings=timings)
+    return {"root": course, "env": env}
+
+
+def _validate(released: dict, assignment: str, name: str, notebook: dict) -> str:
+    """``nbgrader validate`` on ``notebook``, written beside the release's files as a learner has it."""
+    folder = released["root"] / "release" / assignment
+    path = folder / f"{name}.ipynb"
+    path.write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+    completed = subprocess.run([sys.executable, "-m", "nbgrader", "validate", path.name], cwd=folder,
+                               env=released["env"], capture_output=True, text=True, timeout=600)
+    return completed.stdout + completed.stderr
+
+
+@pytest.mark.parametrize("assignment", list(VALIDATE_STUBS))
+def test_nbgrader_validate_fails_with_stubs_left_and_passes_when_solved(released, assignment):
+    stem, stubs = VALIDATE_STUBS[assignment]
+    language = ASSIGNMENTS[assignment][1]
+    release = json.loads((released["root"] / "release" / assignment / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    source = json.loads((released["root"] / "source" / assignment / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    solved = json.loads(json.dumps(release))
+    answers = {c["id"]: c["source"] for c in source["cells"] if c["metadata"].get("nbgrader", {}).get("solution")}
+    for cell in solved["cells"]:
+        if cell["id"] in answers:
+            cell["source"] = answers[cell["id"]]
+    output = _validate(released, assignment, "solved", solved)
+    assert VALIDATION_PASSED in output, output[-3000:]
+    output = _validate(released, assignment, "stubs_left", _with_stubs(solved, release, stubs))
+    assert VALIDATION_FAILED.format(count=len(stubs)) in output and VALIDATION_PASSED not in output, output[-3000:]
+    marker = {"en": "NOT IMPLEMENTED: ", "ru": "НЕ РЕАЛИЗОВАНО: "}[language]
+    assert all(f"{marker}{name}" in output for name in stubs), output[-3000:]
+    output = _validate(released, assignment, "release", release)  # untouched: every test cell fails
+    tests = sum(1 for c in release["cells"] if c["id"].startswith("test-"))
+    assert VALIDATION_FAILED.format(count=tests) in output, output[-3000:]

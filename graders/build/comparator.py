@@ -45,11 +45,17 @@ def _defined_name(node: ast.stmt) -> str | None:
         return node.name
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
         return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+            and all(isinstance(target, ast.Name) for target in node.targets[0].elts):
+        return ", ".join(target.id for target in node.targets[0].elts)  # ``RTOL, ATOL = ...``
     return None
 
 
 def _definitions(path: Path, names: tuple[str, ...]) -> list[str]:
-    """The source of each named top-level definition of ``path`` (decorators and trailing comment included)."""
+    """The source of each named top-level definition of ``path`` (decorators and trailing comment included;
+    a tuple assignment is named by its targets, ``"RTOL, ATOL"``)."""
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
     found: dict[str, str] = {}
@@ -60,7 +66,7 @@ def _definitions(path: Path, names: tuple[str, ...]) -> list[str]:
             found[name] = "\n".join(lines[first - 1:node.end_lineno])
     missing = [name for name in names if name not in found]
     if missing:
-        raise ValueError(f"{path} no longer defines {missing}: update graders/build/comparator.py")
+        raise ValueError(f"{path} no longer defines {missing}: update the kit's copy of it (graders/build/)")
     return [found[name] for name in names]
 
 

@@ -25,6 +25,12 @@ Generation (part of ``rl4llm build``):
 The conftest names a mistake only when it is the one entry that fits every
 recorded input of the failing test (:func:`conftest.fitting_entries`).
 
+The notebooks name mistakes by the same rule (:mod:`graders.build.notebooks.diagnosis`),
+from ``_hints.json`` beside them in ``assignments/source/<assignment>/``: the
+same table, limited to the inputs of the notebooks' visible checks
+(:func:`visible_calls`: each check's call against the reference, the calls
+it makes inside included), whose calls join the public tests' in step 1.
+
 The tagged form, the input key and the tolerances are the conftest's own, and
 the learner side compares with the same comparator (``starter/_kit_compare.py``,
 generated from the engine), so the table and the lookup cannot drift apart.
@@ -32,6 +38,7 @@ generated from the engine), so the table and the lookup cannot drift apart.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -151,8 +158,63 @@ def hint_tables(calls: list[dict] | None = None) -> dict[str, dict]:
     return tables
 
 
+def visible_calls(conftest: ModuleType | None = None) -> list[dict]:
+    """Every call the notebooks' visible checks make against the reference, the calls it makes inside
+    included (function, args, kwargs, tagged as the conftest's recorder tags them)."""
+    import torch  # the rendered calls may build tensors
+
+    from graders.build.notebooks.checks import visible_checks
+
+    conftest = conftest or starter_conftest()
+    recorder, found = conftest.RECORDER, {}
+    for learner_file in course.learner_files():
+        stem = learner_file.stem
+        module = DEFAULT_KIT.reference_module(stem)
+        originals = {name: value for name, value in vars(module).items() if not name.startswith("_")
+                     and inspect.isfunction(value) and value.__module__ == module.__name__}
+        try:  # the module's own functions recorded, inner calls included (restored below)
+            for name, value in originals.items():
+                setattr(module, name, conftest._wrap(f"{stem}.{name}", value))
+            for exercise_id in [e for e in DEFAULT_KIT.exercises() if e.startswith(f"{stem}.")]:
+                name = exercise_id.split(".", 1)[1]
+                for check in visible_checks(exercise_id, originals[name]):
+                    recorder.calls, recorder.active = [], True
+                    try:
+                        with warnings.catch_warnings(), np.errstate(all="ignore"):
+                            warnings.simplefilter("ignore")
+                            eval(check.call, {"np": np, "torch": torch, name: getattr(module, name)})  # noqa: S307
+                    except Exception:  # noqa: BLE001 - a check_raises row: about refusals, not values
+                        pass
+                    finally:
+                        recorder.active = False
+                    for function, (args, kwargs), *_ in recorder.calls:
+                        entry = {"function": function, "args": args, "kwargs": kwargs}
+                        found[json.dumps(entry, sort_keys=True)] = entry
+        finally:
+            for name, value in originals.items():
+                setattr(module, name, value)
+    return [found[key] for key in sorted(found)]
+
+
+def _dump(table: dict) -> str:
+    return json.dumps(table, sort_keys=True, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
+
+
 def build_outputs(calls: list[dict] | None = None) -> dict[Path, str]:
-    """Every starter/module_0X/_hints.json and its expected content (byte-deterministic)."""
-    return {STARTER_DIR / folder / HINTS_NAME:
-            json.dumps(table, sort_keys=True, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
-            for folder, table in hint_tables(calls).items()}
+    """Every starter/module_0X/_hints.json and every notebook assignment's _hints.json (the inputs of its
+    visible checks only), with their expected content (byte-deterministic)."""
+    from graders.build.notebooks import SOURCE_DIR, assignment_name
+
+    conftest = starter_conftest()
+    visible = visible_calls(conftest)
+    tables = hint_tables((record_public_calls() if calls is None else calls) + visible)
+    outputs = {STARTER_DIR / folder / HINTS_NAME: _dump(table) for folder, table in tables.items()}
+    keys = {(call["function"], conftest.key_of(call["args"], call["kwargs"])) for call in visible}
+    for folder, table in tables.items():
+        shown: dict = {}
+        for function, key in sorted(keys):
+            if key in table.get(function, {}):
+                shown.setdefault(function, {})[key] = table[function][key]
+        for language in course.LANGUAGES:
+            outputs[SOURCE_DIR / assignment_name(folder, language) / HINTS_NAME] = _dump(shown)
+    return outputs

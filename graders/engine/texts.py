@@ -341,7 +341,7 @@ def detail_in_every_language(key: str, **fields) -> Text:
 def translated(text: str, language: str) -> str:
     """``text``, a particular the engine wrote in English, in ``language`` (as it is when not recognised).
 
-    A :class:`~graders.text.Text` (a check's own message, a comparison's reason) carries its translations:
+    A ``Text`` (a check's own message, a comparison's reason) carries its translations:
     they win (read through its accessor)."""
     if isinstance(text, Text):
         return text.in_(checked(language))

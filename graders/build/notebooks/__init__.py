@@ -83,8 +83,10 @@ def _about(segment: Segment, index: int, count: int, points: float, deps: list[s
     if rest.strip():
         parts += ["", text["docstring"], "", fenced(rest.strip("\n"))]
     if trusted:
+        one = len(trusted) == 1
         parts += ["", text["dependent"].format(name=segment.name, deps=code_list(trusted, language),
-                                               them=text["it"] if len(trusted) == 1 else text["them"])]
+                                               them=text["it"] if one else text["them"],
+                                               them_own=text["its_own"] if one else text["their_own"])]
     if set(deps) - set(trusted):
         parts += ["", text["builds_on"].format(name=segment.name,
                                                deps=code_list([d for d in deps if d not in trusted], language))]
@@ -116,7 +118,7 @@ def build_notebook(folder: str, stem: str, language: str) -> str:
 
     def helpers() -> None:
         nb.markdown("helpers-note", text["helpers"])
-        nb.code("helpers", helper_source().rstrip("\n"))
+        nb.code("helpers", helper_source(language).rstrip("\n"))
 
     given_count = 0
     if segments[0].kind != "given":
@@ -144,8 +146,9 @@ def build_notebook(folder: str, stem: str, language: str) -> str:
                                                         f"{stem}.{segment.name}"))
             nb.code(segment.name, segment.text, solution=True, locked=False)
             checks = visible_checks(f"{stem}.{segment.name}", getattr(reference, segment.name), language)
+            rows = {d: visible_checks(f"{stem}.{d}", getattr(reference, d), language) for d in trusted}
             nb.code(f"test-{segment.name}", graded_cell(f"{stem}.{segment.name}", segment.name, spec.points, checks,
-                                                        trusted, language), grade=True, points=spec.points)
+                                                        rows, language), grade=True, points=spec.points)
     return nb.text()
 
 

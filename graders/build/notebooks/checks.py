@@ -39,6 +39,7 @@ class VisibleCheck:
 
     label: str
     code: str  # one statement
+    call: str = ""  # the call it checks (evaluated against the reference by the build's hint tables)
 
 
 def _call_text(name: str, function, case, harness: bool) -> str | None:
@@ -77,7 +78,7 @@ def visible_checks(exercise_id: str, reference_function, language: str = "en") -
             try:
                 eval(call, dict(namespace))  # noqa: S307 - kit code rendered above
             except case.raises:
-                checks.append(VisibleCheck(label, f"with check_raises({case.raises.__name__}):\n    {call}"))
+                checks.append(VisibleCheck(label, f"with check_raises({case.raises.__name__}):\n    {call}", call))
             except Exception:  # noqa: BLE001 - not a usable visible check
                 pass
             continue
@@ -97,7 +98,7 @@ def visible_checks(exercise_id: str, reference_function, language: str = "en") -
             continue
         if len(code) > LINE:
             code = f"check_close(\n    {call},\n    {expected},\n    rtol={rtol!r}, atol={atol!r})"
-        checks.append(VisibleCheck(label, code))
+        checks.append(VisibleCheck(label, code, call))
     return checks
 
 
@@ -111,14 +112,15 @@ def hidden_exercise(source: str) -> str | None:
     return None
 
 
-def graded_cell(exercise_id: str, name: str, points: float, checks: list[VisibleCheck], trusted: list[str],
-                language: str = "en") -> str:
+def graded_cell(exercise_id: str, name: str, points: float, checks: list[VisibleCheck],
+                trusted: dict[str, list[VisibleCheck]], language: str = "en") -> str:
     """The hidden part first (a refusal naming the exercise: the engine, not a kernel, scores this cell), then
-    the visible checks.
+    the visible checks in one ``with visible_checks("<exercise id>") as checks:`` block.
 
-    An exercise graded with trusted copies of other exercises (``trusted``) gets
-    advisory visible checks: they run on the learner's own copies, so they only
-    print a note, lest one mistake cost two cells.
+    An exercise graded with trusted copies of other exercises (``trusted``: each one's own visible checks)
+    first runs those on their own public cases, each in ``with checks.use(name):``: where one fails, a
+    failure of the exercise only prints a note (the autograder would not count it against this cell);
+    otherwise, and always when the exercise itself is not implemented, the cell fails.
     """
     text = table_in(TEXT, language)
     lines = [text["test_header"].format(name=name, points=points_text(points, language)),
@@ -131,15 +133,14 @@ def graded_cell(exercise_id: str, name: str, points: float, checks: list[Visible
         lines.append(text["test_none"])
         return "\n".join(lines)
     lines.append(text["test_visible"])
-    if trusted:
-        advisory = text["test_advisory"].format(names=", ".join(trusted))
-        for check in checks:
-            lines.append(f"with visible_checks(advisory={advisory!r}):  # {check.label}")
-            lines += ["    " + line for line in check.code.splitlines()]
-        return "\n".join(lines)
-    lines.append("with visible_checks():")
+    lines.append(f"with visible_checks({exercise_id!r}) as checks:")
+    for dependency, rows in trusted.items():
+        if rows:
+            lines.append("    " + text["test_dependency"].format(dependency=dependency, name=name))
+        for row in rows:
+            lines.append(f"    with checks.use({dependency!r}):  # {row.label}")
+            lines += ["        " + line for line in row.code.splitlines()]
     for check in checks:
         lines.append(f"    # {check.label}")
         lines += ["    " + line for line in check.code.splitlines()]
     return "\n".join(lines)
-

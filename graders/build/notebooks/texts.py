@@ -140,16 +140,20 @@ TEXT = {
     "docstring": Text("**The rest of the docstring:**", "**Остальная часть docstring** (на английском):"),
     "dependent": Text("`{name}` calls {deps}. The autograder answers its calls of {them} with the reference's "
                       "results for each check's own inputs, so a mistake there costs points only once (and "
-                      "`{name}` earns points once {deps} is written); the visible checks below use your own "
-                      "{deps} and only print a note when they disagree.",
+                      "`{name}` earns points once {deps} is written). The visible checks below first run your "
+                      "{deps} on {them_own} public cases: where those fail, this cell only prints a note (no "
+                      "verdict); otherwise a failing check below is a mistake in `{name}`.",
                       "`{name}` вызывает {deps}. Автогрейдер отвечает на её вызовы {them} результатами эталона для "
                       "входов каждой проверки, поэтому ошибка там не отнимает баллы дважды (а `{name}` получает "
-                      "баллы, когда {deps} написана); видимые проверки ниже используют ваши собственные {deps} и "
-                      "при расхождении только выводят сообщение."),
+                      "баллы, когда {deps} написана). Видимые проверки ниже сначала запускают ваши {deps} на "
+                      "{them_own} открытых случаях: если эти случаи не пройдены, ячейка только выводит сообщение "
+                      "(без вердикта); иначе непройденная проверка ниже — ошибка в `{name}`."),
     "builds_on": Text("`{name}` calls your {deps}: a mistake there shows up here too.",
                       "`{name}` вызывает вашу реализацию {deps}: ошибка там проявится и здесь."),
     "it": Text("it", "этой функции"),
     "them": Text("them", "этих функций"),
+    "its_own": Text("its own", "её собственных"),
+    "their_own": Text("their own", "их собственных"),
     # the graded test cells (comments; the hidden part stays as the engine reads it)
     "test_header": Text("# Tests of {name} ({points}): visible checks, for you while you work.",
                         "# Тесты {name} ({points}): видимые проверки, для вас во время работы."),
@@ -165,8 +169,11 @@ TEXT = {
                       "autograder's hidden checks include them.)",
                       "# (Видимых проверок нет: открытые случаи этой функции не помещаются в строку; скрытые "
                       "проверки автогрейдера их включают.)"),
-    "test_advisory": Text("it uses your {names}", "она использует ваши {names}"),
     "test_a_case": Text("a public case", "открытый случай"),
+    "test_dependency": Text("# First your {dependency} on its own public cases: only where it fails them is a "
+                               "failure below not taken as {name}'s.",
+                               "# Сначала ваша {dependency} на её собственных открытых случаях: только если она их не "
+                               "проходит, сбой ниже не считается ошибкой {name}."),
 }
 
 
@@ -207,3 +214,23 @@ def fenced(text: str) -> str:
     """``text`` as a Markdown code block (four backticks when it holds three)."""
     fence = "````" if "```" in text else "```"
     return f"{fence}text\n{text}\n{fence}"
+
+# The lines the notebook's visible checks print or raise (graders.build.notebooks.helper), in the notebook's
+# language; the likely-mistake lines are the learner's pytest's own (starter/conftest.py's MESSAGES).
+CHECK_TEXT = {
+    "not_implemented": Text("NOT IMPLEMENTED: {name} -- replace `raise NotImplementedError()` in its solution cell "
+                            "with your code",
+                            "НЕ РЕАЛИЗОВАНО: {name} — замените `raise NotImplementedError()` в ячейке с решением "
+                            "своим кодом"),
+    "did_not_raise": Text("expected {exception} to be raised", "ожидалось исключение {exception}, но его не было"),
+    "undecided": Text("the visible checks of {name} are not decided: your {dependency} fails its own public case "
+                      "({reason}); the autograder checks {name} with a trusted copy of {dependency}, so fix "
+                      "{dependency} first (its test cell above), then run this cell again",
+                      "видимые проверки {name} не дают вердикта: ваша {dependency} не проходит свой открытый случай "
+                      "({reason}); автогрейдер проверяет {name} с доверенной копией {dependency}, поэтому сначала "
+                      "исправьте {dependency} (её тестовая ячейка выше), затем выполните эту ячейку снова"),
+    "dependencies_pass": Text("what it calls passes its own public cases above ({dependencies}): the mistake is in "
+                              "{name}",
+                              "то, что она вызывает, проходит свои открытые случаи выше ({dependencies}): ошибка в "
+                              "{name}"),
+}
