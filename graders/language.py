@@ -32,14 +32,16 @@ _WARNED: set[str] = set()  # the unknown values already warned about in this pro
 def warn_unknown(value: str, stream=None) -> bool:
     """Say once per process (per value), in English and Russian, that ``RL4LLM_LANG=value`` names no language of
     the course and is ignored; ``True`` when it was said now."""
-    from graders.engine.texts import cli_text
+    from graders.text import Text  # the learner bundle ships this module and graders/text.py, not the engine
 
+    said = Text("RL4LLM_LANG={value} is not a language of the course (en, ru) and is ignored",
+                "RL4LLM_LANG={value}: такого языка в курсе нет (en, ru), значение не учитывается")
     value = value.strip()
     if not value or _language_of(value) or value in _WARNED:
         return False
     _WARNED.add(value)
     shown = repr(value)[1:-1][:40]
-    print(" / ".join(cli_text(language, "unknown_language", value=shown) for language in LANGUAGES),
+    print(" / ".join(said.in_(language, value=shown) for language in LANGUAGES),
           file=stream or sys.stderr, flush=True)
     return True
 
@@ -50,7 +52,7 @@ def default_language(environ: Mapping[str, str] | None = None) -> str:
     chosen = _language_of(settings.get(ENV_VAR, environ))
     if chosen:
         return chosen
-    warn_unknown(str(environ.get(ENV_VAR, "")))
+    warn_unknown(str(settings.raw(ENV_VAR, environ) or ""))
     for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = environ.get(variable, "")
         if value:  # the first one set decides, even when it names a language the course lacks

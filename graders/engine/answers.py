@@ -210,7 +210,7 @@ def attach(kit, spec, cases, encoded: list[dict], store=None, arrays: dict | Non
     if not names:
         return
     from graders.engine import refcache
-    from graders.engine.references import fresh_inputs
+    from graders.engine.codec import fresh_inputs
 
     key = None
     if store is not None:

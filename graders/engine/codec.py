@@ -288,3 +288,12 @@ def make_torch_tensor(spec: TensorSpec):
     if spec.requires_grad:
         tensor.requires_grad_(True)
     return tensor
+
+
+def fresh_inputs(case) -> tuple[tuple, dict]:
+    """A fresh copy of a case's inputs, built exactly as the worker builds them (JSON + arrays)."""
+    encoder = Encoder()
+    data = encoder.encode((tuple(case.args), dict(case.kwargs)))
+    arrays = {key: value.copy() for key, value in encoder.arrays.items()}
+    args, kwargs = decode(data, arrays, make_tensor=make_torch_tensor)
+    return tuple(args), kwargs

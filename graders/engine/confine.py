@@ -215,16 +215,16 @@ def _outer_uid(uid: int) -> int:
 def _enter_like_a_worker() -> bool:
     """Fresh namespaces exactly as the fork server gives a worker (``unshare(2)``, a fork into the new
     PID namespace, its own ``/proc``): the probe's answer is the workers' answer. True when all took effect."""
-    from graders.engine import forkserver
+    from graders.engine import libc as namespaces  # the fork server's own calls (graders.engine.forkserver)
 
-    if not forkserver.enter_namespaces():
+    if not namespaces.enter_namespaces():
         return False
     pid = os.fork()
     if pid != 0:  # end as the probe inside ends
         _, status = os.waitpid(pid, 0)
         os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-    _libc().prctl(forkserver.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    return forkserver.mount_own_proc() and os.getpid() == 1
+    _libc().prctl(namespaces.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    return namespaces.mount_own_proc() and os.getpid() == 1
 
 
 def _probe(argv: list[str]) -> None:

@@ -20,7 +20,7 @@ from graders.engine.compare import describe
 from graders.engine.judge import judge
 from graders.course import LANGUAGES
 from graders.engine.protocol import CaseOutcome, CaseResult, ExerciseReport, Judgement, Reason, Status
-from graders.engine.runner import WALL_CAP_MESSAGE, ExerciseRun
+from graders.engine.worker_config import WALL_CAP_MESSAGE, ExerciseRun
 from graders.engine.scrub import without_addresses, without_temp_paths
 from graders.engine.submission import Submission
 from graders.engine.texts import feedback_text, translated

@@ -49,41 +49,12 @@ import sys
 import traceback
 from pathlib import Path
 
+from graders.engine.libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID,  # noqa: F401
+                                 CLONE_NEWUSER, PR_SET_PDEATHSIG, enter_namespaces, mount_own_proc)
 from graders.engine.libc import libc as _libc
 
 NUMPY_NICENESS = 5  # how much lower the server without torch (and its workers) is scheduled
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
-CLONE_NEWNET, CLONE_NEWIPC = 0x40000000, 0x08000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
-PR_SET_PDEATHSIG = 1
 MAX_MESSAGE = 1 << 16
-
-
-def enter_namespaces() -> bool:
-    """Fresh user (this user mapped to root, no capability outside), PID, mount, network and IPC namespaces.
-
-    Must be called by a single-threaded process (a fresh fork); the PID namespace applies to its next
-    child. True when it worked.
-    """
-    uid, gid = os.getuid(), os.getgid()
-    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
-    if _libc().unshare(flags) != 0:
-        return False
-    try:
-        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
-            with open(f"/proc/self/{name}", "w", encoding="ascii") as handle:
-                handle.write(text)
-    except OSError:
-        return False
-    return True
-
-
-def mount_own_proc() -> bool:
-    """Mounts private, and a ``/proc`` of this PID namespace (what ``unshare --mount-proc`` does)."""
-    libc = _libc()
-    if libc.mount(b"none", b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) != 0:
-        return False
-    return libc.mount(b"proc", b"/proc", b"proc", ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC), None) == 0
 
 
 class Server:

@@ -123,27 +123,3 @@ def untouched_stubs(notebook_text: str) -> set[str]:
 
     (found,) = reduce_notebooks({"notebook.ipynb": notebook_text.encode("utf-8", "backslashreplace")}).values()
     return set() if isinstance(found, str) else set(found.stubs)
-
-
-def stubs_of(source: str) -> set[str]:
-    """:func:`untouched_stubs` of a reduced notebook's module source (run in the notebook reader's child)."""
-    import ast
-
-    try:
-        tree = ast.parse(source)
-    except (ValueError, SyntaxError, RecursionError, MemoryError):
-        return set()
-    last = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    return {name for name, node in last.items() if _raises_not_implemented_only(node.body)}
-
-
-def _raises_not_implemented_only(body: list) -> bool:
-    import ast
-
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]  # the docstring
-    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
-        return False
-    raised = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
-    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"

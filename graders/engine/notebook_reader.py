@@ -33,7 +33,7 @@ MAX_ANSWER_BYTES = 256 << 20
 
 class Reduced(NamedTuple):
     """A notebook's definitions as one module source, the cells left out, the functions it defines, and those
-    still the untouched stub (only ``raise NotImplementedError``: :func:`graders.engine.notebook_engine.stubs_of`)."""
+    still the untouched stub (only ``raise NotImplementedError``: :func:`stubs_of`)."""
 
     source: str
     problems: list[CellProblem]
@@ -105,8 +105,7 @@ def _reduce(notebooks: dict[str, bytes]) -> dict[str, Reduced | str]:
 def _child() -> None:
     """Read the frames on stdin, answer ``{name: {"source", "problems", "functions"} or reason}`` on stdout."""
     _limits(int(sys.argv[1]), int(sys.argv[2]))
-    from graders.engine.notebook_engine import stubs_of
-    from graders.engine.submission import _defined_functions, read_notebook
+    from graders.engine.notebook_cells import _defined_functions, read_notebook
 
     stream, answer = sys.stdin.buffer, {}
     while header := stream.readline():
@@ -125,3 +124,28 @@ def _child() -> None:
 
 if __name__ == "__main__":
     _child()
+
+
+def stubs_of(source: str) -> set[str]:
+    """The functions of a reduced notebook's module source whose body, a docstring aside, is only ``raise
+    NotImplementedError`` (run in this reader's child; :func:`graders.engine.notebook_engine.untouched_stubs`)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        return set()
+    last = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {name for name, node in last.items() if _raises_not_implemented_only(node.body)}
+
+
+def _raises_not_implemented_only(body: list) -> bool:
+    import ast
+
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    raised = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"

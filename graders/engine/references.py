@@ -27,6 +27,7 @@ import numpy as np
 
 from graders import course
 from graders.engine import calls, codec, refcache
+from graders.engine.codec import fresh_inputs  # noqa: F401 - beside the codec it uses; read here too
 from graders.engine.kit import Kit
 from graders.engine.misconceptions import Misconception, catalogue_file, load_misconceptions
 from graders.text import Text
@@ -257,15 +258,6 @@ def _wire(call_mode) -> dict:
     """A call mode as :func:`graders.engine.calls.call_case` reads it, described once (a harness's
     description holds its source, read with ``inspect``): call modes are frozen, so it never changes."""
     return call_mode.describe()
-
-
-def fresh_inputs(case) -> tuple[tuple, dict]:
-    """A fresh copy of a case's inputs, built exactly as the worker builds them (JSON + arrays)."""
-    encoder = codec.Encoder()
-    data = encoder.encode((tuple(case.args), dict(case.kwargs)))
-    arrays = {key: value.copy() for key, value in encoder.arrays.items()}
-    args, kwargs = codec.decode(data, arrays, make_tensor=codec.make_torch_tensor)
-    return tuple(args), kwargs
 
 
 def uses_torch(exercise) -> bool:

@@ -31,7 +31,7 @@ from graders.engine import cgroups, door
 from graders.engine.fork_client import LOG_TAIL, ForkServer
 from graders.engine.scrub import without_addresses, without_paths
 from graders.text import Text
-from graders.engine.worker_config import (CPU_BUDGET_MESSAGE, ExerciseRun, SandboxMissing, WorkerConfig,
+from graders.engine.worker_config import (CPU_BUDGET_MESSAGE, WALL_CAP_MESSAGE, ExerciseRun, SandboxMissing, WorkerConfig,
                                           WorkerStartError, wall_backstop)
 
 
@@ -39,11 +39,6 @@ LOG_KEEP = 64 << 10  # bytes of the worker's stdout/stderr kept (the tail)
 MAX_EVENT_BYTES = door.MAX_EVENT_BYTES  # one event line (a result with its arrays, base64)
 MAX_RESULT_JSON = door.MAX_RESULT_JSON  # the JSON part of one exercise's result
 WALL_CAP_FACTOR, WALL_CAP_GRACE = 1.0, 30.0  # a submission's lane: 1 x its CPU budgets (loads too) + 30 s
-WALL_CAP_MESSAGE = Text(
-    "the submission ran past its wall-clock cap (its exercises' CPU budgets together, plus 30 s): this exercise "
-    "and those after it were stopped",
-    "решение работало дольше своего общего предела по времени (сумма бюджетов CPU его упражнений плюс 30 с): "
-    "это упражнение и следующие остановлены")
 TOO_MUCH_MESSAGE = Text(
     f"the submission's workers sent more than {door.MAX_SUBMISSION_BYTES >> 20} MiB: this exercise and those "
     "after it were stopped",

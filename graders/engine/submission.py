@@ -20,9 +20,7 @@
 
 from __future__ import annotations
 
-import ast
 import difflib
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +28,8 @@ from pathlib import Path
 from graders.engine import intake
 from graders.engine.intake import SKIP_DIRS, SUBMISSION_CAPS, UnsafeSubmission  # noqa: F401  (read here)
 from graders.engine.learner_text import clean, clean_text
-from graders.engine.notebook_cells import CellProblem, read_cells
-from graders.loader import parse
+from graders.engine.notebook_cells import (CellProblem, _defined_functions, notebook_definitions,  # noqa: F401
+                                           read_notebook)
 
 MAX_MEMBERS = SUBMISSION_CAPS.files
 MAX_MEMBER_BYTES = SUBMISSION_CAPS.file_bytes
@@ -105,35 +103,6 @@ def caps() -> intake.Caps:
 # ---------------------------------------------------------------------------
 # Notebooks
 # ---------------------------------------------------------------------------
-_KIT_IMPORT = re.compile(r"^module_\d+_\w+$")
-
-
-def notebook_definitions(data: bytes) -> str:
-    """The definitions of a notebook's code cells as one module source (raises ValueError); see :func:`read_notebook`."""
-    return read_notebook(data)[0]
-
-
-def read_notebook(data: bytes) -> tuple[str, list[CellProblem]]:
-    """(the definitions of a notebook's code cells as one module source, the cells that could not be read).
-
-    The cells are read as Jupyter runs them (:mod:`graders.engine.notebook_cells`): IPython's magics and
-    shell lines made inert, ``from __future__`` imports at the top of the module, each cell compiled
-    on its own. A cell that cannot be read as Python -- a syntax error, a NUL or a lone surrogate in it,
-    an expression too deep for the parser or for ``ast.unparse`` (RecursionError, MemoryError) -- is left
-    out, as Jupyter fails it alone, and named in the problems; a notebook whose JSON is too deep is not a
-    readable notebook (ValueError).
-    """
-    try:
-        notebook = json.loads(data.decode("utf-8"))
-        cells = notebook["cells"]
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, RecursionError, MemoryError) as error:
-        raise ValueError(f"not a readable notebook ({type(error).__name__})") from error
-    if not isinstance(cells, list):
-        raise ValueError("not a readable notebook (cells is not a list)")
-    pieces, problems = read_cells(cells, _is_definition)
-    return "\n\n\n".join(pieces) + "\n", problems
-
-
 def cell_note(notebook: str, problem: CellProblem, *, graded: bool) -> str:
     """The feedback note (English; :func:`graders.engine.texts.translated` reads it) on a cell left out."""
     from graders.engine.texts import detail
@@ -149,46 +118,6 @@ def is_cell_note(note: str) -> bool:
 
     return any(note.endswith(DETAILS[key].in_(language).rsplit("}; ", 1)[1]) for language in LANGUAGES
                for key in ("note_cell_graded", "note_cell_nothing"))
-
-
-def _is_definition(node: ast.stmt) -> bool:
-    """A statement the grader loads from a notebook: a function, a class, an import, a module constant."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return True
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
-        return not any(_KIT_IMPORT.match(n.split(".")[0]) for n in names)
-    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-        return _is_constant(node)
-    return False
-
-
-def _is_constant(node: ast.Assign | ast.AnnAssign) -> bool:
-    """A module constant: a literal value, or UPPER_CASE names (``DIGITS = tuple(...)``, ``PROFILES = {...}``).
-
-    Other assignments (``experiment = run_toy_grpo_experiment(...)``) are the
-    notebook's own runs, which grading must not repeat.
-    """
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    names: list[str] = []
-    for target in targets:
-        parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-        if not all(isinstance(part, ast.Name) for part in parts):
-            return False  # attribute or subscript targets change other objects
-        names += [part.id for part in parts]
-    try:
-        ast.literal_eval(node.value)
-        return True
-    except (ValueError, SyntaxError, TypeError):
-        return all(name.lstrip("_").isupper() for name in names)
-
-
-def _defined_functions(source: str) -> set[str]:
-    try:
-        tree = parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 # ---------------------------------------------------------------------------

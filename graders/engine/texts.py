@@ -136,8 +136,6 @@ CLI = {
                         "rl4llm grade: прервано: проверено работ: {graded} из {total}; их отчёты и grades.csv в "
                         "{folder}/, манифест запуска отмечает его прерванным (следующий запуск туда отложит его в "
                         "сторону); запустите проверку снова, чтобы проверить все"),
-    "unknown_language": Text("RL4LLM_LANG={value} is not a language of the course (en, ru) and is ignored",
-                             "RL4LLM_LANG={value}: такого языка в курсе нет (en, ru), значение не учитывается"),
 }
 STATUS_WORDS = {"passed": Text("passed", "зачтено"), "failed": Text("failed", "неверно"),
                 "error": Text("error", "ошибка"), "timeout": Text("timeout", "время"),

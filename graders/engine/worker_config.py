@@ -12,10 +12,16 @@ import sys
 from dataclasses import dataclass, field
 
 from graders.engine import cgroups
+from graders.text import Text
 
 
 WALL_FACTOR, WALL_GRACE = 3.0, 15.0  # the wall-clock backstop: 3 x the CPU budget + 15 s
 CPU_BUDGET_MESSAGE = "the exercise used more CPU time than its budget"
+WALL_CAP_MESSAGE = Text(
+    "the submission ran past its wall-clock cap (its exercises' CPU budgets together, plus 30 s): this exercise "
+    "and those after it were stopped",
+    "решение работало дольше своего общего предела по времени (сумма бюджетов CPU его упражнений плюс 30 с): "
+    "это упражнение и следующие остановлены")
 
 
 def wall_backstop(cpu_seconds: float) -> float:
