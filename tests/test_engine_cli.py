@@ -60,7 +60,7 @@ def test_grade_exits_0_and_writes_every_file(submissions, tmp_path, capsys):
     for name in ("correct", "mutant", "starter"):
         assert {"report.json", "results.json", "junit.xml"} <= set(os.listdir(out / name))
     rows = list(csv.reader((out / "grades.csv").open(encoding="utf-8")))
-    assert rows[0] == ["submission", *DEFAULT_KIT.exercises(("9",)), "total", "max_total"]
+    assert rows[0] == ["submission", "name", *DEFAULT_KIT.exercises(("9",)), "total", "max_total"]
     assert [row[0] for row in rows[1:]] == ["correct", "mutant", "starter"]
     starter = json.loads((out / "starter" / "report.json").read_text(encoding="utf-8"))
     assert starter["score"] == 0

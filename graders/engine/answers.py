@@ -290,19 +290,22 @@ _GATED = Text("0 points: it depends on {names}, which is not implemented yet (a 
 
 
 def unimplemented(report, run) -> bool:
-    """Whether a dependency's exercise is unimplemented: missing, the untouched stub (NotImplementedError),
-    or a function that returned no value (only ``None``, or raised) on every check. A dependency that
-    returns values, right or wrong, is implemented: its mistakes are charged on it."""
+    """Whether a dependency's exercise is unimplemented -- not written: missing, the untouched stub
+    (NotImplementedError), or a body that returns only ``None`` (``pass``). A dependency that was written
+    is implemented however wrong it is -- it returns wrong values, raises, crashes, loops -- and its
+    mistakes are charged on it alone (one hostile or broken function costs only itself)."""
     if report.points > 0:
         return False
     if report.not_implemented or report.status.value == "missing":
         return True
     payload = getattr(run, "payload", None)
-    if getattr(run, "status", None) != "done" or not isinstance(payload, dict) or payload.get("missing"):
+    if getattr(run, "status", None) != "done" or not isinstance(payload, dict):
+        return False  # it ran, and crashed or ran out of time: written
+    if payload.get("missing"):
         return True
-    cases = payload.get("cases") or []
-    return not any(isinstance(c, dict) and c.get("outcome") in ("ok", "modified_input") and c.get("type") != "none"
-                   for c in cases)
+    returned = [c for c in payload.get("cases") or [] if isinstance(c, dict)
+                and c.get("outcome") in ("ok", "modified_input")]
+    return bool(returned) and all(c.get("type") == "none" for c in returned)
 
 
 def gate(reports: tuple, exercises, runs: dict, language: str = "en") -> tuple:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from graders.engine import bundles, calls, codec, confine, sandbox
-from graders.engine.worker_process import closed_root_folder, private_namespaces, _write_line
+from graders.engine.worker_process import closed_root_folder, dumps, private_namespaces, _write_line
 
 OUTPUT_LIMIT = 4000  # characters of printed output kept per case
 NAME_LIMIT = 500  # characters of an exception's type name, each name of its MRO, and its "where"
@@ -192,7 +192,7 @@ class Child:
                     result["cases"] += [{"outcome": "raised", "exception": outcome["exception"]}] * skipped
                     break
         result["violations"] = [str(v)[:2000] for v in self.fence.take_violations()][:64]
-        self.report(result=json.dumps(result, sort_keys=True, allow_nan=False), arrays=bundles.pack_blob(encoder.arrays))
+        self.report(result=dumps(result), arrays=bundles.pack_blob(encoder.arrays))
 
     def run_case(self, exercise: dict, function, module, case: dict, inputs: dict, encoder: codec.Encoder) -> dict:
         make = codec.make_torch_tensor if exercise.get("torch") else None

@@ -105,10 +105,10 @@ def run_public(verdicts: dict[str, list[dict]], jobs: int = 2, public_sample: in
              f"{jobs} at a time")
     started = time.perf_counter()
 
-    def said(done, total, exercise):
+    def report(done, total, exercise):
         progress(f"[{done}/{total} mutants' public tests, {time.perf_counter() - started:.0f} s] {exercise}")
 
-    for mutant_id, result in public_runs(tasks, jobs, said).items():
+    for mutant_id, result in public_runs(tasks, jobs, report).items():
         rows_by_id[mutant_id]["public"] = result
 
 
