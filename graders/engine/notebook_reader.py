@@ -122,10 +122,6 @@ def _child() -> None:
     sys.stdout.write(json.dumps(answer, ensure_ascii=True))
 
 
-if __name__ == "__main__":
-    _child()
-
-
 def stubs_of(source: str) -> set[str]:
     """The functions of a reduced notebook's module source whose body, a docstring aside, is only ``raise
     NotImplementedError`` (run in this reader's child; :func:`graders.engine.notebook_engine.untouched_stubs`)."""
@@ -149,3 +145,7 @@ def _raises_not_implemented_only(body: list) -> bool:
         return False
     raised = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
     return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+
+
+if __name__ == "__main__":
+    _child()
