@@ -950,9 +950,14 @@ def test_hostile_notebooks_score_no_more_than_the_placebo_on_what_they_attack(co
             assert all(faked[cell][0] <= placebo[cell][0] for cell in placebo), (assignment, stem, faked)
             tampered = grades.get((assignment, TAMPERER, stem), {})
             assert all((score or 0.0) <= placebo[cell][0] for cell, (score, _) in tampered.items()), tampered
-            # mallory's other exercises are the complete source's: the patches cost them nothing
-            unattacked = {cell for cell in complete if cell not in attacked}
+            # mallory's other exercises are the complete source's: the patches cost them nothing -- except those
+            # that call an exercise she left as a stub, which earn nothing by the one rule for dependents
+            stubs = {e.split(".", 1)[1] for e in ATTACKED[assignment] if e.startswith(f"{stem}.")}
+            gated = {cell for cell in complete if stubs & set(
+                getattr(spec_for(f"{stem}.{cell[len('test-'):]}").call, "answers", ()))}
+            unattacked = {cell for cell in complete if cell not in attacked | gated}
             assert all(patched[cell] == complete[cell] for cell in unattacked), (assignment, stem, patched)
+            assert all(patched[cell][0] == 0 for cell in gated), (assignment, stem, patched)
 
 
 def test_the_tamperer_changes_nothing(course, confined):
@@ -1019,9 +1024,11 @@ def test_the_nbgrader_route_gets_the_class_report(course):
         summary = pd.read_csv(folder / SUMMARY_FILE).set_index("exercise")
         for exercise in summary.index:
             reports = [json.loads((folder / s / "report.json").read_text(encoding="utf-8")) for s in students]
-            # a missing exercise is not a wrong answer: the mean is over those handed in
+            # a missing exercise is not a wrong answer, nor is an untouched stub: the mean is over those handed in
             points = [e["points"] for r in reports for e in r["exercises"] if e["id"] == exercise
-                      and e["status"] != "missing"]
+                      and e["status"] != "missing" and not e.get("not_implemented")]
+            if not points:
+                continue
             assert summary.loc[exercise, "mean_fraction"] == pytest.approx(
                 sum(points) / len(points) / summary.loc[exercise, "max_points"], abs=1e-4)
         for student in students:  # the kept report agrees with what nbgrader recorded, exercise by exercise

@@ -149,9 +149,13 @@ def _where(error: BaseException, function) -> str:
     return ""
 
 
-def _run_case(call: dict, function, learner, starter, case, encoder) -> dict:
-    """One case on the learner's function, as the worker runs it (see ``Worker.run_case``)."""
+def _run_case(call: dict, function, learner, starter, case, encoder, dependencies: dict | None = None) -> dict:
+    """One case on the learner's function, as the worker runs it (see ``Worker.run_case``); ``dependencies``
+    (call mode ``answered``): the reference's functions its dependencies are answered by here."""
+    from contextlib import nullcontext
+
     from graders.engine import calls, codec, learner_text
+    from graders.engine.answers import trusted
     from graders.engine.references import fresh_inputs
     from graders.engine.worker_child import CappedWriter, describe_exception
 
@@ -164,7 +168,8 @@ def _run_case(call: dict, function, learner, starter, case, encoder) -> dict:
         with warnings.catch_warnings(record=True) as caught:  # shown as printed output, as in the worker
             warnings.simplefilter("always")
             try:
-                raw = calls.call_case(call, function, learner, starter, args, kwargs)
+                with trusted(learner, dependencies) if dependencies else nullcontext():
+                    raw = calls.call_case(call, function, learner, starter, args, kwargs)
                 outcome = {"outcome": "ok", "value": encoder.encode(codec.normalise(raw)), "type": codec.type_of(raw)}
             except (Exception, SystemExit) as error:  # noqa: BLE001 - the learner's error is this case's result
                 outcome = {"outcome": "raised", "exception": describe_exception(error, Path(os.devnull))}
@@ -227,6 +232,8 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
                           job=SimpleNamespace(entries=[{"timeout": limit}]))
     submission = Submission(name="notebook", origin=Path("."))
     call = spec.call.describe()
+    dependencies = ({name: getattr(kit.reference_module(stem), name) for name in call["names"]}
+                    if call["kind"] == "answered" else None)  # answered by the reference, as in the worker
 
     encoder = codec.Encoder()
     outcomes: list[dict] = []
@@ -239,7 +246,8 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
         try:
             with _single_thread_torch(uses_torch(exercise)), _Deadline(limit):
                 for case in spec.cases():
-                    outcomes.append(_run_case(call, function, learner, kit.starter_module, case, encoder))
+                    outcomes.append(_run_case(call, function, learner, kit.starter_module, case, encoder,
+                                              dependencies))
                     if outcomes[-1].get("exception", {}).get("type") == "MemoryError":
                         break
         except _ExerciseTimeout:
