@@ -186,17 +186,20 @@ class Manager:
     def sweep_stale(self) -> list[Path]:
         """Remove the cgroups that graders killed before they could clean up left beside this one's
         (``rl4llm-<pid>`` whose process is gone), killing what is still in them; returns what it removed."""
-        removed = []
-        for base in self.bases.values():
-            for folder in base.parent.glob("rl4llm-*"):
-                pid = folder.name.split("-", 1)[1]
-                if folder == base or not pid.isdigit() or Path(f"/proc/{pid}").exists():
-                    continue
+        removed: list[Path] = []
+        for _attempt in range(3):  # a killed worker may still be exiting (a busy machine): look again
+            stale = [folder for base in self.bases.values() for folder in base.parent.glob("rl4llm-*")
+                     if folder != base and folder.name.split("-", 1)[1].isdigit()
+                     and not Path(f"/proc/{folder.name.split('-', 1)[1]}").exists()]
+            if not stale:
+                break
+            for folder in stale:
                 for child in sorted(folder.glob("w*"), reverse=True):
                     Group([child]).close()
                 Group([folder]).close()
                 if not folder.exists():
                     removed.append(folder)
+            time.sleep(0.2)
         return removed
 
     @property
