@@ -265,19 +265,10 @@ def answering(module, names, answers: dict | None):
     if not answers or module is None:
         yield
         return
-    missing = object()
-    saved = {name: vars(module).get(name, missing) for name in names}
-    for name in names:
-        own = saved[name] if saved[name] is not missing else None
-        setattr(module, name, _lookup(name, _signature(answers["signatures"][name]), answers["table"], own, module))
-    try:
+    lookups = {name: _lookup(name, _signature(answers["signatures"][name]), answers["table"], vars(module).get(name),
+                             module) for name in names}
+    with trusted(module, lookups):  # the swap and its undoing, as the in-process route makes them
         yield
-    finally:
-        for name, value in saved.items():
-            if value is missing:
-                vars(module).pop(name, None)
-            else:
-                setattr(module, name, value)
 
 
 @contextmanager
