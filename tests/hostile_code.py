@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from pathlib import Path
 
 from graders.engine.kit import DEFAULT_KIT
 
@@ -111,3 +112,14 @@ def gradescope_cheat(root: str, modules: tuple[str, ...] = ("9",)) -> dict[str, 
         files[f"{stem}.py"] = GRADESCOPE_CHEAT.format(root=str(root), solution=solution) + "".join(
             CHEAT_FUNCTION.format(name=name) for name in functions)
     return files
+
+
+def submission_folders(root: Path, sources: dict[str, str], stem: str = "module_9_reference") -> list[Path]:
+    """One submission folder per entry under ``root/in/``, holding ``<stem>.py`` with its source, in order."""
+    paths = []
+    for name, text in sources.items():
+        folder = root / "in" / name
+        folder.mkdir(parents=True)
+        (folder / f"{stem}.py").write_text(text, encoding="utf-8")
+        paths.append(folder)
+    return paths

@@ -43,7 +43,7 @@ from graders.engine import cgroups, sandbox
 from graders.engine.batch import grade_paths
 from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT
-from hostile_code import DISARM, Listener, placebo
+from hostile_code import DISARM, Listener, placebo, submission_folders
 
 pytestmark = pytest.mark.slow
 
@@ -230,13 +230,8 @@ def _grade(root: Path, label: str, env: dict) -> dict:
     listener = Listener(host_service)
     values = {"SOCKET_PATH": str(socket_path), "EARLIER": str(earlier / "report.json"), "KIT": str(KIT),
               "OUTSIDE": str(outside), "SHM_KEY": SHM_KEY}
-    paths = []
-    for name, text in [("correct", DEFAULT_KIT.solution_path(STEM).read_text(encoding="utf-8")),
-                       *((name, _attack(body, values)) for name, body in ATTACKS.items())]:
-        folder = root / label / "in" / name
-        folder.mkdir(parents=True)
-        (folder / f"{STEM}.py").write_text(text, encoding="utf-8")
-        paths.append(folder)
+    paths = submission_folders(root / label, {"correct": DEFAULT_KIT.solution_path(STEM).read_text(encoding="utf-8"),
+                                              **{name: _attack(body, values) for name, body in ATTACKS.items()}}, STEM)
     try:
         with _environment(env):
             result = grade_paths(paths, root / label / "out", OPTIONS, jobs=2, progress=False, log=lambda _m: None)
@@ -390,12 +385,7 @@ def test_grades_do_not_depend_on_machine_load(layers, tmp_path):
             "def k3_kl(", "def _right_k3_kl(") + "\n\ndef k3_kl(logp_new, logp_ref):\n    import numpy as np\n"
             "    return np.asarray(logp_new) - np.asarray(logp_ref)\n",
     }
-    paths = []
-    for name, text in submissions.items():
-        folder = tmp_path / "in" / name
-        folder.mkdir(parents=True)
-        (folder / f"{STEM}.py").write_text(text, encoding="utf-8")
-        paths.append(folder)
+    paths = submission_folders(tmp_path, submissions, STEM)
     idle = grade_paths(paths, tmp_path / "idle", OPTIONS, jobs=2, progress=False, log=lambda _m: None)
     busy = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(2 * (os.cpu_count() or 2))]
     try:

@@ -26,7 +26,7 @@ from graders.engine import sandbox, wall
 from graders.engine.batch import grade_paths
 from graders.engine.grading import GradeOptions
 from graders.engine.kit import DEFAULT_KIT
-from hostile_code import DISARM, placebo
+from hostile_code import DISARM, placebo, submission_folders
 
 pytestmark = pytest.mark.slow
 
@@ -57,12 +57,7 @@ def _correct() -> str:
 def _grade(root: Path, files: dict[str, str], monkeypatch, env: dict, **options) -> dict[str, dict]:
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    paths = []
-    for name, text in files.items():
-        folder = root / "in" / name
-        folder.mkdir(parents=True)
-        (folder / f"{STEM}.py").write_text(text, encoding="utf-8")
-        paths.append(folder)
+    paths = submission_folders(root, files, STEM)
     opts = GradeOptions(**{**OPTIONS.__dict__, **options})
     result = grade_paths(paths, root / "out", opts, jobs=2, progress=False, log=lambda _m: None)
     return dict(zip(result.names, result.reports))
