@@ -48,21 +48,16 @@ def stage_download(args: argparse.Namespace, paths: list[Path], language: str):
 
     if args.lms is None and not (len(paths) == 1 and lms.looks_like_download(paths[0])):
         return paths, None, {}, None
+    if len(paths) != 1:
+        raise lms.LmsError(f"--lms reads one bulk download (a zip or its folder), not {len(paths)} paths")
     temporary = tempfile.TemporaryDirectory(prefix="rl4llm-lms-")
     try:
-        system, staged, ids = lms.stage(paths[0] if len(paths) == 1 else _one(paths), Path(temporary.name),
-                                        args.lms)
+        system, staged, ids = lms.stage(paths[0], Path(temporary.name), args.lms)
     except lms.LmsError:
         temporary.cleanup()
         raise
     say(SAID["staged"].in_(language, path=paths[0], system=system.capitalize(), count=len(staged)), file=sys.stderr)
     return staged, system, {submission_name(path): ids[path.name] for path in staged}, temporary
-
-
-def _one(paths: list[Path]) -> Path:
-    from graders.engine.lms import LmsError
-
-    raise LmsError(f"--lms reads one bulk download (a zip or its folder), not {len(paths)} paths")
 
 
 def export_command(args: argparse.Namespace) -> int:

@@ -117,3 +117,15 @@ def test_a_download_graded_and_exported_for_its_lms(tmp_path, system):
         assert by_id["5101"][0] == "petrovivan" and float(by_id["5101"][5]) == total
         assert float(by_id["5102"][5]) == 0
     assert "wrote" in exported.stdout and "2 grade(s)" in exported.stdout
+
+
+def test_students_whose_labels_would_meet_get_folders_of_their_own(tmp_path):
+    """Two "Ann"s become "Ann (2)" and "Ann (3)": a third student really called "Ann (2)" keeps a folder too."""
+    with zipfile.ZipFile(tmp_path / "d.zip", "w") as archive:
+        for name, number in (("Ann (2)", "9"), ("Ann", "2"), ("Ann", "3")):
+            archive.writestr(f"{name}_{number}_assignsubmission_file_module_9_reference.py", REFERENCE)
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    system, paths, ids = lms.stage(tmp_path / "d.zip", staged)
+    assert system == "moodle" and len({path.name for path in paths}) == 3
+    assert sorted(ids.values()) == ["2", "3", "9"]

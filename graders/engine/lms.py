@@ -151,6 +151,8 @@ def stage(path: Path, folder: Path, system: str | None = None) -> tuple[str, lis
     for student in students:
         label = student.name if counts[student.name] == 1 else f"{student.name} ({student.lms_id})"
         label = label.replace("/", "_").strip(". ") or student.lms_id
+        if any((folder / name).exists() for name in (label, f"{label}.zip")):  # "Ann (2)" beside Ann of id 2
+            label = f"{label} [{student.lms_id}]"
         zips = [name for name in student.files if name.lower().endswith(".zip")]
         if zips and len(student.files) == 1:  # one uploaded zip: the zip is the submission
             target = folder / f"{label}.zip"
