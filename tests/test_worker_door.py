@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graders.engine import codec, door, runner, scrub
-from graders.engine.bundles import pack_blob
+from graders.engine.bundles import pack_blob, unpack_blob
 from graders.engine.compare import mismatch
 from graders.engine.learner_text import clean_text
 
@@ -325,3 +325,22 @@ def test_the_attacks_cost_their_own_exercises_only(tmp_path, monkeypatch):
     assert any("wall-clock cap" in e["feedback"] for e in stopped), [e["feedback"] for e in stopped]
     # 20 stopped children held a lane 20 x wall_backstop(5 s) = 600 s before the cap
     assert elapsed < 20 * runner.wall_backstop(5.0) / 3, elapsed
+
+
+def test_an_array_index_with_a_dtype_numpy_parses_as_code_is_refused():
+    """The fuzz's find: np.dtype(',') raises SyntaxError; the blob reader refuses it as a malformed entry."""
+    import numpy as np
+
+    with pytest.raises(SyntaxError):
+        np.dtype(",")  # the control: NumPy itself
+    for text in (",", "f8,f8", "(2,)f8", "<f8 ", "<" + "f" * 40):
+        with pytest.raises(ValueError):
+            unpack_blob(_blob_with_dtype(text), 1 << 20)
+
+
+def _blob_with_dtype(text: str):
+    import numpy as np
+
+    packed = pack_blob({"a": np.zeros(2)})
+    packed["index"][0][1] = text
+    return packed

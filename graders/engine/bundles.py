@@ -71,9 +71,14 @@ def unpack_blob(packed, limit: int) -> dict[str, np.ndarray]:
         name, dtype_text, shape = entry
         if name in arrays:
             raise ValueError("two arrays of one name")
+        # the form packing writes (``array.dtype.str``: '<f8', '|b1'), checked literally before NumPy parses it:
+        # np.dtype reads other strings as field lists and raises SyntaxError on some (',', found by the fuzz)
+        if not (isinstance(dtype_text, str) and 2 <= len(dtype_text) <= 4 and dtype_text[0] in "<>|="
+                and dtype_text[1:].isascii() and dtype_text[1:].isalnum()):
+            raise ValueError(f"unknown dtype {str(dtype_text)[:40]!r}")
         try:
             dtype = np.dtype(dtype_text)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, SyntaxError) as error:
             raise ValueError(f"unknown dtype {dtype_text[:40]!r}") from error
         if dtype.kind not in BLOB_KINDS or dtype.fields is not None or dtype.subdtype is not None \
                 or dtype.itemsize == 0:
