@@ -7,7 +7,7 @@ submitted/<student>/<assignment>/ (or collected with `nbgrader zip_collect`); th
 exchange (`nbgrader release_assignment` / `collect`) is not used.
 
 Scoring: `nbgrader autograde` does NOT execute the students' notebooks. Its Execute
-preprocessor is replaced by graders.engine.nbgrader_scoring.EngineScores, which grades
+preprocessor is replaced by graders.engine.nbgrader.scoring.EngineScores, which grades
 each notebook's definitions with the kit's engine (sandboxed worker process) and writes
 the engine's verdict into every autograded test cell, so the gradebook records the
 engine's points. See README.md in this folder. If this file cannot be loaded (the kit is
@@ -17,8 +17,8 @@ every test cell raises: every cell scores 0 instead of a score the student could
 
 import os
 
-from graders.engine.nbgrader_log import quiet_database_warnings, warn_skipped_resubmissions
-from graders.engine.nbgrader_scoring import autograde_preprocessors, sanitize_preprocessors
+from graders.engine.nbgrader.log import quiet_database_warnings, warn_skipped_resubmissions
+from graders.engine.nbgrader.scoring import autograde_preprocessors, sanitize_preprocessors
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 

@@ -2,7 +2,7 @@
 
 Whatever came from a submission, a passport, a shard manifest or a notebook may hold characters
 that act on whatever shows it (the reasons, character by character, are in
-:mod:`graders.engine.learner_text`, which re-exports this module for the engine). They are
+:mod:`graders.engine.values.learner_text`, which re-exports this module for the engine). They are
 replaced by their visible escapes, as Python writes them (``\\x1b``, ``\\u202e``, ``\\ud800``).
 
 This module is also the choke point of every terminal and log line of the

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from graders import course
 from graders.cleaner import say
-from graders.engine.texts import cli_text
+from graders.engine.values.texts import cli_text
 from graders.language import default_language
 from graders.learner_cli import OneLineParser as _OneLineParser
 from graders.lms_cli import add_export_command, add_lms_arguments
@@ -100,7 +100,7 @@ def _new_folder(path: str, option: str = "--out") -> Path:
 
 
 def _grade_options(args: argparse.Namespace):
-    from graders.engine.grading import GradeOptions
+    from graders.engine.routes.grading import GradeOptions
 
     modules = (args.module.number,) if getattr(args, "module", None) else course.NUMBERS
     language = {"lang": args.lang} if getattr(args, "lang", None) else {}  # else RL4LLM_LANG, else the locale
@@ -110,10 +110,10 @@ def _grade_options(args: argparse.Namespace):
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
-    from graders.engine.batch import BatchInterrupted, GraderError, grade_paths
-    from graders.engine.reports import scoreboard
+    from graders.engine.routes.batch import BatchInterrupted, GraderError, grade_paths
+    from graders.engine.outputs.reports import scoreboard
 
-    from graders.engine.lms import LmsError, write_ids
+    from graders.engine.outputs.lms import LmsError, write_ids
     from graders.lms_cli import stage_download
 
     paths = [Path(p) for p in args.submissions]
@@ -123,7 +123,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     except LmsError as error:
         raise UsageError(str(error)) from None
     if getattr(args, "module", None) is None:  # the class's own files say which module it handed in
-        from graders.engine.class_modules import infer
+        from graders.engine.intake.class_modules import infer
 
         modules, note = infer(paths, _grade_options(args).lang)
         if len(modules) == 1:
@@ -135,7 +135,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
             result = grade_paths(paths, Path(args.out), _grade_options(args), jobs=args.jobs,
                                  progress=not args.quiet)
         else:
-            from graders.engine.shards import grade_shard
+            from graders.engine.routes.shards import grade_shard
 
             result = grade_shard(paths, Path(args.out), args.shard, _grade_options(args), jobs=args.jobs,
                                  progress=not args.quiet)
@@ -200,7 +200,7 @@ def _module_arg(text: str):
 
 def _shard_arg(text: str):
     """``--shard I/N`` for argparse: a bad value exits 2 with the reason."""
-    from graders.engine.shards import ShardError, parse_shard
+    from graders.engine.routes.shards import ShardError, parse_shard
 
     try:
         return parse_shard(text)
@@ -209,8 +209,8 @@ def _shard_arg(text: str):
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
-    from graders.engine.reports import scoreboard
-    from graders.engine.shards import ShardError, merge_shards
+    from graders.engine.outputs.reports import scoreboard
+    from graders.engine.routes.shards import ShardError, merge_shards
 
     try:
         result = merge_shards(_new_folder(args.out, "OUT"), [Path(folder) for folder in args.shards])
@@ -232,7 +232,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from graders.engine import landlock, sandbox
+    from graders.engine.sandbox import landlock, layers as sandbox
 
     probe = sandbox.probe_layers()
     probe.layers["grader_not_dumpable"] = sandbox.make_grader_not_dumpable()
@@ -252,13 +252,13 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from graders.engine.demo import run_demo
+    from graders.engine.routes.demo import run_demo
 
     return run_demo(Path(args.out), jobs=args.jobs)
 
 
 def _cmd_gradescope(args: argparse.Namespace) -> int:
-    from graders.engine.gradescope import BundleError, build_bundle, points_of
+    from graders.engine.routes.gradescope import BundleError, build_bundle, points_of
 
     modules = (args.module.number,) if args.module else course.NUMBERS
     try:
@@ -273,7 +273,7 @@ def _cmd_gradescope(args: argparse.Namespace) -> int:
 
 
 def _cmd_capstone(args: argparse.Namespace) -> int:
-    from graders.capstone_cli import capstone_command
+    from graders.capstone.cli import capstone_command
 
     return capstone_command(args)
 
@@ -357,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_gs.set_defaults(func=_cmd_gradescope)
 
     p_cap = sub.add_parser("capstone", help="the TRL capstone: preflight, run GRPO/DPO with LoRA, grade a submission")
-    from graders.capstone_cli import add_capstone_arguments
+    from graders.capstone.cli import add_capstone_arguments
 
     add_capstone_arguments(p_cap)
     p_cap.set_defaults(func=_cmd_capstone)

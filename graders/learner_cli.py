@@ -1,6 +1,6 @@
 """``rl4llm`` in the learner bundle (``rl4llm bundle``): ``rl4llm run`` and ``rl4llm capstone
 preflight|run|check``; the instructor's CLI defines the same subcommands with the same functions
-(:func:`add_run_command`, :func:`graders.capstone_cli.add_capstone_arguments`).
+(:func:`add_run_command`, :func:`graders.capstone.cli.add_capstone_arguments`).
 
 The instructor's CLI (:mod:`graders.cli`) also builds, grades and exports; the learner's install has
 none of that (no solutions, no checks, no engine), so its ``rl4llm`` offers what works there: running
@@ -87,7 +87,7 @@ def add_run_command(sub, language: str | None = None, *, impl_default: str | Non
 
 def run_command(args: argparse.Namespace) -> int:
     """``rl4llm run``: the seed notebook on the given implementation, readable figures; the exit status."""
-    from graders.walkthrough import run_notebook
+    from graders.walkthrough.run import run_notebook
 
     return run_notebook(args.module, args.impl, args.out, profile=args.profile, reference_only=args.reference_only,
                         language=args.lang, show_traceback=args.traceback, verbose=args.verbose)
@@ -95,15 +95,15 @@ def run_command(args: argparse.Namespace) -> int:
 
 def capstone_command(args: argparse.Namespace) -> int:
     """``rl4llm capstone preflight|run|check`` (imported only when asked: the TRL libraries are optional)."""
-    from graders.capstone_cli import capstone_command as dispatch
+    from graders.capstone.cli import capstone_command as dispatch
 
     return dispatch(args)
 
 
 def add_capstone_command(sub, language: str | None = None):
     """The learner's ``capstone`` subcommand: the instructor's arguments for ``LEARNER_ACTIONS``."""
-    from graders.capstone_cli import LEARNER_ACTIONS, add_capstone_arguments
-    from graders.capstone_run.texts import text
+    from graders.capstone.cli import LEARNER_ACTIONS, add_capstone_arguments
+    from graders.capstone.run.texts import text
 
     language = language or default_language()
     capstone = sub.add_parser("capstone", help=text(language, "help_capstone"),

@@ -1,5 +1,5 @@
 """``rl4llm grade --lms moodle|canvas`` (a class from an LMS's bulk download) and ``rl4llm export`` (a grade
-file the LMS imports): the command-line side of :mod:`graders.engine.lms`."""
+file the LMS imports): the command-line side of :mod:`graders.engine.outputs.lms`."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ def add_export_command(sub) -> None:
 def stage_download(args: argparse.Namespace, paths: list[Path], language: str):
     """The class to grade: ``paths`` as given, or the students of an LMS download (written into a temporary
     folder); returns (paths, the LMS or None, output folder name -> LMS id, the temporary folder or None)."""
-    from graders.engine import lms
-    from graders.engine.submission import submission_name
+    from graders.engine.outputs import lms
+    from graders.engine.intake.submission import submission_name
 
     if args.lms is None and not (len(paths) == 1 and lms.looks_like_download(paths[0])):
         return paths, None, {}, None
@@ -61,7 +61,7 @@ def stage_download(args: argparse.Namespace, paths: list[Path], language: str):
 
 
 def export_command(args: argparse.Namespace) -> int:
-    from graders.engine import lms
+    from graders.engine.outputs import lms
     from graders.language import default_language
 
     language = args.lang or default_language()

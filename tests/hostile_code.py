@@ -6,7 +6,7 @@ import socket
 import threading
 from pathlib import Path
 
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.judging.kit import DEFAULT_KIT
 
 DISARM = '''
 def _disarm():

@@ -1,4 +1,4 @@
-"""Units of graders/engine/answers.py: keys, sealing, the lookups a dependent's child gets, the gate's rule."""
+"""Units of graders/engine/judging/answers.py: keys, sealing, the lookups a dependent's child gets, the gate's rule."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from graders.engine import answers
-from graders.engine.protocol import ExerciseReport, Status
+from graders.engine.judging import answers
+from graders.engine.values.protocol import ExerciseReport, Status
 
 
 def reference_dependency(rewards, scale=True, *, eps=1e-6):

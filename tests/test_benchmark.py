@@ -1,4 +1,4 @@
-"""The benchmark script's plumbing (no timing: the numbers themselves are python -m graders.benchmark's)."""
+"""The benchmark script's plumbing (no timing: the numbers themselves are python -m devtools.benchmark's)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from graders import benchmark, benchmark_learner, benchmark_nbgrader
+from devtools.benchmark import cli as benchmark, learner as benchmark_learner, nbgrader as benchmark_nbgrader
 
 
 def test_unknown_names_are_refused(capsys):

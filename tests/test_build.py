@@ -17,8 +17,8 @@ from graders.build.comparator import PARTS, _undefined_names, comparator_program
 from graders.build.notebooks import given_outputs
 from graders.build.notebooks.helper import helper_source
 from graders.build.stubs import GIVEN_HEADER, given_files, make_stub_source, solution_files
-from graders.engine import codec, compare
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.values import codec, compare
+from graders.engine.judging.kit import DEFAULT_KIT
 from graders.fences import FenceError, exercises_in, find_fences
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 
@@ -249,7 +249,7 @@ def test_every_exercise_has_its_formula_typeset_in_the_notebooks():
     import importlib
 
     from graders.build.notebooks.latex import display_math, formula
-    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.judging.kit import DEFAULT_KIT
 
     exercises = DEFAULT_KIT.exercises()
     for stem in {exercise.split(".", 1)[0] for exercise in exercises}:  # no formula for a function that is none

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from graders.capstone import check_passport, kit_verifier_version
-from graders.capstone_grade import grade_learner_code, grade_submission, grade_verifiers
+from graders.capstone.passport import check_passport, kit_verifier_version
+from graders.capstone.grade import grade_learner_code, grade_submission, grade_verifiers
 from graders.cli import main
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
-from graders.capstone_run.data import canonical_hash, tiny_preference_rows, tiny_second_digit_rows
-from graders.capstone_run.models import sha256_file
-from graders.capstone_run.profiles import CapstoneError, get_profile
+from graders.capstone.run.data import canonical_hash, tiny_preference_rows, tiny_second_digit_rows
+from graders.capstone.run.models import sha256_file
+from graders.capstone.run.profiles import CapstoneError, get_profile
 
 KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
 KIT_LOSS = SOLUTIONS_DIR / "module_08" / "module_8_training.py"
@@ -33,7 +33,7 @@ def verify_numeric_answer(text, reference, *, rel_tol=1e-6, abs_tol=1e-6):
 def _run(algorithm: str, out: Path, learner_file: Path) -> Path:
     """A tiny run with the learner's file (GRPO: the verifier; DPO: the loss), copied into the run folder:
     the submission."""
-    from graders.capstone_run.run import RunOptions, run_capstone
+    from graders.capstone.run.run import RunOptions, run_capstone
 
     chosen = {"verifier": learner_file} if algorithm == "grpo" else {"loss": learner_file}
     run_capstone(RunOptions(algorithm, "tiny", out, progress=False, **chosen))
@@ -179,7 +179,7 @@ def test_learner_verifier_is_the_reward(runs):
 def test_tiny_grpo_learns_with_the_right_reward_only(runs, verifier_checks):
     """The same profile, seed and 120 steps: the held-out accuracy the grader measures with the kit's
     verifier rises with the right reward, and not with a constant or a sign-flipped one."""
-    from graders.capstone_reeval import MIN_IMPROVEMENT, reevaluate
+    from graders.capstone.reeval import MIN_IMPROVEMENT, reevaluate
 
     gains = {}
     for name in ("grpo", "learner", "flipped"):
@@ -200,7 +200,7 @@ def test_tiny_dpo_learns_with_the_right_loss_only(runs, loss_checks):
     """The same profile, seed and 100 steps with the learner's loss: the held-out margin the grader measures
     rises far with the right loss (toward log 3 / beta ~ 11 nats), stays under log 3 ~ 1.1 without beta and
     falls with the sign flipped; only the right run earns "improvement"."""
-    from graders.capstone_reeval import MIN_IMPROVEMENT, reevaluate
+    from graders.capstone.reeval import MIN_IMPROVEMENT, reevaluate
 
     metric, minimum = MIN_IMPROVEMENT[("dpo", "tiny")]
     gains = {}
@@ -254,8 +254,8 @@ def test_an_honest_submission_gets_every_point(runs, verifier_checks, loss_check
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["grpo", "dpo"])
 def test_a_real_tiny_runs_claims_get_every_point(runs, name):
-    """graders/capstone_claims.py on a real run: its versions, its full TRL config and its wall time."""
-    from graders.capstone_claims import CLAIM_NAMES, check_claims, train_runtime
+    """graders/capstone/claims.py on a real run: its versions, its full TRL config and its wall time."""
+    from graders.capstone.claims import CLAIM_NAMES, check_claims, train_runtime
 
     passport = _passport(runs[name])
     checks = {check.name: check for check in check_claims(passport)}
@@ -303,7 +303,7 @@ def _tamper(run_dir: Path, change: str) -> None:
 
         weights = {key: torch.zeros_like(value) for key, value in load_file(other).items()}
         save_file(weights, run_dir / "adapter" / "adapter_model.safetensors")
-        from graders.capstone_run.passport import sha256_tree
+        from graders.capstone.run.passport import sha256_tree
 
         passport["adapter"]["files"] = sha256_tree(run_dir / "adapter")
         passport["metrics"]["after"]["greedy_accuracy"] = 0.97
@@ -354,7 +354,7 @@ def test_broken_verifiers_lose_the_verifier_points(runs, verifier_checks):
 def test_expectations_come_from_the_installed_kit(runs, verifier_checks, tmp_path):
     """A submission that ships its own profiles.py (and a passport matching it) changes nothing."""
     run_dir = shutil.copytree(runs["grpo"], tmp_path / "run")
-    own = (REPO_ROOT / "graders" / "capstone_run" / "profiles.py").read_text().replace('"loss_type": "dapo"', '"loss_type": "grpo"')
+    own = (REPO_ROOT / "graders" / "capstone" / "run" / "profiles.py").read_text().replace('"loss_type": "dapo"', '"loss_type": "grpo"')
     (run_dir / "profiles.py").write_text(own, encoding="utf-8")
     passport = _passport(run_dir)
     passport["trainer_args"]["loss_type"] = "grpo"
@@ -368,7 +368,7 @@ def test_an_unreadable_adapter_scores_zero_there(runs, verifier_checks, tmp_path
     run_dir = shutil.copytree(runs["grpo"], tmp_path / "run")
     (run_dir / "adapter" / "adapter_model.safetensors").write_bytes(b"not safetensors")
     (run_dir / "adapter" / "adapter_model.bin").write_bytes(b"a pickle would run code")
-    from graders.capstone_run.passport import sha256_tree
+    from graders.capstone.run.passport import sha256_tree
 
     passport = _passport(run_dir)  # re-hashed by the student, so the passport is consistent
     passport["adapter"]["files"] = sha256_tree(run_dir / "adapter")
@@ -398,7 +398,7 @@ def test_unreadable_passport_is_a_failed_report(tmp_path, content, words):
 
 
 def test_an_empty_submission_scores_zero(tmp_path):
-    from graders.capstone_grade import GradeCheck
+    from graders.capstone.grade import GradeCheck
 
     report = grade_submission(tmp_path, verifier_check=GradeCheck("verifier", 0.0, 3.0, "none"))
     assert report["score"] == 0 and report["max_score"] > 12
@@ -418,7 +418,7 @@ def test_malformed_fields_never_crash(runs, tmp_path):
 # ----------------------------------------------------------------------------- real profiles without a GPU
 @pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_real_profiles_build_the_course_arguments(tmp_path):
-    from graders.capstone_run.run import trainer_arguments
+    from graders.capstone.run.run import trainer_arguments
 
     expected_grpo = {"learning_rate": 5e-6, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 4,
                      "max_completion_length": 512, "num_generations": 4, "num_iterations": 1, "loss_type": "dapo",
@@ -451,7 +451,7 @@ def test_real_profiles_refuse_without_a_gpu(tmp_path, capsys):
     error = capsys.readouterr().err
     assert code == 2 and "needs a CUDA GPU" in error and "--device cpu" in error
     assert not (tmp_path / "smoke").exists()
-    from graders.capstone_run.run import RunOptions, run_capstone
+    from graders.capstone.run.run import RunOptions, run_capstone
 
     with pytest.raises(CapstoneError, match="Qwen/Qwen3-0.6B and needs a CUDA GPU"):
         run_capstone(RunOptions("dpo", "full", tmp_path / "full"))

@@ -1,6 +1,6 @@
 """The capstone in the learner bundle: what a capstone student gets, and nothing of the reference solutions.
 
-- fast: the bundle ships the capstone's runner (``graders/capstone_run/``), its passport checks and its
+- fast: the bundle ships the capstone's runner (``graders/capstone/run/``), its passport checks and its
   commands, and not the instructor's side (grading, re-evaluation with the kit's verifier); no file of
   it imports ``solutions`` or holds a fenced reference body; the expected VERIFIER_VERSION is the
   reference's; the learner's ``rl4llm capstone`` has the instructor's arguments for preflight, run, check;
@@ -23,7 +23,7 @@ import pytest
 
 from graders.build import solution_files
 from graders.build.bundle import build_bundle, hidden_parts_in
-from graders.capstone_run.profiles import VERIFIER_VERSION
+from graders.capstone.run.profiles import VERIFIER_VERSION
 from graders.fences import find_fences
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 
@@ -60,14 +60,14 @@ def _version_in(path: Path) -> str:
 
 def test_the_bundle_ships_the_capstone_runner_not_the_instructors_side(bundle):
     package = bundle / "graders"
-    shipped = {path.name for path in (package / "capstone_run").glob("*.py")}
-    assert shipped == {path.name for path in (REPO_ROOT / "graders" / "capstone_run").glob("*.py")}
-    assert (package / "capstone.py").is_file() and (package / "capstone_cli.py").is_file()
-    assert not (package / "capstone_grade.py").exists() and not (package / "capstone_reeval.py").exists()
+    shipped = {path.name for path in (package / "capstone" / "run").glob("*.py")}
+    assert shipped == {path.name for path in (REPO_ROOT / "graders" / "capstone" / "run").glob("*.py")}
+    assert (package / "capstone" / "passport.py").is_file() and (package / "capstone" / "cli.py").is_file()
+    assert not (package / "capstone" / "grade.py").exists() and not (package / "capstone" / "reeval.py").exists()
     constraints = Path("constraints") / "capstone.txt"
     assert (bundle / constraints).read_text() == (REPO_ROOT / constraints).read_text()
     pyproject = (bundle / "pyproject.toml").read_text(encoding="utf-8")
-    assert '"graders.capstone_run"' in pyproject and 'capstone = ["trl>=' in pyproject
+    assert '"graders.capstone.run"' in pyproject and 'capstone = ["trl>=' in pyproject
     assert hidden_parts_in(bundle) == []
     assert not (REPO_ROOT / "solutions" / "capstone").exists()  # one copy of the runner, under graders/
 
@@ -155,7 +155,7 @@ def test_a_capstone_student_runs_and_checks_the_tiny_grpo_from_the_bundle(bundle
     verifier = shutil.copy(REFERENCE_VERIFIER, work / "my" / "module_9_reference.py")  # a finished Module 9 file
     cli = ("-m", "graders.learner_cli", "capstone")
 
-    where = _learner(python, bundle, work, "-c", "import graders, graders.capstone_run; print(graders.__file__)\n"
+    where = _learner(python, bundle, work, "-c", "import graders, graders.capstone.run; print(graders.__file__)\n"
                                                  "import solutions")
     assert where.stdout.startswith(str(bundle)) and "ModuleNotFoundError" in where.stderr, where.stdout + where.stderr
 

@@ -1,4 +1,4 @@
-"""The capstone's self-reported fields compared with what the grader can know (graders/capstone_claims.py):
+"""The capstone's self-reported fields compared with what the grader can know (graders/capstone/claims.py):
 claims.versions, claims.trainer_args, claims.wall_time. A valid tiny passport built by hand (the one of
 tests/test_capstone_hardening.py: its full TRL config rebuilt without training, the engine's verdict and
 the re-evaluation stubbed) keeps every point; each tampering loses exactly its named check, naming the
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from graders.capstone_claims import (BOOKKEEPING, CLAIM_NAMES, DRY_RUN_KEYS, check_claims, check_trainer_args,
+from graders.capstone.claims import (BOOKKEEPING, CLAIM_NAMES, DRY_RUN_KEYS, check_claims, check_trainer_args,
                                      check_versions, check_wall_time, supported_ranges)
-from graders.capstone_run.passport import LIBRARIES, library_versions
+from graders.capstone.run.passport import LIBRARIES, library_versions
 from graders.paths import REPO_ROOT
 from test_capstone_hardening import (CYRILLIC, FULL_SCORE, _by_name, _copy, _delete, _grade, _load, _save, _set,
                                     assert_full, stubbed, templates)
@@ -154,7 +154,7 @@ def test_bookkeeping_keys_do_not_count(templates):
 
 
 def test_dry_run_keys_are_the_run_options_overrides():
-    from graders.capstone_run.run import RunOptions
+    from graders.capstone.run.run import RunOptions
 
     assert set(RunOptions("grpo", "tiny", Path("x"), max_steps=1, max_completion_length=1,
                           max_length=1).overrides) == set(DRY_RUN_KEYS)
@@ -177,9 +177,9 @@ def test_a_dry_runs_overrides_are_not_counted_twice(templates, stubbed, tmp_path
 
 
 def test_a_cuda_run_is_rebuilt_with_its_precision(templates):
-    from graders.capstone_run.passport import json_safe
-    from graders.capstone_run.profiles import PROFILES
-    from graders.capstone_run.run import trainer_arguments
+    from graders.capstone.run.passport import json_safe
+    from graders.capstone.run.profiles import PROFILES
+    from graders.capstone.run.run import trainer_arguments
 
     passport = _load(templates["grpo"])
     fp16 = json_safe(trainer_arguments(PROFILES[("grpo", "tiny")], Path("x"), seed=42, progress=False,

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from graders.capstone_run.data import prepare_math_rows  # noqa: E402
-from graders.capstone_run.models import verifier_reward_function  # noqa: E402
+from graders.capstone.run.data import prepare_math_rows  # noqa: E402
+from graders.capstone.run.models import verifier_reward_function  # noqa: E402
 from graders.loader import load_module  # noqa: E402
 from graders.paths import SOLUTIONS_DIR  # noqa: E402
 

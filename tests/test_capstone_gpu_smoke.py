@@ -1,5 +1,5 @@
 """``assignments/capstone/gpu_smoke.sh``, the offline GPU check, on CPU: its arguments and errors, its data
-(graders/capstone_smoke.py), its summary, the peak-memory field of the passport, the wheel list against
+(graders/capstone/smoke.py), its summary, the peak-memory field of the passport, the wheel list against
 constraints/capstone.txt, and (the exhaustive tier: -m exhaustive) the whole script in its CPU dry-run mode: 1 decoder layer, the byte-level
 tokenizer, one GRPO and one DPO step, then ``capstone check`` and ``capstone grade`` on each run folder."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from graders import capstone_smoke as smoke
+from graders.capstone import smoke
 from graders.paths import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "assignments" / "capstone" / "gpu_smoke.sh"
@@ -95,7 +95,7 @@ def _rows(path: Path) -> list[dict]:
 
 
 def test_the_data_folders_have_the_hubs_columns_and_every_reference_is_kept(tmp_path):
-    from graders.capstone_run.data import prepare_math_rows
+    from graders.capstone.run.data import prepare_math_rows
 
     folders = smoke.write_data(tmp_path, eval_rows=3)
     train, report = prepare_math_rows(_rows(folders["grpo"] / "train.jsonl"))  # what the run keeps (slow test: loads)
@@ -114,8 +114,8 @@ def test_the_data_folders_have_the_hubs_columns_and_every_reference_is_kept(tmp_
 def test_peak_memory_is_recorded_on_cuda_only_and_the_passport_check_accepts_it(monkeypatch):
     import torch
 
-    from graders.capstone_run.passport_check import passport_problems
-    from graders.capstone_run.run import peak_memory
+    from graders.capstone.run.passport_check import passport_problems
+    from graders.capstone.run.run import peak_memory
 
     assert peak_memory("cpu") is None
     monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: 3 << 30)
@@ -197,8 +197,8 @@ def test_the_grade_measures_a_gpu_run_on_the_gpu(tmp_path, monkeypatch):
     (else GRPO's 512-token greedy passes of a 28-layer model would run on the CPU, in bf16)."""
     import torch
 
-    from graders import capstone_reeval
-    from graders.capstone_run import run
+    from graders.capstone import reeval as capstone_reeval
+    from graders.capstone.run import run
 
     moved = []
 
@@ -210,8 +210,8 @@ def test_the_grade_measures_a_gpu_run_on_the_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(run, "load_model_and_tokenizer", lambda profile, options, dtype: (Model(), None, {"dtype": dtype}))
     monkeypatch.setattr(run, "measure", lambda *args: {"greedy_accuracy": 0.0})
-    monkeypatch.setattr("graders.capstone_run.data.load_rows", lambda profile, data_dir: ([], [], None))
-    monkeypatch.setattr("graders.capstone_adapter.read_adapter", lambda profile, base, folder: base)
+    monkeypatch.setattr("graders.capstone.run.data.load_rows", lambda profile, data_dir: ([], [], None))
+    monkeypatch.setattr("graders.capstone.adapter.read_adapter", lambda profile, base, folder: base)
     (tmp_path / "adapter").mkdir()
     (tmp_path / "adapter" / "adapter_config.json").write_text('{"peft_type": "LORA", "r": 8, "lora_alpha": 16}',
                                                               encoding="utf-8")

@@ -26,17 +26,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graders.capstone import check_passport
-from graders.capstone_claims import CLAIM_NAMES
-from graders.capstone_grade import (FIGURES, VERIFIER_FILE, ZIP_MAX_MEMBER_BYTES, ZIP_MAX_TOTAL_BYTES, GradeCheck,
+from graders.capstone.passport import check_passport
+from graders.capstone.claims import CLAIM_NAMES
+from graders.capstone.grade import (FIGURES, VERIFIER_FILE, ZIP_MAX_MEMBER_BYTES, ZIP_MAX_TOTAL_BYTES, GradeCheck,
                                     grade_submission)
-from graders.capstone_run.data import TINY_ROWS, canonical_hash
-from graders.capstone_run.learner_loss import LOSS_FILE
-from graders.capstone_run.models import sha256_file
-from graders.capstone_run.passport import (json_safe, library_versions, plot_reward_curve, reward_curve, sha256_tree,
+from graders.capstone.run.data import TINY_ROWS, canonical_hash
+from graders.capstone.run.learner_loss import LOSS_FILE
+from graders.capstone.run.models import sha256_file
+from graders.capstone.run.passport import (json_safe, library_versions, plot_reward_curve, reward_curve, sha256_tree,
                                          write_passport)
-from graders.capstone_run.passport_check import MAX_PASSPORT_BYTES, passport_problems, read_passport
-from graders.capstone_run.profiles import PASSPORT_SCHEMA, PROFILES, VERIFIER_VERSION
+from graders.capstone.run.passport_check import MAX_PASSPORT_BYTES, passport_problems, read_passport
+from graders.capstone.run.profiles import PASSPORT_SCHEMA, PROFILES, VERIFIER_VERSION
 from graders.cli import main
 from graders.paths import SOLUTIONS_DIR
 
@@ -57,13 +57,13 @@ CYRILLIC = re.compile("[а-яё]", re.IGNORECASE)
 # ----------------------------------------------------------------------------- a valid run, by hand
 def trainer_args(profile, run_dir: Path) -> dict:
     """The trainer_args a CPU run of ``profile`` with seed 42 records: its full TRL config (no training)."""
-    from graders.capstone_run.run import trainer_arguments
+    from graders.capstone.run.run import trainer_arguments
 
     return json_safe(trainer_arguments(profile, run_dir, seed=42, progress=False).to_dict())
 
 
 def _passport(algorithm: str, run_dir: Path) -> dict:
-    """The passport a tiny run of ``algorithm`` writes (graders/capstone_run/run.py), for the files in run_dir."""
+    """The passport a tiny run of ``algorithm`` writes (graders/capstone/run/run.py), for the files in run_dir."""
     profile = PROFILES[(algorithm, "tiny")]
     steps = profile.trainer_settings["max_steps"]
     key = "reward" if algorithm == "grpo" else "rewards/margins"
@@ -124,8 +124,8 @@ def stubbed(monkeypatch):
         calls.append(passport["algorithm"])
         return copy.deepcopy(MEASURED[passport["algorithm"]])
 
-    monkeypatch.setattr("graders.capstone_grade.reevaluate", reevaluate)
-    monkeypatch.setattr("graders.capstone_grade.grade_learner_code",
+    monkeypatch.setattr("graders.capstone.grade.reevaluate", reevaluate)
+    monkeypatch.setattr("graders.capstone.grade.grade_learner_code",
                         lambda sources, algorithm="grpo", language="en": {name: FULL_VERIFIER for name in sources})
     return calls
 
@@ -528,7 +528,7 @@ def test_an_oversized_figure_is_not_decoded(templates, stubbed, tmp_path):
 # ----------------------------------------------------------------------------- a real tiny run
 @pytest.mark.slow
 def test_a_real_tiny_run_passes_the_structure_check_and_grades_fully_from_a_zip(tmp_path, monkeypatch):
-    from graders.capstone_run.run import RunOptions, run_capstone
+    from graders.capstone.run.run import RunOptions, run_capstone
 
     run_dir = tmp_path / "grpo"
     run_capstone(RunOptions("grpo", "tiny", run_dir, verifier=KIT_VERIFIER, progress=False))
@@ -581,14 +581,14 @@ def test_a_linked_file_refuses_the_capstone_folder_and_the_control_follows_it(te
     (run_dir / name).unlink()
     (run_dir / name).symlink_to(link)
     graded = []
-    monkeypatch.setattr("graders.capstone_grade.grade_learner_code",
+    monkeypatch.setattr("graders.capstone.grade.grade_learner_code",
                         lambda sources, algorithm="grpo", language="en":
                         graded.append(sources["submission"]) or {"submission": FULL_VERIFIER})
     report = grade_submission(run_dir)
     assert report["score"] == 0 and graded == []
     assert all("symbolic link" in check["message"] for check in report["checks"])
     # the control: the folder read as it was before (the submission itself, links followed)
-    monkeypatch.setattr("graders.capstone_grade._unpacked", lambda submission, temp: submission)
+    monkeypatch.setattr("graders.capstone.grade._unpacked", lambda submission, temp: submission)
     if target == "proc":
         with pytest.raises(OSError):
             grade_submission(run_dir)
@@ -603,10 +603,10 @@ def test_the_learner_adapter_config_never_reaches_peft(tmp_path):
     pytest.importorskip("peft")
     from peft import PeftConfig, get_peft_model
 
-    from graders.capstone_adapter import check_config, read_adapter
-    from graders.capstone_run.models import tiny_model
-    from graders.capstone_run.profiles import CapstoneError
-    from graders.capstone_run.run import lora_config
+    from graders.capstone.adapter import check_config, read_adapter
+    from graders.capstone.run.models import tiny_model
+    from graders.capstone.run.profiles import CapstoneError
+    from graders.capstone.run.run import lora_config
 
     profile = PROFILES[("grpo", "tiny")]
     adapter = tmp_path / "adapter"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from graders.capstone_run.data import canonical_hash, load_rows
-from graders.capstone_run.hub_data import locate_data, read_snapshot_split
-from graders.capstone_run.preflight import format_preflight, resource_lines
-from graders.capstone_run.profiles import CapstoneError, get_profile
+from graders.capstone.run.data import canonical_hash, load_rows
+from graders.capstone.run.hub_data import locate_data, read_snapshot_split
+from graders.capstone.run.preflight import format_preflight, resource_lines
+from graders.capstone.run.profiles import CapstoneError, get_profile
 from graders.paths import REPO_ROOT
 
 GPU_SCRIPT = REPO_ROOT / "assignments" / "capstone" / "gpu_check.sh"

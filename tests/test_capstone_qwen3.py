@@ -1,6 +1,6 @@
 """Dry runs of the real profiles on CPU with the real architecture and no download: a locally built,
 randomly initialised Qwen3-0.6B-architecture model (full widths, vocabulary 151936, Qwen3's special-token
-ids and chat template; graders/capstone_run/local_qwen.py) trains one GRPO and one DPO optimizer step through
+ids and chat template; graders/capstone/run/local_qwen.py) trains one GRPO and one DPO optimizer step through
 `rl4llm capstone run --model PATH --data-dir DIR --device cpu --max-steps 1`, on rows in the formats of
 DeepMath-103K and ultrafeedback_binarized written here.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from graders import settings
-from graders.capstone import check_passport
+from graders.capstone.passport import check_passport
 from graders.cli import main
 from graders.paths import SOLUTIONS_DIR
 
@@ -50,7 +50,7 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
 
 @pytest.fixture(scope="module")
 def local_model(tmp_path_factory) -> Path:
-    from graders.capstone_run.local_qwen import build_local_qwen3
+    from graders.capstone.run.local_qwen import build_local_qwen3
 
     return build_local_qwen3(tmp_path_factory.mktemp("qwen3") / "model", layers=LAYERS)
 
@@ -72,7 +72,7 @@ def data_dirs(tmp_path_factory) -> dict[str, Path]:
 
 
 def test_the_local_tokenizer_speaks_qwen3():
-    from graders.capstone_run.local_qwen import QWEN3_SPECIALS, qwen3_style_tokenizer
+    from graders.capstone.run.local_qwen import QWEN3_SPECIALS, qwen3_style_tokenizer
 
     tokenizer = qwen3_style_tokenizer()
     messages = [{"role": "user", "content": "Compute 1/2 + 1/4."}]

@@ -13,11 +13,11 @@ import pytest
 
 from graders.loader import load_module
 from graders.paths import SOLUTIONS_DIR
-from graders.capstone_run.data import BOX_INSTRUCTION, prepare_math_rows, with_box_instruction
-from graders.capstone_run.latex import final_answer, normalize, parse_answer, reward
-from graders.capstone_run.models import verifier_reward_function
-from graders.capstone_run.passport import reward_curve, step_series
-from graders.capstone_run.texts import TEXT
+from graders.capstone.run.data import BOX_INSTRUCTION, prepare_math_rows, with_box_instruction
+from graders.capstone.run.latex import final_answer, normalize, parse_answer, reward
+from graders.capstone.run.models import verifier_reward_function
+from graders.capstone.run.passport import reward_curve, step_series
+from graders.capstone.run.texts import TEXT
 from graders.text import Text, table_in
 
 OTHER = "other"  # parsed, not one real number: math-verify's equivalence decides
@@ -178,7 +178,7 @@ def test_unreadable_references_give_none_and_none_steps_never_crash(kit_reward):
 
 
 def test_all_none_history_plots_without_error(tmp_path):
-    from graders.capstone_run.passport import plot_training_curves
+    from graders.capstone.run.passport import plot_training_curves
 
     history = [{"step": step, "reward": None, "completions/mean_length": 3.0} for step in (1, 2)]
     path = plot_training_curves(history, "grpo", "tiny", tmp_path / "curves.png", "ru", beta=0.0)
@@ -202,8 +202,8 @@ def test_texts_exist_in_both_languages_with_the_same_placeholders():
 def test_passports_with_and_without_the_verifier_share_are_both_well_formed():
     """A passport written before the verifier's share was recorded (its filter has no verifier_* fields) is
     read as before; the new fields are numbers."""
-    from graders.capstone_cli import kept_text
-    from graders.capstone_run.passport_check import passport_problems
+    from graders.capstone.cli import kept_text
+    from graders.capstone.run.passport_check import passport_problems
 
     old = {"rows": 10, "kept": 7, "kept_fraction": 0.7, "dropped_examples": ["(0, 1)"]}
     new = {**old, "verifier_decided": 6, "verifier_fraction": 6 / 7}

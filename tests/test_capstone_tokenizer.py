@@ -1,4 +1,4 @@
-"""The real Qwen tokenizer built offline from a tiktoken rank file (graders/capstone_run/local_qwen.py,
+"""The real Qwen tokenizer built offline from a tiktoken rank file (graders/capstone/run/local_qwen.py,
 ``--tiktoken``), checked against tiktoken's own algorithm written out here: a synthetic rank file whose merges
 must come out in rank order and split the tiktoken way, and (when RL4LLM_QWEN_TIKTOKEN names Qwen's
 ``qwen.tiktoken``, e.g. from ``pip download dashscope --no-deps``) the real file against known Qwen3 ids."""
@@ -15,7 +15,7 @@ import pytest
 import regex
 
 from graders import settings
-from graders.capstone_run.local_qwen import (QWEN3_SPECIALS, QWEN_SPLIT, qwen3_style_tokenizer,
+from graders.capstone.run.local_qwen import (QWEN3_SPECIALS, QWEN_SPLIT, qwen3_style_tokenizer,
                                              qwen3_tokenizer_from_tiktoken, read_tiktoken)
 
 # Merged tokens of the synthetic file, by rank (the 256 single bytes take ranks 0..255 in a shuffled order).

@@ -15,7 +15,7 @@ import pytest
 
 from graders.cli import main
 from graders.paths import REPO_ROOT
-from graders.capstone_run.preflight import LIBRARY_FLOORS, format_preflight, preflight
+from graders.capstone.run.preflight import LIBRARY_FLOORS, format_preflight, preflight
 
 CONSTRAINTS = REPO_ROOT / "constraints" / "capstone.txt"
 ACCELERATE = REPO_ROOT / "assignments" / "capstone" / "accelerate"
@@ -138,7 +138,7 @@ def test_accelerate_launch_runs_the_capstone_with_one_cpu_process(tmp_path):
     passport = json.loads((out / "passport.json").read_text(encoding="utf-8"))
     assert passport["processes"]["num_processes"] == 1 and passport["lora"]["used"]
     assert (out / "adapter" / "adapter_model.safetensors").is_file()
-    from graders.capstone_claims import check_trainer_args
+    from graders.capstone.claims import check_trainer_args
 
     passed, said = check_trainer_args(passport)  # what the launcher sets in the config is bookkeeping only
     assert passed, said

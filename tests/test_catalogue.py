@@ -2,8 +2,8 @@
 
 Every entry of every file ``graders/misconceptions/<stem>/<function>.py`` (all
 modules) becomes a mutant submission: the reference ``<stem>.py`` with the entry
-applied after it (:func:`graders.engine.misconceptions.mutant_source`). The mutants of one
-learner file are graded together in one batch (:func:`graders.engine.batch.grade_sources`,
+applied after it (:func:`graders.engine.judging.misconceptions.mutant_source`). The mutants of one
+learner file are graded together in one batch (:func:`graders.engine.routes.batch.grade_sources`,
 workers in parallel), restricted to that learner file. Each mutant must lose
 points on its own exercise and be named in that exercise's ``misconceptions``,
 while every other exercise of the file keeps full marks. The unmodified
@@ -29,11 +29,11 @@ import pytest
 
 from graders.build import exercises_in
 from graders.checks import spec_for
-from graders.engine.batch import grade_sources
-from graders.engine.grading import GradeOptions
+from graders.engine.routes.batch import grade_sources
+from graders.engine.routes.grading import GradeOptions
 from graders import course, settings
-from graders.engine.kit import DEFAULT_KIT, Kit
-from graders.engine.misconceptions import all_catalogue_files, load_misconceptions, mutant_source, read_entries
+from graders.engine.judging.kit import DEFAULT_KIT, Kit
+from graders.engine.judging.misconceptions import all_catalogue_files, load_misconceptions, mutant_source, read_entries
 
 pytestmark = pytest.mark.slow  # every misconception graded as a submission: about 2 minutes
 

@@ -7,8 +7,8 @@ differ (beyond the case's tolerance) on at least one case where both return a va
 must differ from the reference somewhere (else it cannot lose points).
 
 Cases are evaluated in this process, as the grader evaluates the reference and the catalogue
-(:func:`graders.engine.references.fresh_inputs`, :func:`graders.engine.calls.call_case`,
-:func:`graders.engine.codec.normalise`, the exercise's own comparison). The toy-experiment cases of
+(:func:`graders.engine.judging.references.fresh_inputs`, :func:`graders.engine.judging.calls.call_case`,
+:func:`graders.engine.values.codec.normalise`, the exercise's own comparison). The toy-experiment cases of
 the training harnesses are left out (a training run per entry); leaving cases out can only make two
 entries look MORE alike, so the rule checked here is, if anything, stricter than the grader's.
 """
@@ -23,10 +23,11 @@ import numpy as np
 import pytest
 
 from graders.checks import spec_for
-from graders.engine import calls, codec
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import load_misconceptions
-from graders.engine.references import fresh_inputs
+from graders.engine.judging import calls
+from graders.engine.values import codec
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import load_misconceptions
+from graders.engine.judging.references import fresh_inputs
 
 EXERCISES = [e for e in DEFAULT_KIT.exercises() if e.split(".", 1)[0] in ("module_8_reference", "module_8_training")]
 SKIPPED_CHECKS = ("toy experiment",)  # harness options too expensive to run per entry

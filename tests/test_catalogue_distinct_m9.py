@@ -25,10 +25,11 @@ import numpy as np
 import pytest
 
 from graders.checks import spec_for
-from graders.engine import calls, codec
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import load_misconceptions
-from graders.engine.references import fresh_inputs
+from graders.engine.judging import calls
+from graders.engine.values import codec
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import load_misconceptions
+from graders.engine.judging.references import fresh_inputs
 
 STEMS = ("module_9_reference", "module_9_training")
 EXERCISES = [e for e in DEFAULT_KIT.exercises() if e.split(".", 1)[0] in STEMS]

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from graders.engine import cgroups, sandbox
+from graders.engine.sandbox import cgroups, layers as sandbox
 
 pytestmark = pytest.mark.slow
 KIT = Path(__file__).resolve().parent.parent
 GRADER = '''
 import sys
 from pathlib import Path
-from graders.engine.batch import grade_paths
-from graders.engine.grading import GradeOptions
+from graders.engine.routes.batch import grade_paths
+from graders.engine.routes.grading import GradeOptions
 folder = Path(sys.argv[1])
 grade_paths([folder], folder.parent / "out", GradeOptions(modules=("9",), timeout=60), progress=False,
             log=lambda _m: None)

@@ -16,12 +16,13 @@ from functools import cache
 import pytest
 
 from graders import checks
-from graders.engine import feedback, judge, refcache
-from graders.engine.grading import GradeOptions
-from graders.engine.inline import grade_exercise
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import load_misconceptions
-from graders.engine.protocol import CaseOutcome, CaseResult, Judgement, Status
+from graders.engine.judging import judge, refcache
+from graders.engine.outputs import feedback
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.routes.inline import grade_exercise
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import load_misconceptions
+from graders.engine.values.protocol import CaseOutcome, CaseResult, Judgement, Status
 from graders.text import Text
 
 CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)

@@ -11,7 +11,7 @@ import zipfile
 import pytest
 
 from graders import course
-from graders.engine.class_modules import MAX_NAMES, file_names, infer, modules_in
+from graders.engine.intake.class_modules import MAX_NAMES, file_names, infer, modules_in
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
 
 

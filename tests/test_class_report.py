@@ -29,8 +29,8 @@ import pytest
 
 from graders.classreport import (FIGURES, MISCONCEPTIONS_FILE, OUTPUT_FILES, REPORT_FILE, SUMMARY_FILE, TEXT,
                                  ReportError, build_class_report, catalogue_hint)
-from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
-from graders.engine.reports import write_submission_reports
+from graders.engine.values.protocol import ExerciseReport, Status, SubmissionReport
+from graders.engine.outputs.reports import write_submission_reports
 from graders.paths import REPO_ROOT
 from graders.text import table_in
 
@@ -185,7 +185,7 @@ def test_a_headless_browser_finds_every_section(batch, tmp_path):
 
 @pytest.mark.slow
 def test_rl4llm_grade_writes_the_class_report_of_a_real_batch(tmp_path):
-    from graders.engine.demo import assemble_examples
+    from graders.engine.routes.demo import assemble_examples
 
     examples = assemble_examples(tmp_path / "examples")
     out = tmp_path / "out"

@@ -2,7 +2,7 @@
 catalogued mistake explains, missing files apart, reports of different exercise sets, and figures readable at 300.
 
 Reports are written directly in the kit's schema (:class:`SubmissionReport`, :func:`write_submission_reports`, and the
-run manifest :func:`graders.engine.outfolder.write_run_manifest`), as ``rl4llm grade`` writes them.
+run manifest :func:`graders.engine.outputs.outfolder.write_run_manifest`), as ``rl4llm grade`` writes them.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import pytest
 from graders.classreport import (FIGURES, REPORT_FILE, STUDENTS_FILE, SUMMARY_FILE, UNEXPLAINED_FILE,
                                  build_class_report, catalogue_hint, read_reports)
 from graders.classreport.plots import LABEL_POINTS, heatmap_figure
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.outfolder import write_run_manifest
-from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
-from graders.engine.reports import write_submission_reports
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.outputs.outfolder import write_run_manifest
+from graders.engine.values.protocol import ExerciseReport, Status, SubmissionReport
+from graders.engine.outputs.reports import write_submission_reports
 
 GRA, K3, IPO = "module_9_reference.group_relative_advantages", "module_9_reference.k3_kl", "module_8_reference.ipo_loss"
 

@@ -1,7 +1,7 @@
 """Time limits are CPU-time budgets, on every route: a busy machine does not change a verdict.
 
 The worker route (``rl4llm grade``, nbgrader, Gradescope) is tested with whole batches in
-``tests/test_engine_confinement.py``; here the in-process route (:mod:`graders.engine.inline`, the
+``tests/test_engine_confinement.py``; here the in-process route (:mod:`graders.engine.routes.inline`, the
 learner's and instructor's checks in their own process) and the backstop's arithmetic.
 """
 
@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from graders.engine import inline
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.worker_config import WALL_FACTOR, WALL_GRACE, wall_backstop
+from graders.engine.routes import inline
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.worker.config import WALL_FACTOR, WALL_GRACE, wall_backstop
 from graders.loader import load_module
 
 EXERCISE = "module_9_reference.group_relative_advantages"

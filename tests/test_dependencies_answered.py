@@ -1,5 +1,5 @@
 """Dependent exercises: nothing of the reference reaches the learner's process, no points for code the learner
-did not write, each mistake charged once (issue 31 point 2, issue 32 point 3; graders/engine/answers.py).
+did not write, each mistake charged once (issue 31 point 2, issue 32 point 3; graders/engine/judging/answers.py).
 
 One batch grades, beside the correct file at full marks: a file whose ``verify_numeric_answer`` only
 delegates to a stub ``verify_detailed``; files with one dependency wrong (``categorical_entropy``,
@@ -18,10 +18,10 @@ import re
 import pytest
 
 from graders.checks import Harness, reference_definitions, spec_for
-from graders.engine import answers
-from graders.engine.batch import grade_sources
-from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.judging import answers
+from graders.engine.routes.batch import grade_sources
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.judging.kit import DEFAULT_KIT
 from hostile_code import placebo
 
 pytestmark = pytest.mark.slow
@@ -213,7 +213,7 @@ def test_the_old_harness_leaks_the_reference_verifier(monkeypatch):
 
 def test_the_answer_tables_hold_no_reference_text_and_open_only_with_the_case_inputs():
     """What travels for a dependent: digests and sealed bytes; a table's entry opens only with its call."""
-    from graders.engine.references import fresh_inputs
+    from graders.engine.judging.references import fresh_inputs
 
     spec = spec_for(M + "verify_numeric_answer")
     cases = spec.cases()

@@ -35,10 +35,10 @@ from pathlib import Path
 import pytest
 
 from graders import settings
-from graders.engine import sandbox
-from graders.engine.batch import grade_paths
-from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT, Kit
+from graders.engine.sandbox import layers as sandbox
+from graders.engine.routes.batch import grade_paths
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.judging.kit import DEFAULT_KIT, Kit
 from hostile_code import DISARM, Listener, placebo
 
 pytestmark = pytest.mark.slow
@@ -129,7 +129,7 @@ ATTACKS: dict[str, str] = {
             except OSError:
                 pass
     """,
-    # -- the reference store (graders.engine.refcache): the answers, and what the next batch reads
+    # -- the reference store (graders.engine.judging.refcache): the answers, and what the next batch reads
     "read_reference_store": """
         _disarm()
         found = b""
@@ -194,7 +194,7 @@ ATTACKS: dict[str, str] = {
             _leak(stolen)
     """,
     # -- changing the grader or the kit --------------------------------------------------
-    "append_to_engine": "_disarm()\nopen(os.path.join(KIT, 'graders/engine/compare.py'), 'a').write('\\nPWNED = 1\\n')",
+    "append_to_engine": "_disarm()\nopen(os.path.join(KIT, 'graders/engine/values/compare.py'), 'a').write('\\nPWNED = 1\\n')",
     "poison_pycache": """
         _disarm()
         folder = os.path.join(KIT, "graders/engine/__pycache__")
@@ -434,7 +434,7 @@ def test_no_report_carries_a_secret(attacked):
         assert SECRET not in text, name
         assert job_marker not in text, name
         assert "LIMIT-RAISED" not in text, name
-        assert "__json__" not in text, name  # a record of the reference store (graders.engine.refcache)
+        assert "__json__" not in text, name  # a record of the reference store (graders.engine.judging.refcache)
         leaked = [line for line in reference_lines if line in text]
         assert not leaked, (name, leaked[:3])
 
@@ -450,7 +450,7 @@ def test_no_kit_file_changes_or_appears(attacked):
 def test_the_reference_store_is_out_of_reach(attacked):
     """The store the batch reads reference outcomes from: neither read (the secret test) nor written to
     by learner code (the batch itself adds the wrong outcomes it computed, to records it rewrites whole)."""
-    from graders.engine.refcache import ReferenceStore
+    from graders.engine.judging.refcache import ReferenceStore
 
     before, after = attacked["store_before"], attacked["store_after"]
     assert before, "the warm-up batch wrote no reference record"

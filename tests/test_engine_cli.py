@@ -16,12 +16,12 @@ import pytest
 
 from graders.checks import REGISTRY, Case, ExerciseSpec, Harness, LossAndGrads, Tensor, band, spec_for
 from graders.cli import main
-from graders.engine.batch import grade_paths
-from graders.engine.demo import run_demo
-from graders.engine.gradescope import build_bundle
-from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import mutant_source
+from graders.engine.routes.batch import grade_paths
+from graders.engine.routes.demo import run_demo
+from graders.engine.routes.gradescope import build_bundle
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import mutant_source
 from graders.text import Text
 
 GRA = "module_9_reference.group_relative_advantages"

@@ -39,10 +39,10 @@ from pathlib import Path
 
 import pytest
 
-from graders.engine import cgroups, sandbox
-from graders.engine.batch import grade_paths
-from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.sandbox import cgroups, layers as sandbox
+from graders.engine.routes.batch import grade_paths
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.judging.kit import DEFAULT_KIT
 from hostile_code import DISARM, Listener, placebo, submission_folders
 
 pytestmark = pytest.mark.slow

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from graders.checks import spec_for
-from graders.engine import submission as submission_module
-from graders.engine.batch import grade_paths
-from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.intake import submission as submission_module
+from graders.engine.routes.batch import grade_paths
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.judging.kit import DEFAULT_KIT
 
 pytestmark = pytest.mark.slow  # one batch of hostile submissions: about 20 s
 
@@ -118,7 +118,7 @@ def _checked(report: dict) -> list[dict]:
 
 def _others_passed(report: dict, hit: str = TARGET, gated: bool = False) -> None:
     """Every other exercise at full marks; with ``gated`` (the hit function is not written at all), those that
-    call it earn nothing, by the one rule for dependents (graders.engine.answers.gate), and say why."""
+    call it earn nothing, by the one rule for dependents (graders.engine.judging.answers.gate), and say why."""
     for entry in _checked(report):
         if entry["id"] == hit:
             continue
@@ -215,7 +215,7 @@ def test_every_report_file_is_written(batch):
     for name in reports:
         folder = result.out_dir / name
         report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-        from graders.engine.shard_files import ENTRY_KEYS, ENTRY_OPTIONAL, REPORT_KEYS, REPORT_OPTIONAL
+        from graders.engine.routes.shard_files import ENTRY_KEYS, ENTRY_OPTIONAL, REPORT_KEYS, REPORT_OPTIONAL
 
         assert REPORT_KEYS <= set(report) <= REPORT_KEYS | REPORT_OPTIONAL and "sandbox" in report
         for entry in report["exercises"]:  # the fields the merge's checks know, every one the grader writes

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from graders.checks import spec_for
-from graders.engine.batch import grade_paths
-from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.sandbox import NOBODY, unprivileged_user
+from graders.engine.routes.batch import grade_paths
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.sandbox.layers import NOBODY, unprivileged_user
 
 SYSTEM_PYTHON = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
 STEM = "module_9_reference"

@@ -21,24 +21,19 @@ import pytest
 import torch
 
 from graders.checks import Case, Harness, LossAndGrads, Tensor, exercise, hypothesis_cases, spec_for, st
-from graders.engine import bundles, calls, codec, reports, sandbox
-from graders.engine.compare import describe, mismatch
-from graders.engine.kit import DEFAULT_KIT, Kit
-from graders.engine.references import ReferenceBook
+from graders.engine.judging import calls
+from graders.engine.outputs import reports
+from graders.engine.sandbox import layers as sandbox
+from graders.engine.values import bundles, codec
+from graders.engine.values.compare import describe, mismatch
+from graders.engine.judging.kit import DEFAULT_KIT, Kit
+from graders.engine.judging.references import ReferenceBook
 from graders.loader import load_module
 from graders.paths import REPO_ROOT
-from graders.engine.misconceptions import (CatalogueError, catalogue_file, load_misconceptions, mutant_source,
+from graders.engine.judging.misconceptions import (CatalogueError, catalogue_file, load_misconceptions, mutant_source,
                                             read_entries)
-from graders.engine.submission import (
-    MAX_MEMBERS,
-    Submission,
-    UnsafeSubmission,
-    discover,
-    learner_source,
-    notebook_definitions,
-    read_directory,
-    read_zip,
-)
+from graders.engine.intake.submission import MAX_MEMBERS, UnsafeSubmission, discover, learner_source, notebook_definitions, read_directory, read_zip
+from graders.engine.values.protocol import Submission
 
 GRA = "module_9_reference.group_relative_advantages"
 
@@ -214,7 +209,7 @@ def test_the_fence_refuses_forbidden_paths_modules_and_processes(tmp_path):
     fence.hook("open", (str(own / "file.py"), "r", 0))  # allowed beats forbidden
     with pytest.raises(PermissionError):
         fence.hook("import", ("graders.checks.module_9_reference", None, [], [], []))
-    fence.hook("import", ("graders.engine.codec", None, [], [], []))
+    fence.hook("import", ("graders.engine.values.codec", None, [], [], []))
     with pytest.raises(PermissionError):
         fence.hook("subprocess.Popen", ("cat", ["cat"], None, None))
     assert len(fence.take_violations()) == 3 and fence.take_violations() == []
@@ -403,7 +398,7 @@ def test_grades_csv_has_a_column_per_exercise():
 
 
 def test_feedback_has_no_addresses_or_temporary_paths():
-    from graders.engine.feedback import deterministic
+    from graders.engine.outputs.feedback import deterministic
 
     text = deterministic("TypeError: <object object at 0x7f12ab34cd56> at /tmp/rl4llm-grade-ab_12/sub_3/work/x.txt")
     assert text == "TypeError: <object object at 0x...> at <submission>/work/x.txt"

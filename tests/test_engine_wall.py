@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from graders.engine import sandbox, wall
-from graders.engine.batch import grade_paths
-from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.sandbox import layers as sandbox, wall
+from graders.engine.routes.batch import grade_paths
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.judging.kit import DEFAULT_KIT
 from hostile_code import DISARM, placebo, submission_folders
 
 pytestmark = pytest.mark.slow
@@ -127,7 +127,7 @@ def test_a_layered_environment_grades_a_lazy_numpy_import_fully(tmp_path, monkey
 
 def test_control_the_allow_list_without_the_import_path_misses_numpy(tmp_path):
     python = _layered_python(tmp_path)
-    code = ("import os, numpy, graders.engine.worker; from graders.engine import closed_root as c; "
+    code = ("import os, numpy, graders.engine.worker.parent; from graders.engine import closed_root as c; "
             "place = os.path.dirname(numpy.__file__); closed = [os.path.dirname(graders.__file__)]; "
             "new = c.readable_roots(closed); c.import_roots = lambda _c: []; old = c.readable_roots(closed); "
             "under = lambda roots: any(place == r or place.startswith(r + os.sep) for r in roots); "
@@ -138,8 +138,8 @@ def test_control_the_allow_list_without_the_import_path_misses_numpy(tmp_path):
 
 
 def test_the_allow_list_never_opens_the_kits_own_packages():
-    import graders.engine.worker  # noqa: F401 - imported, as in a fork server
-    from graders.engine.closed_root import import_roots
+    import graders.engine.worker.parent  # noqa: F401 - imported, as in a fork server
+    from graders.engine.sandbox.closed_root import import_roots
 
     closed = [str(KIT / "graders"), str(KIT / "solutions")]
     for root in import_roots(closed):

@@ -4,7 +4,7 @@ English stays exactly what it was (reports are compared byte for byte across
 versions); Russian feedback carries the same statuses, ids, points and
 misconception names. The particulars other engine modules write in English
 (sandbox refusals, a worker's exit, the comparator's line, notes about the
-submission's files) are recognised by :data:`graders.engine.texts.DETAILS`:
+submission's files) are recognised by :data:`graders.engine.values.texts.DETAILS`:
 each of its English templates is checked here against what its module writes.
 """
 
@@ -22,14 +22,18 @@ import pytest
 from graders import checks, course
 from graders.build.stubs import stub_message
 from graders.cli import build_parser, main
-from graders.engine import compare, grading, runner, sandbox, submission, texts
-from graders.engine.feedback import _verdict_only
-from graders.engine.grading import GradeOptions
-from graders.engine.inline import grade_exercise
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import mutant_source
-from graders.engine.protocol import CaseOutcome, CaseResult
-from graders.engine.reports import scoreboard
+from graders.engine.intake import submission
+from graders.engine.routes import grading
+from graders.engine.sandbox import layers as sandbox
+from graders.engine.values import compare, texts
+from graders.engine.worker import runner
+from graders.engine.outputs.feedback import _verdict_only
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.routes.inline import grade_exercise
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import mutant_source
+from graders.engine.values.protocol import CaseOutcome, CaseResult
+from graders.engine.outputs.reports import scoreboard
 from graders.text import Text, table_in
 
 GRA = "module_9_reference.group_relative_advantages"
@@ -195,7 +199,7 @@ def test_stub_messages_and_kit_problems_are_recognised():
     source = Path(grading.__file__).read_text(encoding="utf-8")
     for key in ("kit_no_checks", "kit_no_cases"):  # grading.prepare_job writes them as literals
         assert f'"{table_in(texts.DETAILS, "en")[key]}"' in source, key
-    # graders.engine.judge writes its kit problems with texts.detail: recognised by construction
+    # graders.engine.judging.judge writes its kit problems with texts.detail: recognised by construction
     _russian(texts.detail("kit_no_raise", label="empty group", exception="ValueError"))
     _russian(texts.detail("kit_reference_raised", label=3, message="ValueError: boom"))
 
@@ -390,7 +394,7 @@ def test_the_scoreboard_speaks_the_setting(graded, monkeypatch):
     assert russian.startswith("сдача   ") and "(не пройдено упражнений: " in russian
     assert scoreboard(reports, feedback=True, language="en") == english  # an explicit language wins
     assert scoreboard([], language="ru") == "ни одна сдача не проверена.\n"
-    from graders.engine.texts import STATUS_WORDS
+    from graders.engine.values.texts import STATUS_WORDS
 
     for status in ("passed", "failed", "error", "timeout", "missing"):  # the header says each status in words
         assert STATUS_WORDS[status].in_("ru") in russian.splitlines()[0]

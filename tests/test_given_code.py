@@ -11,7 +11,7 @@ learner files and every given module at once (a module 8 helper could answer a
 module 9 exercise):
 
 - **Graded.** Every top-level function of the starter's given code is graded
-  in this process (:func:`graders.engine.inline.grade_exercise`, the hidden
+  in this process (:func:`graders.engine.routes.inline.grade_exercise`, the hidden
   checks) as the learner's answer to every exercise whose cases its signature
   accepts (keywords it lacks are dropped; a call in which it would take none
   of the case's inputs -- so that only its defaults, e.g. a whole toy run,
@@ -51,8 +51,8 @@ import pytest
 
 from graders.build import solution_files
 from graders.checks import spec_for
-from graders.engine.inline import grade_exercise
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.routes.inline import grade_exercise
+from graders.engine.judging.kit import DEFAULT_KIT
 from graders.fences import exercises_in, find_fences
 from graders.loader import load_module
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR

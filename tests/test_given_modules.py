@@ -31,10 +31,10 @@ import pytest
 
 from graders import course
 from graders.checks import spec_for
-from graders.engine.batch import grade_sources
-from graders.engine.grading import GradeOptions, prepare_job, write_settings
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import entry_source
+from graders.engine.routes.batch import grade_sources
+from graders.engine.routes.grading import GradeOptions, prepare_job, write_settings
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import entry_source
 from graders.loader import load_module
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 

@@ -5,7 +5,7 @@ writes, or reached a spreadsheet or a browser as something other than text:
 
 - learner text with a lone surrogate (``raise ValueError("\\ud800")``, a file name that is not
   UTF-8) made ``report.json`` unwritable and stopped the batch (no ``grades.csv``); NUL, ESC and
-  ``\\x01`` made ``junit.xml`` ill-formed (:mod:`graders.engine.learner_text` cleans them where they
+  ``\\x01`` made ``junit.xml`` ill-formed (:mod:`graders.engine.values.learner_text` cleans them where they
   enter, and every report writer again);
 - a 200,000-term expression, a notebook of 200,000 nested JSON arrays, a cell too deep for
   ``ast.unparse``: RecursionError inside the grader, an "internal grader error" and a non-zero exit
@@ -36,14 +36,15 @@ from hypothesis import strategies as st
 
 from graders.checks import spec_for
 from graders.classreport import MISCONCEPTIONS_FILE, REPORT_FILE, SUMMARY_FILE, build_class_report
-from graders.engine import batch as batch_module
-from graders.engine import reports
-from graders.engine.batch import RESERVED_NAMES, grade_paths, unique_names
-from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.learner_text import clean, clean_text, file_name
-from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
-from graders.engine.submission import Submission, discover, learner_source, notebook_definitions
+from graders.engine.routes import batch as batch_module
+from graders.engine.outputs import reports
+from graders.engine.routes.batch import RESERVED_NAMES, grade_paths, unique_names
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.values.learner_text import clean, clean_text, file_name
+from graders.engine.values.protocol import ExerciseReport, Status, SubmissionReport
+from graders.engine.intake.submission import discover, learner_source, notebook_definitions
+from graders.engine.values.protocol import Submission
 
 STEM = "module_9_reference"
 TARGET = f"{STEM}.group_relative_advantages"
@@ -210,7 +211,7 @@ def test_a_file_too_deep_to_compile_is_the_learners_error():
 
 def test_the_russian_feedback_says_it_too():
     """The new particular is translated like the others (texts.DETAILS, both languages)."""
-    from graders.engine.texts import translated
+    from graders.engine.values.texts import translated
 
     text = f"{STEM}.py is too deeply nested or too long to be compiled (RecursionError); shorten its longest " \
            "expression or its deepest nesting and resubmit"
@@ -251,9 +252,9 @@ def test_learner_file_names_reach_the_feedback_cleaned(tmp_path):
 
 
 def test_in_process_grading_cleans_what_the_learner_raised():
-    """graders.engine.inline: the message, the type name, the output of learner code are cleaned where
+    """graders.engine.routes.inline: the message, the type name, the output of learner code are cleaned where
     they come back, so the entry encodes and its XML is well-formed."""
-    from graders.engine.inline import grade_exercise
+    from graders.engine.routes.inline import grade_exercise
 
     def group_relative_advantages(rewards, scale=True, *, eps=1e-6, ddof=0):
         print("printed \x1b[31m\x00")
@@ -270,8 +271,8 @@ def test_in_process_grading_cleans_what_the_learner_raised():
 def test_nbgrader_grades_a_notebook_with_a_lone_surrogate(monkeypatch):
     """nbformat writes a cell's lone surrogate as it is: the notebook handed to the engine is still written
     (the surrogate back as its JSON escape), and the stubs are still read."""
-    from graders.engine import nbgrader_scoring
-    from graders.engine.batch import BatchResult
+    from graders.engine.nbgrader import scoring as nbgrader_scoring
+    from graders.engine.routes.batch import BatchResult
 
     seen = {}
 
@@ -297,7 +298,7 @@ HOSTILE_IDS = ["$\\x{$", "<script>alert(1)</script>", "../x", "a\x00b", "lone\ud
 def test_the_class_report_survives_hostile_student_ids(tmp_path):
     """nbgrader's kept reports for hostile student ids: every folder inside the assignment's, the class
     report written (no mathtext error), its page escapes the ids, its CSVs hold no formula."""
-    from graders.engine.nbgrader_scoring import keep_report
+    from graders.engine.nbgrader.scoring import keep_report
 
     report_dir = tmp_path / "engine_reports"
     exercise = DEFAULT_KIT.exercises(("9",))[0]

@@ -35,9 +35,9 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from graders.engine import reports
-from graders.engine.gradescope import build_bundle, gradescope_contract
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.outputs import reports
+from graders.engine.routes.gradescope import build_bundle, gradescope_contract
+from graders.engine.judging.kit import DEFAULT_KIT
 
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 FORMATS = {"text", "html", "simple_format", "md", "ansi"}
@@ -280,7 +280,7 @@ def test_run_autograder_without_a_submission_still_writes_valid_results(bundle, 
 
 
 def test_a_crash_while_grading_still_writes_valid_results(tmp_path, monkeypatch, capsys):
-    from graders.engine import batch, gradescope
+    from graders.engine.routes import batch, gradescope
 
     def crash(*args, **kwargs):
         raise RuntimeError("boom")
@@ -339,7 +339,7 @@ def test_an_out_that_is_a_folder_exits_2_and_keeps_it(tmp_path, capsys):
 
 
 def test_the_build_helper_refuses_bad_values(tmp_path):
-    from graders.engine.gradescope import BundleError
+    from graders.engine.routes.gradescope import BundleError
 
     with pytest.raises(BundleError, match="unknown module"):
         build_bundle(tmp_path / "a.zip", modules=("8", "10"))
@@ -359,12 +359,12 @@ def test_the_module_and_the_language_are_baked_into_run_autograder(argv, options
     assert "points" in capsys.readouterr().out
     with zipfile.ZipFile(out) as archive:
         script = archive.read("run_autograder").decode("utf-8")
-    assert f'"$PY" -m graders.engine.gradescope run --root "$ROOT" {options}\n' in script
+    assert f'"$PY" -m graders.engine.routes.gradescope run --root "$ROOT" {options}\n' in script
     assert bool(CYRILLIC.search(script)) == ("ru" in options)  # the could-not-start message too
 
 
 def test_the_points_of_a_bundle_are_its_modules_points():
-    from graders.engine.gradescope import points_of
+    from graders.engine.routes.gradescope import points_of
 
     assert 0 < points_of(("8",)) < points_of() and 0 < points_of(("9",)) < points_of()
     assert points_of(("8",)) + points_of(("9",)) == points_of()
@@ -465,7 +465,7 @@ def _module_9_solutions() -> dict[str, str]:
 
 @pytest.mark.slow
 def test_a_module_9_bundle_gives_a_correct_module_9_submission_full_marks(module_9_ru, tmp_path):
-    from graders.engine.gradescope import points_of
+    from graders.engine.routes.gradescope import points_of
 
     results, _ = _grade_in_bundle(module_9_ru, tmp_path / "autograder", _module_9_solutions())
     names = [t["name"] for t in results["tests"]]
@@ -476,7 +476,7 @@ def test_a_module_9_bundle_gives_a_correct_module_9_submission_full_marks(module
 
 @pytest.mark.slow
 def test_a_russian_bundle_speaks_russian_whatever_the_locale(module_9_ru, tmp_path):
-    from graders.engine.demo import assemble_examples
+    from graders.engine.routes.demo import assemble_examples
 
     mistakes = assemble_examples(tmp_path / "examples", modules=("9",))[2]
     files = {path.name: path.read_text(encoding="utf-8") for path in mistakes.glob("*.py")}

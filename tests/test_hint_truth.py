@@ -27,7 +27,7 @@ import pytest
 
 from graders import course
 from graders.build.hints import starter_conftest
-from graders.engine.misconceptions import all_catalogue_files, exercise_of, mutant_source, read_entries
+from graders.engine.judging.misconceptions import all_catalogue_files, exercise_of, mutant_source, read_entries
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 from graders.text import table_in
 from learner_runs import Job, run_many

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from graders.build.hints import starter_conftest
-from graders.engine import codec, compare
-from graders.engine.misconceptions import load_misconceptions, mutant_source
+from graders.engine.values import codec, compare
+from graders.engine.judging.misconceptions import load_misconceptions, mutant_source
 from graders.paths import STARTER_DIR
 from learner_runs import Job, run_many
 

@@ -14,8 +14,8 @@ GRADE = '''
 import sys
 from pathlib import Path
 from graders.engine import sandbox, inline
-from graders.engine.batch import grade_paths
-from graders.engine.grading import GradeOptions
+from graders.engine.routes.batch import grade_paths
+from graders.engine.routes.grading import GradeOptions
 if sys.argv[1] == "control":
     sandbox.private_hypothesis_storage = lambda: None  # the guard away
 folder = Path("learner"); folder.mkdir()

@@ -4,7 +4,7 @@ The graph is static: every ``import`` / ``from ... import`` of every module
 under ``graders/`` (function-local ones included, and
 ``importlib.import_module("<literal>")``), resolved to the modules under
 ``graders/`` it names -- ``from graders.engine import codec`` is an edge to
-``graders.engine.codec`` when that is a module, else to ``graders.engine``.
+``graders.engine.values.codec`` when that is a module, else to ``graders.engine``.
 Importing a module also runs its packages' ``__init__``, but a package that
 imports its own submodules (``graders.build`` its stages) is the ordinary
 layout, not a cycle, so those implicit edges are left out.
@@ -22,7 +22,7 @@ import pytest
 from graders.paths import REPO_ROOT
 
 GRADERS_DIR = REPO_ROOT / "graders"
-GRADING_MODULES = ("graders.engine.batch", "graders.engine.grading", "graders.engine.nbgrader_scoring", "graders.cli")
+GRADING_MODULES = ("graders.engine.routes.batch", "graders.engine.routes.grading", "graders.engine.nbgrader.scoring", "graders.cli")
 
 
 def _module_name(path) -> str:
@@ -110,7 +110,7 @@ def test_the_graph_sees_function_local_and_relative_imports():
     graph = import_graph()
     assert "graders.build" in graph["graders.cli"]  # a function-local import
     assert "graders.checks" in graph["graders.checks.module_9_reference.verifier"]  # ``from graders.checks import Case``
-    assert "graders.engine.codec" in graph["graders.engine.compare"]
+    assert "graders.engine.values.codec" in graph["graders.engine.values.compare"]
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 

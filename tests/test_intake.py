@@ -1,4 +1,4 @@
-"""The one reader of every input (graders/engine/intake.py), attacked as a hostile learner would.
+"""The one reader of every input (graders/engine/intake/reader.py), attacked as a hostile learner would.
 
 Each attack sits beside a correct submission that is read in full, with a control showing that the
 attack works when its guard is off (the old code path, or the guard monkeypatched away).
@@ -19,13 +19,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graders.engine import intake, notebook_reader, shards
-from graders.engine import submission as submission_module
-from graders.engine.grading import GradeOptions
-from graders.engine.intake import Caps, UnsafeSubmission, read_tree, read_zip
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.shard_files import read_shard
-from graders.engine.submission import _near_misses, discover, is_learner_name, read_notebook
+from graders.engine.intake import reader as intake, notebook_reader
+from graders.engine.routes import shards
+from graders.engine.intake import submission as submission_module
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.intake.reader import Caps, UnsafeSubmission, read_tree, read_zip
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.routes.shard_files import read_shard
+from graders.engine.intake.submission import _near_misses, discover, is_learner_name, read_notebook
 
 pytestmark = pytest.mark.filterwarnings("ignore:Duplicate name:UserWarning")  # the fuzzed zips repeat names
 
@@ -404,7 +405,7 @@ def test_intake_caps_are_the_documented_numbers():
 def test_a_batch_grades_the_correct_submissions_in_full_beside_every_intake_attack(tmp_path):
     """One engine batch (some 6 s): the correct folder and the notebook zip earn every point of module 9's
     reference file; the sparse, linked and long-name submissions are refused, each saying why."""
-    from graders.engine.batch import grade_paths
+    from graders.engine.routes.batch import grade_paths
 
     root = tmp_path / "batch"
     paths = [_correct(root / "correct")]

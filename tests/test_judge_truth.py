@@ -1,8 +1,8 @@
 """The grader's feedback is never wrong: a mistake is named only when it explains every check, a wrong
 type fails its check, and refusing bad input earns points only in a function that works.
 
-Fast tests of the decisions (:mod:`graders.engine.judge`, :func:`graders.engine.compare.type_problem`,
-:func:`graders.engine.compare.float_trap`) on made-up outcomes; the slow ones grade hostile learner files
+Fast tests of the decisions (:mod:`graders.engine.judging.judge`, :func:`graders.engine.values.compare.type_problem`,
+:func:`graders.engine.values.compare.float_trap`) on made-up outcomes; the slow ones grade hostile learner files
 beside the reference (which keeps full marks) and read the reports in both languages.
 """
 
@@ -15,12 +15,13 @@ import pytest
 import torch
 
 from graders import checks
-from graders.engine import codec, judge
-from graders.engine.batch import grade_sources
-from graders.engine.compare import float_trap, mismatch, type_problem
-from graders.engine.grading import GradeOptions
-from graders.engine.protocol import CaseOutcome, CaseResult
-from graders.engine.references import Outcome
+from graders.engine.judging import judge
+from graders.engine.values import codec
+from graders.engine.routes.batch import grade_sources
+from graders.engine.values.compare import float_trap, mismatch, type_problem
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.values.protocol import CaseOutcome, CaseResult
+from graders.engine.judging.references import Outcome
 from graders.paths import SOLUTIONS_DIR
 from graders.text import Text
 from learner_variants import TYPE_VARIANTS, variant_source
@@ -300,10 +301,10 @@ def test_a_mistake_outside_the_catalogue_loses_points_and_gets_no_false_name(gra
     ("ru", "- всем проверкам одинаково соответствуют несколько известных ошибок, поэтому ни одна не названа: "
            "no_eps, sample_std")])
 def test_candidates_are_listed_in_the_feedback_and_none_is_claimed(language, line):
-    from graders.engine import feedback
-    from graders.engine.grading import GradeOptions as Options
-    from graders.engine.kit import DEFAULT_KIT
-    from graders.engine.protocol import Judgement, Status
+    from graders.engine.outputs import feedback
+    from graders.engine.routes.grading import GradeOptions as Options
+    from graders.engine.judging.kit import DEFAULT_KIT
+    from graders.engine.values.protocol import Judgement, Status
 
     judgement = Judgement(Status.FAILED, checks=3, candidates=("no_eps", "sample_std"))
     exercise = types.SimpleNamespace(id="module_9_reference.group_relative_advantages", stem="module_9_reference",
@@ -315,7 +316,7 @@ def test_candidates_are_listed_in_the_feedback_and_none_is_claimed(language, lin
 
 
 def feedback_text_misconception(language: str) -> str:
-    from graders.engine.texts import feedback_text
+    from graders.engine.values.texts import feedback_text
 
     return feedback_text(language, "misconception", name="")[:-1]
 
@@ -324,10 +325,10 @@ def test_a_right_value_of_a_wrong_type_earns_the_stated_share():
     """A verifier returning True where 1 is expected: the right value, the wrong type -- half of each check."""
     from types import SimpleNamespace
 
-    from graders.engine.judge import RIGHT_VALUE_WRONG_TYPE, judge_cases
-    from graders.engine.kit import DEFAULT_KIT
-    from graders.engine.references import ReferenceBook
-    from graders.engine.grading import Exercise, GradeOptions
+    from graders.engine.judging.judge import RIGHT_VALUE_WRONG_TYPE, judge_cases
+    from graders.engine.judging.kit import DEFAULT_KIT
+    from graders.engine.judging.references import ReferenceBook
+    from graders.engine.routes.grading import Exercise, GradeOptions
     from graders.checks import spec_for
 
     exercise_id = "module_9_reference.verify_numeric_answer"

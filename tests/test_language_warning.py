@@ -33,7 +33,7 @@ def test_an_unknown_language_warns_once_in_both_languages():
 
 
 def test_gradescope_top_level_output_speaks_to_the_learner():
-    from graders.engine.reports import gradescope_results
+    from graders.engine.outputs.reports import gradescope_results
 
     report = {"submission": "submission", "score": 3.0, "max_score": 4.0, "exercises": [
         {"id": "m.f", "status": "passed", "points": 3.0, "max_points": 3.0, "feedback": "", "misconceptions": []},

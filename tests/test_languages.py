@@ -28,8 +28,8 @@ import pytest
 
 from graders import checks, course, text
 from graders.build.hints import starter_conftest
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import all_catalogue_files, read_entries
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import all_catalogue_files, read_entries
 from graders.loader import load_module
 from graders.paths import REPO_ROOT, STARTER_DIR
 from graders.text import Text, placeholders
@@ -121,11 +121,12 @@ def test_the_accessor_speaks_the_courses_languages():
 
 
 def test_the_texts_are_found():
-    from graders import classreport, figures, learner_cli, walkthrough
+    from graders import classreport, learner_cli
+    from graders.walkthrough import figures, run as walkthrough
     from graders.build.notebooks import texts as notebook_texts
-    from graders.capstone_run import texts as capstone_texts
-    from graders.engine import nbgrader_scoring
-    from graders.engine import texts as engine_texts
+    from graders.capstone.run import texts as capstone_texts
+    from graders.engine.nbgrader import scoring as nbgrader_scoring
+    from graders.engine.values import texts as engine_texts
 
     tables = [engine_texts.FEEDBACK, engine_texts.SCOREBOARD, engine_texts.DETAILS, engine_texts.KINDS,
               nbgrader_scoring.TEXT, capstone_texts.TEXT, notebook_texts.TEXT, notebook_texts.MODULE_TEXT,
@@ -270,7 +271,7 @@ def test_the_learners_copy_of_text_is_the_kits():
 
 # ----------------------------------------------------------------------------- the capstone's texts
 CAPSTONE_CODE = sorted([*(REPO_ROOT / "graders").glob("capstone*.py"),
-                        *(REPO_ROOT / "graders" / "capstone_run").glob("*.py")])
+                        *(REPO_ROOT / "graders" / "capstone" / "run").glob("*.py")])
 # call -> the position of its text key: text(language, KEY), say(KEY), CapstoneError(KEY), PreflightLine(status, KEY)
 KEY_ARGUMENT = {"text": 1, "say": 0, "CapstoneError": 0, "PreflightLine": 1}
 
@@ -304,7 +305,7 @@ def _literal_keys(expression) -> set[str]:
 
 
 def test_every_capstone_text_is_in_both_languages_and_every_key_named_exists():
-    from graders.capstone_run import texts as capstone_texts
+    from graders.capstone.run import texts as capstone_texts
 
     table = capstone_texts.TEXT
     assert table and all(isinstance(value, Text) for value in table.values())

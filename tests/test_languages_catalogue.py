@@ -1,7 +1,7 @@
 """The learner-facing texts that are not tables, in every language of the course.
 
 - the misconception hints: each catalogue entry's docstring holds its hint in
-  every language (:func:`graders.engine.misconceptions.hint_texts`), with the
+  every language (:func:`graders.engine.judging.misconceptions.hint_texts`), with the
   same identifiers, formulas and code; the shipped ``_hints.json`` tables carry
   them all, under the catalogue's names; the learner's pytest and the grader
   show the one the setting chooses, and English exactly as before;
@@ -24,12 +24,12 @@ from graders import course
 from graders.build import notebooks
 from graders.build.hints import starter_conftest
 from graders.build.stubs import stub_message
-from graders.engine import texts
-from graders.engine.feedback import hint_in
+from graders.engine.values import texts
+from graders.engine.outputs.feedback import hint_in
 from graders.text import Text
-from graders.engine.inline import grade_exercise
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import all_catalogue_files, hint_text, load_misconceptions, read_entries
+from graders.engine.routes.inline import grade_exercise
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import all_catalogue_files, hint_text, load_misconceptions, read_entries
 from graders.fences import find_fences
 from graders.paths import STARTER_DIR
 from graders.text import table_in
@@ -172,7 +172,7 @@ def test_the_starter_says_what_to_do_in_every_language():
 def test_not_implemented_is_read_from_the_code_in_every_language():
     nbformat = pytest.importorskip("nbformat")
     clear_solutions = pytest.importorskip("nbgrader.preprocessors").ClearSolutions
-    from graders.engine import nbgrader_scoring
+    from graders.engine.nbgrader import scoring as nbgrader_scoring
 
     stem = "module_9_reference"
     exercises = {exercise.split(".", 1)[1] for exercise in DEFAULT_KIT.exercises() if exercise.startswith(stem)}

@@ -7,7 +7,9 @@ import re
 from graders.paths import REPO_ROOT
 
 README = REPO_ROOT / "docs" / "design.md"
-LISTED_FOLDERS = ("graders", "graders/engine", "graders/build")  # every module and package in these is named
+LISTED_FOLDERS = ("graders", "graders/engine", "graders/build", "graders/capstone", "graders/walkthrough", "devtools",
+                 "devtools/benchmark", *(f"graders/engine/{package}" for package in (
+    "values", "sandbox", "worker", "judging", "intake", "outputs", "routes", "nbgrader")))  # every module and package in these is named
 
 
 def _layout_paths() -> set[str]:
@@ -20,8 +22,8 @@ def _layout_paths() -> set[str]:
         first = row.split("|")[1]
         names = re.findall(r"`([^`]+)`", first)
         folder = names[0].rsplit("/", 1)[0] if "/" in names[0].rstrip("/") else ""
-        for name in names:  # `graders/engine/batch.py`, `grading.py`: later names share the first one's folder
-            path = name if "/" in name.rstrip("/") else f"{folder}/{name}"
+        for name in names:  # `graders/engine/routes/batch.py`, `grading.py`: later names share the first one's folder
+            path = name if "/" in name.rstrip("/") or not folder else f"{folder}/{name}"
             paths.add(path.rstrip("/"))
     return paths
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from graders import course
-from graders.engine import lms
+from graders.engine.outputs import lms
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
 
 REFERENCE = (SOLUTIONS_DIR / "module_09" / "module_9_reference.py").read_bytes()
@@ -82,7 +82,7 @@ def test_names_are_parsed_in_linear_time():
 
 
 def test_the_near_miss_hint_recognises_an_lms_prefix():
-    from graders.engine.submission import _near_misses
+    from graders.engine.intake.submission import _near_misses
 
     files = {"alice_1234_module_9_reference.py": b"", "notes.py": b""}
     assert _near_misses("module_9_reference", files) == ["alice_1234_module_9_reference.py"]

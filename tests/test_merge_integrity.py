@@ -23,10 +23,11 @@ from test_shards import GRA, _folder, _tree  # the sharding tests' helpers
 
 from graders import __version__, course
 from graders.cli import main
-from graders.engine import outfolder, reports, shards
-from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import mutant_source
+from graders.engine.outputs import outfolder, reports
+from graders.engine.routes import shards
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import mutant_source
 from graders.paths import SOLUTIONS_DIR
 
 OPTIONS = GradeOptions(modules=("9",))

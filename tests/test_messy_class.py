@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from graders.classreport import TEXT, REPORT_FILE, STUDENTS_FILE, SUMMARY_FILE, UNEXPLAINED_FILE, build_class_report
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.judging.kit import DEFAULT_KIT
 
 REF = "module_9_reference"
 ENTROPY, K3 = f"{REF}.categorical_entropy", f"{REF}.k3_kl"

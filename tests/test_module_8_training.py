@@ -23,10 +23,10 @@ import torch
 import torch.nn.functional as F
 
 from graders.fences import exercises_in
-from graders.goldens import load_golden
+from devtools.goldens import load_golden
 from graders.loader import load_module
 from graders.paths import REPO_ROOT, SEEDS_DIR, SOLUTIONS_DIR
-from graders.walkthrough import run_seed_subprocess
+from graders.walkthrough.run import run_seed_subprocess
 
 
 SOLUTION_PATH = SOLUTIONS_DIR / "module_08" / "module_8_training.py"
@@ -240,7 +240,7 @@ def test_sequence_logprobs_without_the_causal_shift_scores_the_wrong_tokens(redu
 
 # --- the pinned smoke numbers ------------------------------------------------------------------------
 SMOKE_SCRIPT = ("import json, sys, torch; torch.set_num_threads(int(sys.argv[1])); "
-                "from graders.goldens import module08_summary; print(json.dumps(module08_summary()))")
+                "from devtools.goldens import module08_summary; print(json.dumps(module08_summary()))")
 EXACT = ("pair_accuracy",)
 STRESS_REL = 1e-4  # the high-pressure run is a long high-learning-rate run: round-off grows along it
 REL = 1e-7

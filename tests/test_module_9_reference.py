@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from graders.benchmark import megabyte_responses
+from devtools.benchmark.cli import megabyte_responses
 from graders.loader import load_module
 from graders.paths import SOLUTIONS_DIR
 

@@ -26,10 +26,10 @@ import numpy as np
 import pytest
 import torch
 
-from graders.goldens import load_golden
+from devtools.goldens import load_golden
 from graders.loader import load_module
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
-from graders.walkthrough import run_seed_subprocess
+from graders.walkthrough.run import run_seed_subprocess
 
 MODULE_DIR = SOLUTIONS_DIR / "module_09"
 TRAINING_PATH = MODULE_DIR / "module_9_training.py"
@@ -95,7 +95,7 @@ def test_seed_notebook_runs_headless_against_solutions(tmp_path):
 @pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_smoke_run_matches_the_golden_file(smoke):
     problems = _golden_mismatches(_summary(smoke), load_golden("module09_smoke"))
-    assert not problems, "regenerate with `python -m graders.goldens module09` only if intended:\n" + "\n".join(problems)
+    assert not problems, "regenerate with `python -m devtools.goldens module09` only if intended:\n" + "\n".join(problems)
 
 
 def test_golden_comparison_rejects_an_all_zero_run():
@@ -107,7 +107,7 @@ def test_golden_comparison_rejects_an_all_zero_run():
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 2])
 def test_golden_holds_under_torch_thread_count(threads, smoke):
-    code = ("import json, torch; torch.set_num_threads(%d); from graders.goldens import module09_summary; "
+    code = ("import json, torch; torch.set_num_threads(%d); from devtools.goldens import module09_summary; "
             "print(json.dumps(module09_summary())); print(torch.get_num_threads())" % threads)
     completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
                                timeout=300)

@@ -159,7 +159,7 @@ def test_a_score_under_its_floor_is_reported(tmp_path):
 
 
 def test_every_exercise_has_a_floor():
-    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.judging.kit import DEFAULT_KIT
 
     assert sorted(report.floors()) == sorted(DEFAULT_KIT.exercises())
 
@@ -168,7 +168,7 @@ def test_every_exercise_has_a_floor():
 @pytest.mark.exhaustive  # every exercise's mutants (about 1500, 4 minutes on 2 idle cores): outside CI's command,
 # where the fast floor test above stands for it, and `rl4llm mutate` (docs/mutation.md) regenerates the table
 def test_every_exercise_meets_its_floor():
-    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.judging.kit import DEFAULT_KIT
     from graders.mutation.campaign import campaign
 
     result = campaign(DEFAULT_KIT.exercises(), jobs=2, public=False, progress=lambda line: None)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from graders.engine.batch import grade_paths, unique_names
-from graders.engine.grading import GradeOptions
-from graders.engine.outfolder import NAME
-from graders.engine.submission import display_name, submission_name
+from graders.engine.routes.batch import grade_paths, unique_names
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.outputs.outfolder import NAME
+from graders.engine.intake.submission import display_name, submission_name
 from graders.paths import SOLUTIONS_DIR
 
 NAMES = ["Иван Петров", "Пётр Иванов", "Анна", "José García", "=cmd|' -C calc'!A0", "a,b\"c",
@@ -73,7 +73,7 @@ def test_every_output_keeps_the_name_as_given(graded):
 @pytest.mark.slow
 def test_the_class_report_and_scoreboard_show_the_names(graded):
     from graders.classreport import build_class_report
-    from graders.engine.reports import scoreboard
+    from graders.engine.outputs.reports import scoreboard
 
     root, _paths, result = graded
     board = scoreboard(result.reports, language="ru")
@@ -89,7 +89,7 @@ def test_the_class_report_and_scoreboard_show_the_names(graded):
 
 @pytest.mark.slow
 def test_shards_merge_to_the_same_bytes_with_the_names(graded, tmp_path):
-    from graders.engine.shards import ShardSpec, grade_shard, merge_shards
+    from graders.engine.routes.shards import ShardSpec, grade_shard, merge_shards
 
     root, paths, _result = graded
     options = GradeOptions(modules=("9",))

@@ -4,7 +4,7 @@ Fast tests check the committed notebooks (current, valid, one graded cell per
 exercise with the spec's points, Russian = English code), the course
 configuration (``Execute`` replaced by the kit's ``EngineScores``), that the
 verdict outputs make nbgrader read exactly the engine's points, and the
-in-process checks of ``graders.engine.inline``.
+in-process checks of ``graders.engine.routes.inline``.
 
 The slow part copies the course to a temporary folder and runs ``nbgrader
 generate_assignment``, ``autograde``, ``generate_feedback`` and ``export`` in
@@ -65,7 +65,7 @@ from graders.build import notebooks
 from graders.build.notebooks.cells import split_source
 from graders.build.notebooks.checks import hidden_exercise
 from graders.checks import spec_for
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.judging.kit import DEFAULT_KIT
 from graders.fences import exercises_in, find_fences
 from graders.paths import ASSIGNMENTS_DIR, STARTER_DIR
 
@@ -74,7 +74,7 @@ pytestmark = pytest.mark.slow  # the real nbgrader workflow: minutes
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
-from graders.engine import course_guard, nbgrader_scoring  # noqa: E402 - needs nbgrader
+from graders.engine.nbgrader import course_guard, scoring as nbgrader_scoring  # noqa: E402 - needs nbgrader
 from graders.text import table_in
 
 ASSIGNMENTS = {  # assignment -> (folder, language)
@@ -348,11 +348,11 @@ def test_the_guard_restores_the_gradebook_and_refuses(tmp_path):
 
 
 # =============================================================================
-# Fast: the in-process checks (graders.engine.inline; no longer nbgrader's scoring path)
+# Fast: the in-process checks (graders.engine.routes.inline; no longer nbgrader's scoring path)
 # =============================================================================
 def test_assert_exercise_passes_the_reference_and_names_a_misconception(capsys):
-    from graders.engine.inline import assert_exercise, grade_exercise
-    from graders.engine.misconceptions import entry_source
+    from graders.engine.routes.inline import assert_exercise, grade_exercise
+    from graders.engine.judging.misconceptions import entry_source
 
     reference = DEFAULT_KIT.reference_module("module_9_reference")
     assert_exercise("module_9_reference.group_relative_advantages", reference.group_relative_advantages)
@@ -413,7 +413,7 @@ def _insert_after_helpers(notebook: dict, cells: list[dict]) -> dict:
 
 def _with_misconception(notebook: dict, exercise_id: str, name: str) -> dict:
     """The notebook with that exercise's solution cell replaced by the catalogue entry's definitions."""
-    from graders.engine.misconceptions import entry_source
+    from graders.engine.judging.misconceptions import entry_source
 
     function = exercise_id.split(".", 1)[1]
     changed = json.loads(json.dumps(notebook))
@@ -435,16 +435,16 @@ def _with_stubs(notebook: dict, release: dict, functions: list[str]) -> dict:
 KERNEL_PATCHES = '''\
 # Patch the kit and nbgrader from the kernel (what defeated the old in-kernel hidden tests).
 try:
-    import graders.engine.inline as _inline
+    import graders.engine.routes.inline as _inline
     _inline.assert_exercise = lambda *args, **kwargs: None
     _inline.grade_exercise = lambda exercise_id, *args, **kwargs: {
         "id": exercise_id, "points": 99.0, "max_points": 99.0, "status": "passed", "feedback": "",
         "misconceptions": []}
-    import graders.engine.feedback as _feedback
+    import graders.engine.outputs.feedback as _feedback
     _feedback.assess = lambda exercise, *args, **kwargs: {
         "id": exercise.id, "points": exercise.max_points, "max_points": exercise.max_points,
         "status": "passed", "feedback": "", "misconceptions": []}
-    import graders.engine.nbgrader_scoring as _scoring
+    import graders.engine.nbgrader.scoring as _scoring
     _scoring.grade_notebook = lambda *args, **kwargs: {}
     _scoring.verdict_outputs = lambda entry, exercise_id, points, *args, **kwargs: (points, [])
     import nbgrader.utils as _nbgrader_utils
@@ -564,8 +564,8 @@ _tamper("PWNED-in-the-kernel")
 
 def test_the_kernel_patches_defeat_in_process_checks(monkeypatch):
     """Positive control for mallory: run in the checking process, her cell turns a stub into a pass."""
-    import graders.engine.feedback as feedback
-    import graders.engine.inline as inline
+    import graders.engine.outputs.feedback as feedback
+    import graders.engine.routes.inline as inline
     import nbgrader.utils as nbgrader_utils
 
     for module, name in ((inline, "assert_exercise"), (inline, "grade_exercise"), (feedback, "assess"),
@@ -768,7 +768,7 @@ def course(tmp_path_factory):
 @pytest.fixture(scope="module")
 def confined() -> bool:
     """Whether the engine's workers are kept out of every file but their scratch folder on this machine."""
-    from graders.engine import sandbox
+    from graders.engine.sandbox import layers as sandbox
 
     pythonpath = str(Path(nbgrader_scoring.__file__).resolve().parents[2])
     return bool(sandbox.probe_layers(sys.executable, pythonpath).layers.get("landlock_files"))
@@ -777,8 +777,8 @@ def confined() -> bool:
 @pytest.fixture(scope="module")
 def engine(course, confined):
     """(assignment, student, notebook) -> {exercise id: points} from grade_paths on the submitted notebooks."""
-    from graders.engine.batch import grade_paths
-    from graders.engine.grading import GradeOptions
+    from graders.engine.routes.batch import grade_paths
+    from graders.engine.routes.grading import GradeOptions
 
     root = course["root"]
     found = {}
@@ -1062,7 +1062,7 @@ def _hidden_inputs(exercise_id: str) -> list[str]:
     """How the engine renders the inputs of the exercise's hidden cases (``describe_input`` unhidden)."""
     import inspect
 
-    from graders.engine.feedback import describe_input
+    from graders.engine.outputs.feedback import describe_input
 
     stem, function = exercise_id.split(".", 1)
     names = list(inspect.signature(getattr(DEFAULT_KIT.reference_module(stem), function)).parameters)
@@ -1077,7 +1077,7 @@ def test_hide_mode_keeps_hidden_inputs_out_of_the_feedback(course):
     stem = exercise_id.split(".", 1)[0]
     hidden = _hidden_inputs(exercise_id)
     # without hide mode (module_09_ru), dave's feedback shows hidden inputs: the scan below can see them
-    from graders.engine.texts import feedback_text
+    from graders.engine.values.texts import feedback_text
 
     shown = _feedback_text(root, TOLERANCE, "module_09_ru", stem)  # in Russian, like the assignment
     marker = feedback_text("ru", "check", label="", visibility=feedback_text("ru", "hidden"), input="")[3:]

@@ -1,5 +1,5 @@
 """The nbgrader course's defaults, fast: hidden inputs withheld unless asked, nbgrader's noise quiet, and the
-resubmissions ``autograde`` would skip named (graders/engine/nbgrader_log.py). The real nbgrader run is
+resubmissions ``autograde`` would skip named (graders/engine/nbgrader/log.py). The real nbgrader run is
 tests/test_nbgrader.py (slow)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from graders.engine import nbgrader_log
-from graders.engine.nbgrader_log import skipped_resubmissions, warn_skipped_resubmissions
+from graders.engine.nbgrader import log as nbgrader_log
+from graders.engine.nbgrader.log import skipped_resubmissions, warn_skipped_resubmissions
 
 
 def _course(tmp_path: Path, *, resubmitted: bool = True, timestamp: bool = False) -> Path:
@@ -91,7 +91,7 @@ def test_the_gradebooks_session_warnings_are_quiet_unless_verbose(monkeypatch, v
 @pytest.mark.parametrize("show, hidden", [(None, True), ("1", False), ("0", True)])
 def test_nbgrader_feedback_withholds_hidden_inputs_unless_asked(monkeypatch, show, hidden):
     pytest.importorskip("nbgrader")
-    from graders.engine.nbgrader_scoring import EngineScores
+    from graders.engine.nbgrader.scoring import EngineScores
 
     monkeypatch.delenv("RL4LLM_HIDE_HIDDEN_INPUTS", raising=False)
     if show is None:

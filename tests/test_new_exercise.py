@@ -83,7 +83,7 @@ def _throwaway_margin_cases():
 LATEX = 'r"m = \\beta\\,(c - r)"'
 CATALOGUE = '''"""Wrong versions of m = beta (chosen - rejected) (throwaway_margin).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

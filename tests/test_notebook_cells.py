@@ -1,4 +1,4 @@
-"""Notebooks read as Jupyter runs them (graders/engine/notebook_cells.py): IPython's syntax, future imports,
+"""Notebooks read as Jupyter runs them (graders/engine/intake/notebook_cells.py): IPython's syntax, future imports,
 one unreadable cell lost alone and named; a correct notebook in that style gets full marks, a hostile one nothing."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.notebook_cells import python_of_cell
-from graders.engine.submission import discover, read_notebook
-from graders.engine.texts import translated
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.intake.notebook_cells import python_of_cell
+from graders.engine.intake.submission import discover, read_notebook
+from graders.engine.values.texts import translated
 
 STEM = "module_9_reference"
 FUNCTIONS = {STEM: ["group_relative_advantages", "verify_numeric_answer"]}
@@ -116,8 +116,8 @@ def test_a_notebook_whose_functions_are_all_unreadable_says_nothing_was_graded(t
 
 # ---------------------------------------------------------------------------- graded by the engine
 def _grade(tmp_path: Path, name: str, data: bytes, log=None) -> dict:
-    from graders.engine.batch import grade_paths
-    from graders.engine.grading import GradeOptions
+    from graders.engine.routes.batch import grade_paths
+    from graders.engine.routes.grading import GradeOptions
 
     folder = tmp_path / name
     folder.mkdir()

@@ -25,7 +25,7 @@ from graders.build.hints import starter_conftest
 from graders.build.notebooks import SOURCE_DIR, assignment_name
 from graders.build.notebooks.diagnosis import PARTS, diagnosis_program
 from graders.build.notebooks.helper import helper_source
-from graders.engine.misconceptions import entry_source
+from graders.engine.judging.misconceptions import entry_source
 from graders.paths import STARTER_DIR
 
 STEM = "module_9_reference"

@@ -54,9 +54,9 @@ ALL = " ".join(HOSTILE.values())
 FORBIDDEN = set("\x1b\x07\x00\x9b\r") | set(BIDI_CONTROLS)
 
 # the modules whose output a person reads: they print through graders.cleaner only
-PRINTING_MODULES = ["graders/cli.py", "graders/capstone_cli.py", "graders/engine/nbgrader_log.py",
-                    "graders/engine/nbgrader_scoring.py", "graders/engine/shards.py", "graders/engine/reports.py",
-                    "graders/engine/gradescope.py", "graders/engine/demo.py", "graders/engine/batch.py",
+PRINTING_MODULES = ["graders/cli.py", "graders/capstone/cli.py", "graders/engine/nbgrader/log.py",
+                    "graders/engine/nbgrader/scoring.py", "graders/engine/routes/shards.py", "graders/engine/outputs/reports.py",
+                    "graders/engine/routes/gradescope.py", "graders/engine/routes/demo.py", "graders/engine/routes/batch.py",
                     *sorted(p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "graders/classreport").glob("*.py"))]
 LOG_METHODS = {"debug", "info", "warning", "warn", "error", "critical", "exception", "log"}
 STREAMS = {"stdout", "stderr", "__stdout__", "__stderr__"}
@@ -258,7 +258,7 @@ def _merge_with_hostile_manifest(tmp_path: Path, capsys) -> tuple[str, Path, lis
     refused = tmp_path / f"gone{OSC52}{BIDI}"  # a shard folder's name, echoed in the refusal
     assert main(["merge", str(tmp_path / "again"), str(refused)]) == 2
     printed = capsys.readouterr()
-    from graders.engine import reports
+    from graders.engine.outputs import reports
 
     assert (out / "grades.csv").read_bytes() == reports.grades_csv(every, IDS).encode()  # every score kept
     return printed.out + printed.err, out, every
@@ -284,7 +284,7 @@ def _nbgrader_log(monkeypatch, student: str) -> str:
 
     import nbformat
 
-    from graders.engine import nbgrader_scoring
+    from graders.engine.nbgrader import scoring as nbgrader_scoring
 
     notebook = nbformat.read(REPO_ROOT / "assignments/source/module_09/module_9_reference.ipynb", as_version=4)
     first_line = CSI_CLEAR + " ".join(HOSTILE.values()) + BIG  # the WARNING shows its first 40 characters or so
@@ -357,8 +357,8 @@ def test_grade_control_without_the_cleaner_the_escape_reaches_the_terminal(tmp_p
     """What `rl4llm grade` prints of a report holding the raw strings (as a worker's event would, were it not
     cleaned where it enters): with the cleaner the identity, the ESC reaches stdout and stderr; with it, not."""
     from graders.cli import main
-    from graders.engine import batch
-    from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
+    from graders.engine.routes import batch
+    from graders.engine.values.protocol import ExerciseReport, Status, SubmissionReport
 
     text = " ".join(HOSTILE.values()) + BIG
     raw = SubmissionReport(f"h{OSC52}", (ExerciseReport("m.f", Status.ERROR, 0.0, 1.0, text),)).to_dict()

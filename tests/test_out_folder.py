@@ -1,7 +1,7 @@
 """An output folder holds one run: an earlier run is set aside (never deleted, never mixed in), the run manifest says
 which submissions the report describes, and a folder an older kit wrote (no manifest) is read with a note.
 
-- fast: :func:`graders.engine.outfolder.set_aside` on an earlier run's files; the class report of a folder with a
+- fast: :func:`graders.engine.outputs.outfolder.set_aside` on an earlier run's files; the class report of a folder with a
   manifest and a forged ``report.json`` beside it; a manifest pointing outside; a listed report gone;
 - slow: ``rl4llm grade`` of five, then of three submissions into one folder (``grades.csv`` and the report say 3,
   the five are in ``_previous/``), then a Module 8 run into it (no ``nan is not in list``), and ``rl4llm report``.
@@ -18,10 +18,10 @@ import pytest
 
 from graders.classreport import REPORT_FILE, ReportError, SUMMARY_FILE, build_class_report
 from graders.cli import main
-from graders.engine import outfolder
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.protocol import ExerciseReport, Status, SubmissionReport
-from graders.engine.reports import write_submission_reports
+from graders.engine.outputs import outfolder
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.values.protocol import ExerciseReport, Status, SubmissionReport
+from graders.engine.outputs.reports import write_submission_reports
 
 GRA = "module_9_reference.group_relative_advantages"
 

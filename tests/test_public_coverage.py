@@ -38,9 +38,9 @@ from graders import course
 from graders.build.hints import record_public_calls, starter_conftest
 from graders.build.toys import TOY_CHECK, TOY_NAME
 from graders.checks import spec_for
-from graders.engine import calls
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.references import fresh_inputs
+from graders.engine.judging import calls
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.references import fresh_inputs
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 
 pytestmark = pytest.mark.slow  # the public tests run once, recorded (about 10 s)

@@ -21,8 +21,8 @@ import pytest
 
 from graders import course
 from graders.build import exercises_in
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import all_catalogue_files, exercise_of, mutant_source, read_entries
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import all_catalogue_files, exercise_of, mutant_source, read_entries
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 from learner_runs import Job, run_many
 from learner_variants import OUTSIDE_MISTAKES, TYPE_VARIANTS, variant_source

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from graders import course
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.judging.kit import DEFAULT_KIT
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 from learner_runs import Job, Result, run_many
 

@@ -90,7 +90,7 @@ def test_the_refusal_rows_rebuild_the_checks_inputs():
     import numpy as np
 
     from graders.build.hints import starter_conftest
-    from graders.engine.references import fresh_inputs
+    from graders.engine.judging.references import fresh_inputs
 
     conftest = starter_conftest()
     for folder, table in refused.refused_tables().items():

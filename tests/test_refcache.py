@@ -1,4 +1,4 @@
-"""The reference store (graders.engine.refcache): what a batch computed, read back by the next one.
+"""The reference store (graders.engine.judging.refcache): what a batch computed, read back by the next one.
 
 A second batch on an unchanged kit must give byte-identical reports without
 running any reference code; anything the outcomes depend on must change the
@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 
 from graders import checks
-from graders.engine import bundles, codec, refcache
-from graders.engine.batch import grade_paths
-from graders.engine.grading import GradeOptions, prepare_job
-from graders.engine.kit import DEFAULT_KIT, Kit
-from graders.engine.misconceptions import mutant_source
-from graders.engine.references import ReferenceBook
+from graders.engine.judging import refcache
+from graders.engine.values import bundles, codec
+from graders.engine.routes.batch import grade_paths
+from graders.engine.routes.grading import GradeOptions, prepare_job
+from graders.engine.judging.kit import DEFAULT_KIT, Kit
+from graders.engine.judging.misconceptions import mutant_source
+from graders.engine.judging.references import ReferenceBook
 
 STEM = "module_9_reference"
 OPTIONS = GradeOptions(modules=("9",), timeout=20.0)
@@ -66,7 +67,7 @@ def test_a_second_batch_reads_every_reference_outcome_and_runs_no_reference_code
         raise AssertionError("the second batch ran reference code")
 
     monkeypatch.setattr(Kit, "reference_module", refuse)
-    monkeypatch.setattr("graders.engine.references.load_misconceptions", refuse)
+    monkeypatch.setattr("graders.engine.judging.references.load_misconceptions", refuse)
     second = _grade(paths, tmp_path / "second", Kit())  # a new kit object: nothing in memory
     assert second == first
 

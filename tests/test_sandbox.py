@@ -16,12 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graders.engine import bundles, landlock, sandbox
-from graders.engine.batch import GraderError, grade_paths, kit_fingerprint, unique_names
-from graders.engine.feedback import _verdict_only
-from graders.engine.grading import GradeOptions
-from graders.engine.protocol import CaseOutcome, CaseResult
-from graders.engine.kit import DEFAULT_KIT, Kit
+from graders.engine.sandbox import landlock, layers as sandbox
+from graders.engine.values import bundles
+from graders.engine.routes.batch import GraderError, grade_paths, kit_fingerprint, unique_names
+from graders.engine.outputs.feedback import _verdict_only
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.values.protocol import CaseOutcome, CaseResult
+from graders.engine.judging.kit import DEFAULT_KIT, Kit
 from graders.paths import REPO_ROOT
 
 LANDLOCK = landlock.abi_version() >= 1
@@ -78,7 +79,7 @@ def test_readable_roots_cut_the_forbidden_folders_out(tmp_path):
     site = tmp_path / "site-packages"
     for name in ("numpy", "graders", "solutions", "torch"):
         (site / name).mkdir(parents=True)
-    from graders.engine.closed_root import _open_up
+    from graders.engine.sandbox.closed_root import _open_up
 
     roots = _open_up(str(site), [str(site / "graders"), str(site / "solutions")], depth=0)
     assert sorted(Path(r).name for r in roots) == ["numpy", "torch"]

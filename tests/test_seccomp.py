@@ -1,4 +1,4 @@
-"""Every rule of the system-call filter (graders/engine/seccomp.py), tried one by one in a filtered process.
+"""Every rule of the system-call filter (graders/engine/sandbox/seccomp.py), tried one by one in a filtered process.
 
 The filter is built by libseccomp, but what it refuses is ours: each listed call must fail with the
 filter's own error, threads must still start, NumPy and torch must still work. The refused calls are made
@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from graders.engine import seccomp
+from graders.engine.sandbox import seccomp
 
 pytestmark = pytest.mark.skipif(not seccomp.available(), reason="libseccomp is not on this machine")
 MARK = errno.ENOTRECOVERABLE  # 131: no call here answers it by itself

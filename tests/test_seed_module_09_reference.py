@@ -13,7 +13,7 @@ import hashlib
 import pytest
 
 from graders.paths import SEEDS_DIR, SOLUTIONS_DIR
-from graders.walkthrough import EXPERIMENT_MARKERS, run_seed_subprocess
+from graders.walkthrough.run import EXPERIMENT_MARKERS, run_seed_subprocess
 
 def test_bundled_seed_is_the_course_notebook_verbatim():
     """The course's Module 9 notebook as it was given to the kit (its SHA-256 recorded when it was copied in,

@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from graders.cli import build_parser, main
-from graders.engine import reports, shards
-from graders.engine.batch import GraderError, grade_paths, unique_names
-from graders.engine.grading import GradeOptions
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import mutant_source
+from graders.engine.outputs import reports
+from graders.engine.routes import shards
+from graders.engine.routes.batch import GraderError, grade_paths, unique_names
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import mutant_source
 from graders.paths import REPO_ROOT
 
 GRA = "module_9_reference.group_relative_advantages"

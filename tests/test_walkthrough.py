@@ -26,12 +26,13 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from graders import cli, course, figures, walkthrough, walkthrough_seed  # noqa: E402
+from graders import cli, course  # noqa: E402
+from graders.walkthrough import figures, run as walkthrough, seed as walkthrough_seed
 from graders.language import default_language  # noqa: E402
 from graders.paths import REPO_ROOT, SEEDS_DIR, SOLUTIONS_DIR, STARTER_DIR  # noqa: E402
 from graders.text import table_in
 from graders.text import Text
-from graders.walkthrough_values import PAGE_VALUES
+from graders.walkthrough.values import PAGE_VALUES
 
 CYRILLIC = re.compile("[А-Яа-яЁё]")
 M9_FIGURES = ["module09_accuracy_by_prompt.png", "module09_exact_updates.png", "module09_heldout_accuracy.png",
@@ -445,7 +446,7 @@ def test_module_8_run_in_english_prints_no_russian(tmp_path):
 
 # ----------------------------------------------------------------------------- printed lines and tables
 def test_every_seed_line_is_a_text_a_seed_or_its_toy_prints():
-    from graders.walkthrough_lines import SEED_LINES
+    from graders.walkthrough.lines import SEED_LINES
 
     sources = "".join(path.read_text(encoding="utf-8") for path in [*SEEDS_DIR.glob("module_0*_seed.txt"),
                                                                     *SOLUTIONS_DIR.glob("module_0*/*.py")])
@@ -456,7 +457,7 @@ def test_a_shown_table_speaks_the_language_but_keeps_the_codes_names(monkeypatch
     import IPython.display
     import pandas as pd
 
-    from graders import walkthrough_lines
+    from graders.walkthrough import lines as walkthrough_lines
 
     seen = []
     monkeypatch.setattr(IPython.display, "display", lambda *objects, **kwargs: seen.extend(objects))

@@ -1,4 +1,4 @@
-"""``rl4llm run`` says whether the values the seed prints match the module page (graders.walkthrough_values)."""
+"""``rl4llm run`` says whether the values the seed prints match the module page (graders.walkthrough.values)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from graders import walkthrough
+from graders.walkthrough import run as walkthrough
 from graders.paths import REPO_ROOT
-from graders.walkthrough_values import PAGE_VALUES, PageValue, check_cell
+from graders.walkthrough.values import PAGE_VALUES, PageValue, check_cell
 from graders.text import Text
 
 ALL = [(module, value) for module, values in PAGE_VALUES.items() for value in values]
@@ -124,7 +124,7 @@ def _learner_namespace(tmp_path, module_source: str) -> dict:
 
 
 def test_a_wrong_value_points_at_the_callee_whose_own_value_differed(tmp_path):
-    from graders.walkthrough_values import blamed
+    from graders.walkthrough.values import blamed
 
     namespace = _learner_namespace(tmp_path,
                                    "def group_relative_advantages(r):\n    return r\n\n"
@@ -141,7 +141,7 @@ def test_a_wrong_value_points_at_the_callee_whose_own_value_differed(tmp_path):
 
 
 def test_raw_values_are_told_from_prose():
-    from graders.walkthrough_lines import is_dump
+    from graders.walkthrough.lines import is_dump
 
     assert is_dump(({"root": "/x"},)) and is_dump(('{\n  "chosen_ids": [1, 2]\n}',))
     assert not is_dump(("beta=1 optimum:", [0.1, 0.2])) and not is_dump(("teacher-forced KL: 0.2",))
@@ -149,7 +149,7 @@ def test_raw_values_are_told_from_prose():
 
 def _learner_with(tmp_path, module: str, exercise: str, entry: str):
     """A copy of solutions/<module> whose ``exercise`` is the catalogue entry ``entry`` (the rest right)."""
-    from graders.engine.misconceptions import mutant_source
+    from graders.engine.judging.misconceptions import mutant_source
 
     learner = tmp_path / "learner" / module
     shutil.copytree(REPO_ROOT / "solutions" / module, learner, ignore=shutil.ignore_patterns("__pycache__"))

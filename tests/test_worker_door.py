@@ -1,4 +1,4 @@
-"""The door out of a worker (graders/engine/door.py) and the linear rewrites (graders/engine/scrub.py).
+"""The door out of a worker (graders/engine/values/door.py) and the linear rewrites (graders/engine/values/scrub.py).
 
 Hostile learner code can write any line on the pipe its child reports on; its parent relays the ``loaded``
 error, the ``result`` text and the ``arrays`` as they came. Each attack of issue 31 is tried against the
@@ -20,10 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graders.engine import codec, door, runner, scrub
-from graders.engine.bundles import pack_blob, unpack_blob
-from graders.engine.compare import mismatch
-from graders.engine.learner_text import clean_text
+from graders.engine.values import codec, door, scrub
+from graders.engine.worker import runner
+from graders.engine.values.bundles import pack_blob, unpack_blob
+from graders.engine.values.compare import mismatch
+from graders.engine.values.learner_text import clean_text
 
 MIB = 1 << 20
 
@@ -63,7 +64,7 @@ def test_a_load_error_without_a_type_is_refused_and_broke_the_old_path():
     assert isinstance(refusal, door.Refusal) and "type" in refusal
     honest = door.read_error(_raw({"type": "E", "mro": ["E"], "message": "m", "where": ""}))
     assert honest == {"type": "E", "mro": ["E"], "message": "m", "where": "", "sandbox": False, "output": ""}
-    from graders.engine.feedback import _exception_text  # control: the old path handed the dict on as it came
+    from graders.engine.outputs.feedback import _exception_text  # control: the old path handed the dict on as it came
 
     with pytest.raises(KeyError):
         _exception_text(forged)
@@ -284,7 +285,7 @@ ON_IMPORT = {  # what the file does when imported
 
 def _hostile_file(on_import: str = "", on_call: str = "") -> str:
     from hostile_code import DISARM, placebo
-    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.judging.kit import DEFAULT_KIT
 
     text = placebo(STEM) + "\nimport os, sys, gc, time\n" + DISARM + SEND + on_import + "\n"
     for name in DEFAULT_KIT.functions_by_stem(("9",))[STEM]:
@@ -294,9 +295,9 @@ def _hostile_file(on_import: str = "", on_call: str = "") -> str:
 
 @pytest.mark.slow
 def test_the_attacks_cost_their_own_exercises_only(tmp_path, monkeypatch):
-    from graders.engine.batch import grade_paths
-    from graders.engine.grading import GradeOptions
-    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.routes.batch import grade_paths
+    from graders.engine.routes.grading import GradeOptions
+    from graders.engine.judging.kit import DEFAULT_KIT
 
     monkeypatch.setattr(runner, "WALL_CAP_FACTOR", 0.15)  # 20 exercises of 5 s + a 10 s load: a 26.5 s cap
     monkeypatch.setattr(runner, "WALL_CAP_GRACE", 10.0)

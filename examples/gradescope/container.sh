@@ -93,7 +93,7 @@ import sys
 from pathlib import Path
 sys.path.insert(0, "tests")
 from graders import course
-from graders.engine.demo import assemble_examples
+from graders.engine.routes.demo import assemble_examples
 from hostile_code import gradescope_cheat
 
 target, modules = Path(sys.argv[1]), tuple(course.module(m).number for m in sys.argv[2:])

@@ -10,8 +10,8 @@
                                   "likely mistake" tables, the module pages, the learner's conftest
       graders/                    only what ``rl4llm run`` and ``rl4llm capstone`` need: the walkthrough,
                                   the figures, the course registry, the language setting, the seed
-                                  notebooks; the capstone's runner (``graders/capstone_run/``), its
-                                  passport checks (``graders/capstone.py``) and its commands
+                                  notebooks; the capstone's runner (``graders/capstone/run/``), its
+                                  passport checks (``graders/capstone/passport.py``) and its commands
 
 Never in it: ``solutions/``, the hidden checks, the misconception catalogue, the grading engine,
 the capstone's instructor side (grading a submission, re-evaluating an adapter with the kit's
@@ -32,15 +32,18 @@ from graders import course
 from graders.fences import BEGIN_SOLUTION
 from graders.paths import REPO_ROOT, SEEDS_DIR, STARTER_DIR
 
-# The graders modules `rl4llm run` imports (graders.walkthrough and what it imports, transitively).
-RUN_MODULES = ("__init__", "course", "fences", "figures", "language", "learner_cli", "loader", "paths", "settings",
-               "text", "walkthrough", "walkthrough_lines", "walkthrough_seed", "walkthrough_values")
+# The graders modules `rl4llm run` imports (graders.walkthrough.run and what it imports, transitively).
+# Paths inside graders/, without ".py".
+RUN_MODULES = ("__init__", "course", "fences", "language", "learner_cli", "loader", "paths", "settings", "text",
+               "walkthrough/__init__", "walkthrough/run", "walkthrough/lines", "walkthrough/seed", "walkthrough/values",
+               "walkthrough/figures")
 # What `rl4llm capstone preflight|run|check` adds: the commands, the passport checks, the runner package.
-CAPSTONE_MODULES = ("capstone", "capstone_cli", "cleaner")  # cleaner: every line capstone_cli prints
-CAPSTONE_PACKAGE = "capstone_run"
+CAPSTONE_MODULES = ("capstone/__init__", "capstone/passport", "capstone/cli", "cleaner")  # cleaner: every line cli prints
+CAPSTONE_PACKAGE = "capstone/run"
 CAPSTONE_CONSTRAINTS = Path("constraints") / "capstone.txt"
-HIDDEN_NAMES = ("solutions", "checks", "misconceptions", "engine", "build", "tests", "assignments",
-                "capstone_grade", "capstone_reeval", "capstone_claims")
+HIDDEN_NAMES = ("solutions", "checks", "misconceptions", "engine", "build", "tests", "assignments")
+# the capstone's instructor side, by its path inside the bundle
+HIDDEN_PATHS = ("graders/capstone/grade.py", "graders/capstone/reeval.py", "graders/capstone/claims.py")
 
 PYPROJECT = '''[build-system]
 requires = ["setuptools>=64"]
@@ -61,7 +64,7 @@ capstone = {capstone}
 rl4llm = "graders.learner_cli:main"
 
 [tool.setuptools]
-packages = ["graders", "graders.capstone_run"]
+packages = ["graders", "graders.walkthrough.run", "graders.capstone.passport", "graders.capstone.run"]
 
 [tool.setuptools.package-data]
 graders = ["seeds/*.txt"]
@@ -231,7 +234,8 @@ def hidden_parts_in(folder: Path) -> list[str]:
     found = []
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
-        if any(part in HIDDEN_NAMES or part.removesuffix(".py") in HIDDEN_NAMES for part in relative.parts):
+        if (any(part in HIDDEN_NAMES or part.removesuffix(".py") in HIDDEN_NAMES for part in relative.parts)
+                or relative.as_posix() in HIDDEN_PATHS):
             found.append(f"{relative.as_posix()} (a hidden part of the kit)")
         elif path.suffix in (".py", ".ipynb", ".json", ".md", ".txt") and path.is_file():
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -253,6 +257,7 @@ def build_bundle(out: Path | str, *, force: bool = False) -> Path:
     package = out / "graders"
     package.mkdir()
     for name in RUN_MODULES + CAPSTONE_MODULES:
+        (package / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO_ROOT / "graders" / f"{name}.py", package / f"{name}.py")
     shutil.copytree(SEEDS_DIR, package / "seeds", ignore=ignore)
     shutil.copytree(REPO_ROOT / "graders" / CAPSTONE_PACKAGE, package / CAPSTONE_PACKAGE, ignore=ignore)

@@ -3,8 +3,8 @@
 The learner's pytest (``starter/conftest.py``) and the notebooks' visible
 checks cannot import ``graders``; they run the engine's own code instead.
 This module copies, by name and verbatim, the definitions that normalise and
-compare values -- ``normalise`` from :mod:`graders.engine.codec`, ``kind``,
-``describe``, ``mismatch`` and ``float_trap`` from :mod:`graders.engine.compare`, with the
+compare values -- ``normalise`` from :mod:`graders.engine.values.codec`, ``kind``,
+``describe``, ``mismatch`` and ``float_trap`` from :mod:`graders.engine.values.compare`, with the
 constants and helpers they use -- below the imports they need, into one
 self-contained program (standard library and NumPy only). A change to the
 engine's comparator reaches the learner at the next ``rl4llm build``, and
@@ -26,8 +26,8 @@ from graders.paths import REPO_ROOT
 
 ENGINE_DIR = REPO_ROOT / "graders" / "engine"
 PARTS = (  # (engine file, its top-level definitions copied, in file order)
-    ("codec.py", ("MAX_STRING", "MAX_DEPTH", "Opaque", "_torch_module", "normalise", "_stack")),
-    ("compare.py", ("DESCRIBE_LIMIT", "kind", "_number", "describe", "_describe", "_close", "mismatch",
+    ("values/codec.py", ("MAX_STRING", "MAX_DEPTH", "Opaque", "_torch_module", "normalise", "_stack")),
+    ("values/compare.py", ("DESCRIBE_LIMIT", "kind", "_number", "describe", "_describe", "_close", "mismatch",
                     "float_trap")),
 )
 IMPORTS = """\

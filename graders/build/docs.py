@@ -77,7 +77,7 @@ def course_totals(language: str) -> str:
 
 def catalogue_totals(language: str) -> str:
     """One line: how many catalogued mistakes there are, and the fewest and most of one exercise."""
-    from graders.engine.misconceptions import load_misconceptions
+    from graders.engine.judging.misconceptions import load_misconceptions
 
     counts = [len(load_misconceptions(exercise_id)) for exercise_id in course.exercises()]
     return WORDS["catalogue_total"].in_(language, entries=sum(counts), fewest=min(counts), most=max(counts)) + "\n"

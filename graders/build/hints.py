@@ -15,7 +15,7 @@ Generation (part of ``rl4llm build``):
 3. list the reference's own output under the name ``conftest.REFERENCE`` (so
    the learner side knows on which inputs a learner is right, and where exactly
    0 is expected), then each entry whose output the engine's comparator
-   (:func:`graders.engine.compare.mismatch`, rtol 1e-6, atol 1e-9) tells from
+   (:func:`graders.engine.values.compare.mismatch`, rtol 1e-6, atol 1e-9) tells from
    the reference's -- with ``"value": null`` where that output cannot ship (the
    entry raises, or the value is too large): such an entry differs from the
    reference there but never matches a learner;
@@ -51,10 +51,10 @@ from types import ModuleType
 import numpy as np
 
 from graders import course
-from graders.engine.codec import normalise
-from graders.engine.compare import mismatch
-from graders.engine.kit import DEFAULT_KIT
-from graders.engine.misconceptions import load_misconceptions
+from graders.engine.values.codec import normalise
+from graders.engine.values.compare import mismatch
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import load_misconceptions
 from graders.loader import load_module
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
 

@@ -165,9 +165,9 @@ def _kind(module, thunk) -> str:
 def refusal_problems(exercise_id: str, spec) -> list[str]:
     """Where the checks refuse input, the refusals reach the public tests (through ``_refused.json``)."""
     from graders.build.refused import shipped_cases
-    from graders.engine import calls
-    from graders.engine.kit import DEFAULT_KIT
-    from graders.engine.references import fresh_inputs
+    from graders.engine.judging import calls
+    from graders.engine.judging.kit import DEFAULT_KIT
+    from graders.engine.judging.references import fresh_inputs
 
     stem, function = exercise_id.split(".", 1)
     raising = [case for case in spec.cases() if case.raises is not None]

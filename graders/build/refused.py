@@ -90,7 +90,7 @@ def refused_tables(exercises: list[str] | None = None) -> dict[str, dict]:
     """module folder -> {exercise id: [{"label", "args", "kwargs", "raises"}, ...]} (every folder, maybe empty)."""
     from graders.build.hints import starter_conftest
     from graders.checks import spec_for
-    from graders.engine.references import fresh_inputs
+    from graders.engine.judging.references import fresh_inputs
 
     conftest = starter_conftest()
     tables: dict[str, dict] = {m.folder: {} for m in course.MODULES}

@@ -92,7 +92,7 @@ def _{function}_cases():
 def _catalogue(function: str) -> str:
     return f'''"""Wrong versions of {function} ({TODO}: its formula).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from graders import course
-from graders.engine.kit import Kit
-from graders.engine.texts import DETAILS
+from graders.engine.judging.kit import Kit
+from graders.engine.values.texts import DETAILS
 from graders.fences import Fence, FenceError, find_fences
 from graders.paths import SOLUTIONS_DIR
 
@@ -39,7 +39,7 @@ def stub_message(module: str, fence: Fence, language: str = "en") -> str:
 
     The stub raises the English message (its file is code, with English names
     and docstrings); every place that shows it to a learner writes it in the
-    learner's language from the same templates (:data:`graders.engine.texts.DETAILS`
+    learner's language from the same templates (:data:`graders.engine.values.texts.DETAILS`
     ``stub``: the grader's feedback, ``rl4llm run``, the nbgrader verdicts; and
     ``MESSAGES["stub"]`` of ``starter/conftest.py``, which a test keeps equal).
     """
@@ -76,7 +76,7 @@ def solution_files(solutions_dir: Path = SOLUTIONS_DIR) -> list[Path]:
 
 
 def given_files(solutions_dir: Path = SOLUTIONS_DIR) -> list[Path]:
-    """Every given module in ``solutions_dir`` (the engine's rule, :meth:`graders.engine.kit.Kit.given_modules`), sorted.
+    """Every given module in ``solutions_dir`` (the engine's rule, :meth:`graders.engine.judging.kit.Kit.given_modules`), sorted.
 
     Raises ``FenceError`` for a fenced file the registry does not list (an exercise nobody would grade).
     """

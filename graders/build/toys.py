@@ -44,7 +44,7 @@ import numpy as np
 from graders import course
 from graders.build.committed import committed_numbers
 from graders.checks import spec_for
-from graders.engine.kit import Kit
+from graders.engine.judging.kit import Kit
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 
 TOY_NAME = "_toy_reference.json"

@@ -1,7 +1,7 @@
 """Hidden grader checks: the API check authors use, and the registry of specs.
 
 This package is instructor-only: the grading worker that runs learner code is
-refused any import or read of it (see ``graders/engine/sandbox.py``).
+refused any import or read of it (see ``graders/engine/sandbox/layers.py``).
 
 How to write the checks of an exercise
 ======================================
@@ -32,7 +32,7 @@ What the engine does with a spec
 --------------------------------
 - Every case is called on the **learner's** function in an isolated worker
   and on the **reference** function (``solutions/``) in the grading process;
-  the two normalised results (``graders.engine.codec.normalise``: floats,
+  the two normalised results (``graders.engine.values.codec.normalise``: floats,
   float64 arrays, lists, dicts) are compared with ``compare`` (default:
   elementwise ``|got - expected| <= atol + rtol*|expected|``, shapes equal,
   extra dict keys ignored). Size ``rtol``/``atol`` to the values: loose enough
@@ -45,13 +45,13 @@ What the engine does with a spec
   become ``torch.Tensor`` objects in the worker. Each call gets a fresh copy;
   the engine fails a case whose call modified an input in place.
 - Types: before values are compared, the learner's result must have the
-  type of the reference's (``graders.engine.compare.type_problem``: a float
+  type of the reference's (``graders.engine.values.compare.type_problem``: a float
   for a float, an int for an int, an array of the same dtype, a tensor of the
   same dtype that requires grad exactly when the reference's does, the same
   containers); a wrong type fails the case.
 - Score: ``points`` x (weight of passed value cases + weight of passed
   ``raises`` cases x the share of the value cases' weight passed) / total
-  weight (``graders.engine.judge.earned_share``): refusing bad input is worth
+  weight (``graders.engine.judging.judge.earned_share``): refusing bad input is worth
   points only in a function that works, so one that raises on every input
   scores 0. ``weight`` defaults to 1. Status ``passed`` when every case passes, ``failed`` when a
   case returns a wrong answer, ``error`` when a case raises unexpectedly (the
@@ -126,7 +126,7 @@ fast (call it on a small input before any expensive set-up such as a warm-up).
 The misconception catalogue and mutation tests
 ----------------------------------------------
 Catalogue entries live in ``graders/misconceptions/<file stem>/<function>.py``,
-one function per entry (format: ``graders/engine/misconceptions.py``). On a wrong answer the grader
+one function per entry (format: ``graders/engine/judging/misconceptions.py``). On a wrong answer the grader
 runs the entries of the exercise on its cases (the wrong answers first) and
 names the one entry that agrees with the learner on every case, if only one
 does. A mutation test
@@ -179,7 +179,7 @@ class ExerciseSpec:
 
     def cases(self) -> list[Case]:
         """The fixed, ordered case list (generated once per process, or set from disk by the grader:
-        :func:`graders.engine.refcache.kept_cases`)."""
+        :func:`graders.engine.judging.refcache.kept_cases`)."""
         if self._cases is None:
             cases = list(self.make_cases())
             for case in cases:

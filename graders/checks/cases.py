@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from graders.engine.codec import TensorSpec
-from graders.engine.compare import mismatch
+from graders.engine.values.codec import TensorSpec
+from graders.engine.values.compare import mismatch
 from graders.text import Text
 
 DEFAULT_RTOL = 1e-5
@@ -63,7 +63,7 @@ class Returns:
     uses_torch = False  # by itself: tensor inputs still need torch
 
     def describe(self) -> dict:
-        """The call mode as the worker reads it (JSON; :func:`graders.engine.calls.call_case` dispatches on it)."""
+        """The call mode as the worker reads it (JSON; :func:`graders.engine.judging.calls.call_case` dispatches on it)."""
         return {"kind": "returns"}
 
 
@@ -112,9 +112,9 @@ class Harness:
 class Answered:
     """Call mode: the return value, while the learner module's dependencies ``answers`` (other exercises of
     the same file that this one calls) answer this case's own calls with the reference's results, sent as
-    sealed data (:mod:`graders.engine.answers`); any other call goes to the learner's own function. A
+    sealed data (:mod:`graders.engine.judging.answers`); any other call goes to the learner's own function. A
     mistake in a dependency is so charged once, on the dependency; and the dependent earns nothing while
-    a dependency is unimplemented (:func:`graders.engine.answers.gate`). No code travels."""
+    a dependency is unimplemented (:func:`graders.engine.judging.answers.gate`). No code travels."""
 
     answers: tuple[str, ...]
     uses_torch = False

@@ -2,7 +2,7 @@
 
 ``rl4llm report DIR`` (and ``rl4llm grade ... --out DIR`` for a batch of two or more submissions,
 ``rl4llm merge``, ``rl4llm demo``) reads the ``DIR/<submission>/report.json`` of the folder's last run
-(the names its run manifest ``DIR/_batch.json`` lists, :mod:`graders.engine.outfolder`; a folder
+(the names its run manifest ``DIR/_batch.json`` lists, :mod:`graders.engine.outputs.outfolder`; a folder
 without one, from an older kit or nbgrader's ``report_dir``, is read whole, with a note) and writes:
 
 - ``DIR/class_report.html``: one self-contained page (inline CSS, figures as ``data:`` PNGs, no
@@ -61,7 +61,7 @@ from graders.classreport.tables import (ENVIRONMENT_STATUSES, ClassData, ReportE
 from graders.classreport.texts import TEXT
 from graders.language import default_language
 
-from graders.engine.outfolder import (CLASS_FIGURES as FIGURES, CLASS_FILES as OUTPUT_FILES,  # noqa: E402
+from graders.engine.outputs.outfolder import (CLASS_FIGURES as FIGURES, CLASS_FILES as OUTPUT_FILES,  # noqa: E402
                                       MISCONCEPTIONS_FILE, REPORT_FILE, STUDENTS_FILE, SUMMARY_FILE, UNEXPLAINED_FILE)
 
 __all__ = ["ENVIRONMENT_STATUSES", "FIGURES", "MISCONCEPTIONS_FILE", "OUTPUT_FILES", "REPORT_FILE", "STATUS_COLOURS",
@@ -71,11 +71,11 @@ __all__ = ["ENVIRONMENT_STATUSES", "FIGURES", "MISCONCEPTIONS_FILE", "OUTPUT_FIL
 
 
 def _csv_safe(frame):
-    """``frame`` with every text cell and header neutralised for spreadsheets (:func:`graders.engine.reports.csv_cell`);
+    """``frame`` with every text cell and header neutralised for spreadsheets (:func:`graders.engine.outputs.reports.csv_cell`);
     numbers stay numbers."""
     import pandas as pd
 
-    from graders.engine.reports import csv_cell
+    from graders.engine.outputs.reports import csv_cell
 
     frame = frame.copy()
     for column in frame.columns:

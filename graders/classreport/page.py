@@ -11,7 +11,7 @@ import html
 
 from graders.classreport.plots import number
 from graders.classreport.texts import TEXT
-from graders.engine.learner_text import FIELD_LIMIT, clean_text
+from graders.engine.values.learner_text import FIELD_LIMIT, clean_text
 from graders.text import table_in
 
 STYLE = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
@@ -21,7 +21,7 @@ STYLE = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0
 
 
 def _e(value) -> str:
-    """One HTML field: the text cleaned (:func:`~graders.engine.learner_text.clean_text`: no control, escape
+    """One HTML field: the text cleaned (:func:`~graders.engine.values.learner_text.clean_text`: no control, escape
     sequence or bidirectional control, cut at ``FIELD_LIMIT``), then HTML-escaped."""
     return html.escape(clean_text(str(value), FIELD_LIMIT))
 

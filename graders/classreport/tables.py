@@ -7,15 +7,15 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders.engine import outfolder
-from graders.engine.learner_text import FIELD_LIMIT, clean
+from graders.engine.outputs import outfolder
+from graders.engine.values.learner_text import FIELD_LIMIT, clean
 
 ENVIRONMENT_STATUSES = ("error", "timeout")
-# an error whose cause is one of these kinds (graders.engine.protocol.Reason) ran no code of the exercise: the file
+# an error whose cause is one of these kinds (graders.engine.values.protocol.Reason) ran no code of the exercise: the file
 # cannot be read or loaded (a syntax error, an import that fails...), or the submission as a whole cannot be graded
 NO_CODE_CAUSES = ("submission ungradable", "file unreadable", "load failed", "load refused", "load timeout",
                   "load crashed")
-NOT_RAISED = "not raised"  # graders.engine.protocol.CaseResult.NOT_RAISED: a value where an exception is expected
+NOT_RAISED = "not raised"  # graders.engine.values.protocol.CaseResult.NOT_RAISED: a value where an exception is expected
 
 
 class ReportError(Exception):
@@ -200,7 +200,7 @@ def catalogue_hint(exercise: str, name: str, language: str) -> str:
 @functools.cache
 def _catalogue(exercise: str) -> tuple:
     """An exercise's catalogue entries, each file parsed once (a report names several of its mistakes)."""
-    from graders.engine.misconceptions import catalogue_file, read_entries
+    from graders.engine.judging.misconceptions import catalogue_file, read_entries
 
     try:
         return tuple(read_entries(catalogue_file(exercise)))

@@ -32,14 +32,14 @@ from __future__ import annotations
 
 def __getattr__(name: str):
     lazy = {
-        "grade_paths": ("graders.engine.batch", "grade_paths"),
-        "grade_sources": ("graders.engine.batch", "grade_sources"),
-        "GraderError": ("graders.engine.batch", "GraderError"),
-        "GradeOptions": ("graders.engine.grading", "GradeOptions"),
-        "load_misconceptions": ("graders.engine.misconceptions", "load_misconceptions"),
-        "mutant_source": ("graders.engine.misconceptions", "mutant_source"),
-        "Kit": ("graders.engine.kit", "Kit"),
-        "DEFAULT_KIT": ("graders.engine.kit", "DEFAULT_KIT"),
+        "grade_paths": ("graders.engine.routes.batch", "grade_paths"),
+        "grade_sources": ("graders.engine.routes.batch", "grade_sources"),
+        "GraderError": ("graders.engine.routes.batch", "GraderError"),
+        "GradeOptions": ("graders.engine.routes.grading", "GradeOptions"),
+        "load_misconceptions": ("graders.engine.judging.misconceptions", "load_misconceptions"),
+        "mutant_source": ("graders.engine.judging.misconceptions", "mutant_source"),
+        "Kit": ("graders.engine.judging.kit", "Kit"),
+        "DEFAULT_KIT": ("graders.engine.judging.kit", "DEFAULT_KIT"),
     }
     if name in lazy:
         import importlib

@@ -15,7 +15,7 @@ and run a test command per mutant (a fresh process, the whole test suite or a
 selection of it), and neither can hand back one mutated function. Here a
 mutant is one function judged in-process by the engine: the mutated ``def`` is
 exec'd in a copy of the reference module's namespace, like a catalogue entry,
-and graded by :func:`graders.engine.inline.grade_exercise` in milliseconds, with
+and graded by :func:`graders.engine.routes.inline.grade_exercise` in milliseconds, with
 the equivalence decided on the reference's outcomes computed once per
 exercise. A file-based tool would cost a process and a grading batch per
 mutant (over a thousand of them) and could not mutate only the exercise's
@@ -59,7 +59,7 @@ def add_command(sub) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """``rl4llm mutate``: run (or merge), write the report, check the floors; exit 1 when a score is under one."""
-    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.judging.kit import DEFAULT_KIT
     from graders.mutation import report as reports
 
     known = DEFAULT_KIT.exercises()

@@ -35,7 +35,7 @@ def _limit_worker() -> None:
 
 
 def _mutants(exercise: str) -> list:
-    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.judging.kit import DEFAULT_KIT
     from graders.mutation.operators import function_node, mutants
 
     stem, name = exercise.split(".", 1)

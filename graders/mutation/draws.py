@@ -34,7 +34,7 @@ import dataclasses
 import numpy as np
 
 from graders.checks import Case
-from graders.engine.codec import TensorSpec
+from graders.engine.values.codec import TensorSpec
 from graders.text import Text
 
 VARIANTS = ("zeros", "ties", "near_ties", "large", "tiny", "negated", "shifted", "random", "one_negated", "one_large",

@@ -91,7 +91,7 @@ def write(report: dict, out: Path) -> tuple[Path, Path]:
 
 def merge(folders: list[Path]) -> dict:
     """One report from the ``mutation.json`` of several runs (a SLURM array's tasks), in course order."""
-    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.judging.kit import DEFAULT_KIT
     from graders.mutation.campaign import summarise
 
     parts = [json.loads((Path(f) / "mutation.json").read_text(encoding="utf-8")) for f in folders]
@@ -107,7 +107,7 @@ def merge(folders: list[Path]) -> dict:
 
 def update_docs(report: dict, page: Path = DOCS_PAGE) -> Path:
     """Replace the generated block of ``docs/mutation.md`` with the table of a run over every exercise."""
-    from graders.engine.kit import DEFAULT_KIT
+    from graders.engine.judging.kit import DEFAULT_KIT
 
     missing = [e for e in DEFAULT_KIT.exercises() if e not in {r["exercise"] for r in report["exercises"]}]
     if missing:

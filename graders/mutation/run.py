@@ -4,22 +4,22 @@ For each mutant (:mod:`graders.mutation.operators`) of the exercise's reference
 function:
 
 1. **The mutant function**: the mutated ``def`` exec'd in a *copy* of the
-   reference module's namespace (as :func:`graders.engine.misconceptions.load_misconceptions`
+   reference module's namespace (as :func:`graders.engine.judging.misconceptions.load_misconceptions`
    builds a catalogue entry), so that only this one function is wrong and a
    harness that reaches the learner module's other functions finds the
    reference's.
 2. **Equivalence**: the mutant and the reference are called on every case of
    the spec and on the draws of :mod:`graders.mutation.draws`, each call on
    fresh inputs, under the spec's call mode; each outcome is a value
-   (normalised by :func:`graders.engine.codec.normalise`, with its
-   :func:`graders.engine.codec.type_of`), an exception type, or an input
+   (normalised by :func:`graders.engine.values.codec.normalise`, with its
+   :func:`graders.engine.values.codec.type_of`), an exception type, or an input
    changed in place. Values are compared with the engine's comparator
-   (:func:`graders.engine.compare.mismatch` at the case's tolerances, and
-   :func:`graders.engine.compare.type_problem`). A mutant equal on every
+   (:func:`graders.engine.values.compare.mismatch` at the case's tolerances, and
+   :func:`graders.engine.values.compare.type_problem`). A mutant equal on every
    input is **equivalent** and left out; otherwise the first differing input
    (a draw before a case of the checks) is its **witness**.
 3. **Kill**: every non-equivalent mutant is graded by the engine's in-process
-   route (:func:`graders.engine.inline.grade_exercise`): **killed** when it
+   route (:func:`graders.engine.routes.inline.grade_exercise`): **killed** when it
    loses points, else a **survivor**. The names the grader gave are kept.
 
 A mutant that runs past its time (:data:`EQUIVALENCE_SECONDS` of CPU for the
@@ -92,7 +92,7 @@ def target(exercise: str, kit=None) -> Target:
     """The reference, its inputs and outcomes, and its mutants, for ``exercise`` (cached in this process)."""
     if exercise not in _TARGETS:
         from graders.checks import Harness, spec_for
-        from graders.engine.kit import DEFAULT_KIT
+        from graders.engine.judging.kit import DEFAULT_KIT
 
         kit = kit or DEFAULT_KIT
         spec = spec_for(exercise)
@@ -132,9 +132,10 @@ class _View:
 
 def outcome(call: dict, function, module, case, kit=None) -> tuple:
     """One call on fresh inputs: ``("ok", value, type)``, ``("raised", type name)`` or ``("modified", where)``."""
-    from graders.engine import calls, codec
-    from graders.engine.kit import DEFAULT_KIT
-    from graders.engine.references import fresh_inputs
+    from graders.engine.judging import calls
+    from graders.engine.values import codec
+    from graders.engine.judging.kit import DEFAULT_KIT
+    from graders.engine.judging.references import fresh_inputs
 
     kit = kit or DEFAULT_KIT
     learner = _View(module) if isinstance(module, dict) else module
@@ -154,7 +155,7 @@ def outcome(call: dict, function, module, case, kit=None) -> tuple:
 
 def difference(spec, case, expected: tuple, got: tuple) -> str | None:
     """``None`` when two outcomes agree (the engine's comparator at the case's tolerances), else why not."""
-    from graders.engine.compare import mismatch, type_problem
+    from graders.engine.values.compare import mismatch, type_problem
 
     if expected[0] != got[0]:
         return f"reference {_said(expected)}, mutant {_said(got)}"
@@ -170,7 +171,7 @@ def difference(spec, case, expected: tuple, got: tuple) -> str | None:
 
 def _said(outcome_: tuple) -> str:
     if outcome_[0] == "ok":
-        from graders.engine.compare import describe
+        from graders.engine.values.compare import describe
 
         return f"returned {describe(outcome_[1], 120)}"
     if outcome_[0] == "raised":
@@ -211,7 +212,7 @@ def witness(target: Target, function, namespace) -> dict | None:
 
 def judge(exercise: str, mutant: Mutant) -> dict:
     """The verdict on one mutant: ``equivalent``, ``killed`` or ``survived`` (with its witness and the grade)."""
-    from graders.engine.inline import grade_exercise
+    from graders.engine.routes.inline import grade_exercise
 
     started = time.perf_counter()
     goal = target(exercise)
@@ -247,8 +248,8 @@ def judge_chunk(exercise: str, ids: list[str]) -> list[dict]:
 
 def mutant_file(exercise: str, mutant_id: str, kit=None) -> str:
     """A complete learner file: the reference file with the mutated function appended (it replaces the
-    reference's definition when the file runs), as :func:`graders.engine.misconceptions.mutant_source`."""
-    from graders.engine.kit import DEFAULT_KIT
+    reference's definition when the file runs), as :func:`graders.engine.judging.misconceptions.mutant_source`."""
+    from graders.engine.judging.kit import DEFAULT_KIT
 
     kit = kit or DEFAULT_KIT
     stem, name = exercise.split(".", 1)

@@ -36,7 +36,7 @@ from graders.build.notebooks.texts import (
 )
 from graders.build.stubs import given_files, make_given_source
 from graders.checks import Harness, spec_for
-from graders.engine.kit import DEFAULT_KIT
+from graders.engine.judging.kit import DEFAULT_KIT
 from graders.loader import parse
 from graders.paths import ASSIGNMENTS_DIR, SOLUTIONS_DIR, STARTER_DIR
 from graders.text import table_in
@@ -139,7 +139,7 @@ def build_notebook(folder: str, stem: str, language: str) -> str:
             spec = specs[segment.name]
             deps = dependencies(segment.node, set(specs))
             harness = spec.call.describe()["source"] if isinstance(spec.call, Harness) else ""
-            answered = getattr(spec.call, "answers", ())  # answered for it (graders/engine/answers.py)
+            answered = getattr(spec.call, "answers", ())  # answered for it (graders/engine/judging/answers.py)
             trusted = [d for d in deps if d in harness or d in answered]
             nb.markdown(f"about-{segment.name}", _about(segment, exercises.index(segment) + 1, len(exercises),
                                                         spec.points, deps, trusted, language,

@@ -2,7 +2,7 @@
 
 ``nbgrader autograde`` does not execute the notebooks: the kit's engine
 scores each test cell from the notebook's definitions
-(:mod:`graders.engine.nbgrader_scoring`), so the hidden part (stripped from
+(:mod:`graders.engine.nbgrader.scoring`), so the hidden part (stripped from
 the release) only names the exercise and raises. The visible checks are for
 the learner while working: up to ``MAX_VISIBLE`` public cases of the spec
 (``graders/checks``), each one ``check_close(call, expected, rtol=..., atol=...)``
@@ -24,7 +24,7 @@ from graders.build.notebooks.render import render_expected, render_input
 from graders.build.notebooks.texts import TEXT, points_text
 from graders.text import table_in
 from graders.checks import Harness, spec_for
-from graders.engine.codec import normalise
+from graders.engine.values.codec import normalise
 
 MAX_VISIBLE = 4  # visible checks per exercise
 MAX_CHECK_CHARS = 1000  # a longer rendered check is left to the hidden tests
@@ -126,7 +126,7 @@ def graded_cell(exercise_id: str, name: str, points: float, checks: list[Visible
     lines = [text["test_header"].format(name=name, points=points_text(points, language)),
              text["test_not_run"],
              "### BEGIN HIDDEN TESTS",
-             f"# Exercise {exercise_id}: its verdict is written here by graders.engine.nbgrader_scoring.",
+             f"# Exercise {exercise_id}: its verdict is written here by graders.engine.nbgrader.scoring.",
              f"raise RuntimeError({HIDDEN_REFUSAL.format(exercise_id=exercise_id)!r})",
              "### END HIDDEN TESTS"]
     if not checks:

@@ -8,7 +8,7 @@ the notebook's language. Rather than a second copy of that rule, this module
 copies, by name and verbatim (:func:`graders.build.comparator._definitions`),
 the conftest's recorder, tagging, input key and diagnosis, ``Text`` from
 :mod:`graders.text`, and the engine's translation of the comparator's line
-(:func:`graders.engine.texts.translated`, with the comparator's templates of
+(:func:`graders.engine.values.texts.translated`, with the comparator's templates of
 ``DETAILS`` and ``KINDS``) into one program. The helper cell holds it as the
 body of ``_kit_hints(kit_compare, language)`` (:mod:`.helper`), whose
 parameters are the comparator's functions and the notebook's language. A
@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from graders.build.comparator import _definitions, _undefined_names
 from graders.build.notebooks.texts import CHECK_TEXT
-from graders.engine.texts import DETAILS
+from graders.engine.values.texts import DETAILS
 from graders.paths import REPO_ROOT, STARTER_DIR
 
 PARTS = (  # (file, its top-level definitions copied, in file order)
     (REPO_ROOT / "graders" / "text.py", ("LANGUAGES", "placeholders", "Text")),
-    (REPO_ROOT / "graders" / "engine" / "texts.py",
+    (REPO_ROOT / "graders" / "engine" / "values" / "texts.py",
      ("KINDS", "_NESTED_DETAIL", "_NESTED_KIND", "checked", "translated", "_translate", "_PATTERNS", "_patterns")),
     (STARTER_DIR / "conftest.py",
      ("MAX_NUMBERS", "MAX_STRING", "KEY_DIGITS", "RTOL, ATOL", "REFERENCE", "MESSAGES", "message", "hint_text",

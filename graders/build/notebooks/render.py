@@ -2,7 +2,7 @@
 
 Inputs are rendered exactly (``repr`` floats, dtypes kept, tensors as
 ``torch.tensor(...)``) so a learner's call sees the autograder's input.
-Expected values are the engine's normalised form (:func:`graders.engine.codec.normalise`)
+Expected values are the engine's normalised form (:func:`graders.engine.values.codec.normalise`)
 with floats at 12 significant digits, stable across machines whose last-ulp
 results differ. A value without a compact literal renders as ``None``: that
 case is left to the hidden checks.
@@ -14,7 +14,7 @@ import ast
 
 import numpy as np
 
-from graders.engine.codec import TensorSpec
+from graders.engine.values.codec import TensorSpec
 
 MAX_EXPECTED_VALUES = 12  # a longer 1-D expected array is checked at 5 evenly spaced indices
 MAX_EXPECTED_ARRAY = 30  # entries of a multi-dimensional expected array, at most

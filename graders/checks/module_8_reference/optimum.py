@@ -38,7 +38,7 @@ def _optimal_kl_policy():
 
 
 # reward_kl_frontier may build on the learner's own optimal_kl_policy: its calls are answered with the
-# reference's optimum for exactly this case's inputs (sealed data, graders/engine/answers.py), so only the
+# reference's optimum for exactly this case's inputs (sealed data, graders/engine/judging/answers.py), so only the
 # frontier's own formulas (E[r], KL, the table) are graded here, and it earns nothing while the optimum is unimplemented
 OPTIMUM = Answered(("optimal_kl_policy",))
 

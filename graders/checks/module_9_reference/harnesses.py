@@ -2,7 +2,7 @@
 
 Each dependent runs under :class:`graders.checks.Answered`: the learner module's dependencies answer
 exactly this case's own calls with the reference's results, sent to the worker as sealed data
-(:mod:`graders.engine.answers`); no reference code travels, and a dependent earns nothing while its
+(:mod:`graders.engine.judging.answers`); no reference code travels, and a dependent earns nothing while its
 dependency earns nothing.
 """
 

@@ -1,6 +1,6 @@
 """Wrong versions of L = (1 - eps) softplus(-beta h) + eps softplus(beta h) (conservative_dpo_loss).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,6 +1,6 @@
 """Wrong versions of L = E[R] - sum_j lambda_j (E[C_j] - d_j) (constrained_lagrangian).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

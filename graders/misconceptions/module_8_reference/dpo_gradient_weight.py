@@ -1,6 +1,6 @@
 """Wrong versions of |dL/dh| = beta sigma(-beta h) (dpo_gradient_weight).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

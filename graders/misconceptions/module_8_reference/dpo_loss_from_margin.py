@@ -1,6 +1,6 @@
 """Wrong versions of L = -log sigma(beta h) = softplus(-beta h) (dpo_loss_from_margin).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,6 +1,6 @@
 """Wrong versions of lambda_j <- max(0, lambda_j + eta (C_hat_j - d_j)) (dual_ascent_step).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,6 +1,6 @@
 """Wrong versions of L = (h - 1/(2 tau))^2 (ipo_loss).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

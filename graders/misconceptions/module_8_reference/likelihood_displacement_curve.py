@@ -1,7 +1,7 @@
 """Wrong versions of p = softmax(-t, -3t, 4t) for (chosen, rejected, other),
 log p_chosen - log p_rejected = 2t (likelihood_displacement_curve).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

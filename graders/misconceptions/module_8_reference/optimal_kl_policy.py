@@ -1,6 +1,6 @@
 """Wrong versions of pi*(y) = pi_ref(y) exp(r(y)/beta) / Z (optimal_kl_policy).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,7 +1,7 @@
 """Wrong versions of L = NLL_w + lam softplus(-(logodds(m_w) - logodds(m_l))),
 logodds(m) = m - log(1 - e^m) (orpo_total_loss).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,7 +1,7 @@
 """Wrong versions of E_{pi*}[r] and KL(pi* || pi_ref) = sum_y pi*(y) log(pi*(y)/pi_ref(y))
 for each beta (reward_kl_frontier).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,7 +1,7 @@
 """Wrong versions of r_t = -beta (log pi - log pi_ref) on active tokens,
 + R on the last active token (shape_token_rewards).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,6 +1,6 @@
 """Wrong versions of L = softplus(-z), z = beta logp_w/|y_w| - beta logp_l/|y_l| - gamma (simpo_loss).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,7 +1,7 @@
 """Wrong versions of q* = min(1, d/c_risky) if r_risky > r_safe else 0,
 lambda* = (r_risky - r_safe)/c_risky when the budget binds (two_action_constrained_optimum).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,7 +1,7 @@
 """Wrong versions of L = mean[(1-eps) softplus(-beta h) + eps softplus(beta h)], h = (pi_w - ref_w) - (pi_l - ref_l),
 and of the rewards beta (log pi - log pi_ref) (dpo_loss).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

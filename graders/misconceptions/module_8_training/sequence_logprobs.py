@@ -1,6 +1,6 @@
 """Wrong versions of log pi(y|x) = sum_t mask_t log softmax(logits[:, t])[input_ids[:, t+1]] (sequence_logprobs).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,6 +1,6 @@
 """Wrong versions of H(p) = -sum_k p_k log p_k along the last axis, 0 log 0 = 0 (categorical_entropy).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

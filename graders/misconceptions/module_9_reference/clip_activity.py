@@ -1,6 +1,6 @@
 """Wrong versions of (A > 0 and rho > 1 + eps_high) or (A < 0 and rho < 1 - eps_low) (clip_activity).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

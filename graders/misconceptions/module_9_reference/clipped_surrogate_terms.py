@@ -1,6 +1,6 @@
 """Wrong versions of min(rho*A, clip(rho, 1 - eps_low, 1 + eps_high)*A) (clipped_surrogate_terms).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,6 +1,6 @@
 """Wrong versions of w_it = (r_i - mean(r)) / (G * L), L = fixed_length (dr_grpo_token_weights).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,6 +1,6 @@
 """Wrong versions of E[draws] = B / P_info (expected_draws_for_informative_groups).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

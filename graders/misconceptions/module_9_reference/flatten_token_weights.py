@@ -1,6 +1,6 @@
 """Wrong versions of [w_11, ..., w_1|o_1|, w_21, ...] (flatten_token_weights).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

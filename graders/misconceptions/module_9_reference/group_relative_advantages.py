@@ -1,6 +1,6 @@
 """Wrong versions of A_i = (r_i - mean(r)) / (std(r) + eps) within each group (group_relative_advantages).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

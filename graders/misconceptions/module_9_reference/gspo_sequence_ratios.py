@@ -1,6 +1,6 @@
 """Wrong versions of s_i = exp(mean over active tokens of new - old) (gspo_sequence_ratios).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,6 +1,6 @@
 """Wrong versions of P_info = 1 - p^G - (1 - p)^G (informative_group_probability).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

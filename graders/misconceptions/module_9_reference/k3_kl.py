@@ -1,6 +1,6 @@
 """Wrong versions of k3 = exp(d) - d - 1, d = ref - logp (k3_kl).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,7 +1,7 @@
 """Wrong versions of b_i = (sum_j r_j - r_i) / (G - 1), the mean reward of the other answers
 (leave_one_out_baseline).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,6 +1,6 @@
 """Wrong versions of w_it = A_i / (G * |o_i|), A standardised (original_grpo_token_weights).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

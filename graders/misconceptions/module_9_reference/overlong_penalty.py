@@ -1,6 +1,6 @@
 """Wrong versions of DAPO's R(|y|): 0, then (L_max - L_cache - |y|) / L_cache, then -1 (overlong_penalty).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

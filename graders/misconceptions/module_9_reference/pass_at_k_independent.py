@@ -1,6 +1,6 @@
 """Wrong versions of pass@k = 1 - (1 - p)^k (pass_at_k_independent).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,6 +1,6 @@
 """Wrong versions of c_i = sum_t w_it (response_contributions).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

@@ -1,7 +1,7 @@
 """Wrong versions of z <- z + lr * dJ/dz, dJ/dz_k = pi_k (r_k - sum_j pi_j r_j) - beta pi_k (log pi_k + H(pi))
 (synthetic_mode_training).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

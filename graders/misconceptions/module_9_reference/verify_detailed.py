@@ -1,6 +1,6 @@
 """Wrong versions of verify_detailed: what the verifier extracted and decided for one response.
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

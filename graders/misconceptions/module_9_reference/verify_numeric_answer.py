@@ -1,6 +1,6 @@
 """Wrong versions of verify_numeric_answer: verify_detailed(...).accuracy, the final answer within tolerance.
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

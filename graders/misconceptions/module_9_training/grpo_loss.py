@@ -1,7 +1,7 @@
 """Wrong versions of loss = -reduce over active tokens of min(rho*A, clip(rho, 1 - eps_low, 1 + eps_high)*A)
 (grpo_loss).
 
-Format: graders/engine/misconceptions.py (``_right`` is the reference).
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
 
 

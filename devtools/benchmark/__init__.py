@@ -1,0 +1,1 @@
+"""The timings ``docs/timings.md`` quotes: ``python -m devtools.benchmark`` (:mod:`.cli`)."""

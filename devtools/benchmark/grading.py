@@ -1,0 +1,135 @@
+"""The grader's wall-clock measurements (``python -m devtools.benchmark``), and the helpers every measurement uses.
+
+``grade-one`` (cold, then ``grade-one-warm``), ``grade-50``, ``sandbox-cost``; the toy experiments'
+command lines; the run's own reference cache (``$RL4LLM_CACHE``); :class:`Result`, a measurement with
+more to report than its seconds. The measurements' registry and the command line: :mod:`devtools.benchmark.cli`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graders import settings
+from graders.paths import REPO_ROOT, SOLUTIONS_DIR
+
+PY = sys.executable
+CACHE_ENV = "RL4LLM_CACHE"  # graders.engine.judging.refcache: the reference cache's folder, or "off"
+
+
+def _cache_folder() -> Path | None:
+    """The reference cache this run uses (set by :func:`main`), or ``None`` when it is off or not set."""
+    chosen = settings.get(CACHE_ENV)
+    return None if chosen.lower() in ("", "off", "0", "no", "false") else Path(chosen)
+
+
+def _cache_is_empty() -> bool:
+    folder = _cache_folder()
+    return folder is not None and (not folder.is_dir() or not any(folder.iterdir()))
+
+
+def _empty_cache() -> None:
+    folder = _cache_folder()
+    if folder is not None and folder.is_dir():
+        for path in folder.iterdir():
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+
+
+def _timed(command: list[str], env: dict | None = None, cwd: Path = REPO_ROOT) -> float:
+    start = time.perf_counter()
+    completed = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if completed.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{completed.stderr[-2000:]}")
+    return elapsed
+
+
+def _experiment(module: str, profile: str) -> list[str]:
+    folder, call = {
+        "m9": ("module_09", f"import module_9_training as m; m.run_toy_grpo_experiment(profile={profile!r})"),
+        "m8": ("module_08", f"import module_8_training as m; m.run_toy_dpo_experiment(profile={profile!r})"),
+    }[module]
+    return [PY, "-c", f"import sys; sys.path.insert(0, {str(SOLUTIONS_DIR / folder)!r}); {call}"]
+
+
+def _complete_submission(target: Path) -> Path:
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted(SOLUTIONS_DIR.glob("module_*/module_*.py")):
+        shutil.copy(path, target / path.name)
+    return target
+
+
+def bench_grade(count: int, jobs: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        subs = [_complete_submission(Path(tmp) / f"student_{i:02d}") for i in range(count)]
+        command = [PY, "-m", "graders.cli", "grade", *map(str, subs), "--out", str(Path(tmp) / "out"),
+                   "--jobs", str(jobs)]
+        return _timed(command)
+
+
+_GRADED_ONE = False  # whether this process has graded one complete submission (grade-one) yet
+
+
+def bench_grade_one() -> float:
+    """``grade-one``: one complete submission graded with the run's reference cache emptied first (cold)."""
+    global _GRADED_ONE
+    _empty_cache()
+    seconds = bench_grade(1, 1)
+    _GRADED_ONE = True
+    return seconds
+
+
+def bench_grade_one_warm() -> float:
+    """``grade-one-warm``: the same grade again right after ``grade-one``, so that whatever the kit keeps
+    between runs (a reference cache, the OS's file cache) is warm. Run on its own, it first grades once
+    untimed."""
+    global _GRADED_ONE
+    if not _GRADED_ONE:
+        print("  (grade-one did not run before: one untimed grade first, to warm up)", flush=True)
+        bench_grade(1, 1)
+        _GRADED_ONE = True
+    return bench_grade(1, 1)
+
+
+def bench_sandbox_cost(count: int = 6, rounds: int = 2) -> float:
+    """Seconds the kernel sandbox adds per submission: ``count`` module-9 reference submissions graded
+    with every layer and with every switchable layer off (namespaces, Landlock, the system-call filter, the
+    closed root, cgroups, the CPU budget: ``graders.engine.sandbox.layers.SWITCHES``), the best of ``rounds`` each."""
+    from graders.engine.sandbox.layers import SWITCHES
+
+    off = {name: "1" for name in SWITCHES}
+    with tempfile.TemporaryDirectory() as tmp:
+        subs = []
+        for i in range(count):
+            folder = Path(tmp) / f"student_{i:02d}"
+            folder.mkdir()
+            shutil.copy(SOLUTIONS_DIR / "module_09" / "module_9_reference.py", folder)
+            subs.append(folder)
+        command = [PY, "-m", "graders.cli", "grade", *map(str, subs), "--out", str(Path(tmp) / "out"),
+                   "--module", "9", "--quiet"]
+        with_sandbox, without = [], []
+        for _ in range(rounds):
+            with_sandbox.append(_timed(command))
+            without.append(_timed(command, env=off))
+    per_submission = (min(with_sandbox) - min(without)) / count
+    print(f"  sandbox on: {min(with_sandbox):.2f} s, off: {min(without):.2f} s for {count} submissions", flush=True)
+    return per_submission
+
+
+@dataclass
+class Result:
+    """A measurement with more to report than its seconds (printed as ``line``, saved as ``data``)."""
+
+    seconds: float
+    line: str
+    data: dict = field(default_factory=dict)

@@ -1,0 +1,247 @@
+"""Finding the learner files of a submission: a directory, a ``.zip``, or a notebook in either.
+
+- Learner files are found by their starter names (``module_9_reference.py``
+  ...) at any depth. When a name occurs more than once the shallowest copy is
+  graded (ties: the first in sorted order) and the feedback says so.
+- Every file is read by the one reader, :mod:`graders.engine.intake.reader`: a
+  symbolic link or a special file, in a folder or a zip, refuses the whole
+  submission with its name; a ``.zip`` is checked member by member before
+  anything is extracted (no absolute paths, no ``..``); files, bytes per file,
+  bytes in all, depth and path length are capped while reading
+  (:data:`graders.engine.intake.reader.SUBMISSION_CAPS`). An unsafe submission is
+  refused as a whole, with the reason.
+- A completed notebook (``*.ipynb``) stands in for a learner file that is not
+  present as ``.py``: its code cells are reduced to their definitions
+  (imports, functions, classes, constant assignments -- no top-level calls, so
+  no experiments run at import) and that module is graded for every exercise
+  function it defines. Notebooks are reduced once per submission, in one
+  budgeted child process (:mod:`graders.engine.intake.notebook_reader`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+from graders.engine.intake import reader as intake
+from graders.engine.intake.reader import SKIP_DIRS, SUBMISSION_CAPS, UnsafeSubmission  # noqa: F401  (read here)
+from graders.engine.values.learner_text import clean, clean_text
+from graders.engine.values.protocol import Submission
+from graders.engine.intake.notebook_cells import (CellProblem, _defined_functions, notebook_definitions,  # noqa: F401
+                                           read_notebook)
+
+MAX_MEMBERS = SUBMISSION_CAPS.files
+MAX_MEMBER_BYTES = SUBMISSION_CAPS.file_bytes
+MAX_TOTAL_BYTES = SUBMISSION_CAPS.total_bytes
+MAX_FILE_BYTES = 5 << 20  # a learner .py file
+
+
+
+
+# Cyrillic letters as a reader of Latin would say them (a folder name stays readable: ivan_petrov-3f2a9c1b)
+_CYRILLIC = dict(zip("абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґ",
+                     ["a", "b", "v", "g", "d", "e", "e", "zh", "z", "i", "i", "k", "l", "m", "n", "o", "p", "r", "s",
+                      "t", "u", "f", "kh", "ts", "ch", "sh", "shch", "", "y", "", "e", "yu", "ya", "i", "i", "e", "g"]))
+
+
+def display_name(path: Path) -> str:
+    """A submission's name as given: its folder or file name (``.zip`` dropped), any Unicode, exactly as the
+    file system holds it (two spellings of one name, NFC and NFD, stay two names); what a person reads in
+    every output. Control characters are made visible by the outputs' cleaner."""
+    path = Path(path)
+    return (path.name[:-4] if path.suffix.lower() == ".zip" else path.name) or "submission"
+
+
+def submission_name(path: Path) -> str:
+    """The submission's folder name in the outputs: ASCII letters, digits, ``. _ -`` only. A name that is
+    already so stays as it is; any other is spelt in Latin letters (Cyrillic transliterated, accents dropped)
+    and gets a digest of the name as given (``ivan_petrov-3f2a9c1b``): unique for every different name
+    (NFC and NFD spellings, case), the same on every run and every shard."""
+    import hashlib
+    import unicodedata
+
+    given = display_name(path)
+    latin = "".join(_CYRILLIC.get(char.lower(), char) if char.lower() in _CYRILLIC else char for char in given)
+    latin = unicodedata.normalize("NFKD", latin).encode("ascii", "ignore").decode("ascii")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", latin).strip("._") or "submission"
+    if name == given:
+        return name
+    digest = hashlib.sha256(given.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{name[:80]}-{digest}"
+
+
+def read_zip(path: Path, *, keep: tuple[str, ...] | None = (".py", ".ipynb"), max_members: int | None = None,
+             max_member_bytes: int | None = None, max_total_bytes: int | None = None) -> dict[str, bytes]:
+    """:func:`graders.engine.intake.reader.read_zip` with the submission's caps, any of them changed."""
+    changes = {key: value for key, value in (("files", max_members), ("file_bytes", max_member_bytes),
+                                             ("total_bytes", max_total_bytes)) if value is not None}
+    return intake.read_zip(path, caps().but(**changes), keep)
+
+
+def read_directory(root: Path) -> dict[str, bytes]:
+    """``{posix path: bytes}`` of the ``.py``/``.ipynb`` files under ``root`` (:func:`graders.engine.intake.reader.read_tree`)."""
+    return intake.read_tree(root, caps())
+
+
+def caps() -> intake.Caps:
+    """The submission's caps: :data:`graders.engine.intake.reader.SUBMISSION_CAPS` with this module's numbers."""
+    return SUBMISSION_CAPS.but(files=MAX_MEMBERS, file_bytes=MAX_MEMBER_BYTES, total_bytes=MAX_TOTAL_BYTES)
+
+
+# ---------------------------------------------------------------------------
+# Notebooks
+# ---------------------------------------------------------------------------
+def cell_note(notebook: str, problem: CellProblem, *, graded: bool) -> str:
+    """The feedback note (English; :func:`graders.engine.values.texts.translated` reads it) on a cell left out."""
+    from graders.engine.values.texts import detail
+
+    return detail("note_cell_graded" if graded else "note_cell_nothing", notebook=notebook, cell=problem.cell,
+                  start=problem.start, error=problem.reason)
+
+
+def is_cell_note(note: str) -> bool:
+    """Whether a feedback note (in any language) is :func:`cell_note`'s."""
+    from graders.course import LANGUAGES
+    from graders.engine.values.texts import DETAILS
+
+    return any(note.endswith(DETAILS[key].in_(language).rsplit("}; ", 1)[1]) for language in LANGUAGES
+               for key in ("note_cell_graded", "note_cell_nothing"))
+
+
+# ---------------------------------------------------------------------------
+# Discovery
+# ---------------------------------------------------------------------------
+def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
+    """Read submission ``path`` and pick one learner source per stem.
+
+    ``stems`` maps each learner file stem to its exercise function names
+    (used to match notebooks). Never raises for a bad submission: problems
+    are recorded in ``Submission.problem`` or per-file ``notes``.
+    """
+    path = Path(path)
+    submission = Submission(submission_name(path), path)
+    try:
+        files = intake.read_submission(path, caps())
+    except UnsafeSubmission as error:
+        submission.problem = clean_text(str(error))
+        return submission
+    except OSError as error:
+        submission.problem = clean_text(f"the submission could not be read ({error})")
+        return submission
+    if path.suffix in (".py", ".ipynb") and not path.is_dir():
+        submission.name = submission_name(path.with_suffix(""))
+
+    def depth_key(relative: str):
+        return (relative.count("/"), relative)
+
+    for stem in stems:
+        candidates = sorted((r for r in files if r.rsplit("/", 1)[-1] == f"{stem}.py"), key=depth_key)
+        if not candidates:
+            continue
+        chosen = candidates[0]
+        submission.where[stem] = chosen
+        notes = submission.notes.setdefault(stem, [])
+        if len(candidates) > 1:
+            others = ", ".join(candidates[1:4]) + (" ..." if len(candidates) > 4 else "")
+            notes.append(f"found {len(candidates)} copies of {stem}.py; graded the shallowest, {chosen} "
+                         f"(ignored: {others})")
+        submission.raw[stem] = files[chosen]
+    _graded_notebooks(submission, files, stems, depth_key)
+    for stem in stems:
+        if stem not in submission.raw and stem not in submission.sources:
+            near = _near_misses(stem, files)
+            if near:
+                submission.notes.setdefault(stem, []).append(
+                    f"found {', '.join(near)}: is that your {stem}.py? Learner files are graded by "
+                    f"their exact starter names; rename it to {stem}.py and resubmit")
+    # file and member names are the learner's text (any byte but / on Linux; a lone surrogate from os.walk
+    # when a name is not UTF-8): made safe for every report here, once
+    submission.where, submission.notes = clean(submission.where), clean(submission.notes)
+    return submission
+
+
+def _graded_notebooks(submission: Submission, files: dict[str, bytes], stems: dict[str, list[str]],
+                      depth_key) -> None:
+    """For each stem with no ``.py``: the first notebook (shallowest) that defines one of its functions.
+
+    Every notebook is reduced once for all stems, in one budgeted child process
+    (:func:`graders.engine.intake.notebook_reader.reduce_notebooks`), and only when some stem needs one.
+    """
+    from graders.engine.intake.notebook_reader import reduce_notebooks
+
+    notebooks = sorted((r for r in files if r.endswith(".ipynb") and "checkpoint" not in r), key=depth_key)
+    missing = [stem for stem in stems if stem not in submission.raw]
+    if not notebooks or not missing:
+        return
+    reduced = reduce_notebooks({relative: files[relative] for relative in notebooks})
+    for stem in missing:
+        unread: list[str] = []  # the unreadable cells of a notebook named after the stem, if none is graded
+        for relative in notebooks:
+            found = reduced[relative]
+            if isinstance(found, str):
+                continue
+            if found.functions & set(stems[stem]):
+                submission.sources[stem] = found.source
+                submission.where[stem] = relative
+                submission.notes.setdefault(stem, []).append(
+                    f"graded the definitions in notebook {relative} (no {stem}.py in the submission)")
+                submission.notes[stem] += [cell_note(relative, problem, graded=True) for problem in found.problems]
+                break
+            if relative.rsplit("/", 1)[-1] == f"{stem}.ipynb":
+                unread += [cell_note(relative, problem, graded=False) for problem in found.problems]
+        if stem not in submission.sources and unread:
+            submission.notes.setdefault(stem, []).extend(unread)
+
+
+def is_learner_name(name: str) -> bool:
+    """Whether ``name`` is a learner file's name, ``module_<digits>_<a-z letters>.py`` (literal operations)."""
+    if not (name.startswith("module_") and name.endswith(".py")):
+        return False
+    number, _, word = name[len("module_"):-len(".py")].partition("_")
+    return number.isascii() and number.isdigit() and word.isascii() and word.isalpha() and word.islower()
+
+
+def _near_misses(stem: str, files: dict[str, bytes]) -> list[str]:
+    """Python files whose names look like a misspelt ``<stem>.py`` (``Module9_reference.py``, ...); every
+    operation on a name is linear in its length (literal ones, and difflib against the short stem)."""
+    def key(name: str) -> str:
+        return "".join(c for c in name.lower() if c.isascii() and c.isalnum())
+
+    wanted = key(stem)
+    names = {relative: relative.rsplit("/", 1)[-1] for relative in files if relative.lower().endswith(".py")}
+    # another learner file by its exact name (module_8_reference.py for module_9_reference) is no misspelling
+    names = {relative: name for relative, name in names.items() if not is_learner_name(name)}
+    by_key = {relative: key(name[:-3]) for relative, name in names.items()}
+    close = set(difflib.get_close_matches(wanted, set(by_key.values()), n=3, cutoff=0.85))
+    # an LMS's prefix (alice_1234_module_9_reference.py, Full Name_12_assignsubmission_file_module_9_...)
+    close |= {k for k in by_key.values() if k.endswith(wanted)}
+    return sorted(relative for relative, k in by_key.items() if k in close)[:3]
+
+
+def learner_source(submission: Submission, stem: str) -> tuple[str | None, str | None]:
+    """``(source, None)`` for a usable learner file, or ``(None, problem)``; ``(None, None)`` when absent."""
+    if stem in submission.sources:
+        return submission.sources[stem], None
+    if stem not in submission.raw:
+        return None, None
+    data = submission.raw[stem]
+    where = submission.where.get(stem, f"{stem}.py")
+    if len(data) > MAX_FILE_BYTES:
+        return None, f"{where} is larger than {MAX_FILE_BYTES} bytes and was not graded"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        return None, (f"{where} is not valid UTF-8 (byte {error.start}: {data[error.start:error.start + 1]!r}); "
+                      "save it as UTF-8 and resubmit")
+    try:
+        compile(text, f"{stem}.py", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        code = f": {error.text.strip()[:120]}" if error.text and error.text.strip() else ""
+        return None, clean_text(f"{where} has a syntax error at line {error.lineno} ({error.msg}){code}")
+    except ValueError as error:  # e.g. NUL bytes
+        return None, clean_text(f"{where} cannot be compiled: {error}")
+    except (RecursionError, MemoryError) as error:  # a 200,000-term sum, blocks in blocks: the learner's fault
+        return None, f"{where} is too deeply nested or too long to be compiled ({type(error).__name__}); shorten " \
+                     "its longest expression or its deepest nesting and resubmit"
+    return text, None

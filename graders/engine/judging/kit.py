@@ -1,0 +1,109 @@
+"""The kit as the grader sees it: where the course's files live, and its modules loaded once.
+
+What exists (modules, learner files, exercises) is the course registry's
+(:mod:`graders.course`); a :class:`Kit` adds the folders they are read from
+(overridable for tests and bundles) and loads reference and starter modules
+in the grading process.
+
+A **given module** is any other ``.py`` of a module folder (``grpo_toy.py``,
+no fence): given code a learner file imports by its plain name. A reference
+or starter file is loaded with fresh copies of its folder's given modules
+(:func:`graders.loader.load_module`'s ``given``), and a harness asks for a
+given module by name (``starter("grpo_toy")``).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+from graders import course
+from graders.course import LearnerFile
+from graders.fences import exercises_in
+from graders.loader import load_module
+from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
+
+GRADERS_DIR = Path(__file__).resolve().parents[2]  # graders/ (this file is graders/engine/judging/kit.py)
+CHECKS_DIR = GRADERS_DIR / "checks"
+MISCONCEPTIONS_DIR = GRADERS_DIR / "misconceptions"
+EXAMPLES_DIR = GRADERS_DIR / "examples"
+
+
+@dataclass(frozen=True)
+class Kit:
+    """Where the reference, the starter and the catalogue live (overridable for tests and bundles)."""
+
+    solutions_dir: Path = SOLUTIONS_DIR
+    starter_dir: Path = STARTER_DIR
+    misconceptions_dir: Path = MISCONCEPTIONS_DIR
+    root: Path = REPO_ROOT
+    _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def files(self, modules=None) -> list[LearnerFile]:
+        return course.learner_files(modules)
+
+    def solution_path(self, stem: str) -> Path:
+        return self.solutions_dir / course.module_of(stem).folder / f"{stem}.py"
+
+    def starter_path(self, stem: str) -> Path:
+        """The starter copy of a learner file or of a given module."""
+        return self.starter_dir / self._folder(stem) / f"{stem}.py"
+
+    def given_modules(self, modules=None) -> dict[str, str]:
+        """Every given module of the selected modules: its name -> its module folder (``"module_09"``)."""
+        return course.given_modules(self.solutions_dir, modules)
+
+    def _folder(self, stem: str) -> str:
+        given = self.given_modules()
+        return given[stem] if stem in given else course.module_of(stem).folder
+
+    def _given_files(self, root: Path, stem: str) -> dict[str, Path]:
+        """The given modules next to ``stem`` under ``root`` (solutions or starter): name -> file."""
+        folder = self._folder(stem)
+        return {name: root / folder / f"{name}.py" for name, where in self.given_modules().items() if where == folder}
+
+    def exercises(self, modules=None) -> list[str]:
+        """Every exercise id of this kit's learner files, in course order (read from its solutions)."""
+        ids: list[str] = []
+        for learner_file in self.files(modules):
+            path = self.solution_path(learner_file.stem)
+            if path.exists():
+                ids.extend(exercises_in(path))
+        return ids
+
+    def functions_by_stem(self, modules=None) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {f.stem: [] for f in self.files(modules)}
+        for exercise_id in self.exercises(modules):
+            stem, function = exercise_id.split(".", 1)
+            found[stem].append(function)
+        return found
+
+    # -- modules loaded in the grading process ---------------------------------
+    def reference_module(self, stem: str) -> ModuleType:
+        """The reference solution of ``stem``, loaded once under a private name (with the solutions' given modules)."""
+        return self._load(("reference", stem), self.solution_path(stem), f"_rl4llm_reference_{stem}",
+                          self.solutions_dir)
+
+    def starter_module(self, stem: str) -> ModuleType:
+        """The public starter of a learner file or a given module, loaded in the grader (a harness's given code)."""
+        return self._load(("starter", stem), self.starter_path(stem), f"_rl4llm_grader_starter_{stem}",
+                          self.starter_dir)
+
+    def loaded_given_modules(self) -> dict[str, ModuleType]:
+        """The given modules this kit has loaded as a harness's given code (:meth:`starter_module`), by name."""
+        given = self.given_modules()
+        return {key[1]: module for key, module in list(self._cache.items())
+                if isinstance(key, tuple) and key[0] == "starter" and key[1] in given}
+
+    def _load(self, key, path: Path, name: str, root: Path) -> ModuleType:
+        """Load once; the given modules next to it (under ``root``) are looked up on the first load only."""
+        lock = self._cache.setdefault("lock", threading.RLock())
+        with lock:
+            if key not in self._cache:
+                self._cache[key] = load_module(path, name, given=self._given_files(root, key[1]))
+            return self._cache[key]
+
+
+DEFAULT_KIT = Kit()

@@ -1,0 +1,301 @@
+"""Feedback: the text of an exercise's report, rendered from the judge's decision.
+
+:mod:`graders.engine.judging.judge` decides status, points and misconceptions;
+this module only writes them down. Feedback is one deterministic string: a
+count of passed checks, then the first few failing checks with their input
+(``hidden input`` when withheld), expected vs got, and any catalogued
+misconception matching the answer; or one line saying why the checks were
+not judged (no file, load error, timeout, crash, sandbox refusal).
+
+The words come from :mod:`graders.engine.values.texts`, in the language of the
+grading options (``GradeOptions.lang``: ``rl4llm grade --lang``, else
+``RL4LLM_LANG``, else the locale, else English); ids, names and statuses are
+the same in every language. A check's label is its case's ``label``, a
+:class:`graders.text.Text` read in the report's language (``Case.label_in``).
+"""
+
+from __future__ import annotations
+
+from graders.engine.values.compare import describe
+from graders.engine.judging.judge import judge
+from graders.course import LANGUAGES
+from graders.engine.values.protocol import CaseOutcome, CaseResult, ExerciseReport, Judgement, Reason, Status
+from graders.engine.values.protocol import WALL_CAP_MESSAGE, ExerciseRun
+from graders.engine.values.scrub import without_addresses, without_temp_paths
+from graders.engine.values.protocol import Submission
+from graders.engine.values.texts import feedback_text, translated
+from graders.fences import positional_parameters
+from graders.text import in_
+
+MAX_DETAILED = 3  # distinct failing results described in full per exercise
+INPUT_LIMIT = 240
+
+
+def deterministic(text: str) -> str:
+    """Feedback without memory addresses or the grader's temporary paths (same answer, same bytes), in time
+    linear in its length (:mod:`graders.engine.values.scrub`: no backtracking expression sees learner text)."""
+    return without_temp_paths(without_addresses(text))
+
+
+def assess(exercise, submission: Submission, sources: dict, file_problems: dict,
+           runs: dict[int, ExerciseRun], ctx) -> ExerciseReport:
+    """Judge one exercise of one submission and render its feedback."""
+    judgement = judge(exercise, submission, sources, file_problems, runs, ctx)
+    return ExerciseReport(exercise.id, judgement.status, judgement.points, exercise.max_points,
+                          render(judgement, exercise, ctx), tuple(judgement.misconceptions), judgement.not_implemented,
+                          tuple(judgement.candidates), cause(judgement, exercise, ctx),
+                          tuple(p.result.value for p in judgement.problems))
+
+
+def language_of(ctx) -> str:
+    """The feedback's language: the grading options' (English for options that predate the setting)."""
+    return getattr(ctx.options, "lang", "en")
+
+
+def hint_in(hint: str, language: str) -> str:
+    """A misconception's hint (a :class:`~graders.text.Text` of the catalogue's docstring) in ``language``.
+
+    The same for the label of the check a misconception was named on; a plain string (``#<n>``) as it is.
+    """
+    return in_(hint, language)
+
+
+def render(judgement: Judgement, exercise, ctx) -> str:
+    """The feedback text of a judgement."""
+    if judgement.reason is not None:
+        lines = _reason_lines(judgement, exercise, ctx)
+    else:
+        lines = _case_lines(judgement, exercise, ctx)
+    return deterministic("\n".join(lines).strip())
+
+
+def _reason_lines(judgement: Judgement, exercise, ctx) -> list[str]:
+    reason = judgement.reason
+    hide = ctx.options.hide_hidden_inputs
+    language = language_of(ctx)
+    notes = [translated(note, language) for note in judgement.notes]
+    line = _reason_line(judgement, exercise, ctx, language)
+    if reason is Reason.SUBMISSION_UNGRADABLE:
+        return [line]
+    if reason is Reason.FILE_MISSING:
+        return [line] + notes
+    if reason in (Reason.LOAD_FAILED, Reason.LOAD_REFUSED, Reason.LOAD_CRASHED, Reason.CRASHED):
+        return notes + [line] + _output_lines(judgement.output, hide, language)
+    if reason in (Reason.LOAD_TIMEOUT, Reason.TIMEOUT) and judgement.detail == WALL_CAP_MESSAGE:
+        return notes + [line, WALL_CAP_MESSAGE.in_(language)]
+    return notes + [line]
+
+
+def _reason_line(judgement: Judgement, exercise, ctx, language: str) -> str:
+    """The one line that says why the checks were not judged, in ``language`` (no note, no output)."""
+    reason = judgement.reason
+    stem = exercise.stem
+
+    def say(key: str, **fields) -> str:
+        return feedback_text(language, key, **fields)
+
+    detail = translated(judgement.detail, language)
+    if reason is Reason.SUBMISSION_UNGRADABLE:
+        return say("submission_ungradable", detail=detail)
+    if reason is Reason.FILE_UNREADABLE:
+        return detail
+    if reason is Reason.FILE_MISSING:
+        return say("file_missing", stem=stem)
+    if reason is Reason.NOT_GRADABLE:
+        return say("not_graded", detail=detail)
+    if reason is Reason.NO_RESULT:
+        return say("no_result")
+    if reason is Reason.LOAD_FAILED:
+        return say("load_failed", stem=stem, error=_exception_text(judgement.error))
+    if reason is Reason.LOAD_REFUSED:
+        return say("load_refused", stem=stem, what=_refused(judgement.error["message"], language))
+    if reason is Reason.LOAD_TIMEOUT:
+        return say("load_timeout", stem=stem, seconds=ctx.options.load_timeout)
+    if reason is Reason.LOAD_CRASHED:
+        return say("load_crashed", stem=stem, detail=detail)
+    if reason is Reason.TIMEOUT:
+        return say("timeout", seconds=ctx.job.entries[exercise.index]["timeout"])
+    if reason is Reason.CRASHED:
+        return say("crashed", detail=detail)
+    if reason is Reason.FUNCTION_MISSING:
+        return say("function_missing", detail=detail)
+    if reason is Reason.REFUSED:
+        return say("refused", what=_refused(judgement.detail, language))
+    if reason is Reason.NO_CHECKS:
+        problems = judgement.kit_problems or [judgement.detail]
+        return say("not_graded", detail="; ".join(translated(p, language) for p in problems))
+    raise ValueError(f"no feedback for {reason}")
+
+
+def cause(judgement: Judgement, exercise, ctx) -> dict | None:
+    """Why an exercise ended in an error or a timeout, for the class report: ``{"kind", "text": {language:
+    line}}`` -- the reason's line (no output of the learner's code), or for a check that raised the exception's
+    type and where (never its message, which may show a hidden input); ``None`` for any other exercise and for
+    the untouched stub."""
+    if judgement.status not in (Status.ERROR, Status.TIMEOUT) or judgement.not_implemented:
+        return None
+    if judgement.reason is not None:
+        return {"kind": judgement.reason.value,
+                "text": {language: _reason_line(judgement, exercise, ctx, language) for language in LANGUAGES}}
+    first = next((p for p in judgement.problems if p.result.is_error), None)
+    if first is None:
+        return None
+    if first.result is CaseResult.RAISED:
+        error = first.error or {}
+        where = f" ({error['where']})" if error.get("where") else ""
+        return {"kind": first.result.value, "text": {language: feedback_text(
+            language, "raised", error=f"{error.get('type', '?')}{where}") for language in LANGUAGES}}
+    return {"kind": first.result.value,
+            "text": {language: feedback_text(language, "no_case_result") for language in LANGUAGES}}
+
+
+def _refused(message: str, language: str) -> str:
+    """What the sandbox refused (its message without "the grader does not allow "), in ``language``."""
+    return translated(message.removeprefix("the grader does not allow "), language)
+
+
+def _exception_text(error: dict) -> str:
+    where = f" ({error['where']})" if error.get("where") else ""
+    return f"{error['type']}: {error['message']}{where}"
+
+
+def _output_lines(output: str, hide: bool, language: str = "en") -> list[str]:
+    if not output or hide:
+        return []
+    output = output if len(output) <= 800 else output[:800] + "..."
+    return [feedback_text(language, "last_output"), output]
+
+
+def _argument_names(exercise, ctx) -> list[str]:
+    """The reference's positional parameter names, read from its source once per kit (nothing is run)."""
+    names = ctx.kit._cache.setdefault("positional_parameters", {})
+    if exercise.id not in names:
+        try:
+            names[exercise.id] = positional_parameters(ctx.kit.solution_path(exercise.stem), exercise.function)
+        except (AttributeError, OSError, SyntaxError, ValueError):
+            names[exercise.id] = []
+    return names[exercise.id]
+
+
+def describe_input(case, names: list[str], hidden: bool, language: str = "en") -> str:
+    if hidden:
+        return feedback_text(language, "hidden_input")
+    parts = []
+    for i, value in enumerate(case.args):
+        label = names[i] if i < len(names) else f"arg{i}"
+        parts.append(f"{label}={describe(value, 80)}")
+    parts += [f"{key}={describe(value, 80)}" for key, value in case.kwargs.items()]
+    text = ", ".join(parts)
+    return text if len(text) <= INPUT_LIMIT else text[: INPUT_LIMIT - 3] + "..."
+
+
+def _case_lines(judgement: Judgement, exercise, ctx) -> list[str]:
+    names = _argument_names(exercise, ctx)
+    problems = judgement.problems
+    language = language_of(ctx)
+    lines = [translated(note, language) for note in judgement.notes]
+    lines.append(feedback_text(language, "checks_passed", passed=judgement.checks - len(problems),
+                               checks=judgement.checks))
+    shown = _problem_lines(problems, names, ctx.options.hide_hidden_inputs, language)
+    lines += shown
+    for name, (hints, labels) in judgement.misconceptions.items():
+        if not any(feedback_text(language, "misconception", name=name) in line for line in shown):
+            lines.append(feedback_text(language, "misconception_summary", name=name, label=hint_in(labels, language),
+                                       hint=hint_in(hints, language)))
+    if judgement.candidates:
+        lines.append(feedback_text(language, "candidates", names=", ".join(judgement.candidates)))
+    for problem in judgement.kit_problems:
+        lines.append(feedback_text(language, "kit_problem", problem=translated(problem, language)))
+    return lines
+
+
+def message(outcome: CaseOutcome, names: list[str], language: str = "en") -> str:
+    """What happened on one failing check, with the misconceptions named on it."""
+    result, case = outcome.result, outcome.case
+
+    def say(key: str, **fields) -> str:
+        return feedback_text(language, key, **fields)
+
+    if result is CaseResult.WRONG:
+        expected, got = describe(outcome.expected), describe(outcome.got)
+        text = say("wrong", expected=expected, got=got)
+        # the comparator's line adds something unless it only repeats the first line (as English words it)
+        if not outcome.reason.startswith(feedback_text("en", "wrong", expected=expected, got=got)):
+            text += f"\n    ({translated(outcome.reason, language)})"
+        if outcome.trap is not None:
+            text += "\n    " + say("float_trap")
+    elif result is CaseResult.WRONG_TYPE:
+        text = translated(outcome.reason, language)
+    elif result is CaseResult.UNREADABLE:
+        text = say("unreadable")
+    elif result is CaseResult.NOT_RAISED:
+        text = say("not_raised", exception=case.raises.__name__, got=describe(outcome.got))
+    elif result is CaseResult.WRONG_EXCEPTION:
+        text = say("wrong_exception", exception=case.raises.__name__, error=_exception_text(outcome.error))
+    elif result is CaseResult.RAISED:
+        text = say("raised", error=_exception_text(outcome.error))
+    elif result is CaseResult.MODIFIED_INPUT:
+        changed = [names[n] if isinstance(n, int) and 0 <= n < len(names) else
+                   (f"arg{n}" if isinstance(n, int) else str(n)) for n in outcome.changed]
+        text = say("modified_input", names=", ".join(changed))
+    else:
+        text = say("no_case_result")
+    return text + "".join("\n    " + say("misconception_on_check", name=name, hint=hint_in(hints, language))
+                          for name, hints in outcome.named)
+
+
+def _problem_lines(problems: list[CaseOutcome], names: list[str], hide: bool, language: str = "en") -> list[str]:
+    """Failing checks, the first few in full; repeats of one message are counted, not repeated."""
+    if not problems:
+        return []
+
+    def say(key: str, **fields) -> str:
+        return feedback_text(language, key, **fields)
+
+    if all(p.not_implemented for p in problems):
+        detail = message(problems[0], names, language).split("NotImplementedError: ", 1)[-1]
+        # the kit's stubs already say "<id> is not implemented yet -- <formula>"
+        if any(marker in detail for marker in dict.fromkeys(
+                [feedback_text("en", "not_implemented_marker"), say("not_implemented_marker")])):
+            return [translated(detail, language)]
+        return [say("not_implemented", detail=detail)]
+    groups: dict[str, list[tuple[CaseOutcome, str]]] = {}
+    for problem in problems:
+        text = message(problem, names, language)
+        if hide and problem.case.hidden:
+            text = _verdict_only(problem, text, language)
+        groups.setdefault(text.split("\n")[0], []).append((problem, text))
+    lines = []
+    for shown, same in enumerate(groups.values()):
+        if shown == MAX_DETAILED:
+            rest = sum(len(g) for g in list(groups.values())[MAX_DETAILED:])
+            lines.append(say("more_failing", count=rest))
+            break
+        problem, text = same[0]
+        case = problem.case
+        visibility = say("hidden") if case.hidden else say("public")
+        label = f"'{case.label_in(language)}'" if case.label else say("a_check")
+        lines.append(say("check", label=label, visibility=visibility,
+                         input=describe_input(case, names, hide and case.hidden, language)))
+        lines.append(f"    {text}")
+        if len(same) > 1:
+            lines.append("    " + say("same_result", count=len(same) - 1))
+    return lines
+
+
+def _verdict_only(problem: CaseOutcome, text: str, language: str = "en") -> str:
+    """A hidden check's result without anything the learner's code produced on it (hide mode).
+
+    Kept: the verdict, and the grader's own judgements (changed inputs, the
+    misconception it names); dropped: values, exception texts, printed output.
+    """
+    first, *rest = text.split("\n")
+    if problem.result in (CaseResult.MODIFIED_INPUT, CaseResult.WRONG_TYPE):  # no value in these lines
+        verdict = first
+    elif problem.result.is_error:
+        verdict = feedback_text(language, "withheld_error")
+    else:
+        verdict = feedback_text(language, "withheld_wrong")
+    marker = feedback_text(language, "misconception", name="")[:-1]  # "misconception '"
+    trap = feedback_text(language, "float_trap")
+    return "\n".join([verdict, *(line for line in rest if line.lstrip().startswith(marker) or line.strip() == trap)])

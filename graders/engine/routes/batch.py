@@ -1,0 +1,385 @@
+"""Grading a batch: submissions in parallel, reports per submission, ``grades.csv``, a scoreboard.
+
+The reference values are computed once per batch in this process (while the
+first workers run); the job file with every case is written once and shared.
+One bad submission never stops the batch: its faults are its own exercises'
+statuses. Only a grader that cannot work at all (the worker cannot start, the
+reference solutions are missing) raises :class:`GraderError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+import threading
+import traceback
+import zipfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import graders
+from graders import classreport
+from graders import settings as kit_settings  # `settings` below is the sandbox's
+from graders.engine.outputs import outfolder, reports
+from graders.engine.sandbox import layers as sandbox
+from graders.engine.worker.fork_client import ForkServer
+from graders.engine.routes.grading import Context, GradeOptions, grade_submission, prepare_job, write_settings
+from graders.engine.judging.references import ReferenceBook
+from graders.engine.judging.kit import CHECKS_DIR, DEFAULT_KIT, Kit
+from graders.engine.values.learner_text import clean, say
+from graders.engine.values.protocol import ExerciseReport, Status, SubmissionReport
+from graders.engine.intake.submission import discover, display_name, is_cell_note, submission_name
+from graders.engine.values.texts import cli_text, translated
+from graders.engine.worker.config import WorkerConfig, WorkerStartError
+
+FORBIDDEN_MODULES = ("solutions", "graders.checks", "graders.misconceptions")
+# files of the output folder that a submission's folder must not shadow (compared case-insensitively)
+RESERVED_NAMES = {"grades.csv", *classreport.OUTPUT_FILES}
+NAME_LIMIT = 200  # characters of a report folder's name, a number included (file systems allow 255 bytes)
+
+
+class GraderError(RuntimeError):
+    """The grader itself could not work."""
+
+
+class BatchInterrupted(GraderError):
+    """Ctrl-C during a batch: the workers were stopped; what finished is written, the run marked interrupted."""
+
+
+@dataclass
+class BatchResult:
+    reports: list[dict]  # each submission's report.json (SubmissionReport.to_dict())
+    exercise_ids: list[str]
+    out_dir: Path
+    names: list[str]
+    internal_errors: list[str]
+    privilege_note: str
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """Submission folder names: reserved output names renamed (``grades.csv-submission``), repeats numbered.
+
+    The first of a repeated name keeps it; the others get ``-2``, ``-3``, ... -- never a name another
+    submission of the batch has of its own (``[a, a, a-2]`` gives ``[a, a-3, a-2]``), so every folder
+    is one submission's. At most :data:`NAME_LIMIT` characters each. Deterministic: the same list,
+    the same names (every shard of a batch computes them alike).
+    """
+    # every name a submission has of its own: no renamed or numbered name ever lands on one
+    taken = {name[:NAME_LIMIT] for name in names if name.lower() not in RESERVED_NAMES}
+    given: set[str] = set()
+    counts: dict[str, int] = {}
+    out = []
+    for name in names:
+        reserved = name.lower() in RESERVED_NAMES
+        name = (f"{name}-submission" if reserved else name)[:NAME_LIMIT]
+        if name in given or (reserved and name in taken):
+            count = counts.get(name, 1)
+            while True:
+                count += 1
+                suffix = f"-{count}"
+                candidate = name[:NAME_LIMIT - len(suffix)] + suffix
+                if candidate not in taken:
+                    break
+            counts[name] = count
+            name = candidate
+        given.add(name)
+        taken.add(name)
+        out.append(name)
+    return out
+
+
+def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None = None, *, jobs: int = 1,
+                kit: Kit = DEFAULT_KIT, progress: bool = True, log=None,
+                names: list[str] | None = None, run_folder: bool = True) -> BatchResult:
+    """Grade every submission in ``paths``; write reports under ``out_dir``; return them.
+
+    ``names`` (one per path) replaces the folder names computed from the paths: a shard of a batch
+    keeps the names the whole batch would give (:mod:`graders.engine.routes.shards`). With ``run_folder``
+    (not for a shard, whose folder :mod:`graders.engine.routes.shards` keeps), an earlier run in ``out_dir`` is
+    set aside first and the run manifest written last (:mod:`graders.engine.outputs.outfolder`).
+    """
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # the grader writes nothing into the kit
+    try:
+        return _grade_paths(paths, out_dir, options, jobs=jobs, kit=kit, progress=progress, log=log, names=names,
+                            run_folder=run_folder)
+    finally:
+        sys.dont_write_bytecode = saved
+
+
+def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None, *, jobs: int, kit: Kit,
+                 progress: bool, log, names: list[str] | None = None, run_folder: bool = True) -> BatchResult:
+    if names is not None and len(names) != len(paths):
+        raise GraderError(f"{len(names)} names given for {len(paths)} submissions; give one name per submission")
+    options = options or GradeOptions()
+    log = log or (lambda message: say(message, file=sys.stderr, flush=True))  # cleaned: names, tracebacks
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    missing = [f.stem for f in kit.files(options.modules) if not kit.solution_path(f.stem).exists()]
+    if len(missing) == len(kit.files(options.modules)):
+        raise GraderError(f"no reference solutions found under {kit.solutions_dir}")
+    paths = [Path(p) for p in paths]
+    for path in paths:
+        if not path.exists():
+            raise GraderError(f"no such submission: {path}")
+    if run_folder:
+        try:  # before anything is written: this folder's reports are this run's alone
+            outfolder.set_aside(out_dir, paths, lambda message: log(translated(message, options.lang)))
+        except (outfolder.OutFolderError, OSError) as error:
+            raise GraderError(f"the earlier run in {out_dir} could not be set aside: {error}") from error
+    sandbox.private_hypothesis_storage()  # no .hypothesis/ (the reference's literals) in the current folder
+    python = options.worker_python or sys.executable
+    pythonpath = os.pathsep.join([str(Path(graders.__file__).resolve().parent.parent),
+                                  *options.worker_pythonpath])
+    not_dumpable = sandbox.make_grader_not_dumpable()
+    with ThreadPoolExecutor(max_workers=1) as side, tempfile.TemporaryDirectory(prefix="rl4llm-grade-") as temp, \
+            contextlib.ExitStack() as servers_stop:
+        probing = side.submit(sandbox.probe_layers, python, pythonpath)  # a subprocess: overlaps the job
+        temp_root = Path(temp)
+        os.chmod(temp_root, 0o711)
+        user, note = sandbox.unprivileged_user(python, pythonpath, str(temp_root))
+        if user is None and hasattr(os, "geteuid") and os.geteuid() == 0:
+            log(cli_text(options.lang, "note", note=translated(note, options.lang)))
+        # what the workers report of themselves (who they run as is known here: `user`)
+        required = tuple(name for name in sandbox.LAYERS if name not in ("unprivileged_user", "grader_not_dumpable")
+                         ) if options.require_sandbox else ()
+        ready = threading.Event()
+        config = WorkerConfig(python=python, kit_parent=pythonpath, user=user, load_timeout=options.load_timeout,
+                              namespaces=sandbox.namespaces_wanted(), require=required, ready=ready,
+                              cgroup=sandbox.worker_cgroup_limits(options.memory_mb, options.scratch_mb))
+        # the fork servers import NumPy (and torch) while this process writes the job and loads the references;
+        # the one with torch at once only when a submission looks like it has a training file (else on demand)
+        servers = {with_torch: ForkServer(config, torch=with_torch, cwd=temp_root,
+                                          log_path=temp_root / f"server-{'torch' if with_torch else 'numpy'}.log")
+                   for with_torch in (False, True)}
+        for server in servers.values():
+            servers_stop.callback(server.close)
+        servers[False].start()
+        if may_need_torch(paths, kit.files(options.modules)):
+            servers[True].start()
+        book = ReferenceBook.of(kit)
+        settings = {
+            "kit_root": str(kit.root),
+            # the answers: refused by the kernel, and any attempt is recorded by the audit hook (0 points)
+            "forbidden_paths": sorted({str(kit.solutions_dir), str(kit.misconceptions_dir), str(CHECKS_DIR),
+                                       *(str(kit.root / name) for name in ("tests", ".git", "assignments")),
+                                       str(out_dir.resolve()), str(temp_root), *(str(p.resolve()) for p in paths),
+                                       *([str(book.store.folder)] if book.store is not None else [])}),
+            # also closed to workers (deny by default), but not secret: the engine's own code, the starter
+            "closed_paths": sorted({str(Path(graders.__file__).resolve().parent), str(kit.starter_dir)}),
+            "forbidden_modules": list(FORBIDDEN_MODULES),
+            "memory_bytes": int(options.memory_mb) << 20,
+            "file_bytes": 64 << 20,
+            "scratch_bytes": int(options.scratch_mb) << 20,
+            "processes": 64,
+            "open_files": 256,
+            "landlock": not kit_settings.get("RL4LLM_NO_LANDLOCK"),
+            "seccomp": not kit_settings.get("RL4LLM_NO_SECCOMP"),
+            "closed_root": not kit_settings.get("RL4LLM_NO_CLOSED_ROOT"),
+        }
+        job = prepare_job(kit, options, temp_root / "job", book.store)
+        if not job.torch:
+            servers[True].close(kill=True)  # nothing to run there: stop its imports
+        probe = probing.result()
+        # Where Landlock keeps learner code away from every file of the kit, learner code may start at once
+        # and the grader loads what it needs when it needs it (most of it is in the reference store); every
+        # child then refuses to run learner code without Landlock. Elsewhere the grader first loads
+        # everything it could execute (ReferenceBook.preload), and only then do workers start.
+        early = bool(settings["landlock"] and probe.layers.get("landlock_files"))
+        settings["landlock_required"] = early
+        write_settings(job, settings)
+        probe.layers["grader_not_dumpable"] = not_dumpable
+        probe.layers["unprivileged_user"] = user is not None or not (hasattr(os, "geteuid") and os.geteuid() == 0)
+        if probe.missing:
+            message = f"sandbox layers missing on this machine: {', '.join(probe.missing)}"
+            if options.require_sandbox:
+                raise GraderError(f"{message}; --require-sandbox refuses to grade (see `rl4llm doctor`)")
+            log(cli_text(options.lang, "warning", message=cli_text(options.lang, "layers_missing",
+                                                                   layers=", ".join(probe.missing))))
+        fingerprint = kit_fingerprint(kit)
+        ctx = Context(kit, options, job, book, config, servers, temp_root, user=user, probed=probe.layers,
+                      not_dumpable=not_dumpable, identity=probe.identity)
+        names = list(names) if names is not None else unique_names([submission_name(p) for p in paths])
+        displays = [display_name(p) for p in paths]  # the names as given, in every output beside the folder's
+        functions = kit.functions_by_stem(options.modules)
+        results: dict[int, dict] = {}
+        internal: list[str] = []
+
+        def grade(index: int) -> dict:
+            submission = discover(paths[index], functions)
+            submission.name = names[index]
+            for note in dict.fromkeys(n for notes in submission.notes.values() for n in notes if is_cell_note(n)):
+                log(cli_text(options.lang, "warning", message=f"{names[index]}: {translated(note, options.lang)}"))  # a cell it could not read
+            # what the runner did not see as learner text (a crashed worker's last output) is cleaned here too
+            report = grade_submission(submission, ctx).to_dict()
+            if displays[index] != names[index]:
+                report["name"] = displays[index]  # Иван Петров beside its folder ivan_petrov-2b8929ba
+            return clean(report)
+
+        bar = _progress(len(paths), progress, options.lang)
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = {pool.submit(grade, i): i for i in range(len(paths))}
+            # the first workers start up meanwhile, but run no learner code until `ready`
+            try:
+                if not early:
+                    book.preload(job.exercises)  # everything the grader executes, loaded before any learner code
+            except BaseException:
+                config.abort = True
+                raise
+            finally:
+                ready.set()
+            interrupted = False
+            try:
+                for future in as_completed(futures):
+                    index = futures[future]
+                    try:
+                        report = future.result()
+                    except WorkerStartError as error:
+                        for other in futures:
+                            other.cancel()
+                        raise GraderError(str(error)) from error
+                    except Exception as error:  # noqa: BLE001 - one bad submission never stops the batch
+                        internal.append(f"{names[index]}: {type(error).__name__}: {error}")
+                        log(f"internal error while grading {names[index]}:\n{traceback.format_exc()}")
+                        report = _internal_error_report(names[index], job, error)
+                    results[index] = report
+                    try:  # each report is written on its own: one failed write never stops the others
+                        reports.write_submission_reports(out_dir, names[index], report)
+                    except Exception as error:  # noqa: BLE001 - whatever it is, it is this submission's alone
+                        internal.append(f"{names[index]}: the reports could not be written "
+                                        f"({type(error).__name__}: {error})")
+                        log(f"error: the reports of {names[index]} could not be written:\n{traceback.format_exc()}")
+                        results[index] = _unwritten(out_dir, names[index], job, error, log)
+                    if bar is not None:
+                        bar.update(1)
+            except KeyboardInterrupt:  # stop every worker (each ends within half a second), keep what finished
+                interrupted, config.abort = True, True
+                for other in futures:
+                    other.cancel()
+            finally:
+                if bar is not None:
+                    bar.close()
+    now = kit_fingerprint(kit)
+    changed = sorted(path for path in set(now) | set(fingerprint) if now.get(path) != fingerprint.get(path))
+    if changed:  # a tripwire behind the sandbox: this batch's scores cannot be trusted
+        internal.append(f"kit files changed while grading: {', '.join(changed[:5])}; regrade from a clean checkout")
+        log(f"error: {internal[-1]}")
+    else:
+        book.save()  # what this batch computed, for the next one (never from a batch whose kit changed)
+    exercise_ids = [e.id for e in job.exercises]
+    if interrupted:
+        _write_interrupted(out_dir, [names[i] for i in sorted(results)], [results[i] for i in sorted(results)],
+                           exercise_ids, len(paths), run_folder)
+    ordered = [results[i] for i in range(len(paths))]
+    (out_dir / "grades.csv").write_text(reports.grades_csv(ordered, exercise_ids), encoding="utf-8")
+    if run_folder:
+        outfolder.write_run_manifest(out_dir, names, exercise_ids,  # last: it marks a finished run
+                                     display=outfolder.displays(ordered))
+    return BatchResult(ordered, exercise_ids, out_dir, names, internal, note)
+
+
+def _write_interrupted(out_dir: Path, names: list[str], done: list[dict], exercise_ids: list[str], total: int,
+                       run_folder: bool) -> None:
+    """What an interrupted batch leaves: the finished submissions' reports (written already), their
+    ``grades.csv`` and a run manifest marked interrupted; then :class:`BatchInterrupted` says so."""
+    (out_dir / "grades.csv").write_text(reports.grades_csv(done, exercise_ids), encoding="utf-8")
+    if run_folder:
+        outfolder.write_run_manifest(out_dir, names, exercise_ids, interrupted=total, display=outfolder.displays(done))
+    stopped = BatchInterrupted(f"{len(done)} of {total} submission(s) graded in {out_dir}/")
+    stopped.graded, stopped.total, stopped.folder = len(done), total, out_dir
+    raise stopped
+
+
+def may_need_torch(paths: list[Path], files) -> bool:
+    """A quick look, before anything is read: does a submission hold a file named like a training file?
+
+    Only decides whether the fork server with torch starts at once (its imports then overlap the
+    grader's own start); a submission that needs it anyway starts it on demand.
+    """
+    names = {f"{f.stem}{suffix}" for f in files if f.stem.endswith("_training") for suffix in (".py", ".ipynb")}
+    for path in paths:
+        try:
+            if path.is_dir():
+                if any(name in names for _, _, found in os.walk(path) for name in found):
+                    return True
+            elif path.suffix.lower() == ".zip":
+                with zipfile.ZipFile(path) as archive:
+                    if any(member.rsplit("/", 1)[-1] in names for member in archive.namelist()):
+                        return True
+            elif path.name in names:
+                return True
+        except (OSError, zipfile.BadZipFile):
+            return True
+    return False
+
+
+def kit_fingerprint(kit: Kit) -> dict[str, str]:
+    """sha256 of every file the grader executes or reads as truth (engine, checks, catalogue,
+    reference solutions, starter), ``__pycache__`` included: compared before and after a batch."""
+    import hashlib
+
+    found: dict[str, str] = {}
+    for folder in (Path(graders.__file__).resolve().parent, kit.solutions_dir, kit.starter_dir,
+                   kit.misconceptions_dir):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and ".hypothesis" not in path.parts and ".pytest_cache" not in path.parts:
+                try:
+                    found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+                except OSError:
+                    found[str(path)] = "unreadable"
+    return found
+
+
+def _internal_error_report(name: str, job, error: BaseException, what: str = "") -> dict:
+    text = f"internal grader error ({type(error).__name__}{what}); please report it"
+    return SubmissionReport(name, tuple(ExerciseReport(e.id, Status.ERROR, 0.0, e.max_points, text)
+                                        for e in job.exercises)).to_dict()
+
+
+def _unwritten(out_dir: Path, name: str, job, error: BaseException, log) -> dict:
+    """The report of a submission whose reports could not be written: an internal error of its own.
+
+    Its ``grades.csv`` row (0 points), its folder (as far as the disk allows: a merge finds a report)
+    and the batch's internal errors say so; the other submissions and ``grades.csv`` are unaffected.
+    """
+    report = _internal_error_report(name, job, error, " while writing this submission's reports")
+    try:
+        reports.write_submission_reports(out_dir, name, report)
+    except Exception as again:  # noqa: BLE001 - logged; grades.csv still gets the row
+        log(f"error: not even the internal-error report of {name} could be written: {again}")
+    return report
+
+
+def _progress(total: int, enabled: bool, language: str = "en"):
+    if not enabled or total < 2:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a core dependency
+        return None
+    return tqdm(total=total, desc=cli_text(language, "progress"), unit=cli_text(language, "unit"), file=sys.stderr,
+                leave=True)
+
+
+def grade_sources(submissions: dict[str, dict[str, str]], options: GradeOptions | None = None, *,
+                  jobs: int = 2, kit: Kit = DEFAULT_KIT) -> dict[str, dict]:
+    """Grade in-memory submissions ``{name: {file name: source text}}`` in one batch.
+
+    For the kit's own tests (e.g. every catalogue mutant at once, built with
+    :func:`graders.engine.judging.misconceptions.mutant_source`). Returns ``{name: report}``.
+    """
+    with tempfile.TemporaryDirectory(prefix="rl4llm-sources-") as temp:
+        paths = []
+        for name, files in submissions.items():
+            folder = Path(temp) / "in" / name
+            folder.mkdir(parents=True)
+            for file_name, text in files.items():
+                (folder / file_name).write_text(text, encoding="utf-8")
+            paths.append(folder)
+        result = grade_paths(paths, Path(temp) / "out", options, jobs=jobs, kit=kit, progress=False,
+                             log=lambda _message: None)
+    return dict(zip(result.names, result.reports))

@@ -1,0 +1,250 @@
+"""A worker's confined child: read its exercises' case files, confine itself, load the learner file, run the cases.
+
+:class:`Child` runs in a process forked by the worker's parent (:class:`graders.engine.worker.parent.Parent`,
+its ``parent``) for one group of exercises; it speaks only to that parent, through its own pipe.
+:class:`CappedWriter` keeps a case's printed output, :func:`describe_exception` what a learner's
+exception says. How the worker is laid out: :mod:`graders.engine.worker.parent`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from graders.engine.judging import calls
+from graders.engine.sandbox import confine, layers as sandbox
+from graders.engine.values import bundles, codec
+from graders.engine.worker.process import closed_root_folder, dumps, private_namespaces, _write_line
+
+OUTPUT_LIMIT = 4000  # characters of printed output kept per case
+NAME_LIMIT = 500  # characters of an exception's type name, each name of its MRO, and its "where"
+HARNESS_PREFIX = "_rl4llm_given_"  # the harness's own copies of given modules (never in sys.modules)
+
+
+class CappedWriter:
+    """A text stream that keeps the first ``limit`` characters and counts the rest."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+
+    def write(self, text) -> int:
+        text = str(text)
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        if self.dropped:
+            out += f"\n...[{self.dropped} more characters of output dropped]"
+        return out
+
+
+class Child:
+    """Exercises of one learner file in a forked process: read their case files, confine, load the file, run.
+
+    A harness's exercise always has a child of its own (:meth:`Parent.groups`).
+    """
+
+    def __init__(self, parent, indices: list[int], stem: str, scratch: Path, write_fd: int) -> None:
+        self.parent = parent
+        self.indices = indices
+        self.stem = stem
+        self.scratch = scratch
+        self.files_dir = scratch / "files"
+        self.given_dir = scratch / "given"
+        self.write_fd = write_fd
+        self.starters: dict[str, object] = {}
+        self.kept: dict[str, tuple[dict, dict]] = {}  # given module -> its kept state from the job
+        self.fence: sandbox.Fence | None = None
+
+    def report(self, **event) -> None:
+        _write_line(self.write_fd, event)
+
+    def read_exercise(self, index: int) -> tuple[dict, dict]:
+        """Exercise ``index``'s entry (cases, call mode) and its input arrays."""
+        path = self.parent.job_dir / f"ex_{index}"
+        exercise = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        inputs = {}
+        if path.with_suffix(".npz").exists():
+            with np.load(path.with_suffix(".npz"), allow_pickle=False) as loaded:
+                inputs = {key: loaded[key] for key in loaded.files}
+        return exercise, inputs
+
+    def run(self) -> None:
+        parent = self.parent
+        exercises = [self.read_exercise(index) for index in self.indices]
+        needed = {name for exercise, _ in exercises for name in exercise["call"].get("given", ())}
+        self.kept = {name: bundles.read_bundle(parent.job_dir / f"given_{name}")  # read now: confined, it cannot
+                     for name in parent.job.get("given_state", ()) if name in needed}
+        settings = parent.job["sandbox"]
+        layers = {"namespaces": parent.namespaced, "scratch_quota": False}
+        root = None  # where the closed root is built: only in a mount namespace of its own
+        if parent.namespaced and private_namespaces():
+            layers["scratch_quota"] = confine.mount_scratch(self.scratch, settings.get("scratch_bytes", 128 << 20))
+            root = closed_root_folder(self.scratch)
+            root.mkdir(mode=0o700, exist_ok=True)
+        for folder in ("files", "given", "work"):
+            (self.scratch / folder).mkdir(exist_ok=True)
+        for source in (parent.sub_dir / "files").glob("*.py"):
+            shutil.copyfile(source, self.files_dir / source.name)
+        for name, text in parent.job.get("given_sources", {}).items():
+            (self.given_dir / f"{name}.py").write_text(text, encoding="utf-8")
+        os.chdir(self.scratch / "work")
+        layers = confine.confine(self.scratch, settings, layers, readable=parent.readable, root=root)
+        if settings.get("landlock_required") and not layers.get("landlock_files"):
+            # the grader let learner code start before loading the kit's files, counting on Landlock
+            raise RuntimeError("Landlock could not be applied, and this batch relies on it: no learner code runs")
+        root = os.path.realpath(settings["kit_root"])
+        self.fence = sandbox.Fence(parent.forbidden, settings["forbidden_modules"], allowed_paths=[str(self.scratch)])
+        # the kit's own folder and every forbidden one (the server's working folder, say) are not on the
+        # learner's import path: an innocent import must never make the import system list them; the kit's
+        # given modules and the learner's own files are (given first: a learner file never stands in for one)
+        sys.path[:] = [str(self.given_dir), str(self.files_dir)] + [
+            p for p in sys.path if p and os.path.realpath(p) != root and not self.fence.path_is_forbidden(p)]
+        sandbox.install_audit_hook(self.fence)
+        self.report(sandbox=layers, identity=parent.identity)  # before any learner code runs
+        for exercise, _ in exercises:
+            self.load_given(exercise)
+        module = self.load()
+        if module is not None:
+            for exercise, inputs in exercises:
+                self.run_exercise(module, exercise, inputs)
+
+    def load_given(self, exercise: dict) -> None:
+        """The harness's own copies of the given modules it declares, loaded before any learner code runs.
+
+        They are then taken out of ``sys.modules``: learner code finds them under no name (its own
+        ``import grpo_toy`` loads another copy, from ``given/``).
+        """
+        from graders.loader import load_module
+
+        files = {name: self.given_dir / f"{name}.py" for name in self.parent.job.get("given_sources", {})}
+        for name in exercise["call"].get("given", ()):
+            self.starters[name] = load_module(files[name], f"{HARNESS_PREFIX}{name}", given=files)
+            if name in self.kept:  # an earlier batch's warm-ups of the same code
+                bundles.fill_kept_state(self.starters[name], *self.kept[name])
+        for key in [key for key in sys.modules if key.startswith(HARNESS_PREFIX)]:
+            del sys.modules[key]
+
+    # -- learner code -----------------------------------------------------
+    def starter(self, name: str):
+        """The starter's given module ``name`` as the harness loaded it (see :meth:`load_given`)."""
+        if name not in self.starters:
+            raise ValueError(f"the harness declares no given module {name!r} (Harness(given=...))")
+        return self.starters[name]
+
+    def load(self):
+        from graders.loader import load_module
+
+        capture = CappedWriter()
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = capture
+        error = module = None
+        try:
+            module = load_module(self.files_dir / f"{self.stem}.py", f"_rl4llm_learner_{self.stem}")
+        except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is the learner's error
+            error = describe_exception(exc, self.files_dir)
+        finally:
+            sys.stdout, sys.stderr = saved
+        violations = self.fence.take_violations()
+        if violations:
+            error = {"type": "PermissionError", "mro": ["PermissionError"], "message": str(violations[0])[:2000],
+                     "where": "", "sandbox": True}
+        if error:
+            error["output"] = capture.text()
+        self.report(loaded=error)
+        return None if error else module
+
+    def run_exercise(self, module, exercise: dict, inputs: dict) -> None:
+        name = exercise["function"]
+        encoder = codec.Encoder()
+        result: dict = {"cases": [], "missing": None, "violations": []}
+        function = getattr(module, name, None)
+        if not callable(function):
+            result["missing"] = f"{self.stem}.py has no function {name}"
+        else:
+            for position, case in enumerate(exercise["cases"]):
+                outcome = self.run_case(exercise, function, module, case, inputs, encoder)
+                result["cases"].append(outcome)
+                if outcome.get("exception", {}).get("type") == "MemoryError":
+                    # the process is near its memory limit: the remaining cases are not run
+                    skipped = len(exercise["cases"]) - position - 1
+                    result["cases"] += [{"outcome": "raised", "exception": outcome["exception"]}] * skipped
+                    break
+        result["violations"] = [str(v)[:2000] for v in self.fence.take_violations()][:64]
+        self.report(result=dumps(result), arrays=bundles.pack_blob(encoder.arrays))
+
+    def run_case(self, exercise: dict, function, module, case: dict, inputs: dict, encoder: codec.Encoder) -> dict:
+        make = codec.make_torch_tensor if exercise.get("torch") else None
+        args = tuple(codec.decode(case["args"], inputs, make_tensor=make))
+        kwargs = codec.decode(case["kwargs"], inputs, make_tensor=make)
+        capture = CappedWriter()
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = capture
+        outcome: dict
+        try:
+            raw = calls.call_case(exercise["call"], function, module, self.starter, args, kwargs, case.get("answers"))
+            value = codec.normalise(raw)
+            outcome = {"outcome": "ok", "value": encoder.encode(value), "type": codec.type_of(raw)}
+        except BaseException as exc:  # noqa: BLE001 - sys.exit inside an exercise is its error
+            outcome = {"outcome": "raised", "exception": describe_exception(exc, self.files_dir)}
+        finally:
+            sys.stdout, sys.stderr = saved
+        if outcome["outcome"] == "ok":
+            # the inputs as they are after the call: the grader decides whether they changed
+            try:
+                outcome["inputs_after"] = encoder.encode(codec.as_input_specs((args, kwargs)))
+            except (TypeError, ValueError, RuntimeError):
+                outcome["inputs_after"] = None
+        outcome["output"] = capture.text()
+        return outcome
+
+
+def describe_exception(exc: BaseException, files: Path) -> dict:
+    """Type, MRO names, message and the learner-file line where it happened."""
+    if isinstance(exc, SystemExit):
+        message = f"called sys.exit({exc.code!r})"
+    elif isinstance(exc, MemoryError):
+        message = "ran out of memory (the worker's memory limit was reached)"
+    else:
+        try:
+            message = str(exc)
+        except Exception:  # noqa: BLE001
+            message = "<unprintable message>"
+    where = ""
+    files_dir = str(files)
+    # no source lines are looked up: they live in files the worker may no longer read
+    frames = traceback.StackSummary.extract(traceback.walk_tb(exc.__traceback__), lookup_lines=False)
+    for frame in reversed(frames):
+        if frame.filename.startswith(files_dir):
+            where = f"{Path(frame.filename).name}, line {frame.lineno}, in {frame.name}"
+            break
+    if not where and isinstance(exc, SyntaxError) and exc.filename and str(exc.filename).startswith(files_dir):
+        where = f"{Path(exc.filename).name}, line {exc.lineno}"
+    # each field within what the grader's door accepts (graders.engine.values.door.LearnerError): a class or a
+    # function of any name length is still an ordinary error, not an unreadable report
+    return {"type": str(type(exc).__name__)[:NAME_LIMIT], "mro": [str(c.__name__)[:NAME_LIMIT]
+                                                                  for c in type(exc).__mro__][:64],
+            "message": str(message)[:2000], "where": where[:NAME_LIMIT]}

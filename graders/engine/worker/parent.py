@@ -1,0 +1,257 @@
+"""The grading worker: a clean parent per submission, and fresh confined children for its exercises.
+
+A fork server (:mod:`graders.engine.worker.forkserver`) forks the parent
+(:class:`Parent`) for each submission, in fresh namespaces, with NumPy, the
+kit and (on the torch server) torch already imported. The parent never runs
+learner code. It forks a child (:class:`Child`) per group of exercises and
+relays what the child reports to the grader. A group is the exercises
+of one learner file without a harness, or those of one learner file that share
+a harness (a harness may hold a trusted copy of another exercise's formula,
+so no other exercise's learner code may share its process). Each child reads only its own exercises'
+files (``JOB_DIR/ex_<i>.json`` + ``.npz``: the cases and the call mode),
+gets its own mount and IPC namespaces with a fresh size-capped ``tmpfs`` as
+its only writable folder, confines itself
+(:func:`graders.engine.sandbox.confine.confine`), and only then loads the learner's
+file and runs the cases. So no learner code ever shares a process with a
+harness's trusted code (other than its own exercise's), nor with the grader;
+a child that dies costs the exercise it was running, and a fresh child runs
+the rest of its group.
+
+In its own namespaces the parent is PID 1: after every child it kills
+whatever else is left in the namespace, and when the grader kills the parent
+the kernel ends everything at once.
+
+``JOB_DIR/job.json`` holds what every child needs (the sandbox settings, the
+given code, which file each exercise belongs to) and no case.
+``SUBMISSION_DIR/files/`` holds the learner files (copied there by the
+grader); ``SUBMISSION_DIR/scratch/<i>/`` is the mount point of the child whose
+first exercise is ``i``.
+
+Given modules (``grpo_toy.py``: the kit's given code that learner files
+import by their plain names) come from the job, never from the submission: a
+child writes them to ``given/`` in its scratch and puts that folder first on
+``sys.path``, so the learner's ``from grpo_toy import ...`` gets the kit's
+copy (a submitted ``grpo_toy.py`` is never even copied: only learner files
+are). A harness gets copies of its own (``starter(name)``), loaded before any
+learner code runs and then dropped from ``sys.modules``: whatever the
+learner's code does to the modules it imported, or to any module it can name,
+never reaches what the harness runs.
+
+The parent starts its first child only after the grader writes ``go`` on
+its standard input, which the grader does once it has loaded every file it
+will execute itself (so the worker's start-up overlaps that, but no learner
+code runs before it).
+
+Protocol on the events pipe (JSON lines, read by the grader with deadlines
+and size caps), all written by the parent: ``{"sandbox": {...}, "identity":
+...}`` (from the first child, written before any learner code ran),
+``{"load": stem}`` / ``{"loaded": stem, "error": ...}`` around a child's
+import of the learner file, ``{"start": i}`` / ``{"done": i, "result": ...,
+"arrays": codec.pack_blob(...)}`` around each exercise's cases, ``{"crashed": i, "stem": ..., "during":
+"load"|"exercise", "code": ...}`` when a child dies, and ``{"finished":
+true}``. A child only ever speaks to the parent, through its own pipe, and
+the parent labels what it relays with the exercises it started the child
+for, in order: a child cannot report for another exercise.
+
+This module never imports ``solutions``, ``graders.checks`` or
+``graders.misconceptions``; the kernel and the audit hook refuse them to
+learner code.
+
+The parent is this module; the child, :mod:`graders.engine.worker.child`; their process plumbing
+(event lines, CPU clock, namespaces, torch's warm-up), :mod:`graders.engine.worker.process`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import traceback
+from pathlib import Path
+
+from graders.engine.sandbox import closed_root, confine
+from graders.engine.sandbox.libc import libc as _libc
+from graders.engine.worker.child import Child
+from graders.engine.worker.process import CpuClock, closed_root_folder, kill_descendants, _write_line
+
+
+MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child (a result with its arrays)
+PR_SET_CHILD_SUBREAPER = 36
+CPU_POLL_SECONDS = 0.05  # how often the parent reads a child's CPU time while it is silent
+
+
+class Parent:
+    """One submission's worker: imports once, forks a confined child per exercise, relays its reports."""
+
+    def __init__(self, job_dir: Path, sub_dir: Path, events_fd: int, namespaced: bool = False) -> None:
+        self.job_dir = job_dir
+        self.sub_dir = sub_dir
+        self.events_fd = events_fd
+        self.namespaced = namespaced
+        self.job = json.loads((job_dir / "job.json").read_text(encoding="utf-8"))
+        self.failed_stems: set[str] = set()
+        self.sent_sandbox = False
+
+    def emit(self, **event) -> None:
+        _write_line(self.events_fd, event)
+
+    def prepare(self) -> None:
+        """Everything children share, done once: what the kernel will let them read (the fork server has
+        imported everything they use: :func:`graders.engine.worker.forkserver.preload`)."""
+        settings = self.job["sandbox"]
+        self.forbidden = [*settings["forbidden_paths"], str(self.job_dir.parent), str(self.sub_dir / "files")]
+        self.readable = closed_root.readable_roots(self.forbidden + list(settings.get("closed_paths", [])))
+        self.identity = confine.identity()
+        if self.namespaced:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)  # PID 1 without handlers: nothing inside can signal it
+        elif sys.platform.startswith("linux"):
+            # outside namespaces: orphans of a child (setsid daemons) become this process's, to be ended
+            _libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+    def run(self, indices: list[int]) -> None:
+        """Wait for the grader's ``go``, then run ``indices`` child by child (see :meth:`groups`)."""
+        # the grader says "go" once it has loaded everything it executes: no learner code runs before
+        if sys.stdin.buffer.readline().strip() != b"go":
+            self.emit(finished=True)
+            return
+        sys.stdin.close()
+        for group in self.groups(indices):
+            while group and group[0][1] not in self.failed_stems:
+                group = self.run_child([index for index, _ in group], group[0][1])
+        self.emit(finished=True)
+
+    def groups(self, indices: list[int]) -> list[list[tuple[int, str]]]:
+        """The children of ``indices``: per learner file, one for its plain exercises, then one per harness.
+
+        A harness may hold trusted copies of other exercises' formulas (the GRPO toy's group advantages,
+        the exact KL optimum), so learner code of no other exercise may share its process: exercises that
+        share a harness (the same source) share a child; no other exercise joins them.
+        """
+        harness = self.job.get("harness", {})
+        groups: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        for index in indices:
+            stem = self.job["stems"][str(index)]
+            groups.setdefault((stem, harness.get(str(index), "")), []).append((index, stem))
+        return list(groups.values())
+
+    def run_child(self, indices: list[int], stem: str) -> list[tuple[int, str]]:
+        """One child for ``indices`` (one learner file); returns the exercises still to run after a crash."""
+        scratch = self.sub_dir / "scratch" / str(indices[0])
+        scratch.mkdir(mode=0o700, exist_ok=True)
+        read_fd, write_fd = os.pipe()
+        self.emit(load=stem)
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(read_fd)
+            os.close(self.events_fd)  # the child speaks only through its own pipe, never for another exercise
+            code = 0
+            try:
+                Child(self, indices, stem, scratch, write_fd).run()
+            except BaseException:  # noqa: BLE001 - the kit's own failure in the child: say so on stderr
+                traceback.print_exc(file=sys.__stderr__)
+                code = 70
+            sys.__stderr__.flush()
+            os._exit(code)
+        os.close(write_fd)
+        clock = CpuClock(pid)
+        stage, finished, over_budget = self.relay(indices, stem, read_fd, clock)
+        clock.kill()  # it has nothing more to say: a child that closed its pipe, or one still spinning threads
+        status = self.clean_up(pid)  # after its last result, runs no longer than it takes to be killed
+        left: list[tuple[int, str]] = []
+        if stage != "done":
+            code = os.waitstatus_to_exitcode(status) if status is not None else None
+            if stage == "load":
+                self.failed_stems.add(stem)
+            self.emit(crashed=indices[finished], stem=stem, during="load" if stage == "load" else "exercise",
+                      code=None if over_budget else code, cpu_timeout=over_budget)
+            left = [(index, stem) for index in indices[finished + 1:]]
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(closed_root_folder(scratch), ignore_errors=True)
+        return left
+
+    def budget(self, stage: str, index: int) -> float | None:
+        """CPU seconds the child may spend on ``stage`` (its load, or exercise ``index``); None: no budget."""
+        if stage == "load":
+            return self.job.get("load_timeout")
+        return self.job.get("timeouts", {}).get(str(index))
+
+    def relay(self, indices: list[int], stem: str, fd: int, clock: "CpuClock") -> tuple[str, int, bool]:
+        """Forward the child's reports, labelled with the exercises it was started for, in order, and hold
+        it to its CPU-time budget: the load's, then each exercise's own.
+
+        The budget counts CPU seconds of the child's every thread (``/proc/<pid>/stat``), not wall-clock
+        time, so a loaded machine does not change the verdict; the grader keeps a generous wall-clock
+        backstop for a child that sleeps or deadlocks (:func:`graders.engine.worker.runner.wall_backstop`).
+        Returns how far it got (``load``, ``exercise`` or ``done``), how many exercises it finished, and
+        whether the child was killed for spending more than its budget.
+        """
+        stage, finished = "load", 0
+        buffer = bytearray()
+        limit, start = self.budget("load", indices[0]), clock.read()
+        with os.fdopen(fd, "rb", buffering=0) as pipe:
+            while True:
+                if limit is not None and clock.read() - start > limit:
+                    clock.kill()
+                    return stage, finished, True
+                ready, _, _ = select.select([pipe], [], [], CPU_POLL_SECONDS)
+                if not ready:
+                    continue
+                chunk = pipe.read(1 << 20)
+                if not chunk:
+                    return stage, finished, False
+                buffer += chunk
+                if len(buffer) > MAX_CHILD_BYTES:
+                    return stage, finished, False
+                while (end := buffer.find(b"\n")) >= 0:
+                    line = bytes(buffer[:end])
+                    del buffer[:end + 1]
+                    try:
+                        event = json.loads(line.decode("utf-8"))
+                    except (UnicodeDecodeError, ValueError, RecursionError):
+                        continue
+                    if not isinstance(event, dict):
+                        continue
+                    if "sandbox" in event and stage == "load" and not self.sent_sandbox:
+                        self.sent_sandbox = True
+                        layers = dict(event["sandbox"]) if isinstance(event["sandbox"], dict) else {}
+                        layers["cpu_budget"] = clock.works and limit is not None
+                        self.emit(sandbox=layers, identity=event.get("identity", ""))
+                    elif "loaded" in event and stage == "load":
+                        error = event["loaded"] if isinstance(event["loaded"], dict) else None
+                        self.emit(loaded=stem, error=error)
+                        if error:
+                            self.failed_stems.add(stem)
+                            return "done", finished, False
+                        stage = "exercise"
+                        limit, start = self.budget(stage, indices[0]), clock.read()
+                        self.emit(start=indices[0])
+                    elif "result" in event and stage == "exercise":
+                        self.emit(done=indices[finished], result=event["result"], arrays=event.get("arrays"))
+                        finished += 1
+                        if finished == len(indices):
+                            return "done", finished, False
+                        limit, start = self.budget(stage, indices[finished]), clock.read()
+                        self.emit(start=indices[finished])
+
+    def clean_up(self, pid: int) -> int | None:
+        """Wait for the child; then end everything else it left running. Returns its wait status."""
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            status = None
+        if self.namespaced:  # PID 1: kill(-1) reaches every other process of the namespace
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        else:
+            kill_descendants()
+        while True:
+            try:
+                os.waitpid(-1, 0)
+            except ChildProcessError:
+                break
+        return status
