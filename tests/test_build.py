@@ -204,7 +204,7 @@ def test_the_comparator_program_is_the_engines_code_verbatim():
     defined = {getattr(node, "name", None) or node.targets[0].id for node in ast.parse(program).body
                if not isinstance(node, (ast.Import, ast.ImportFrom))}
     for module in (codec, compare):
-        names = dict(PARTS)[module.__name__.rsplit(".", 1)[1] + ".py"]
+        names = dict(PARTS)["/".join(module.__name__.split(".")[2:]) + ".py"]  # values/codec.py
         assert set(names) <= defined
         for name in names:
             member = getattr(module, name)

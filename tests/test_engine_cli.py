@@ -201,7 +201,7 @@ def test_gradescope_bundle_grades_a_fake_autograder_layout(tmp_path):
         for name in ("setup.sh", "run_autograder"):
             assert (archive.getinfo(name).external_attr >> 16) & 0o111, f"{name} is not executable"
         assert "torch==2.13.0" in archive.read("setup.sh").decode()
-        assert {"kit/pyproject.toml", "kit/graders/engine/worker.py", "kit/graders/checks/__init__.py",
+        assert {"kit/pyproject.toml", "kit/graders/engine/worker/parent.py", "kit/graders/checks/__init__.py",
                 "kit/solutions/module_09/module_9_reference.py"} <= names
         assert not any("__pycache__" in name for name in names)
         root = tmp_path / "autograder"

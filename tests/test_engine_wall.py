@@ -127,7 +127,7 @@ def test_a_layered_environment_grades_a_lazy_numpy_import_fully(tmp_path, monkey
 
 def test_control_the_allow_list_without_the_import_path_misses_numpy(tmp_path):
     python = _layered_python(tmp_path)
-    code = ("import os, numpy, graders.engine.worker.parent; from graders.engine import closed_root as c; "
+    code = ("import os, numpy, graders.engine.worker.parent; from graders.engine.sandbox import closed_root as c; "
             "place = os.path.dirname(numpy.__file__); closed = [os.path.dirname(graders.__file__)]; "
             "new = c.readable_roots(closed); c.import_roots = lambda _c: []; old = c.readable_roots(closed); "
             "under = lambda roots: any(place == r or place.startswith(r + os.sep) for r in roots); "

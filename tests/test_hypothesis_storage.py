@@ -13,7 +13,8 @@ KIT = Path(__file__).resolve().parent.parent
 GRADE = '''
 import sys
 from pathlib import Path
-from graders.engine import sandbox, inline
+from graders.engine.sandbox import layers as sandbox
+from graders.engine.routes import inline
 from graders.engine.routes.batch import grade_paths
 from graders.engine.routes.grading import GradeOptions
 if sys.argv[1] == "control":

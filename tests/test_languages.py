@@ -270,7 +270,7 @@ def test_the_learners_copy_of_text_is_the_kits():
 
 
 # ----------------------------------------------------------------------------- the capstone's texts
-CAPSTONE_CODE = sorted([*(REPO_ROOT / "graders").glob("capstone*.py"),
+CAPSTONE_CODE = sorted([*(REPO_ROOT / "graders" / "capstone").glob("*.py"),
                         *(REPO_ROOT / "graders" / "capstone" / "run").glob("*.py")])
 # call -> the position of its text key: text(language, KEY), say(KEY), CapstoneError(KEY), PreflightLine(status, KEY)
 KEY_ARGUMENT = {"text": 1, "say": 0, "CapstoneError": 0, "PreflightLine": 1}
@@ -288,7 +288,7 @@ def _capstone_keys_named() -> dict[str, str]:
                 if name in KEY_ARGUMENT and len(node.args) > KEY_ARGUMENT[name]:
                     found = node.args[KEY_ARGUMENT[name]]
             elif (isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == 3
-                  and path.name == "capstone.py"):
+                  and path.name == "passport.py" and path.parent.name == "capstone"):
                 found = node.value.elts[1]
             for key in _literal_keys(found):
                 named[key] = f"{path.relative_to(REPO_ROOT)}:{node.lineno}"

@@ -46,7 +46,7 @@ def test_landlock_allows_only_the_listed_hierarchies(tmp_path):
     (tmp_path / "closed" / "b.txt").write_text("b")
     found = _child(f"""
         import json, os, sys
-        from graders.engine import landlock, confine
+        from graders.engine.sandbox import landlock, confine
         closed = [{str(REPO_ROOT / "solutions")!r}, {str(REPO_ROOT / "graders")!r}]
         applied = landlock.restrict_self(confine.readable_roots(closed), [{str(tmp_path / "allowed")!r}])
         out = {{"abi": applied.abi}}
