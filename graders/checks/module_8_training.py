@@ -54,12 +54,14 @@ looped implementation passes); float32 inputs rtol 1e-4 / atol 1e-4.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 
 from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
 from graders.checks.module_9_training import compare_with_bands
+from graders.checks.toy_scores import dpo_toy_metrics
 from graders.text import Text
 
 M = "module_8_training"
@@ -97,6 +99,30 @@ OUTCOME_BANDS = {
 
 
 # ----------------------------------------------------------------------------- harnesses
+def dpo_toy_parameters(toy, *, loss_fn, logprob_fn) -> dict:
+    """The given toy's "check" run (seed 7) with these functions: the parameters it trained, per stage.
+
+    {"reference": the warmed-up reference, "moderate": after moderate DPO, "stress": after high-pressure
+    DPO}, each the policy's state dict. Sent to the worker as the harnesses' prelude; the grader measures
+    them (graders.checks.toy_scores.dpo_toy_metrics), never trusting a number the run reports.
+    """
+    stages, train = {}, toy.train_dpo
+
+    def recording(policy, *args, **kwargs):  # the toy trains a copy of the reference per regime
+        stages.setdefault("reference", {k: v.detach().clone() for k, v in policy.state_dict().items()})
+        history = train(policy, *args, **kwargs)
+        stages["stress" if "moderate" in stages else "moderate"] = {
+            k: v.detach().clone() for k, v in policy.state_dict().items()}
+        return history
+
+    toy.train_dpo = recording
+    try:
+        toy.run_toy_dpo_experiment("check", seed=7, loss_fn=loss_fn, logprob_fn=logprob_fn)
+    finally:
+        toy.train_dpo = train
+    return stages
+
+
 def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradient", **kwargs):
     """Every check of sequence_logprobs, run on both sides (learner in the worker, reference in the grader).
 
@@ -115,8 +141,7 @@ def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradi
             return (losses.mean(), (beta * (policy_chosen - reference_chosen)).detach(),
                     (beta * (policy_rejected - reference_rejected)).detach())
 
-        toy = starter("dpo_toy")
-        return toy.check_metrics(toy.run_toy_dpo_experiment("check", seed=7, loss_fn=dpo, logprob_fn=fn))
+        return dpo_toy_parameters(starter("dpo_toy"), loss_fn=dpo, logprob_fn=fn)
     weights = kwargs.pop("gradient_weights")
     logits = args[0]
     out = fn(*args, **kwargs)
@@ -146,8 +171,7 @@ def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **k
             nll = F.cross_entropy(logits[:, :-1].transpose(1, 2), input_ids[:, 1:], reduction="none")
             return -(nll * mask).sum(dim=-1)
 
-        toy = starter("dpo_toy")
-        return toy.check_metrics(toy.run_toy_dpo_experiment("check", seed=7, loss_fn=fn, logprob_fn=logps))
+        return dpo_toy_parameters(starter("dpo_toy"), loss_fn=fn, logprob_fn=logps)
     out = fn(*args, **kwargs)
     parts = tuple(out) if isinstance(out, (tuple, list)) and len(out) == 3 else None
     if check == "rewards detached":
@@ -165,6 +189,9 @@ def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **k
         grads = {name: torch.zeros_like(args[i]) if computed[i] is None else computed[i]
                  for i, name in enumerate(("policy_chosen_logps", "policy_rejected_logps"))}
     return {"value": out, "grad": grads}
+
+
+_PRELUDE = inspect.getsource(dpo_toy_parameters)
 
 
 # ----------------------------------------------------------------------------- sequence_logprobs cases
@@ -197,7 +224,8 @@ def _drawn_sequence_case(seed: int) -> Case:
     return _seq_case(logits, ids, mask, rng.normal(0.0, 1.0, size=batch), dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.sequence_logprobs", points=3, call=Harness(sequence_logprobs_checks, given=("dpo_toy",)), timeout=60,
+@exercise(f"{M}.sequence_logprobs", points=3, timeout=60,
+          call=Harness(sequence_logprobs_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics),
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _sequence_logprobs():
     # --- public: the rows of starter/module_08/test_module_8_training.py
@@ -260,7 +288,8 @@ def _drawn_pair_case(seed: int) -> Case:
                      label_smoothing=smoothing, dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.dpo_loss", points=4, call=Harness(dpo_loss_checks, given=("dpo_toy",)), timeout=60,
+@exercise(f"{M}.dpo_loss", points=4, timeout=60,
+          call=Harness(dpo_loss_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics),
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _dpo_loss():
     # --- public: the rows of starter/module_08/test_module_8_training.py

@@ -66,6 +66,7 @@ import math
 import numpy as np
 
 from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
+from graders.checks.toy_scores import grpo_toy_metrics
 from graders.text import Text
 
 M = "module_9_training"
@@ -106,7 +107,21 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
             pass_at_k_unbiased=lambda n, c, k: 0.0)
         toy = starter("grpo_toy")  # its warm-up is kept: the second toy case reuses the first one's weights
         config = toy.profile_config("check", seed=9, loss_type=kwargs["loss_type"])
-        return toy.check_metrics(toy.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas))
+        epochs, update = [], toy.grpo_update
+
+        def recording(policy, optimizer, vocab, groups, lookup, config, loss_fn, **options):
+            def loss(*args, **kwargs):  # the first update's epochs: the parameters each starts from
+                if len(epochs) < config.update_epochs:
+                    epochs.append({k: v.detach().clone() for k, v in policy.state_dict().items()})
+                return loss_fn(*args, **kwargs)
+            return update(policy, optimizer, vocab, groups, lookup, config, loss, **options)
+
+        toy.grpo_update = recording
+        try:
+            out = toy.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas)
+        finally:
+            toy.grpo_update = update
+        return {"epochs": epochs, "final": {k: v.detach().clone() for k, v in out["policy"].state_dict().items()}}
     loss = fn(*args, **kwargs)
     grad = None
     if isinstance(loss, torch.Tensor) and loss.numel() == 1 and loss.is_floating_point():
@@ -226,7 +241,7 @@ def _drawn_case(seed: int) -> Case:
                       max_length=None if extra < 0 else width + extra, dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.grpo_loss", points=6, call=Harness(grpo_checks, given=("grpo_toy",)), timeout=90,
+@exercise(f"{M}.grpo_loss", points=6, call=Harness(grpo_checks, given=("grpo_toy",), score=grpo_toy_metrics), timeout=90,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _grpo_loss():
     # --- public: the hand-checkable rows of starter/module_09/test_module_9_training.py
