@@ -91,14 +91,13 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
 
         import numpy as np
 
-        def group_relative_advantages(rewards, scale=True, *, eps=1e-6):  # the reference's arithmetic
+        def group_relative_advantages(rewards, scale=True, *, eps=1e-6):  # looked up: no formula travels
             r = np.array(rewards, dtype=np.float64)
-            all_equal = r.max(axis=-1, keepdims=True) == r.min(axis=-1, keepdims=True)
-            centred = np.where(all_equal, 0.0, r - r.mean(axis=-1, keepdims=True))
-            if not scale:
-                return centred
-            std = r.std(axis=-1, keepdims=True)
-            return np.divide(centred, std + eps, out=np.zeros_like(centred), where=~all_equal)
+            table = BINARY_ADVANTAGES.get((bool(scale), r.shape[-1], eps))
+            if r.ndim != 2 or table is None or not np.isin(r, (0.0, 1.0)).all():
+                raise ValueError("the toy's advantages are looked up for binary groups of its own size only")
+            successes = r.sum(axis=-1).astype(int)
+            return np.array([[table[c][int(x)] for x in row] for c, row in zip(successes, r)], dtype=np.float64)
 
         formulas = SimpleNamespace(  # the last three only feed metrics this harness does not return
             group_relative_advantages=group_relative_advantages,
@@ -109,12 +108,22 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
         config = toy.profile_config("check", seed=9, loss_type=kwargs["loss_type"])
         epochs, update = [], toy.grpo_update
 
-        def recording(policy, optimizer, vocab, groups, lookup, config, loss_fn, **options):
-            def loss(*args, **kwargs):  # the first update's epochs: the parameters each starts from
+        def recording(policy, optimizer, *args, **options):  # the first update's epochs: where each starts
+            def snapshot():
                 if len(epochs) < config.update_epochs:
                     epochs.append({k: v.detach().clone() for k, v in policy.state_dict().items()})
-                return loss_fn(*args, **kwargs)
-            return update(policy, optimizer, vocab, groups, lookup, config, loss, **options)
+
+            def step():
+                optimizer.__class__.step(optimizer)
+                snapshot()
+
+            if not epochs:
+                snapshot()
+                optimizer.step = step
+            try:
+                return update(policy, optimizer, *args, **options)
+            finally:
+                vars(optimizer).pop("step", None)
 
         toy.grpo_update = recording
         try:
@@ -133,6 +142,34 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
     if grad is not None and grad.shape == args[3].shape:  # padding must get EXACTLY zero gradient
         result["masked_gradient_is_exactly_zero"] = float(bool((grad[args[3] == 0] == 0).all()))
     return result
+
+
+def _binary_advantages(group_size: int, eps: float) -> dict:
+    """Grader-side: the reference's group_relative_advantages of every binary group of ``group_size`` (its
+    arithmetic, here), as {(scale, group_size, eps): {successes c: (A of a 0 reward, A of a 1 reward)}}.
+
+    The toy's rewards are 0 or 1, so this table is all its loop needs of the formula: the harness looks
+    advantages up in it (sent as data, the harness's prelude), and no copy of the formula of another
+    exercise (module_9_reference's) reaches the learner's process. The same values are public in
+    starter/module_09/_toy_reference.json (``advantages``).
+    """
+    table = {}
+    for scale in (True, False):
+        rows = {}
+        for c in range(group_size + 1):
+            r = np.array([[1.0] * c + [0.0] * (group_size - c)])
+            all_equal = r.max(axis=-1, keepdims=True) == r.min(axis=-1, keepdims=True)
+            centred = np.where(all_equal, 0.0, r - r.mean(axis=-1, keepdims=True))
+            if scale:
+                std = r.std(axis=-1, keepdims=True)
+                centred = np.divide(centred, std + eps, out=np.zeros_like(centred), where=~all_equal)
+            rows[c] = (float(centred[0, -1]), float(centred[0, 0]))  # the last is a 0 reward, the first a 1
+        table[(scale, group_size, eps)] = rows
+    return table
+
+
+BINARY_ADVANTAGES = _binary_advantages(8, 1e-6)  # the toy's check profile: groups of 8, adv_eps 1e-6
+_PRELUDE = f"BINARY_ADVANTAGES = {BINARY_ADVANTAGES!r}"
 
 
 # key -> (rtol, atol, what it is, what a miss means); each text a Text (English, Russian)
@@ -241,7 +278,7 @@ def _drawn_case(seed: int) -> Case:
                       max_length=None if extra < 0 else width + extra, dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.grpo_loss", points=6, call=Harness(grpo_checks, given=("grpo_toy",), score=grpo_toy_metrics), timeout=90,
+@exercise(f"{M}.grpo_loss", points=6, call=Harness(grpo_checks, given=("grpo_toy",), prelude=_PRELUDE, score=grpo_toy_metrics), timeout=90,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _grpo_loss():
     # --- public: the hand-checkable rows of starter/module_09/test_module_9_training.py
