@@ -104,7 +104,7 @@ def dpo_toy_parameters(toy, *, loss_fn, logprob_fn) -> dict:
 
     {"reference": the warmed-up reference, "moderate": after moderate DPO, "stress": after high-pressure
     DPO}, each the policy's state dict. Sent to the worker as the harnesses' prelude; the grader measures
-    them (graders.checks.toy_scores.dpo_toy_metrics), never trusting a number the run reports.
+    the parameters with its own code (Harness.score), never trusting a number the run reports.
     """
     stages, train = {}, toy.train_dpo
 
