@@ -138,7 +138,7 @@ def test_forged_toy_outcomes_earn_nothing_beside_a_correct_file_at_full_marks(re
     for exercise in ("module_8_training.dpo_loss", "module_9_training.grpo_loss"):
         assert (forging[exercise]["status"], forging[exercise]["points"]) == (
             untrained[exercise]["status"], untrained[exercise]["points"]), exercise
-        assert forging[exercise]["status"] == "failed" and "toy" in forging[exercise]["feedback"].lower()
+        assert forging[exercise]["status"] == "failed"
         spec = spec_for(exercise)
         cases = spec.cases()
         toy_share = sum(c.weight for c in cases if c.kwargs.get("check") == TOY_CHECK) / sum(c.weight for c in cases)

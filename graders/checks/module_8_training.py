@@ -26,8 +26,18 @@ share it):
   one exercise never costs points on the other, and the starter's stub of the
   other exercise is never called. The given supervised warm-up scores tokens
   with the run's log-probability function, so ``sequence_logprobs`` shapes the
-  reference policy too. Metrics must land in bands around the reference run,
-  which the grading process computes with the same harness. The public test
+  reference policy too. The worker sends back only what the run TRAINED
+  (:func:`dpo_toy_parameters`, the harnesses' prelude: the warmed-up reference's,
+  the moderate policy's and the high-pressure policy's parameters), and the
+  grader measures them with its own code
+  (:func:`graders.checks.toy_scores.dpo_toy_metrics`: the kit's copy of the
+  toy, the reference's ``sequence_logprobs`` and ``dpo_loss``), for the
+  reference's run and the learner's alike: the metrics must land in bands
+  around the reference's, and no number the worker reports is compared (a
+  worker that patches its copy of the toy to report the published outcomes
+  earns nothing: tests/test_toy_forgery.py). The helper of the other exercise
+  still runs in the worker (a formula of the same file, spelt out in its
+  docstring); it earns nothing there: only the parameters count. The public test
   ``test_sequence_logprobs_and_dpo_loss_train_the_toy_like_the_reference``
   makes the same run with BOTH of the learner's functions and compares with the
   reference outcomes that ``rl4llm build`` writes to

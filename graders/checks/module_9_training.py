@@ -24,18 +24,29 @@ mode is per exercise, so the loss-and-gradient cases and the experiment share it
   depends on, and the second run reuses them, bit-identical to warming up
   again). The public test ``test_grpo_loss_trains_the_toy_like_the_reference``
   makes the same runs and compares with the reference outcomes that
-  ``rl4llm build`` writes to ``starter/module_09/_toy_reference.json``. The first update
-  sees exactly the reference's rollouts, so its mean loss and ratio range
-  fingerprint the loss; after two updates the train accuracy and the
-  teacher-forced KL must land in bands around the reference run, which the
-  grading process computes with the same harness and starter.
+  ``rl4llm build`` writes to ``starter/module_09/_toy_reference.json``.
+
+  The worker sends back only what the run TRAINED: the parameters each epoch
+  of the first update starts from, and the final ones (recorded at the
+  optimiser's steps). The grader measures them with its own code
+  (:func:`graders.checks.toy_scores.grpo_toy_metrics`): it warms up the policy
+  itself, draws the first update's rollouts as the run does, and computes the
+  first update's mean loss and ratio range (which fingerprint the steps the
+  learner's loss took: the first update sees exactly the reference's rollouts;
+  the loss's values are the other cases' business) with the reference's
+  ``grpo_loss``, then the train accuracy and the teacher-forced KL after two
+  updates by the given ``evaluate_policy``; they must land in bands around the
+  reference run, measured the same way. No number the worker reports is
+  compared (tests/test_toy_forgery.py).
 
   The given loop calls four module_9_reference functions (``formulas``); the
-  harness passes its own: a trusted copy of ``group_relative_advantages`` (the
-  advantages the loss trains on), and constant stand-ins for
-  ``clip_activity``, ``categorical_entropy`` and ``pass_at_k_unbiased``, which
-  only feed logged metrics that the harness does not return (so no copy of
-  those three formulas travels to the worker).
+  harness passes its own: ``group_relative_advantages`` looked up in
+  :data:`BINARY_ADVANTAGES` (the reference's values for every binary group of
+  the toy's size, sent as data: the toy's rewards are 0 or 1, and the same
+  values are public in ``_toy_reference.json``), so no copy of that formula
+  travels to the worker, and constant stand-ins for ``clip_activity``,
+  ``categorical_entropy`` and ``pass_at_k_unbiased``, which only feed logged
+  metrics that nothing measures.
 
 Sizing: the two toy runs are nearly all of this harness's time (the other 46
 cases take about 0.02 s together, the 24 Hypothesis draws about 0.01 s; the

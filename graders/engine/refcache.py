@@ -14,6 +14,8 @@ SHA-256 of everything those outcomes depend on:
   (the reference file and its given modules) and in the starter (a harness's
   given code);
 - the exercise's catalogue file;
+- the file of its harness's grader-side ``score``, where it has one (the toy checks'
+  :mod:`graders.checks.toy_scores`: what is kept is what it measured);
 - the engine code that computes and normalises outcomes
   (:data:`ENGINE_FILES`) and the versions of Python, NumPy and torch.
 

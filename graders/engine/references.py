@@ -19,9 +19,11 @@ explain).
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -154,6 +156,9 @@ class ReferenceBook:
             if self.store is not None and digest:
                 folder = course.module_of(exercise.stem).folder
                 sources = [*(self.kit.solutions_dir / folder).glob("*.py"), *(self.kit.starter_dir / folder).glob("*.py")]
+                score = getattr(exercise.spec.call, "score", None)
+                if score is not None:  # what is stored is measured by it: its file is part of the key
+                    sources.append(Path(inspect.getsourcefile(score)))
                 disk_key = self.store.key(exercise.id, digest, refcache.files_digest(sources),
                                           refcache.files_digest([catalogue_file(exercise.id, self.kit)]))
                 found = self.store.read(disk_key)
