@@ -62,6 +62,12 @@ times its width (seeds 1-6 and 9); with one update by as little as 1.1 times.
 Two update epochs instead of four let the sign-flipped loss into the KL band; two
 evaluation samples instead of four save about 0.01 s and leave the accuracy band
 about 3 samples wide.
+Since the grader measures the trained parameters itself (not the learner's
+loss values as the run logged them), a loss off by a constant factor trains like
+the reference (Adam's steps do not see it): ``dapo_fixed_denominator`` in the
+dapo run and ``dr_grpo_padded_width`` in the dr_grpo run land inside every band
+(0.04 of a width at worst) and only the value cases catch them; every other
+entry the run can see misses a band by at least 790 widths.
 
 Tolerances: float64 inputs rtol 1e-5 / atol 1e-6 (a correct implementation that
 computes in float32 internally passes); float32 inputs rtol 1e-4 / atol 1e-5.

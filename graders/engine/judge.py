@@ -77,6 +77,7 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
     cases = spec.cases()
     expected = ctx.book.expected(exercise)
     compare = spec.comparison()
+    score = lambda value, case: _scored(spec, value, case, ctx)  # noqa: E731 - what of a value is compared
     results = payload["cases"]
     judgement = Judgement(Status.PASSED, notes=notes)
     valid, refusals = _Tally(), _Tally()  # weights of the checks that expect a value / an exception
@@ -93,7 +94,7 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
                 "kit_reference_raised", label=case.label or index, message=want.message))
             continue
         got = results[index] if index < len(results) and isinstance(results[index], dict) else {}
-        outcome, value = _judge_case(index, case, want, got, arrays, compare, lambda v, c: _scored(spec, v, c, ctx))
+        outcome, value = _judge_case(index, case, want, got, arrays, compare, score)
         tally = refusals if case.raises is not None else valid
         tally.total += case.weight
         if value is not _NOTHING:
