@@ -13,6 +13,7 @@ the toy and the reference functions, for the learner's run and the reference's a
   keeps full marks (one graded batch, modules 8 and 9);
 - control: on the old path (the harness returns the toy copy's own ``check_metrics``)
   the same forgery earns the toy check;
+- the grader measures only the kit model's exact state dicts (names, float64, shapes, finite);
 - nothing of the grader's measuring code, and no formula of another file's exercise
   (module_9_reference's advantages), travels to the worker.
 """
@@ -210,3 +211,45 @@ def test_no_measuring_code_and_no_other_files_formula_reach_the_worker(tmp_path)
         assert "def dpo_toy_parameters" in calls[exercise]["source"]  # the recorder, as the prelude
         assert "check_metrics" not in calls[exercise]["source"]  # no outcome is computed in the worker
     assert "check_metrics" not in grpo
+
+
+def test_only_the_kit_models_exact_state_dicts_are_measured():
+    stem = "module_8_training"
+    spec = spec_for(f"{stem}.{LOSS[stem]}")
+    case = next(c for c in spec.cases() if c.kwargs.get("check") == TOY_CHECK)
+    reference = getattr(DEFAULT_KIT.reference_module(stem), LOSS[stem])
+    sent = codec.normalise(spec.call.function(reference, None, DEFAULT_KIT.starter_module, **case.kwargs))
+    assert set(scored(spec, sent, case, DEFAULT_KIT)) == {key for key in _published(stem)[""]}
+
+    def changed(stage: str, edit) -> dict:
+        state = dict(sent[stage])
+        edit(state)
+        return {**sent, stage: state}
+
+    name = next(iter(sent["moderate"]))
+    refused = {
+        "float32": changed("moderate", lambda s: s.update({name: s[name].astype("float32")})),
+        "another shape": changed("moderate", lambda s: s.update({name: s[name][..., :1]})),
+        "not finite": changed("stress", lambda s: s.update({name: s[name] * float("nan")})),
+        "an extra name": changed("reference", lambda s: s.update({"extra": s[name]})),
+        "a missing name": changed("reference", lambda s: s.pop(name)),
+        "a missing stage": {k: v for k, v in sent.items() if k != "stress"},
+        "a list": changed("moderate", lambda s: s.update({name: s[name].tolist()})),
+    }
+    for what, value in refused.items():
+        assert scored(spec, value, case, DEFAULT_KIT) is None, what
+
+
+def test_a_grpo_reply_needs_every_epoch_and_the_final_state():
+    stem = "module_9_training"
+    spec = spec_for(f"{stem}.{LOSS[stem]}")
+    case = next(c for c in spec.cases() if c.kwargs.get("check") == TOY_CHECK)
+    reference = getattr(DEFAULT_KIT.reference_module(stem), LOSS[stem])
+    sent = codec.normalise(spec.call.function(reference, None, DEFAULT_KIT.starter_module, **case.kwargs))
+    assert len(sent["epochs"]) == 4 and scored(spec, sent, case, DEFAULT_KIT) is not None
+    final = {name: array.astype("float32") for name, array in sent["final"].items()}
+    for what, value in {"three epochs": {**sent, "epochs": sent["epochs"][:3]},
+                        "a float32 final state": {**sent, "final": final},
+                        "a bad epoch": {**sent, "epochs": [sent["epochs"][0], {}, *sent["epochs"][2:]]},
+                        "metrics instead": _published(stem)[case.kwargs["loss_type"]]}.items():
+        assert scored(spec, value, case, DEFAULT_KIT) is None, what
