@@ -33,7 +33,8 @@ so every learner's run starts from the same weights), under the digest of the
 starter's files of its module folder and the environment
 (:func:`save_given_state`). The next batch hands them to its workers in the
 job (``given_<name>.npz``), and a harness's copy of the module starts with
-them: about a quarter of a second less per submission, bit-identical to
+them (so does the grader's own copy, which the toy checks' measurement warms
+up from: :mod:`graders.checks.toy_scores`): about a quarter of a second less per submission, bit-identical to
 warming up again. Only the grading process fills that copy (learner code
 never runs there), and only it writes the store.
 
