@@ -57,7 +57,7 @@ rl4llm capstone run --algo dpo --profile smoke --out "$OUT/dpo-smoke" --loss "$L
 echo "== 3. do the completions fit? (thinking off, max_completion_length of the profile)"
 "$PYTHON" - "$OUT/grpo-smoke/passport.json" <<'PY'
 import json, sys
-from graders.capstone_run.profiles import MAX_CLIPPED_RATIO
+from graders.capstone.run.profiles import MAX_CLIPPED_RATIO
 passport = json.load(open(sys.argv[1]))
 ratios = [e["completions/clipped_ratio"] for e in passport["log_history"] if e.get("completions/clipped_ratio") is not None]
 mean = sum(ratios) / len(ratios)

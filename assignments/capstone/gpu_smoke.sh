@@ -96,9 +96,9 @@ torch.cuda.is_bf16_supported()); sys.exit(0 if ok else 1)" \
     || die "torch sees no CUDA GPU: run on a GPU machine, or pass --device cpu for the CPU dry run" 1
 fi
 TOKENIZER=(); [ -z "$TIKTOKEN" ] || TOKENIZER=(--tiktoken "$TIKTOKEN")
-step model "$PYTHON" -m graders.capstone_run.local_qwen "$OUT/model" --layers "$LAYERS" "${TOKENIZER[@]}" \
+step model "$PYTHON" -m graders.capstone.run.local_qwen "$OUT/model" --layers "$LAYERS" "${TOKENIZER[@]}" \
   || die "the local Qwen3 model could not be built: see $OUT/logs/model.log" 1
-step data "$PYTHON" -m graders.capstone_smoke data "$OUT/data" --eval-rows "$EVAL_ROWS" --max-words "$WORDS" \
+step data "$PYTHON" -m graders.capstone.smoke data "$OUT/data" --eval-rows "$EVAL_ROWS" --max-words "$WORDS" \
   || die "the data folders could not be written: see $OUT/logs/data.log" 1
 
 # run ALGO FILE FLAG...: the smoke run with FLAG FILE (the learner's file it uses), then, if it finished,
@@ -117,7 +117,7 @@ run grpo "$VERIFIER" --verifier "${GRPO_DRY[@]}" || true
 run dpo "$LOSS" --loss "${DPO_DRY[@]}" || true
 
 echo
-set +e; "$PYTHON" -m graders.capstone_smoke summary "$OUT" --device "$DEVICE" | tee "$OUT/summary.txt"
+set +e; "$PYTHON" -m graders.capstone.smoke summary "$OUT" --device "$DEVICE" | tee "$OUT/summary.txt"
 code=${PIPESTATUS[0]}; set -e
 [ "$FAILED" = 0 ] || code=1
 exit "$code"

@@ -8,8 +8,9 @@ process. The public tests make the same runs on the learner's machine
 (``test_grpo_loss_trains_the_toy_like_the_reference``,
 ``test_sequence_logprobs_and_dpo_loss_train_the_toy_like_the_reference``); they
 compare with what this module writes: per exercise, the reference outcome of
-each toy case (the same harness called with the reference function, exactly
-as the grader's reference side calls it) and the grader's bands.
+each toy case (the same harness called with the reference function, and its
+result measured by the same grader-side ``score``, exactly as the grader's
+reference side does) and the grader's bands.
 
 Module 9's run also needs group-relative advantages, which the grader takes
 from a trusted copy and the public test must not take from the learner's
@@ -44,7 +45,9 @@ import numpy as np
 from graders import course
 from graders.build.committed import committed_numbers
 from graders.checks import spec_for
+from graders.engine.values import codec
 from graders.engine.judging.kit import Kit
+from graders.engine.judging.references import scored
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 
 TOY_NAME = "_toy_reference.json"
@@ -72,7 +75,9 @@ def toy_references(solutions_dir: Path = SOLUTIONS_DIR) -> dict[str, dict]:
         bands = importlib.import_module(f"graders.checks.{stem}").OUTCOME_BANDS
         runs = []
         for case in toy_cases:
-            outcome = harness(reference, None, starter, *case.args, **case.kwargs)
+            # measured by the harness's grader-side score, as the grader measures its reference run
+            outcome = scored(spec, codec.normalise(harness(reference, None, starter, *case.args, **case.kwargs)),
+                             case, kit)
             runs.append({"kwargs": {k: v for k, v in case.kwargs.items() if k != "check"},
                          "outcome": committed_numbers(outcome)})
         used = sorted({key for run in runs for key in run["outcome"]}, key=list(bands).index)

@@ -89,12 +89,17 @@ class Harness:
     ``prelude`` is source text run before the harness's own, in its namespace:
     trusted copies of reference definitions the harness swaps in
     (:func:`reference_definitions` reads them from the solutions).
+    ``score`` (grader-side only, it never travels): ``score(value, case, kit)`` turns what the harness
+    returned for a case into what is compared, on both sides alike (the reference's value and the
+    learner's, decoded), with the kit's own trusted code: the toy checks return trained parameters, and
+    ``score`` measures them (:mod:`graders.checks.toy_scores`), so no metric the worker reports is compared.
     """
 
     function: Callable
     torch: bool = True
     given: tuple[str, ...] = ()
     prelude: str = ""  # source run before the harness's, in its namespace (trusted copies it calls)
+    score: Callable | None = None  # grader-side: (value, case, kit) -> what is compared (never sent)
 
     @property
     def uses_torch(self) -> bool:

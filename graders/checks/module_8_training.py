@@ -26,8 +26,18 @@ share it):
   one exercise never costs points on the other, and the starter's stub of the
   other exercise is never called. The given supervised warm-up scores tokens
   with the run's log-probability function, so ``sequence_logprobs`` shapes the
-  reference policy too. Metrics must land in bands around the reference run,
-  which the grading process computes with the same harness. The public test
+  reference policy too. The worker sends back only what the run TRAINED
+  (:func:`dpo_toy_parameters`, the harnesses' prelude: the warmed-up reference's,
+  the moderate policy's and the high-pressure policy's parameters), and the
+  grader measures them with its own code
+  (:func:`graders.checks.toy_scores.dpo_toy_metrics`: the kit's copy of the
+  toy, the reference's ``sequence_logprobs`` and ``dpo_loss``), for the
+  reference's run and the learner's alike: the metrics must land in bands
+  around the reference's, and no number the worker reports is compared (a
+  worker that patches its copy of the toy to report the published outcomes
+  earns nothing: tests/test_toy_forgery.py). The helper of the other exercise
+  still runs in the worker (a formula of the same file, spelt out in its
+  docstring); it earns nothing there: only the parameters count. The public test
   ``test_sequence_logprobs_and_dpo_loss_train_the_toy_like_the_reference``
   makes the same run with BOTH of the learner's functions and compares with the
   reference outcomes that ``rl4llm build`` writes to
@@ -47,6 +57,11 @@ accuracy 1, the chosen log-likelihood unchanged), and 10 high-pressure steps kee
 pair accuracy 1 while the chosen log-likelihood falls from -0.65 to -5.1 and no
 chosen response is generated any more (after 5 steps one still is). Correct
 float32-internal and looped implementations stay within 1% of every band.
+Since the grader measures the trained parameters itself (not the learner's
+loss values as the run logged them), ``sum_instead_of_mean`` lands inside every
+band (0.66 of a width at worst: Adam's steps do not see a constant factor on the
+loss), and only the value cases catch it; every other entry the run can see
+misses a band by at least 33 widths (measured over every band at seed 7).
 
 Tolerances: float64 rtol 1e-5 / atol 1e-6 (a correct float32-internal or
 looped implementation passes); float32 inputs rtol 1e-4 / atol 1e-4.
@@ -54,12 +69,14 @@ looped implementation passes); float32 inputs rtol 1e-4 / atol 1e-4.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 
 from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
 from graders.checks.module_9_training import compare_with_bands
+from graders.checks.toy_scores import dpo_toy_metrics
 from graders.text import Text
 
 M = "module_8_training"
@@ -97,6 +114,30 @@ OUTCOME_BANDS = {
 
 
 # ----------------------------------------------------------------------------- harnesses
+def dpo_toy_parameters(toy, *, loss_fn, logprob_fn) -> dict:
+    """The given toy's "check" run (seed 7) with these functions: the parameters it trained, per stage.
+
+    {"reference": the warmed-up reference, "moderate": after moderate DPO, "stress": after high-pressure
+    DPO}, each the policy's state dict. Sent to the worker as the harnesses' prelude; the grader measures
+    the parameters with its own code (Harness.score), never trusting a number the run reports.
+    """
+    stages, train = {}, toy.train_dpo
+
+    def recording(policy, *args, **kwargs):  # the toy trains a copy of the reference per regime
+        stages.setdefault("reference", {k: v.detach().clone() for k, v in policy.state_dict().items()})
+        history = train(policy, *args, **kwargs)
+        stages["stress" if "moderate" in stages else "moderate"] = {
+            k: v.detach().clone() for k, v in policy.state_dict().items()}
+        return history
+
+    toy.train_dpo = recording
+    try:
+        toy.run_toy_dpo_experiment("check", seed=7, loss_fn=loss_fn, logprob_fn=logprob_fn)
+    finally:
+        toy.train_dpo = train
+    return stages
+
+
 def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradient", **kwargs):
     """Every check of sequence_logprobs, run on both sides (learner in the worker, reference in the grader).
 
@@ -115,8 +156,7 @@ def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradi
             return (losses.mean(), (beta * (policy_chosen - reference_chosen)).detach(),
                     (beta * (policy_rejected - reference_rejected)).detach())
 
-        toy = starter("dpo_toy")
-        return toy.check_metrics(toy.run_toy_dpo_experiment("check", seed=7, loss_fn=dpo, logprob_fn=fn))
+        return dpo_toy_parameters(starter("dpo_toy"), loss_fn=dpo, logprob_fn=fn)
     weights = kwargs.pop("gradient_weights")
     logits = args[0]
     out = fn(*args, **kwargs)
@@ -146,8 +186,7 @@ def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **k
             nll = F.cross_entropy(logits[:, :-1].transpose(1, 2), input_ids[:, 1:], reduction="none")
             return -(nll * mask).sum(dim=-1)
 
-        toy = starter("dpo_toy")
-        return toy.check_metrics(toy.run_toy_dpo_experiment("check", seed=7, loss_fn=fn, logprob_fn=logps))
+        return dpo_toy_parameters(starter("dpo_toy"), loss_fn=fn, logprob_fn=logps)
     out = fn(*args, **kwargs)
     parts = tuple(out) if isinstance(out, (tuple, list)) and len(out) == 3 else None
     if check == "rewards detached":
@@ -165,6 +204,9 @@ def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **k
         grads = {name: torch.zeros_like(args[i]) if computed[i] is None else computed[i]
                  for i, name in enumerate(("policy_chosen_logps", "policy_rejected_logps"))}
     return {"value": out, "grad": grads}
+
+
+_PRELUDE = inspect.getsource(dpo_toy_parameters)
 
 
 # ----------------------------------------------------------------------------- sequence_logprobs cases
@@ -197,7 +239,8 @@ def _drawn_sequence_case(seed: int) -> Case:
     return _seq_case(logits, ids, mask, rng.normal(0.0, 1.0, size=batch), dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.sequence_logprobs", points=3, call=Harness(sequence_logprobs_checks, given=("dpo_toy",)), timeout=60,
+@exercise(f"{M}.sequence_logprobs", points=3, timeout=60,
+          call=Harness(sequence_logprobs_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics),
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _sequence_logprobs():
     # --- public: the rows of starter/module_08/test_module_8_training.py
@@ -260,7 +303,8 @@ def _drawn_pair_case(seed: int) -> Case:
                      label_smoothing=smoothing, dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.dpo_loss", points=4, call=Harness(dpo_loss_checks, given=("dpo_toy",)), timeout=60,
+@exercise(f"{M}.dpo_loss", points=4, timeout=60,
+          call=Harness(dpo_loss_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics),
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _dpo_loss():
     # --- public: the rows of starter/module_08/test_module_8_training.py

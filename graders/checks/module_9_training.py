@@ -24,18 +24,29 @@ mode is per exercise, so the loss-and-gradient cases and the experiment share it
   depends on, and the second run reuses them, bit-identical to warming up
   again). The public test ``test_grpo_loss_trains_the_toy_like_the_reference``
   makes the same runs and compares with the reference outcomes that
-  ``rl4llm build`` writes to ``starter/module_09/_toy_reference.json``. The first update
-  sees exactly the reference's rollouts, so its mean loss and ratio range
-  fingerprint the loss; after two updates the train accuracy and the
-  teacher-forced KL must land in bands around the reference run, which the
-  grading process computes with the same harness and starter.
+  ``rl4llm build`` writes to ``starter/module_09/_toy_reference.json``.
+
+  The worker sends back only what the run TRAINED: the parameters each epoch
+  of the first update starts from, and the final ones (recorded at the
+  optimiser's steps). The grader measures them with its own code
+  (:func:`graders.checks.toy_scores.grpo_toy_metrics`): it warms up the policy
+  itself, draws the first update's rollouts as the run does, and computes the
+  first update's mean loss and ratio range (which fingerprint the steps the
+  learner's loss took: the first update sees exactly the reference's rollouts;
+  the loss's values are the other cases' business) with the reference's
+  ``grpo_loss``, then the train accuracy and the teacher-forced KL after two
+  updates by the given ``evaluate_policy``; they must land in bands around the
+  reference run, measured the same way. No number the worker reports is
+  compared (tests/test_toy_forgery.py).
 
   The given loop calls four module_9_reference functions (``formulas``); the
-  harness passes its own: a trusted copy of ``group_relative_advantages`` (the
-  advantages the loss trains on), and constant stand-ins for
-  ``clip_activity``, ``categorical_entropy`` and ``pass_at_k_unbiased``, which
-  only feed logged metrics that the harness does not return (so no copy of
-  those three formulas travels to the worker).
+  harness passes its own: ``group_relative_advantages`` looked up in
+  :data:`BINARY_ADVANTAGES` (the reference's values for every binary group of
+  the toy's size, sent as data: the toy's rewards are 0 or 1, and the same
+  values are public in ``_toy_reference.json``), so no copy of that formula
+  travels to the worker, and constant stand-ins for ``clip_activity``,
+  ``categorical_entropy`` and ``pass_at_k_unbiased``, which only feed logged
+  metrics that nothing measures.
 
 Sizing: the two toy runs are nearly all of this harness's time (the other 46
 cases take about 0.02 s together, the 24 Hypothesis draws about 0.01 s; the
@@ -51,6 +62,12 @@ times its width (seeds 1-6 and 9); with one update by as little as 1.1 times.
 Two update epochs instead of four let the sign-flipped loss into the KL band; two
 evaluation samples instead of four save about 0.01 s and leave the accuracy band
 about 3 samples wide.
+Since the grader measures the trained parameters itself (not the learner's
+loss values as the run logged them), a loss off by a constant factor trains like
+the reference (Adam's steps do not see it): ``dapo_fixed_denominator`` in the
+dapo run and ``dr_grpo_padded_width`` in the dr_grpo run land inside every band
+(0.04 of a width at worst) and only the value cases catch them; every other
+entry the run can see misses a band by at least 790 widths.
 
 Tolerances: float64 inputs rtol 1e-5 / atol 1e-6 (a correct implementation that
 computes in float32 internally passes); float32 inputs rtol 1e-4 / atol 1e-5.
@@ -66,6 +83,7 @@ import math
 import numpy as np
 
 from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
+from graders.checks.toy_scores import grpo_toy_metrics
 from graders.text import Text
 
 M = "module_9_training"
@@ -90,14 +108,13 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
 
         import numpy as np
 
-        def group_relative_advantages(rewards, scale=True, *, eps=1e-6):  # the reference's arithmetic
+        def group_relative_advantages(rewards, scale=True, *, eps=1e-6):  # looked up: no formula travels
             r = np.array(rewards, dtype=np.float64)
-            all_equal = r.max(axis=-1, keepdims=True) == r.min(axis=-1, keepdims=True)
-            centred = np.where(all_equal, 0.0, r - r.mean(axis=-1, keepdims=True))
-            if not scale:
-                return centred
-            std = r.std(axis=-1, keepdims=True)
-            return np.divide(centred, std + eps, out=np.zeros_like(centred), where=~all_equal)
+            table = BINARY_ADVANTAGES.get((bool(scale), r.shape[-1], eps))
+            if r.ndim != 2 or table is None or not np.isin(r, (0.0, 1.0)).all():
+                raise ValueError("the toy's advantages are looked up for binary groups of its own size only")
+            successes = r.sum(axis=-1).astype(int)
+            return np.array([[table[c][int(x)] for x in row] for c, row in zip(successes, r)], dtype=np.float64)
 
         formulas = SimpleNamespace(  # the last three only feed metrics this harness does not return
             group_relative_advantages=group_relative_advantages,
@@ -106,7 +123,31 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
             pass_at_k_unbiased=lambda n, c, k: 0.0)
         toy = starter("grpo_toy")  # its warm-up is kept: the second toy case reuses the first one's weights
         config = toy.profile_config("check", seed=9, loss_type=kwargs["loss_type"])
-        return toy.check_metrics(toy.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas))
+        epochs, update = [], toy.grpo_update
+
+        def recording(policy, optimizer, *args, **options):  # the first update's epochs: where each starts
+            def snapshot():
+                if len(epochs) < config.update_epochs:
+                    epochs.append({k: v.detach().clone() for k, v in policy.state_dict().items()})
+
+            def step():
+                optimizer.__class__.step(optimizer)
+                snapshot()
+
+            if not epochs:
+                snapshot()
+                optimizer.step = step
+            try:
+                return update(policy, optimizer, *args, **options)
+            finally:
+                vars(optimizer).pop("step", None)
+
+        toy.grpo_update = recording
+        try:
+            out = toy.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas)
+        finally:
+            toy.grpo_update = update
+        return {"epochs": epochs, "final": {k: v.detach().clone() for k, v in out["policy"].state_dict().items()}}
     loss = fn(*args, **kwargs)
     grad = None
     if isinstance(loss, torch.Tensor) and loss.numel() == 1 and loss.is_floating_point():
@@ -118,6 +159,34 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
     if grad is not None and grad.shape == args[3].shape:  # padding must get EXACTLY zero gradient
         result["masked_gradient_is_exactly_zero"] = float(bool((grad[args[3] == 0] == 0).all()))
     return result
+
+
+def _binary_advantages(group_size: int, eps: float) -> dict:
+    """Grader-side: the reference's group_relative_advantages of every binary group of ``group_size`` (its
+    arithmetic, here), as {(scale, group_size, eps): {successes c: (A of a 0 reward, A of a 1 reward)}}.
+
+    The toy's rewards are 0 or 1, so this table is all its loop needs of the formula: the harness looks
+    advantages up in it (sent as data, the harness's prelude), and no copy of the formula of another
+    exercise (module_9_reference's) reaches the learner's process. The same values are public in
+    starter/module_09/_toy_reference.json (``advantages``).
+    """
+    table = {}
+    for scale in (True, False):
+        rows = {}
+        for c in range(group_size + 1):
+            r = np.array([[1.0] * c + [0.0] * (group_size - c)])
+            all_equal = r.max(axis=-1, keepdims=True) == r.min(axis=-1, keepdims=True)
+            centred = np.where(all_equal, 0.0, r - r.mean(axis=-1, keepdims=True))
+            if scale:
+                std = r.std(axis=-1, keepdims=True)
+                centred = np.divide(centred, std + eps, out=np.zeros_like(centred), where=~all_equal)
+            rows[c] = (float(centred[0, -1]), float(centred[0, 0]))  # the last is a 0 reward, the first a 1
+        table[(scale, group_size, eps)] = rows
+    return table
+
+
+BINARY_ADVANTAGES = _binary_advantages(8, 1e-6)  # the toy's check profile: groups of 8, adv_eps 1e-6
+_PRELUDE = f"BINARY_ADVANTAGES = {BINARY_ADVANTAGES!r}"
 
 
 # key -> (rtol, atol, what it is, what a miss means); each text a Text (English, Russian)
@@ -226,7 +295,7 @@ def _drawn_case(seed: int) -> Case:
                       max_length=None if extra < 0 else width + extra, dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.grpo_loss", points=6, call=Harness(grpo_checks, given=("grpo_toy",)), timeout=90,
+@exercise(f"{M}.grpo_loss", points=6, call=Harness(grpo_checks, given=("grpo_toy",), prelude=_PRELUDE, score=grpo_toy_metrics), timeout=90,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _grpo_loss():
     # --- public: the hand-checkable rows of starter/module_09/test_module_9_training.py

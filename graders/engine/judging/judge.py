@@ -77,6 +77,7 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
     cases = spec.cases()
     expected = ctx.book.expected(exercise)
     compare = spec.comparison()
+    score = lambda value, case: _scored(spec, value, case, ctx)  # noqa: E731 - what of a value is compared
     results = payload["cases"]
     judgement = Judgement(Status.PASSED, notes=notes)
     valid, refusals = _Tally(), _Tally()  # weights of the checks that expect a value / an exception
@@ -93,7 +94,7 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
                 "kit_reference_raised", label=case.label or index, message=want.message))
             continue
         got = results[index] if index < len(results) and isinstance(results[index], dict) else {}
-        outcome, value = _judge_case(index, case, want, got, arrays, compare)
+        outcome, value = _judge_case(index, case, want, got, arrays, compare, score)
         tally = refusals if case.raises is not None else valid
         tally.total += case.weight
         if value is not _NOTHING:
@@ -151,12 +152,25 @@ def earned_share(valid: _Tally, refusals: _Tally) -> float:
 _NOTHING = object()  # no value came back (an exception, a changed input, nothing readable)
 
 
-def _judge_case(index: int, case, want, got: dict, arrays: dict, compare) -> tuple[CaseOutcome | None, object]:
-    """``(None, value)`` when the check passed; otherwise what went wrong, and the learner's value if any."""
+def _scored(spec, value, case, ctx):
+    """The learner's decoded value as the grader compares it (:func:`graders.engine.judging.references.scored`, with the
+    kit's trusted code: a toy check's trained parameters measured); ``None`` where the value cannot be."""
+    from graders.engine.judging.references import scored
+
+    try:
+        return scored(spec, value, case, ctx.book.kit)
+    except Exception:  # noqa: BLE001 - learner data that the kit's code cannot measure: nothing to compare
+        return None
+
+
+def _judge_case(index: int, case, want, got: dict, arrays: dict, compare,
+                score=lambda value, case: value) -> tuple[CaseOutcome | None, object]:
+    """``(None, value)`` when the check passed; otherwise what went wrong, and the learner's value if any
+    (``score``: what of a decoded value is compared)."""
     kind = got.get("outcome")
     if kind == "ok":
         try:
-            value = codec.decode(got.get("value"), arrays)
+            value = score(codec.decode(got.get("value"), arrays), case)
         except (ValueError, KeyError, TypeError):
             return CaseOutcome(index, case, CaseResult.UNREADABLE), _NOTHING
         if case.raises is not None:

@@ -14,6 +14,8 @@ SHA-256 of everything those outcomes depend on:
   (the reference file and its given modules) and in the starter (a harness's
   given code);
 - the exercise's catalogue file;
+- the file of its harness's grader-side ``score``, where it has one (the toy checks'
+  :mod:`graders.checks.toy_scores`: what is kept is what it measured);
 - the engine code that computes and normalises outcomes
   (:data:`ENGINE_FILES`) and the versions of Python, NumPy and torch.
 
@@ -31,7 +33,8 @@ so every learner's run starts from the same weights), under the digest of the
 starter's files of its module folder and the environment
 (:func:`save_given_state`). The next batch hands them to its workers in the
 job (``given_<name>.npz``), and a harness's copy of the module starts with
-them: about a quarter of a second less per submission, bit-identical to
+them (so does the grader's own copy, which the toy checks' measurement warms
+up from: :mod:`graders.checks.toy_scores`): about a quarter of a second less per submission, bit-identical to
 warming up again. Only the grading process fills that copy (learner code
 never runs there), and only it writes the store.
 

@@ -19,9 +19,11 @@ explain).
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -155,6 +157,9 @@ class ReferenceBook:
             if self.store is not None and digest:
                 folder = course.module_of(exercise.stem).folder
                 sources = [*(self.kit.solutions_dir / folder).glob("*.py"), *(self.kit.starter_dir / folder).glob("*.py")]
+                score = getattr(exercise.spec.call, "score", None)
+                if score is not None:  # what is stored is measured by it: its file is part of the key
+                    sources.append(Path(inspect.getsourcefile(score)))
                 disk_key = self.store.key(exercise.id, digest, refcache.files_digest(sources),
                                           refcache.files_digest([catalogue_file(exercise.id, self.kit)]))
                 found = self.store.read(disk_key)
@@ -183,7 +188,8 @@ class ReferenceBook:
                 warnings.simplefilter("ignore")  # the kit's own edge cases (inf, nan) are deliberate
                 raw = calls.call_case(_wire(exercise.spec.call), function, module,
                                       self.kit.starter_module, args, kwargs)
-            return Outcome(value=codec.normalise(raw), type=codec.type_of(raw))
+                value = scored(exercise.spec, codec.normalise(raw), case, self.kit)  # as the learner's is
+            return Outcome(value=value, type=codec.type_of(raw))
         except Exception as error:  # noqa: BLE001 - recorded and compared
             return Outcome(raised=[c.__name__ for c in type(error).__mro__], message=f"{type(error).__name__}: {error}")
 
@@ -252,6 +258,18 @@ class ReferenceBook:
                         record.wrong[f"{entry.name}#{case_index}"], record.dirty = stored, True
                 self._wrong[key] = (exercise.spec, stored)
             return self._wrong[key][1]
+
+
+def scored(spec, value, case, kit):
+    """What is compared of ``value`` (one case's normalised result, the reference's or the learner's decoded):
+    the harness's grader-side ``score`` of it (:class:`graders.checks.Harness`; the toy checks measure the
+    parameters a run trained with the kit's own code), else ``value`` itself. Alone on torch (its RNG and
+    thread count are global), on the same lock as the reference computations."""
+    score = getattr(spec.call, "score", None)
+    if score is None:
+        return value
+    with TORCH_LOCK:
+        return score(value, case, kit)
 
 
 @functools.cache
