@@ -1,0 +1,1 @@
+../shared/toy_optim.py
