@@ -10,9 +10,10 @@ a module named there, or a fresh copy from the file named there, for this load
 alone (a fresh copy stays in ``sys.modules`` as ``<name>__<given module>``,
 never under the plain name). A given module's own neighbours come with it: a
 plain name that ``given`` does not hold, of a ``.py`` file beside a given file
-or module (``dpo_toy.py`` imports ``toy_optim``), loads a fresh copy of that file too,
-unless it is a learner file of the course; so a caller names the modules its
-file imports, not what those import in turn.
+or module (``dpo_toy.py`` imports ``toy_optim``), loads a fresh copy of that
+file too, unless its name is a learner file's (``module_*``, as every one in
+graders/course.py); so a caller names the modules its file imports, not what
+those import in turn.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from types import ModuleType
 
 AST_LOCK = threading.Lock()
+LEARNER_PREFIX = "module_"  # every learner file of graders/course.py (module_9_reference, ...); never a neighbour
 _GIVEN_LOCK = threading.RLock()  # one load with given modules at a time: they pass through sys.modules
 
 
@@ -89,9 +91,7 @@ class _GivenImports(importlib.abc.MetaPathFinder):
     def neighbour(self, fullname: str) -> Path | None:
         """The ``.py`` file named ``fullname`` beside a given file or module (not a learner file), now given for
         this load."""
-        from graders.course import STEMS  # here: graders.course imports this module, through graders.fences
-
-        if "." in fullname or not fullname.isidentifier() or fullname in STEMS:
+        if "." in fullname or not fullname.isidentifier() or fullname.startswith(LEARNER_PREFIX):
             return None
         beside = [*self.files.values(), *(Path(m.__file__) for m in self.modules.values() if getattr(m, "__file__", 0))]
         folders = dict.fromkeys(file.parent for file in beside)

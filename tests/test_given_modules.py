@@ -35,7 +35,7 @@ from graders.engine.batch import grade_sources
 from graders.engine.grading import GradeOptions, prepare_job, write_settings
 from graders.engine.kit import DEFAULT_KIT
 from graders.engine.misconceptions import entry_source
-from graders.loader import load_module
+from graders.loader import LEARNER_PREFIX, load_module
 from graders.paths import SOLUTIONS_DIR, STARTER_DIR
 
 M9, M8 = SOLUTIONS_DIR / "module_09", SOLUTIONS_DIR / "module_08"
@@ -328,6 +328,7 @@ def test_a_given_module_brings_its_neighbours_and_never_a_learner_file(tmp_path,
     assert training.dpo_toy.Adam.__module__ == "toy_optim" and sys.modules.get("toy_optim") is plain
     assert sys.modules["_given_test_neighbour__toy_optim"].__file__ == str(M8 / "toy_optim.py")
     # a learner file beside a given one is never given: its name goes to the ordinary import system
+    assert all(stem.startswith(LEARNER_PREFIX) for stem in course.STEMS)  # the loader's rule covers every one
     (tmp_path / "helper.py").write_text("VALUE = 1\n", encoding="utf-8")
     (tmp_path / "module_9_reference.py").write_text("VALUE = 'beside the given file'\n", encoding="utf-8")
     (tmp_path / "user.py").write_text("import helper\nimport module_9_reference\n", encoding="utf-8")
