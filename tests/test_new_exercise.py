@@ -1,12 +1,16 @@
 """The recipe, proved on a copy of the kit: an exercise is four hand-written files, the rest generated.
 
-In a copy of the kit (its git-tracked files), ``rl4llm new-exercise module_8_reference
-throwaway_margin`` writes the four skeletons, which the recipe check (``graders/build/recipe.py``,
-``tests/test_recipe.py``) reports as skeletons; the test fills them with a real tiny exercise
-(m = beta (chosen - rejected), ``ValueError`` for beta <= 0, one misconception) and runs ``rl4llm
-build``. Then: the files a person edited (every change but those the build wrote) are exactly the
-four; the recipe check and ``rl4llm build --check`` pass; the exercise's public tests pass on the
-reference; and leaving out any one of the four pieces makes the recipe check name it.
+In one copy of the kit (its git-tracked files), ``rl4llm new-exercise`` writes the four skeletons of
+an exercise of each module (``module_8_reference.throwaway_margin``: m = beta (chosen - rejected);
+``module_9_reference.throwaway_excess``: e = mean(r) - b), which the recipe check
+(``graders/build/recipe.py``, ``tests/test_recipe.py``) reports as skeletons; the test fills them as
+docs/contributing.md says (a reference, public tests with a refusal row, checks with a public and a
+hidden refusal, one misconception) and runs ``rl4llm build`` once. Then: the files a person edited
+(every change but those the build wrote) are exactly the four of each; no total goes stale (the
+registry counts one more exercise and point per module; ``rl4llm build --check``,
+``tests/test_no_literal_totals.py`` and ``tests/test_layout.py`` pass in the copy); each exercise's
+public tests pass on the reference, and the grader gives the reference full marks and names the
+catalogued mistake; and leaving out any one of the four pieces makes the recipe check name it.
 
 The refusals of the unit: ``new-exercise`` refuses an unknown file, an invalid or taken name, and
 writes nothing then (fast).
@@ -260,7 +264,7 @@ def _totals(kit: Path) -> dict:
     return json.loads(_run(kit, "-c", program).stdout)
 
 
-@pytest.mark.slow  # one build and one grading batch of a copy of the kit (about 2-3 min on 2 busy cores)
+@pytest.mark.slow  # one build and one grading batch of a copy of the kit (about 4-5 min on 2 busy cores)
 def test_an_exercise_in_each_module_is_four_files_and_every_omission_is_named(tmp_path):
     kit = _copy_kit(tmp_path)
     assert _run(kit, "-c", "import graders; print(graders.__file__)").stdout.strip().startswith(str(kit))
@@ -327,18 +331,20 @@ def test_an_exercise_in_each_module_is_four_files_and_every_omission_is_named(tm
         points, _, named = graded[new.mistake][new.id]
         assert points < 1.0 and named == [new.mistake], graded
 
-    # leaving out any one of the four pieces makes the recipe check name the piece and its file
+    # leaving out any one of the four pieces makes the recipe check name the piece and its file (the same piece
+    # of both exercises left out at once: each line names its own function and file)
     filled = {relpath: (kit / relpath).read_text(encoding="utf-8") for new in NEW for relpath in new.four}
-    for new in NEW:
-        for relpath, message in new.four.items():
-            path = kit / relpath
+    for piece in range(4):
+        left_out = {relpath: message for new in NEW for relpath, message in list(new.four.items())[piece:piece + 1]}
+        for relpath in left_out:
             if relpath in originals:
-                path.write_text(originals[relpath], encoding="utf-8")
+                (kit / relpath).write_text(originals[relpath], encoding="utf-8")
             else:
-                path.unlink()
-            lines = _recipe_lines(kit)
+                (kit / relpath).unlink()
+        lines = _recipe_lines(kit)
+        for relpath, message in left_out.items():
             assert message in lines and relpath in lines, (relpath, lines)
-            path.write_text(filled[relpath], encoding="utf-8")
+            (kit / relpath).write_text(filled[relpath], encoding="utf-8")
 
 
 def test_new_exercise_refuses_and_writes_nothing(tmp_path):
