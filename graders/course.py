@@ -13,7 +13,7 @@ and learner files exist; nothing else lists them.
   Exercises are read from ``solutions/``, so adding a fenced function adds the
   exercise; its points come from its checks (``graders/checks/``).
 - **Given modules**: every other ``.py`` in a module's folder (:func:`given_modules`); one that
-  several modules use (the toys' optimiser) is written once in ``solutions/shared/`` and linked
+  several modules use (the toys' optimiser) is written once in ``solutions/common/`` and linked
   into each folder that imports it, so every folder still holds all it imports.
 - **Languages**: every learner-facing text exists in each of ``LANGUAGES``.
 
@@ -117,7 +117,7 @@ def given_modules(solutions_dir: Path = SOLUTIONS_DIR, modules=None) -> dict[str
     A given module is any other ``.py`` file in a module's folder (a toy
     environment, a training loop): the learner uses it and never edits it; the
     build copies it to ``starter/`` and the engine ships the kit's copy to
-    every worker. A shared given module (a link to ``solutions/shared/``) is
+    every worker. A shared given module (a link to ``solutions/common/``) is
     named with the first selected folder that holds it; every folder's copy
     has the same text.
     """

@@ -538,11 +538,11 @@ def test_the_experiment_defaults_to_the_files_own_grpo_loss_and_forwards_everyth
 
 
 def test_the_toys_written_out_adam_is_bit_identical_to_torch_optim_adam():
-    # the toys' Adam (one file, solutions/shared/toy_optim.py, which both toys import) stands in for
+    # the toys' Adam (one file, solutions/common/toy_optim.py, which both toys import) stands in for
     # torch.optim.Adam (whose first use imports torch._dynamo, a second in every grading worker): same
     # parameters, same gradients, same numbers to the last bit -- including a parameter that has no gradient
     # on some steps (torch counts its steps only when it has one)
-    toy = load_module(SOLUTIONS_DIR / "shared" / "toy_optim.py", "_adam_toy_optim")
+    toy = load_module(SOLUTIONS_DIR / "common" / "toy_optim.py", "_adam_toy_optim")
 
     def model():
         torch.manual_seed(0)

@@ -215,7 +215,7 @@ def _copy_kit(tmp: Path) -> Path:
         source, target = REPO_ROOT / relpath, kit / relpath
         if source.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
-            if source.is_symlink():  # a shared given module (solutions/shared/) stays one file
+            if source.is_symlink():  # a shared given module (solutions/common/) stays one file
                 target.symlink_to(os.readlink(source))
             else:
                 shutil.copy2(source, target)

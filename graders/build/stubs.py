@@ -72,7 +72,7 @@ def make_given_source(source: str, relpath: str) -> str:
 
 def given_copy(path: Path, solutions_dir: Path = SOLUTIONS_DIR) -> str:
     """The starter's (and the notebooks') copy of given module ``path``, its header naming the file to edit:
-    the link's target for a shared given module (``solutions/shared/toy_optim.py``), so all its copies agree."""
+    the link's target for a shared given module (``solutions/common/toy_optim.py``), so all its copies agree."""
     solutions_dir = Path(solutions_dir)
     real = path.resolve()
     inside = real.is_relative_to(solutions_dir.resolve())

@@ -1,1 +1,1 @@
-../shared/toy_optim.py
+../common/toy_optim.py
