@@ -12,7 +12,9 @@ and learner files exist; nothing else lists them.
   ``"<file stem>.<function>"``, e.g. ``"module_9_reference.grpo_loss"``.
   Exercises are read from ``solutions/``, so adding a fenced function adds the
   exercise; its points come from its checks (``graders/checks/``).
-- **Given modules**: every other ``.py`` in a module's folder (:func:`given_modules`).
+- **Given modules**: every other ``.py`` in a module's folder (:func:`given_modules`); one that
+  several modules use (the toys' optimiser) is written once in ``solutions/common/`` and linked
+  into each folder that imports it, so every folder still holds all it imports.
 - **Languages**: every learner-facing text exists in each of ``LANGUAGES``.
 
 A user may name a module as ``8``, ``module_08`` or ``module08``;
@@ -115,13 +117,15 @@ def given_modules(solutions_dir: Path = SOLUTIONS_DIR, modules=None) -> dict[str
     A given module is any other ``.py`` file in a module's folder (a toy
     environment, a training loop): the learner uses it and never edits it; the
     build copies it to ``starter/`` and the engine ships the kit's copy to
-    every worker.
+    every worker. A shared given module (a link to ``solutions/common/``) is
+    named with the first selected folder that holds it; every folder's copy
+    has the same text.
     """
     found: dict[str, str] = {}
     for candidate in selected(modules):
         for path in sorted((Path(solutions_dir) / candidate.folder).glob("*.py")):
             if path.stem not in candidate.files and path.name != "__init__.py":
-                found[path.stem] = candidate.folder
+                found.setdefault(path.stem, candidate.folder)
     return found
 
 

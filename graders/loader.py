@@ -8,7 +8,12 @@ A learner file may import the given modules of its folder by their plain names
 (``from grpo_toy import ...``). Loaded by path, it gets them through ``given``:
 a module named there, or a fresh copy from the file named there, for this load
 alone (a fresh copy stays in ``sys.modules`` as ``<name>__<given module>``,
-never under the plain name).
+never under the plain name). A given module's own neighbours come with it: a
+plain name that ``given`` does not hold, of a ``.py`` file beside a given file
+or module (``dpo_toy.py`` imports ``toy_optim``), loads a fresh copy of that
+file too, unless its name is a learner file's (``module_*``, as every one in
+graders/course.py); so a caller names the modules its file imports, not what
+those import in turn.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 from types import ModuleType
 
 AST_LOCK = threading.Lock()
+LEARNER_PREFIX = "module_"  # every learner file of graders/course.py (module_9_reference, ...); never a neighbour
 _GIVEN_LOCK = threading.RLock()  # one load with given modules at a time: they pass through sys.modules
 
 
@@ -79,8 +85,20 @@ class _GivenImports(importlib.abc.MetaPathFinder):
         self.owner = owner
 
     def find_spec(self, fullname, path=None, target=None):  # noqa: ARG002 - the finder protocol
-        file = self.files.get(fullname)
+        file = self.files.get(fullname) or self.neighbour(fullname)
         return None if file is None else importlib.util.spec_from_file_location(fullname, file)
+
+    def neighbour(self, fullname: str) -> Path | None:
+        """The ``.py`` file named ``fullname`` beside a given file or module (not a learner file), now given for
+        this load."""
+        if "." in fullname or not fullname.isidentifier() or fullname.startswith(LEARNER_PREFIX):
+            return None
+        beside = [*self.files.values(), *(Path(m.__file__) for m in self.modules.values() if getattr(m, "__file__", 0))]
+        folders = dict.fromkeys(file.parent for file in beside)
+        found = next((folder / f"{fullname}.py" for folder in folders if (folder / f"{fullname}.py").is_file()), None)
+        if found is not None:
+            self.files[fullname] = found  # taken out of sys.modules with the given ones on exit
+        return found
 
     def __enter__(self):
         plain_names = [*self.modules, *self.files]

@@ -6,6 +6,6 @@ LEARNER_FILES = {
     'module_09': ('module_9_reference', 'module_9_training'),
 }
 GIVEN_MODULES = {
-    'module_08': ('dpo_toy',),
-    'module_09': ('arithmetic_toy', 'grpo_toy'),
+    'module_08': ('dpo_toy', 'toy_optim'),
+    'module_09': ('arithmetic_toy', 'grpo_toy', 'toy_optim'),
 }

@@ -31,7 +31,8 @@ from graders.walkthrough.run import run_seed_subprocess
 
 SOLUTION_PATH = SOLUTIONS_DIR / "module_08" / "module_8_training.py"
 TOY_PATH = SOLUTIONS_DIR / "module_08" / "dpo_toy.py"
-toy = load_module(TOY_PATH, "_kit_tests_dpo_toy")  # the given toy, and the exercise file that imports it
+toy = load_module(TOY_PATH, "_kit_tests_dpo_toy", given={"toy_optim": TOY_PATH.with_name("toy_optim.py")})  # the
+# given toy (with its optimiser, shared with Module 9's toy), and the exercise file that imports it
 t8 = load_module(SOLUTION_PATH, "_kit_tests_module_8_training", given={"dpo_toy": toy})
 r8 = load_module(SOLUTIONS_DIR / "module_08" / "module_8_reference.py", "_kit_tests_module_8_reference_parity")
 # A reduced budget (about a quarter of a second) for the tests that run the experiment several times.
@@ -48,7 +49,7 @@ def test_training_files_are_standalone(path):
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported <= {"__future__", "copy", "dataclasses", "torch", "dpo_toy"}, imported
+    assert imported <= {"__future__", "copy", "dataclasses", "torch", "dpo_toy", "toy_optim"}, imported
 
 
 def test_exercises_and_the_given_code_banner():

@@ -1,12 +1,16 @@
 """The recipe, proved on a copy of the kit: an exercise is four hand-written files, the rest generated.
 
-In a copy of the kit (its git-tracked files), ``rl4llm new-exercise module_8_reference
-throwaway_margin`` writes the four skeletons, which the recipe check (``graders/build/recipe.py``,
-``tests/test_recipe.py``) reports as skeletons; the test fills them with a real tiny exercise
-(m = beta (chosen - rejected), ``ValueError`` for beta <= 0, one misconception) and runs ``rl4llm
-build``. Then: the files a person edited (every change but those the build wrote) are exactly the
-four; the recipe check and ``rl4llm build --check`` pass; the exercise's public tests pass on the
-reference; and leaving out any one of the four pieces makes the recipe check name it.
+In one copy of the kit (its git-tracked files), ``rl4llm new-exercise`` writes the four skeletons of
+an exercise of each module (``module_8_reference.throwaway_margin``: m = beta (chosen - rejected);
+``module_9_reference.throwaway_excess``: e = mean(r) - b), which the recipe check
+(``graders/build/recipe.py``, ``tests/test_recipe.py``) reports as skeletons; the test fills them as
+docs/contributing.md says (a reference, public tests with a refusal row, checks with a public and a
+hidden refusal, one misconception) and runs ``rl4llm build`` once. Then: the files a person edited
+(every change but those the build wrote) are exactly the four of each; no total goes stale (the
+registry counts one more exercise and point per module; ``rl4llm build --check``,
+``tests/test_no_literal_totals.py`` and ``tests/test_layout.py`` pass in the copy); each exercise's
+public tests pass on the reference, and the grader gives the reference full marks and names the
+catalogued mistake; and leaving out any one of the four pieces makes the recipe check name it.
 
 The refusals of the unit: ``new-exercise`` refuses an unknown file, an invalid or taken name, and
 writes nothing then (fast).
@@ -20,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -28,12 +33,43 @@ from graders import course
 from graders.build import scaffold
 from graders.paths import REPO_ROOT
 
-STEM, FUNCTION = "module_8_reference", "throwaway_margin"
-EXERCISE = f"{STEM}.{FUNCTION}"
-FOUR = {"solutions/module_08/module_8_reference.py", "starter/module_08/test_module_8_reference.py",
-        "graders/checks/module_8_reference/__init__.py", f"graders/misconceptions/{STEM}/{FUNCTION}.py"}
+STEM, FUNCTION = "module_8_reference", "throwaway_margin"  # the scaffold's unit tests use this one
 
-REFERENCE = '''
+
+@dataclass(frozen=True)
+class NewExercise:
+    """One exercise the proof adds: its learner file, its function and the four pieces a person writes."""
+
+    stem: str
+    function: str
+    reference: str  # appended to the solution file (the skeleton's function replaced)
+    public_tests: str  # appended to the public test file (the skeleton's test replaced)
+    checks: str  # appended to the checks package's __init__.py (the skeleton's generator replaced)
+    latex: str
+    catalogue: str  # the catalogue file
+    mistake: str  # the catalogue's entry
+    refused: tuple[str, ...]  # the labels of the public refusal rows (_refused.json)
+
+    @property
+    def id(self) -> str:
+        return f"{self.stem}.{self.function}"
+
+    @property
+    def folder(self) -> str:
+        return course.module_of(self.stem).folder
+
+    @property
+    def four(self) -> dict[str, str]:
+        """The four files the recipe lists (docs/contributing.md) -> what the omission check says without each."""
+        return {
+            f"solutions/{self.folder}/{self.stem}.py": f"no fenced reference function {self.function}",
+            f"starter/{self.folder}/test_{self.stem}.py": f"no public test named test_{self.function}_<what>",
+            f"graders/checks/{self.stem}/__init__.py": f"{self.function}: no hidden checks",
+            f"graders/misconceptions/{self.stem}/{self.function}.py": f"{self.function}: no misconception catalogue",
+        }
+
+
+MODULE_8 = NewExercise("module_8_reference", "throwaway_margin", reference='''
 
 def throwaway_margin(chosen, rejected, beta):
     """m = beta (chosen - rejected) (the scaled implicit-reward margin of DPO; Rafailov et al. 2023, eq. 7).
@@ -52,8 +88,7 @@ def throwaway_margin(chosen, rejected, beta):
     beta = _positive("beta", beta)
     return _out(beta * (chosen - rejected), chosen, rejected, beta)
     ### END SOLUTION
-'''
-PUBLIC_TESTS = '''
+''', public_tests='''
 
 def test_throwaway_margin_golden_row():
     assert ref.throwaway_margin(1.0, 0.5, 2.0) == pytest.approx(1.0)  # 2 (1 - 0.5)
@@ -63,8 +98,7 @@ def test_throwaway_margin_golden_row():
 def test_throwaway_margin_refuses_what_the_grader_refuses(args, kwargs, error):
     with pytest.raises(error):
         ref.throwaway_margin(*args, **kwargs)
-'''
-CHECKS = '''
+''', checks='''
 import numpy as np  # noqa: E402 - the new exercise's own imports, below the package's parts
 
 from graders.checks import Case  # noqa: E402
@@ -79,9 +113,7 @@ def _throwaway_margin_cases():
     yield Case(args=(1.0, 0.5, 0.0), raises=ValueError, label=Text("beta = 0 is refused", "beta = 0 отклоняется"),
                hidden=False)
     yield Case(args=(1.0, 0.5, -1.0), raises=ValueError, label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
-'''
-LATEX = 'r"m = \\beta\\,(c - r)"'
-CATALOGUE = '''"""Wrong versions of m = beta (chosen - rejected) (throwaway_margin).
+''', latex='r"m = \\beta\\,(c - r)"', catalogue='''"""Wrong versions of m = beta (chosen - rejected) (throwaway_margin).
 
 Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
 """
@@ -93,7 +125,62 @@ def beta_left_out(chosen, rejected, beta):
     ru: похоже на chosen - rejected без beta; отступ равен beta (chosen - rejected)
     """
     return _right(chosen, rejected, 1.0)
-'''
+''', mistake="beta_left_out", refused=("beta = 0 is refused",))
+
+MODULE_9 = NewExercise("module_9_reference", "throwaway_excess", reference='''
+
+def throwaway_excess(rewards, baseline):
+    """e = mean(r) - b (the mean reward of a group above a baseline b; Williams 1992, the REINFORCE baseline).
+
+    Positive when the group did better than the baseline expected.
+
+    Args:
+        rewards: the group's rewards, shape (G,), G >= 1.
+        baseline: a finite real number.
+    Returns:
+        float.
+    """
+    ### BEGIN SOLUTION
+    rewards = _float_array(rewards, "rewards", ndims=(1,))
+    if rewards.size == 0:
+        raise ValueError("rewards must hold at least one reward")
+    return float(rewards.mean() - _real(baseline, "baseline", -math.inf, math.inf))
+    ### END SOLUTION
+''', public_tests='''
+
+def test_throwaway_excess_golden_row():
+    assert m9.throwaway_excess([1.0, 0.0, 1.0, 0.0], 0.25) == pytest.approx(0.25)  # 2/4 - 1/4
+
+
+@pytest.mark.parametrize("args, kwargs, error", _refused("throwaway_excess"))
+def test_throwaway_excess_refuses_what_the_grader_refuses(args, kwargs, error):
+    with pytest.raises(error):
+        m9.throwaway_excess(*args, **kwargs)
+''', checks='''
+@_new_exercise("module_9_reference.throwaway_excess", points=1)
+def _throwaway_excess_cases():
+    yield _NewCase(args=([1.0, 0.0, 1.0, 0.0], 0.25), label=_NewText("the golden row", "эталонная строка"),
+                   hidden=False)
+    yield _NewCase(args=([0.5, 1.5], -1.0), label=_NewText("a negative baseline", "отрицательный baseline"))
+    yield _NewCase(args=([], 0.0), raises=ValueError, hidden=False,
+                   label=_NewText("no rewards are refused", "пустая группа отклоняется"))
+    yield _NewCase(args=((), 1.0), raises=ValueError,
+                   label=_NewText("an empty tuple is refused", "пустой кортеж отклоняется"))
+''', latex='r"e = \\operatorname{mean}(r) - b"', catalogue='''"""Wrong versions of e = mean(r) - b (throwaway_excess).
+
+Format: graders/engine/judging/misconceptions.py (``_right`` is the reference).
+"""
+
+
+def baseline_added(rewards, baseline):
+    """looks like the baseline is added; the excess is mean(r) - b
+
+    ru: похоже, baseline прибавлен; превышение равно mean(r) - b
+    """
+    return _right(rewards, -baseline)
+''', mistake="baseline_added", refused=("no rewards are refused",))
+NEW = (MODULE_8, MODULE_9)
+FOUR = set(MODULE_8.four)  # the files the scaffold writes for STEM.FUNCTION
 
 
 def _run(kit: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -120,55 +207,87 @@ def _state(kit: Path) -> dict[str, str]:
 
 
 def _copy_kit(tmp: Path) -> Path:
+    """The kit's git-tracked and untracked-but-not-ignored files in ``tmp/kit`` (links kept as links)."""
     kit = tmp / "kit"
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO_ROOT,
                             capture_output=True, text=True, check=True).stdout.split("\0")
     for relpath in filter(None, listed):
-        source = REPO_ROOT / relpath
+        source, target = REPO_ROOT / relpath, kit / relpath
         if source.is_file():
-            target = kit / relpath
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+            if source.is_symlink():  # a shared given module (solutions/common/) stays one file
+                target.symlink_to(os.readlink(source))
+            else:
+                shutil.copy2(source, target)
     return kit
 
 
-def _fill(kit: Path) -> None:
-    """The four skeletons filled with the real exercise (each skeleton's appended part replaced)."""
+def _fill(kit: Path, new: NewExercise) -> None:
+    """The four skeletons of ``new`` filled with the real exercise (each skeleton's appended part replaced)."""
     def replace_from(relpath: str, marker: str, text: str) -> None:
         path = kit / relpath
         source = path.read_text(encoding="utf-8")
         assert marker in source, (relpath, marker)
         path.write_text(source[:source.index(marker)].rstrip("\n") + "\n" + text, encoding="utf-8")
 
-    replace_from("solutions/module_08/module_8_reference.py", f"\n\ndef {FUNCTION}(", REFERENCE)
-    replace_from("starter/module_08/test_module_8_reference.py", f"\n\ndef test_{FUNCTION}_golden_row", PUBLIC_TESTS)
-    checks = kit / "graders/checks/module_8_reference/__init__.py"
-    text = checks.read_text(encoding="utf-8")
-    text = text.replace(f'r"{scaffold.TODO}: the formula in LaTeX"', LATEX)
-    checks.write_text(text, encoding="utf-8")
-    replace_from("graders/checks/module_8_reference/__init__.py", f"\n\n# --- {FUNCTION} (", CHECKS)
-    (kit / "graders/misconceptions" / STEM / f"{FUNCTION}.py").write_text(CATALOGUE, encoding="utf-8")
+    solution, public, checks, catalogue = new.four
+    replace_from(solution, f"\n\ndef {new.function}(", new.reference)
+    replace_from(public, f"\n\ndef test_{new.function}_golden_row", new.public_tests)
+    text = (kit / checks).read_text(encoding="utf-8")
+    (kit / checks).write_text(text.replace(f'r"{scaffold.TODO}: the formula in LaTeX"', new.latex), encoding="utf-8")
+    replace_from(checks, f"\n\n# --- {new.function} (", new.checks)
+    (kit / catalogue).write_text(new.catalogue, encoding="utf-8")
 
 
-@pytest.mark.slow  # two builds of a copy of the kit (about 2 min on 2 busy cores)
-def test_a_new_exercise_is_four_files_and_every_omission_is_named(tmp_path):
+GRADE = """
+import json, sys
+from graders.engine.routes.batch import grade_sources
+from graders.engine.routes.grading import GradeOptions
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.judging.misconceptions import mutant_source
+
+new = dict(json.loads(sys.argv[1]))  # exercise id -> its catalogued mistake
+files = {f"{e.split('.')[0]}.py": e.split('.')[0] for e in new}
+batch = {"reference": {name: DEFAULT_KIT.solution_path(stem).read_text(encoding="utf-8") for name, stem in files.items()}}
+batch.update({mistake: {f"{e.split('.')[0]}.py": mutant_source(e, mistake)} for e, mistake in new.items()})
+reports = grade_sources(batch, GradeOptions(modules=("8", "9"), lang="en"), jobs=2)
+print(json.dumps({name: {x["id"]: [x["points"], x["max_points"], sorted(x["misconceptions"])]
+                         for x in report["exercises"] if x["id"] in new} for name, report in reports.items()}))
+"""
+
+
+def _totals(kit: Path) -> dict:
+    """The course's and each module's exercise count and points, from the copy's registry."""
+    program = ("import json; from graders import course; groups = {'course': None, '8': ['8'], '9': ['9']}; "
+               "print(json.dumps({k: [len(course.exercises(g)), sum(course.points(e) for e in course.exercises(g))] "
+               "for k, g in groups.items()}))")
+    return json.loads(_run(kit, "-c", program).stdout)
+
+
+@pytest.mark.slow  # one build and one grading batch of a copy of the kit (2.5 min; 5 on 2 busy cores)
+def test_an_exercise_in_each_module_is_four_files_and_every_omission_is_named(tmp_path):
     kit = _copy_kit(tmp_path)
     assert _run(kit, "-c", "import graders; print(graders.__file__)").stdout.strip().startswith(str(kit))
-    before = _state(kit)
-    originals = {relpath: (kit / relpath).read_text(encoding="utf-8") for relpath in FOUR if (kit / relpath).exists()}
+    before, totals_before = _state(kit), _totals(kit)
+    originals = {relpath: (kit / relpath).read_text(encoding="utf-8")
+                 for new in NEW for relpath in new.four if (kit / relpath).exists()}
 
-    made = _run(kit, "-m", "graders.cli", "new-exercise", STEM, FUNCTION).stdout
-    assert all(relpath in made for relpath in FOUR) and "rl4llm build" in made, made
+    for new in NEW:  # docs/contributing.md, "Add an exercise": the command, then the four pieces filled in
+        made = _run(kit, "-m", "graders.cli", "new-exercise", new.stem, new.function).stdout
+        assert all(relpath in made for relpath in new.four) and "rl4llm build" in made, made
     skeleton = _recipe_lines(kit)
-    for piece in ("reference is still the scaffold", "public test test_throwaway_margin_golden_row is still the scaffold",
-                  "hidden checks are still the scaffold", "LATEX entry is still the scaffold",
-                  "catalogue is still the scaffold"):
-        assert f"{FUNCTION}'s {piece}" in skeleton, skeleton
-    refused = _run(kit, "-m", "graders.cli", "new-exercise", STEM, FUNCTION, check=False)
+    for new in NEW:
+        for piece in ("reference is still the scaffold", f"public test test_{new.function}_golden_row is still the "
+                      "scaffold", "hidden checks are still the scaffold", "LATEX entry is still the scaffold",
+                      "catalogue is still the scaffold"):
+            assert f"{new.function}'s {piece}" in skeleton, skeleton
+    refused = _run(kit, "-m", "graders.cli", "new-exercise", MODULE_9.stem, MODULE_9.function, check=False)
     assert refused.returncode != 0 and "exists already" in refused.stderr
-
-    _fill(kit)
+    for new in NEW:
+        _fill(kit, new)
     built = _run(kit, "-m", "graders.cli", "build").stdout
+
+    # only the four files of each exercise were written by hand; everything else the build wrote is generated
     wrote = {line.removeprefix("wrote ").strip() for line in built.splitlines() if line.startswith("wrote ")}
     after = _state(kit)
     changed = {path for path in set(before) | set(after) if before.get(path) != after.get(path)}
@@ -176,37 +295,56 @@ def test_a_new_exercise_is_four_files_and_every_omission_is_named(tmp_path):
         text = (kit / relpath).read_text(encoding="utf-8")
         assert (relpath.endswith((".json", ".ipynb")) or text.startswith("# GENERATED")
                 or "<!-- generated:" in text or relpath.startswith("assignments/")), relpath
-    assert changed - wrote == FOUR, sorted(changed - wrote)
-    assert {"docs/design.md", "starter/module_08/README.md", "starter/module_08/README.ru.md",
-            "starter/module_08/_refused.json", "starter/module_08/module_8_reference.py"} <= wrote
-    assert "`throwaway_margin`" in (kit / "starter/module_08/README.ru.md").read_text(encoding="utf-8")
-    rows = json.loads((kit / "starter/module_08/_refused.json").read_text(encoding="utf-8"))[EXERCISE]
-    assert [row["label"] for row in rows] == ["beta = 0 is refused"]  # the hidden beta < 0 is not published
+    assert changed - wrote == {relpath for new in NEW for relpath in new.four}, sorted(changed - wrote)
+    for new in NEW:
+        folder = f"starter/{new.folder}"
+        assert {"docs/design.md", f"{folder}/README.md", f"{folder}/README.ru.md", f"{folder}/_refused.json",
+                f"{folder}/{new.stem}.py"} <= wrote
+        assert f"`{new.function}`" in (kit / folder / "README.ru.md").read_text(encoding="utf-8")
+        rows = json.loads((kit / folder / "_refused.json").read_text(encoding="utf-8"))[new.id]
+        assert tuple(row["label"] for row in rows) == new.refused  # the hidden refusal is not published
 
+    # no total goes stale: the registry counts the new exercises, every generated block is current, and no
+    # test or hand-written page holds a literal total
+    totals = _totals(kit)
+    assert totals == {key: [count + (2 if key == "course" else 1), points + (2 if key == "course" else 1)]
+                      for key, (count, points) in totals_before.items()}, (totals_before, totals)
     assert _recipe_lines(kit).strip() == ""
     assert "up to date" in _run(kit, "-m", "graders.cli", "build", "--check").stdout
-    public_env_run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "starter/module_08/test_module_8_reference.py",
-         "-k", FUNCTION], cwd=kit, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "PYTHONPATH": str(kit), "RL4LLM_IMPL_ROOT": str(kit / "solutions")})
-    assert public_env_run.returncode == 0 and "2 passed" in public_env_run.stdout, public_env_run.stdout[-2000:]
+    subprocess.run(["git", "init", "-q"], cwd=kit, check=True)  # test_layout asks git which files the kit has
+    subprocess.run(["git", "add", "-A"], cwd=kit, check=True)
+    fast = _run(kit, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_no_literal_totals.py",
+                "tests/test_layout.py", check=False)
+    assert fast.returncode == 0, fast.stdout[-3000:]
 
-    filled = {relpath: (kit / relpath).read_text(encoding="utf-8") for relpath in FOUR}
-    omitted = {
-        "solutions/module_08/module_8_reference.py": "no fenced reference function throwaway_margin",
-        "starter/module_08/test_module_8_reference.py": "no public test named test_throwaway_margin_<what>",
-        "graders/checks/module_8_reference/__init__.py": "throwaway_margin: no hidden checks",
-        f"graders/misconceptions/{STEM}/{FUNCTION}.py": "throwaway_margin: no misconception catalogue",
-    }
-    for relpath, message in omitted.items():
-        path = kit / relpath
-        if relpath in originals:
-            path.write_text(originals[relpath], encoding="utf-8")
-        else:
-            path.unlink()
+    # the new exercises' public tests pass on the reference, and the grader gives the reference full marks and
+    # names each catalogued mistake where it loses the point
+    for new in NEW:
+        public = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"starter/{new.folder}/test_{new.stem}.py",
+             "-k", new.function], cwd=kit, capture_output=True, text=True, timeout=600,
+            env={**os.environ, "PYTHONPATH": str(kit), "RL4LLM_IMPL_ROOT": str(kit / "solutions")})
+        assert public.returncode == 0 and f"{1 + len(new.refused)} passed" in public.stdout, public.stdout[-2000:]
+    graded = json.loads(_run(kit, "-c", GRADE, json.dumps([[new.id, new.mistake] for new in NEW])).stdout)
+    for new in NEW:
+        assert graded["reference"][new.id] == [1.0, 1.0, []], graded
+        points, _, named = graded[new.mistake][new.id]
+        assert points < 1.0 and named == [new.mistake], graded
+
+    # leaving out any one of the four pieces makes the recipe check name the piece and its file (the same piece
+    # of both exercises left out at once: each line names its own function and file)
+    filled = {relpath: (kit / relpath).read_text(encoding="utf-8") for new in NEW for relpath in new.four}
+    for piece in range(4):
+        left_out = {relpath: message for new in NEW for relpath, message in list(new.four.items())[piece:piece + 1]}
+        for relpath in left_out:
+            if relpath in originals:
+                (kit / relpath).write_text(originals[relpath], encoding="utf-8")
+            else:
+                (kit / relpath).unlink()
         lines = _recipe_lines(kit)
-        assert message in lines and relpath in lines, (relpath, lines)
-        path.write_text(filled[relpath], encoding="utf-8")
+        for relpath, message in left_out.items():
+            assert message in lines and relpath in lines, (relpath, lines)
+            (kit / relpath).write_text(filled[relpath], encoding="utf-8")
 
 
 def test_new_exercise_refuses_and_writes_nothing(tmp_path):

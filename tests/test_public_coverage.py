@@ -26,16 +26,14 @@ import inspect
 import json
 import re
 import sys
-import traceback
-import warnings
 from collections import defaultdict
 from functools import cache
 
-import numpy as np
 import pytest
 
 from graders import course
 from graders.build.hints import record_public_calls, starter_conftest
+from graders.build.recipe import outcome_kind
 from graders.build.toys import TOY_CHECK, TOY_NAME
 from graders.checks import spec_for
 from graders.engine.judging import calls
@@ -72,18 +70,6 @@ def reference(exercise: str):
     return module, getattr(module, function)
 
 
-def kind(module, thunk) -> str:
-    """``"value"``, or ``"<Exception> at line N"`` of the learner file's innermost frame."""
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            thunk()
-    except Exception as error:  # noqa: BLE001 - the kind of the check
-        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == module.__file__]
-        return f"{type(error).__name__} at line {lines[-1] if lines else '?'}"
-    return "value"
-
-
 def public_call(module, call: dict) -> tuple[tuple, dict]:
     return tuple(conftest().untagged(call["args"], module)), conftest().untagged(call["kwargs"], module)
 
@@ -98,7 +84,7 @@ def hidden_kinds(exercise: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for case in spec.cases():
         args, kwargs = fresh_inputs(case)
-        found.setdefault(kind(module, lambda: calls.call_case(mode, function, module, module, args, kwargs)),
+        found.setdefault(outcome_kind(module, lambda: calls.call_case(mode, function, module, module, args, kwargs)),
                          case.label)
     return found
 
@@ -108,7 +94,7 @@ def public_kinds(exercise: str) -> set[str]:
     kinds = set()
     for call in recorded().get(exercise, []):
         args, kwargs = public_call(module, call)
-        kinds.add(kind(module, lambda: function(*args, **kwargs)))
+        kinds.add(outcome_kind(module, lambda: function(*args, **kwargs)))
     return kinds
 
 

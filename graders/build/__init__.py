@@ -35,7 +35,7 @@ from pathlib import Path
 
 from graders.build import docs, hints, notebooks, refused, toys
 from graders.build.committed import same_output
-from graders.build.stubs import given_files, make_given_source, make_stub_source, solution_files
+from graders.build.stubs import given_copy, given_files, make_stub_source, solution_files
 from graders.build.support import support_outputs
 from graders.fences import BEGIN_SOLUTION, END_SOLUTION, Fence, FenceError, exercises_in, find_fences  # noqa: F401
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
@@ -50,8 +50,7 @@ def starter_outputs(solutions_dir: Path = SOLUTIONS_DIR, starter_dir: Path = STA
         relpath = path.relative_to(solutions_dir).as_posix()
         outputs[starter_dir / relpath] = make_stub_source(path.read_text(encoding="utf-8"), path.stem, relpath)
     for path in given_files(solutions_dir):
-        relpath = path.relative_to(solutions_dir).as_posix()
-        outputs[starter_dir / relpath] = make_given_source(path.read_text(encoding="utf-8"), relpath)
+        outputs[starter_dir / path.relative_to(solutions_dir)] = given_copy(path, solutions_dir)
     outputs.update(support_outputs(solutions_dir, starter_dir))
     return outputs
 

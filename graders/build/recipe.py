@@ -147,8 +147,9 @@ def public_test_problems(exercise_id: str, refused_rows: bool) -> list[str]:
     return out
 
 
-def _kind(module, thunk) -> str:
-    """``"value"``, or ``"<Exception> at line N"`` of the reference file's innermost frame."""
+def outcome_kind(module, thunk) -> str:
+    """``"value"``, or ``"<Exception> at line N"`` of ``module``'s file's innermost frame: what a call of the
+    exercise does (the recipe's refusal rows here; ``tests/test_public_coverage.py``'s kinds of checks)."""
     import numpy as np
 
     try:
@@ -196,7 +197,7 @@ def refusal_problems(exercise_id: str, spec) -> list[str]:
 
     def kind(case) -> str:
         args, kwargs = fresh_inputs(case)
-        return _kind(module, lambda: calls.call_case(mode, reference, module, module, args, kwargs))
+        return outcome_kind(module, lambda: calls.call_case(mode, reference, module, module, args, kwargs))
 
     public = {kind(case) for case in shipped} | {kind(case) for case in raising if case.label in by_hand}
     missing = {}

@@ -70,18 +70,29 @@ def make_given_source(source: str, relpath: str) -> str:
     return GIVEN_HEADER.format(relpath=relpath) + source
 
 
+def given_copy(path: Path, solutions_dir: Path = SOLUTIONS_DIR) -> str:
+    """The starter's (and the notebooks') copy of given module ``path``, its header naming the file to edit:
+    the link's target for a shared given module (``solutions/common/toy_optim.py``), so all its copies agree."""
+    solutions_dir = Path(solutions_dir)
+    real = path.resolve()
+    inside = real.is_relative_to(solutions_dir.resolve())
+    relpath = real.relative_to(solutions_dir.resolve()) if inside else path.relative_to(solutions_dir)
+    return make_given_source(path.read_text(encoding="utf-8"), relpath.as_posix())
+
+
 def solution_files(solutions_dir: Path = SOLUTIONS_DIR) -> list[Path]:
     """Every learner file of the course registry in ``solutions_dir``, sorted."""
     return sorted(solutions_dir / f.relpath for f in course.learner_files() if (solutions_dir / f.relpath).exists())
 
 
 def given_files(solutions_dir: Path = SOLUTIONS_DIR) -> list[Path]:
-    """Every given module in ``solutions_dir`` (the engine's rule, :meth:`graders.engine.judging.kit.Kit.given_modules`), sorted.
+    """Every given module in ``solutions_dir`` (the engine's rule, :meth:`graders.engine.judging.kit.Kit.given_modules`), sorted:
+    a shared one once per module folder that links it.
 
     Raises ``FenceError`` for a fenced file the registry does not list (an exercise nobody would grade).
     """
-    given = Kit(solutions_dir=solutions_dir).given_modules()
-    found = sorted(solutions_dir / folder / f"{name}.py" for name, folder in given.items())
+    kit = Kit(solutions_dir=solutions_dir)
+    found = sorted(solutions_dir / m.folder / f"{name}.py" for m in course.MODULES for name in kit.given_modules((m,)))
     for path in found:
         if find_fences(path.read_text(encoding="utf-8"), str(path)):
             raise FenceError(f"{path} has fences but is not a learner file of graders/course.py")

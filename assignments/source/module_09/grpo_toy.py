@@ -30,9 +30,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from arithmetic_toy import (MAX_OPERAND, VERIFIER_VERSION, Adam, ArithmeticPrompt, GRUPolicy, Vocab,
-                            arithmetic_prompts, collect_rollouts, sample_responses, teacher_forced, verify_arithmetic,
-                            warmup_pool)
+from arithmetic_toy import (MAX_OPERAND, VERIFIER_VERSION, ArithmeticPrompt, GRUPolicy, Vocab, arithmetic_prompts,
+                            collect_rollouts, sample_responses, teacher_forced, verify_arithmetic, warmup_pool)
+from toy_optim import Adam
 
 # =============================================================================
 # GIVEN CODE -- you need not change anything in this file.

@@ -34,7 +34,7 @@ from graders.build.notebooks.latex import display_math
 from graders.build.notebooks.texts import (
     EXPERIMENT_CALL, EXPERIMENT_NEEDS, FILE_TEXT, HOW_TO, MODULE_TEXT, TEXT, code_list, fenced, points_text,
 )
-from graders.build.stubs import given_files, make_given_source
+from graders.build.stubs import given_copy, given_files
 from graders.checks import Harness, spec_for
 from graders.engine.judging.kit import DEFAULT_KIT
 from graders.loader import parse
@@ -174,7 +174,7 @@ def given_outputs(solutions_dir: Path = SOLUTIONS_DIR, source_dir: Path = SOURCE
         for path in mine:
             if path.stem not in imported:
                 continue
-            text = make_given_source(path.read_text(encoding="utf-8"), path.relative_to(solutions_dir).as_posix())
+            text = given_copy(path, solutions_dir)
             for language in course.LANGUAGES:
                 outputs[source_dir / assignment_name(module.folder, language) / path.name] = text
     return outputs

@@ -62,7 +62,7 @@ class Kit:
     def _given_files(self, root: Path, stem: str) -> dict[str, Path]:
         """The given modules next to ``stem`` under ``root`` (solutions or starter): name -> file."""
         folder = self._folder(stem)
-        return {name: root / folder / f"{name}.py" for name, where in self.given_modules().items() if where == folder}
+        return {name: root / folder / f"{name}.py" for name in self.given_modules((folder,))}
 
     def exercises(self, modules=None) -> list[str]:
         """Every exercise id of this kit's learner files, in course order (read from its solutions)."""

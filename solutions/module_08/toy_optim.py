@@ -1,0 +1,1 @@
+../common/toy_optim.py
