@@ -10,6 +10,8 @@ After changing an exercise (its reference, checks, catalogue, public tests or th
 
 from __future__ import annotations
 
+import pytest
+
 import public_sweep as sweep
 
 UPDATE = "run `pytest tests/test_sweep_record.py --update-sweep-record` and commit tests/sweep_record.json"
@@ -52,6 +54,7 @@ def test_the_digest_follows_an_exercises_mistakes():
     assert [e for e in before if before[e] != after[e]] == [CHEAP]  # one exercise's mistake: that exercise
 
 
+@pytest.mark.slow  # two learner pytest runs from a fresh driver (torch imported): the mechanism, not the record
 def test_a_green_but_wrong_public_test_is_caught(tmp_path):
     stem = CHEAP.split(".")[0]
     real = next(mistake for mistake in sweep.mistakes(stem) if mistake[0] == CHEAP)
