@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -16,8 +17,12 @@ matplotlib.use("Agg")
 # The kit's tests never write into the kit: no bytecode caches in graders/, solutions/ or starter/, from this
 # process or any it starts. (A cache written by one test while another grades trips the grader's check
 # that the kit's files did not change during a batch, e.g. when pytest-xdist runs tests side by side.)
-sys.dont_write_bytecode = True
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+# This process's bytecode (the kit's modules, and pytest's assertion-rewritten test files, which it otherwise rewrites
+# in every worker on every run: about 4 s of CPU a worker) is kept outside the tree, in a cache of the user's.
+PYCACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rl4llm-kit" / "pycache"
+sys.pycache_prefix = str(PYCACHE)
+sys.dont_write_bytecode = False
 os.environ["RL4LLM_LANG"] = "en"  # the kit's tests assert English texts whatever the machine's locale
 
 
@@ -33,6 +38,47 @@ def pytest_collection_modifyitems(session, config, items) -> None:
     """The slowest files first, everything else in collection order (a stable sort: a file's order is kept)."""
     rank = {name: index for index, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(SLOWEST_FIRST)))
+
+
+WHOLLY_SLOW = re.compile(r"^pytestmark = pytest\.mark\.slow\b", re.MULTILINE)
+
+
+def _deselects_every_slow_test(markexpr: str) -> bool:
+    """Whether ``-m markexpr`` deselects a test marked ``slow`` whatever its other marks (every set of the
+    expression's other names tried alongside ``slow``); False when unsure."""
+    import itertools
+
+    from _pytest.mark.expression import Expression
+
+    names = set(re.findall(r"[A-Za-z_]\w*", markexpr)) - {"and", "or", "not"}
+    if "slow" not in names:
+        return False
+    try:
+        expression = Expression.compile(markexpr)
+        others = sorted(names - {"slow"})
+        return not any(expression.evaluate(lambda name, chosen={"slow", *subset}, **_: name in chosen)
+                       for size in range(len(others) + 1) for subset in itertools.combinations(others, size))
+    except Exception:  # noqa: BLE001 - an expression this cannot read: collect as usual
+        return False
+
+
+def pytest_ignore_collect(collection_path, config):
+    """With ``-m "not slow"`` (the fast tier), a test file marked slow as a whole (``pytestmark =
+    pytest.mark.slow``) is not imported at all: every test in it would be deselected, and both pytest-xdist
+    workers would otherwise import it (nbgrader, the checks' cases) only to collect it."""
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    if _deselects_every_slow_test(config.option.markexpr or "") and \
+            WHOLLY_SLOW.search(collection_path.read_text(encoding="utf-8")):
+        return True
+    return None
+
+
+def pytest_addoption(parser) -> None:
+    """``--update-sweep-record``: where the public-test sweep of an exercise passes, record its digest
+    (tests/public_sweep.py, tests/sweep_record.json) instead of failing on a stale record."""
+    parser.addoption("--update-sweep-record", action="store_true", default=False,
+                     help="record the exercises whose public-test sweep passed in tests/sweep_record.json")
 
 
 def pytest_configure(config) -> None:

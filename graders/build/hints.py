@@ -38,6 +38,7 @@ generated from the engine), so the table and the lookup cannot drift apart.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import os
@@ -51,6 +52,7 @@ from types import ModuleType
 import numpy as np
 
 from graders import course
+from graders.build.committed import same_output
 from graders.engine.values.codec import normalise
 from graders.engine.values.compare import mismatch
 from graders.engine.judging.kit import DEFAULT_KIT
@@ -200,7 +202,73 @@ def _dump(table: dict) -> str:
     return json.dumps(table, sort_keys=True, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
 
 
-def build_outputs(calls: list[dict] | None = None) -> dict[Path, str]:
+RECORD = REPO_ROOT / "graders" / "build" / "hints_record.json"  # the inputs the committed tables were built from
+INPUT_FOLDERS = ("graders", "solutions", "starter")
+
+
+def inputs_digest(root: Path = REPO_ROOT) -> str:
+    """SHA-256 of every file the tables are computed from: everything under graders/, solutions/ and starter/
+    (names and bytes; caches, hidden folders, the tables themselves and this record left out). Over-inclusive on
+    purpose: any change there is a rebuild. The libraries' versions are not in it, so the record means the same
+    on every machine: the slow test (tests/test_hints_record.py) computes the tables afresh with the installed
+    ones and compares."""
+    digest = hashlib.sha256()
+    for folder in INPUT_FOLDERS:
+        for path in sorted((root / folder).rglob("*")):
+            relative = path.relative_to(root)
+            if (not path.is_file() or path.name in (HINTS_NAME, RECORD.name) or path.suffix == ".pyc"
+                    or any(part.startswith(".") or part == "__pycache__" for part in relative.parts)):
+                continue
+            digest.update(relative.as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _recorded_outputs(digest: str) -> dict[Path, str] | None:
+    """The committed tables when the record says they were built from these very inputs and every table still
+    holds the bytes the record names; None otherwise (then they are computed)."""
+    try:
+        record = json.loads(RECORD.read_text(encoding="utf-8"))
+        if record.get("inputs") != digest:
+            return None
+        outputs = {REPO_ROOT / name: (REPO_ROOT / name).read_text(encoding="utf-8") for name in record["outputs"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if any(_sha(text) != record["outputs"][path.relative_to(REPO_ROOT).as_posix()] for path, text in outputs.items()):
+        return None
+    return outputs
+
+
+def _kept(path: Path, text: str) -> str:
+    """The committed bytes where they agree with ``text`` (the build keeps them: graders/build/committed.py),
+    else ``text``: what the file will hold, which the record's digest names."""
+    if path.exists() and same_output(path, text, committed := path.read_text(encoding="utf-8")):
+        return committed
+    return text
+
+
+def _record(digest: str, outputs: dict[Path, str]) -> str:
+    """The record's text: the inputs' digest and each table's SHA-256 (as the build writes it)."""
+    tables = {path.relative_to(REPO_ROOT).as_posix(): _sha(text) for path, text in sorted(outputs.items())}
+    return json.dumps({"inputs": digest, "outputs": tables}, sort_keys=True, indent=1) + "\n"
+
+
+def build_outputs(calls: list[dict] | None = None, use_record: bool = True) -> dict[Path, str]:
+    """The tables (:func:`computed_outputs`) and the record of the inputs they were built from
+    (``graders/build/hints_record.json``). When the record matches the inputs' digest and the committed tables,
+    those are the outputs, unrecomputed: the same inputs give the same tables (``use_record=False`` computes
+    them anyway; ``tests/test_hints.py`` checks that the two agree)."""
+    digest = inputs_digest()
+    outputs = _recorded_outputs(digest) if use_record and calls is None else None
+    if outputs is None:
+        outputs = {path: _kept(path, text) for path, text in computed_outputs(calls).items()}
+    return {**outputs, RECORD: _record(digest, outputs)}
+
+
+def computed_outputs(calls: list[dict] | None = None) -> dict[Path, str]:
     """Every starter/module_0X/_hints.json and every notebook assignment's _hints.json (the inputs of its
     visible checks only), with their expected content (byte-deterministic)."""
     from graders.build.notebooks import SOURCE_DIR, assignment_name

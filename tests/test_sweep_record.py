@@ -1,0 +1,64 @@
+"""The fast tier's share of the sweep "every catalogued mistake fails a public test of its own function": it
+runs for the exercises whose inputs changed since the sweep last passed (tests/public_sweep.py names them;
+tests/sweep_record.json records each exercise's digest), and a passing sweep with a stale record fails, so the
+record a change commits is one this sweep produced. The exhaustive tier still sweeps every exercise
+(tests/test_public_means_full.py).
+
+After changing an exercise (its reference, checks, catalogue, public tests or the starter's conftest):
+``pytest tests/test_sweep_record.py --update-sweep-record``, then commit tests/sweep_record.json.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import public_sweep as sweep
+
+UPDATE = "run `pytest tests/test_sweep_record.py --update-sweep-record` and commit tests/sweep_record.json"
+CHEAP = "module_9_reference.group_relative_advantages"  # a small exercise, quick public tests
+
+
+def test_every_exercise_a_change_touches_has_each_mistake_fail_its_own_public_test(tmp_path, request):
+    current, record = sweep.digests(), sweep.read_record()
+    missed, changed = sweep.sweep_changed(tmp_path, record, current)
+    assert not missed, f"{len(missed)} mistakes pass the public tests:\n\n" + "\n\n".join(missed)
+    gone = sorted(set(record) - set(current))
+    if (changed or gone) and request.config.getoption("--update-sweep-record"):
+        sweep.write_record(current)  # the changed exercises' sweeps passed just now; the others' digests match
+        return
+    assert not changed, f"the sweep passed for {changed}, which the record does not hold: {UPDATE}"
+    assert not gone, f"the record names exercises that no longer exist {gone}: {UPDATE}"
+
+
+def test_a_planted_stale_exercise_is_swept_and_fails_until_recorded(tmp_path):
+    current = sweep.digests()
+    planted = {**current, CHEAP: "0" * 64}
+    del planted["module_8_reference.ipo_loss"]
+    swept = []
+
+    def run(root, stem, chosen):
+        swept.extend(mistake[0] for mistake in chosen)
+        return []
+
+    missed, changed = sweep.sweep_changed(tmp_path, planted, current, run=run)
+    assert changed == sorted([CHEAP, "module_8_reference.ipo_loss"]) and missed == []
+    assert set(swept) == set(changed) and len(swept) == sum(  # every mistake of the two, and only theirs
+        1 for stem in sweep.STEMS for mistake in sweep.mistakes(stem) if mistake[0] in changed)
+    assert sweep.stale(current, current) == []  # control: the current digests vouch for themselves
+
+
+def test_the_digest_follows_an_exercises_mistakes():
+    before = sweep.digests()
+    after = sweep.digests(lambda stem: [(e, n, t + "\n# changed\n" if e == CHEAP else t)
+                                        for e, n, t in sweep.mistakes(stem)])
+    assert [e for e in before if before[e] != after[e]] == [CHEAP]  # one exercise's mistake: that exercise
+
+
+@pytest.mark.slow  # two learner pytest runs from a fresh driver (torch imported): the mechanism, not the record
+def test_a_green_but_wrong_public_test_is_caught(tmp_path):
+    stem = CHEAP.split(".")[0]
+    real = next(mistake for mistake in sweep.mistakes(stem) if mistake[0] == CHEAP)
+    reference = sweep.DEFAULT_KIT.solution_path(stem).read_text(encoding="utf-8")
+    planted = (CHEAP, "planted_no_mistake", reference)  # a "mistake" every public test passes
+    missed = sweep.slipped(tmp_path, stem, [real, planted])
+    assert len(missed) == 1 and missed[0].startswith(f"{CHEAP} planted_no_mistake: every public test"), missed
