@@ -113,6 +113,10 @@ Call modes (``call=``)
                 compare=band(lambda exp, got: abs(got["after_accuracy"] - 1.0) < 1e-9,
                              Text("pair accuracy should reach 1.0", "точность по парам должна дойти до 1.0")))
 
+Edge classes: ``@exercise(..., edges=declare("extremes", "boundaries", dtypes="why not", ...))`` names
+the classes of :mod:`graders.checks.edges` that apply to the exercise and, for each other class, why not;
+``Case(..., edge="extremes")`` tags a fixed case as one of its class (docs/design.md, "Edge classes").
+
 Custom comparison: ``compare(expected, got, case) -> None | str`` returns
 ``None`` on a match, else a one-line reason, in both languages as a
 :class:`graders.text.Text` (``Text(en, ru)``: feedback shows the report's language).
