@@ -881,8 +881,7 @@ def test_synthetic_mode_training_refuses_what_the_grader_refuses(args, kwargs, e
 # @pytest.mark.edge("<class>") marks a row of one edge class: extremes (near overflow/underflow),
 # zeros_and_empties, ties_and_near_ties, boundaries, large_padding, dtypes, number_formats.
 # Each input below is also one of the grader's cases. `pytest -m edge` runs them alone.
-@pytest.mark.edge("boundaries")
-@pytest.mark.parametrize("text, reference, tolerances, status", [
+TOLERANCE_ROWS = [  # text, reference, tolerances, status
     ("1000.0005", 1000, {}, "correct"),                     # |diff| 5e-4 <= rel_tol * |ref| = 1e-3
     ("0.000002", 0, {}, "wrong"),                           # |diff| 2e-6 > abs_tol 1e-6
     ("12", 12.5, {"rel_tol": 0.0, "abs_tol": 0.5}, "correct"),  # ON the tolerance: <=, not <
@@ -890,7 +889,17 @@ def test_synthetic_mode_training_refuses_what_the_grader_refuses(args, kwargs, e
     ("we get -12", "12", {}, "wrong"),                      # -12 is not 12
     ("we get 0.1", 0.1, {}, "correct"),                     # a float reference
     ("x = 1e309", "1e309", {}, "correct"),                  # beyond float64, within 10^1000: read exactly
-])
+]
+
+
+@pytest.mark.edge("boundaries")
+@pytest.mark.parametrize("text, reference, tolerances, status", TOLERANCE_ROWS)
+def test_verify_numeric_answer_tolerance_rows(text, reference, tolerances, status):
+    assert m9.verify_numeric_answer(text, reference, **tolerances) == (status == "correct")
+
+
+@pytest.mark.edge("boundaries")
+@pytest.mark.parametrize("text, reference, tolerances, status", TOLERANCE_ROWS)
 def test_verify_detailed_tolerance_rows(text, reference, tolerances, status):
     result = m9.verify_detailed(text, reference, **tolerances)
     assert result.status == status, say(f"{text!r} vs {reference!r} {tolerances}: expected {status!r}, got {result.status!r}",

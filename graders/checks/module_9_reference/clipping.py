@@ -96,6 +96,9 @@ def _gspo_sequence_ratios():
     yield Case(args=(np.zeros(3), np.zeros(3), np.ones(3)), raises=ValueError, label=Text("1-D inputs are refused", "1-мерные входы отклоняются"))
     yield Case(args=(np.zeros((1, 2)), np.zeros((1, 2)), np.array([[1.0, 2.0]])), raises=ValueError,
                label=Text("a mask entry of 2 is refused", "значение маски 2 отклоняется"))
+    yield Case(args=(np.zeros((1, 2)), np.array([[-np.inf, 0.0]]), np.ones((1, 2))), raises=ValueError, hidden=False,
+               label=Text("public: -inf in old_logprobs on an active token is refused",
+                          "открытый тест: -inf в old_logprobs на активном токене отклоняется"))
     yield Case(args=(np.array([[-np.inf, 0.0]]), np.zeros((1, 2)), np.ones((1, 2))), raises=ValueError, hidden=False,
                label=Text("-inf on an active token is refused", "-inf на активном токене отклоняется"))
 
