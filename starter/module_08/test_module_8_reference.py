@@ -366,6 +366,17 @@ def test_orpo_total_loss_log_odds_near_zero_by_hand(chosen_mean_logp):
         f"m_w = {chosen_mean_logp}, m_l = 3 m_w: ожидалось 0.1 + 0.5 log(4/3) = {expected:.12g}, получено {loss!r}")
 
 
+def test_orpo_total_loss_near_zero_side_by_hand():
+    # m = -0.2 and -0.05 lie in (-log 2, 0), where log(1 - e^m) = log(-expm1(m)) keeps its digits
+    def log_odds(m):
+        return m - math.log(1.0 - math.exp(m))
+
+    expected = 1.3 + 1.0 * softplus(-(log_odds(-0.2) - log_odds(-0.05)))
+    loss = ref.orpo_total_loss(1.3, -0.2, -0.05, 1.0)
+    assert math.isclose(loss, expected, rel_tol=1e-12), say(f"expected {expected:.12g}, got {loss!r}",
+                                                            f"ожидалось {expected:.12g}, получено {loss!r}")
+
+
 def test_orpo_total_loss_returns_float64_and_leaves_inputs_unchanged():
     _assert_float(ref.orpo_total_loss(0.8, -0.7, -1.5, 0.2), "orpo_total_loss(0.8, -0.7, -1.5, 0.2)")
     losses = _call_leaving_inputs_unchanged(ref.orpo_total_loss, np.array([0.8, 1.2]), np.array([-0.7, -2.5]),

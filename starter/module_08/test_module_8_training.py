@@ -172,7 +172,8 @@ def test_dpo_loss_gradient_raises_chosen_and_lowers_rejected():
 # --- every argument check the grader makes, made here too ------------------------
 # (tests/test_public_coverage.py keeps the two in step)
 @pytest.mark.parametrize("beta, label_smoothing", [pytest.param(0.0, 0.0, id="beta = 0"),
-                                                   pytest.param(0.1, 0.5, id="label_smoothing = 0.5")])
+                                                   pytest.param(0.1, 0.5, id="label_smoothing = 0.5"),
+                                                   pytest.param(0.1, -0.1, id="label_smoothing < 0")])
 def test_dpo_loss_refuses_what_the_grader_refuses(beta, label_smoothing):
     logps = [torch.tensor([-1.0, -2.0], dtype=torch.float64) for _ in range(4)]
     with pytest.raises(ValueError):

@@ -984,8 +984,9 @@ def test_overlong_penalty_edges_of_the_soft_zone(length, max_length, cache_lengt
 @pytest.mark.edge("boundaries")
 def test_categorical_entropy_one_mode_and_a_sum_off_by_rounding():
     assert m9.categorical_entropy([1.0]) == 0.0  # K = 1
-    # ten modes of 0.1 sum to 0.9999999999999999 in float64: within the 1e-6 the spec allows
-    assert m9.categorical_entropy([0.1] * 10) == pytest.approx(math.log(10), rel=REL)
+    # 0.7 + 0.2 + 0.1 is 0.9999999999999999 in float64: within the 1e-6 the spec allows, so no refusal
+    expected = -(0.7 * math.log(0.7) + 0.2 * math.log(0.2) + 0.1 * math.log(0.1))
+    assert m9.categorical_entropy([0.7, 0.2, 0.1]) == pytest.approx(expected, rel=REL)
 
 
 @pytest.mark.edge("boundaries")

@@ -79,6 +79,8 @@ def _conservative_dpo_loss():
     yield Case(args=(0.8, 0.2, -0.1), raises=ValueError, hidden=False, label=Text("eps < 0 is refused", "eps < 0 отклоняется"))
     yield Case(args=(np.array([1.0, -1.0]), 1.0, np.array([0.1, 0.6])), raises=ValueError, hidden=False,
                label=Text("public: one eps >= 0.5 in an array is refused", "открытый пример: одно eps >= 0.5 в массиве отклоняется"))
+    yield Case(args=(0.8, 0.2, np.array([0.1, -0.1])), raises=ValueError, hidden=False,
+               label=Text("public: one eps < 0 in an array is refused", "открытый тест: одно eps < 0 в массиве отклоняется"))
     yield Case(args=(0.8, -1.0, 0.1), raises=ValueError, label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
     problems = st.tuples(_floats(-30.0, 30.0), _floats(0.01, 5.0), _floats(0.0, 0.49))
     yield from hypothesis_cases(problems, count=15, seed=8_109, to_case=lambda p: Case(args=p))
@@ -128,7 +130,8 @@ def _simpo_loss():
 def _orpo_total_loss():
     yield Case(args=(0.8, -0.7, -1.5), kwargs={"lam": 0.2}, label=Text("seed: ORPO(0.8, -0.7, -1.5, lam=0.2)", "из ноутбука: ORPO(0.8, -0.7, -1.5, lam=0.2)"),
                hidden=False)
-    yield Case(args=(1.3, -0.2, -0.05, 1.0), label=Text("chosen less likely than rejected, lam = 1", "выбранный ответ менее вероятен, чем отвергнутый, lam = 1"))
+    yield Case(args=(1.3, -0.2, -0.05, 1.0), hidden=False,
+               label=Text("public: chosen less likely than rejected, lam = 1", "открытый тест: выбранный ответ менее вероятен, чем отвергнутый, lam = 1"))
     yield Case(args=(0.5, -2.0, -1.0, 0.0), edge="zeros_and_empties", label=Text("lam = 0: the NLL alone", "lam = 0: только NLL"))
     yield Case(args=(0.2, -1e-3, -4.0, 0.5), label=Text("a mean log-probability near 0", "средний логарифм вероятности около 0"))
     yield Case(args=(0.1, -1e-300, -3e-300), kwargs={"lam": 0.5},

@@ -127,6 +127,9 @@ def _leave_one_out_baseline():
     yield Case(args=(np.array([1.0, 0.0]),), edge="boundaries", label=Text("G = 2: the other reward", "G = 2: награда другого ответа"))
     yield Case(args=(np.array([[1.0, 0.0, 0.0], [2.0, 4.0, 6.0]]),), label=Text("two groups", "две группы"))
     yield Case(args=(np.array([[1.0, 1.0], [0.0, 1.0], [5.0, -5.0]]),), hidden=False, label=Text("public: three groups of 2", "открытый тест: три группы по 2"))
+    yield Case(args=(np.array([[1.0], [2.0]]),), raises=ValueError, hidden=False,
+               label=Text("public: two groups of one are refused (G is the last axis)",
+                          "открытый тест: две группы из одного ответа отклоняются (G — последняя ось)"))
     yield Case(args=([1.0],), raises=ValueError, label=Text("G = 1 has no other answers", "при G = 1 других ответов нет"))
     yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label=Text("3-D rewards are refused", "3-мерные награды отклоняются"))
     yield Case(args=(np.array([1.0, np.inf]),), raises=ValueError, label=Text("infinite rewards are refused", "бесконечные награды отклоняются"))
