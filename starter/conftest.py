@@ -747,6 +747,11 @@ def pytest_configure(config):
         "inputs no table holds)",
         "обучает готовую игрушечную модель вашими функциями (её вызовы не записываются для подсказок: их сотни, "
         "и таких входов нет ни в одной таблице)"))
+    config.addinivalue_line("markers", "edge(kind): " + kit_say.say(
+        "a row of one edge class (extremes, zeros_and_empties, ties_and_near_ties, boundaries, large_padding, "
+        "dtypes, number_formats); the grader holds the same input. Run them alone with -m edge",
+        "строка одного класса крайних случаев (extremes, zeros_and_empties, ties_and_near_ties, boundaries, "
+        "large_padding, dtypes, number_formats); в проверках грейдера есть тот же вход. Только они: -m edge"))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -49,11 +49,13 @@ def _hand_written() -> list[Path]:
 
 # a fenced block whose first line is "date: ..." is a dated transcript of a measured run: what it printed then
 _TRANSCRIPT = re.compile(r"^```[^\n]*\ndate: .*?^```$", re.M | re.S)
+# the table `rl4llm mutate --docs` writes into docs/mutation.md: mutant counts, which may equal a total by chance
+_MUTATION_REPORT = re.compile(r"<!-- mutation-report:begin -->.*?<!-- mutation-report:end -->", re.S)
 
 
 def literal_totals(text: str) -> list[str]:
     """The literal course totals in ``text``, generated blocks and dated transcripts left out."""
-    text = _TRANSCRIPT.sub("", _BLOCK.sub("", text))
+    text = _MUTATION_REPORT.sub("", _TRANSCRIPT.sub("", _BLOCK.sub("", text)))
     return [match.group(0) for pattern in _patterns() for match in pattern.finditer(text)]
 
 
@@ -74,3 +76,5 @@ def test_the_rule_finds_what_it_should():
     assert not literal_totals(block) and not literal_totals("scored 42.49 of the points; 7 exercises")
     transcript = f"```\ndate: 2026-12-01\nscore {some_points} / {some_points}.0\n```\n"
     assert not literal_totals(transcript) and literal_totals(transcript.replace("date:", "run:"))
+    report = f"<!-- mutation-report:begin -->\n| x | {some_points}/{some_points} (100.0 %) |\n<!-- mutation-report:end -->\n"
+    assert not literal_totals(report) and literal_totals(report.replace("mutation-report", "mutation-notes"))

@@ -113,6 +113,10 @@ Call modes (``call=``)
                 compare=band(lambda exp, got: abs(got["after_accuracy"] - 1.0) < 1e-9,
                              Text("pair accuracy should reach 1.0", "точность по парам должна дойти до 1.0")))
 
+Edge classes: ``@exercise(..., edges=declare("extremes", "boundaries", dtypes="why not", ...))`` names
+the classes of :mod:`graders.checks.edges` that apply to the exercise and, for each other class, why not;
+``Case(..., edge="extremes")`` tags a fixed case as one of its class (docs/design.md, "Edge classes").
+
 Custom comparison: ``compare(expected, got, case) -> None | str`` returns
 ``None`` on a match, else a one-line reason, in both languages as a
 :class:`graders.text.Text` (``Text(en, ru)``: feedback shows the report's language).
@@ -149,6 +153,7 @@ from graders.checks.cases import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TIMEOUT, R
                                   Harness,
                                   LossAndGrads, Returns, Tensor, band, close, reference_definitions)
 from graders.checks.drawn import hypothesis_cases, st
+from graders.checks.edges import Edges, declare
 
 
 
@@ -168,6 +173,7 @@ class ExerciseSpec:
     float_trap: bool = False  # wrong values floating point may explain (an all-equal group standardised)
     _cases: list[Case] | None = field(default=None, repr=False)
     registered: bool = False  # made by @exercise in a checks file (its cases may be kept on disk)
+    edges: Edges | None = None  # the edge classes that apply, and why the others do not (checks/edges.py)
 
     @property
     def function(self) -> str:
@@ -197,8 +203,10 @@ REGISTRY: dict[str, ExerciseSpec] = {}
 
 def exercise(exercise_id: str, *, points: float, call=RETURNS, rtol: float = DEFAULT_RTOL,
              atol: float = DEFAULT_ATOL, compare: Compare | None = None,
-             timeout: float = DEFAULT_TIMEOUT, detect_misconceptions: bool = True, float_trap: bool = False):
-    """Decorator registering a case generator as the checks of ``exercise_id``."""
+             timeout: float = DEFAULT_TIMEOUT, detect_misconceptions: bool = True, float_trap: bool = False,
+             edges: Edges | None = None):
+    """Decorator registering a case generator as the checks of ``exercise_id`` (``edges``: its edge classes,
+    :func:`graders.checks.edges.declare`)."""
     if "." not in exercise_id:
         raise ValueError(f"exercise_id must be '<file stem>.<function>', got {exercise_id!r}")
     if points <= 0:
@@ -207,7 +215,7 @@ def exercise(exercise_id: str, *, points: float, call=RETURNS, rtol: float = DEF
     def register(make_cases: Callable[[], Iterable[Case]]):
         REGISTRY[exercise_id] = ExerciseSpec(exercise_id, float(points), make_cases, call, rtol, atol,
                                              compare, float(timeout), detect_misconceptions, float_trap,
-                                             registered=True)
+                                             registered=True, edges=edges)
         return make_cases
     return register
 
@@ -226,6 +234,6 @@ def spec_for(exercise_id: str) -> ExerciseSpec | None:
 
 __all__ = [
     "Case", "Tensor", "RETURNS", "Returns", "Answered", "LossAndGrads", "Harness", "ExerciseSpec", "exercise",
-    "spec_for", "hypothesis_cases", "close", "band", "st", "REGISTRY", "reference_definitions",
+    "spec_for", "hypothesis_cases", "Edges", "declare", "close", "band", "st", "REGISTRY", "reference_definitions",
     "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TIMEOUT",
 ]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from graders.checks.edges import edge_tags
 from graders.engine.values.codec import TensorSpec
 from graders.engine.values.compare import mismatch
 from graders.text import Text
@@ -45,8 +46,10 @@ class Case:
     weight: float = 1.0
     rtol: float | None = None  # None: the exercise's
     atol: float | None = None
+    edge: tuple[str, ...] = ()  # edge classes (graders/checks/edges.py) this fixed case stands for
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "edge", edge_tags(self.edge))
         if self.label and not isinstance(self.label, Text):
             raise TypeError(f"the check labelled {str(self.label)!r} has no Russian label: write "
                             f"label=Text({str(self.label)!r}, \"<the same in Russian>\")")

@@ -74,6 +74,7 @@ import math
 
 import numpy as np
 
+from graders.checks.edges import NO_PADDING, NO_TEXT, NO_TIES, declare
 from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
 from graders.checks.module_9_training import compare_with_bands
 from graders.checks.toy_scores import dpo_toy_metrics
@@ -211,12 +212,12 @@ _PRELUDE = inspect.getsource(dpo_toy_parameters)
 
 # ----------------------------------------------------------------------------- sequence_logprobs cases
 def _seq_case(logits, input_ids, mask, weights, *, dtype="float64", label="", hidden=True,
-              weight=1.0):
+              weight=1.0, edge=()):
     tolerances = F32 if dtype == "float32" else {}
     return Case(args=(Tensor(np.asarray(logits, dtype=float), dtype, requires_grad=True),
                       Tensor(np.asarray(input_ids), "long"), Tensor(np.asarray(mask, dtype=bool), "bool")),
                 kwargs={"gradient_weights": Tensor(np.asarray(weights, dtype=float), dtype)},
-                label=label, hidden=hidden, weight=weight, **tolerances)
+                label=label, hidden=hidden, weight=weight, edge=edge, **tolerances)
 
 
 def _random_sequences(rng: np.random.Generator, batch: int, width: int, vocab: int, *, scale: float = 2.0):
@@ -239,8 +240,9 @@ def _drawn_sequence_case(seed: int) -> Case:
     return _seq_case(logits, ids, mask, rng.normal(0.0, 1.0, size=batch), dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.sequence_logprobs", points=3, timeout=60,
-          call=Harness(sequence_logprobs_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics),
+@exercise(f"{M}.sequence_logprobs",
+          edges=declare("extremes", "zeros_and_empties", "dtypes", ties_and_near_ties=NO_TIES, boundaries="no domain parameter: a mask of False is zeros_and_empties", large_padding="padding positions hold ordinary logits and id 0 (the toy batch), masked out", number_formats=NO_TEXT),
+          points=3, call=Harness(sequence_logprobs_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics), timeout=60,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _sequence_logprobs():
     # --- public: the rows of starter/module_08/test_module_8_training.py
@@ -256,9 +258,14 @@ def _sequence_logprobs():
     mask = np.array([[False, False, True, True, True, False], [False, True, True, True, True, True],
                      [False, False, False, True, False, False]])
     yield _seq_case(logits, ids, mask, [1.0, -0.5, 2.0], label=Text("three sequences: prompt, response, padding", "три последовательности: промпт, ответ, паддинг"))
-    yield _seq_case(logits, ids, mask, [1.0, -0.5, 2.0], dtype="float32", label=Text("the same in float32", "то же во float32"))
-    yield _seq_case(logits, ids, np.zeros_like(mask), [0.3, 1.0, -1.0], label=Text("nothing masked in: every sum is 0", "маска пуста: каждая сумма равна 0"))
+    yield _seq_case(logits, ids, mask, [1.0, -0.5, 2.0], dtype="float32", edge="dtypes", label=Text("the same in float32", "то же во float32"))
+    yield _seq_case(logits, ids, np.zeros_like(mask), [0.3, 1.0, -1.0], edge="zeros_and_empties", label=Text("nothing masked in: every sum is 0", "маска пуста: каждая сумма равна 0"))
     yield _seq_case(logits * 8.0, ids, mask, [1.0, 1.0, 1.0], label=Text("large logits (spread of about +-50)", "большие логиты (разброс около +-50)"))
+    yield _seq_case([[[1000.0, -1000.0], [-1000.0, 1000.0], [0.0, 0.0]]], [[0, 0, 0]], [[True, True]], [1.0],
+                    hidden=False, edge="extremes", label=Text("logits +-1000: log-probabilities 0 and -2000 (the public row)",
+                                                               "логиты +-1000: логарифмы вероятностей 0 и -2000 (открытая строка)"))
+    yield _seq_case(hand, [[1, 1, 0]], [[False, False]], [1.0], hidden=False, edge="zeros_and_empties",
+                    label=Text("nothing scored: the sum is 0 (the public row)", "ничего не учитывается: сумма 0 (открытая строка)"))
     long_logits, long_ids, long_mask = _random_sequences(rng, 2, 12, 10)
     long_mask[:, 3:] = True
     yield _seq_case(long_logits, long_ids, long_mask, [0.7, -1.3], label=Text("two sequences of 12 tokens, V = 10", "две последовательности по 12 токенов, V = 10"))
@@ -271,7 +278,7 @@ def _sequence_logprobs():
 
 # ----------------------------------------------------------------------------- dpo_loss cases
 def _dpo_case(chosen, rejected, ref_chosen, ref_rejected, *, beta, label_smoothing=None, dtype="float64",
-              label="", hidden=True, weight=1.0, check=None, raises=None):
+              label="", hidden=True, weight=1.0, check=None, raises=None, edge=()):
     kwargs = {"beta": beta}
     if label_smoothing is not None:
         kwargs["label_smoothing"] = label_smoothing
@@ -282,7 +289,7 @@ def _dpo_case(chosen, rejected, ref_chosen, ref_rejected, *, beta, label_smoothi
                       Tensor(np.asarray(rejected, dtype=float), dtype, requires_grad=True),
                       Tensor(np.asarray(ref_chosen, dtype=float), dtype),
                       Tensor(np.asarray(ref_rejected, dtype=float), dtype)),
-                kwargs=kwargs, label=label, hidden=hidden, weight=weight, raises=raises,
+                kwargs=kwargs, label=label, hidden=hidden, weight=weight, raises=raises, edge=edge,
                 **tolerances)
 
 
@@ -303,14 +310,15 @@ def _drawn_pair_case(seed: int) -> Case:
                      label_smoothing=smoothing, dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.dpo_loss", points=4, timeout=60,
-          call=Harness(dpo_loss_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics),
+@exercise(f"{M}.dpo_loss",
+          edges=declare("extremes", "zeros_and_empties", "dtypes", ties_and_near_ties=NO_TIES, boundaries="label_smoothing in [0, 0.5): 0 is every plain row, 0.5 a refusal row; beta > 0 is open", large_padding=NO_PADDING, number_formats=NO_TEXT),
+          points=4, call=Harness(dpo_loss_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics), timeout=60,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _dpo_loss():
     # --- public: the rows of starter/module_08/test_module_8_training.py
     yield _dpo_case([-1.0], [-2.0], [-1.5], [-1.5], beta=0.5, dtype="float32", hidden=False,
                     label=Text("h = 1, beta = 0.5: loss log(1 + e^-0.5), rewards +-0.25", "h = 1, beta = 0.5: функция потерь log(1 + e^-0.5), награды +-0.25"))
-    yield _dpo_case([-3.0, -7.0], [-7.0, -3.0], [-3.0, -7.0], [-7.0, -3.0], beta=0.1, hidden=False,
+    yield _dpo_case([-3.0, -7.0], [-7.0, -3.0], [-3.0, -7.0], [-7.0, -3.0], beta=0.1, hidden=False, edge="zeros_and_empties",
                     label=Text("policy = reference: loss log 2", "политика = референс: функция потерь log 2"))
     yield _dpo_case([0.0, 0.0], [-2.0, 2.0], [0.0, 0.0], [0.0, 0.0], beta=1.0, hidden=False,
                     label=Text("two pairs with h = +2 and -2: the mean of the two losses", "две пары с h = +2 и -2: среднее двух значений функции потерь"))
@@ -323,11 +331,14 @@ def _dpo_loss():
     yield _dpo_case(*pairs, beta=0.1, label=Text("five pairs, beta 0.1", "пять пар, beta 0.1"))
     yield _dpo_case(*pairs, beta=2.0, label_smoothing=0.1, label=Text("five pairs, beta 2, eps 0.1", "пять пар, beta 2, eps 0.1"))
     yield _dpo_case(*pairs, beta=0.3, label_smoothing=0.45, label=Text("five pairs, beta 0.3, eps 0.45", "пять пар, beta 0.3, eps 0.45"))
-    yield _dpo_case(*_random_pairs(rng, 6), beta=0.3, label_smoothing=0.2, dtype="float32",
+    yield _dpo_case(*_random_pairs(rng, 6), beta=0.3, label_smoothing=0.2, dtype="float32", edge="dtypes",
                     label=Text("six pairs in float32, beta 0.3, eps 0.2", "шесть пар во float32, beta 0.3, eps 0.2"))
     yield _dpo_case([-1.0, -30.0, -5.0, -2.0], [-25.0, -1.0, -5.5, -2.0], [-8.0, -8.0, -5.0, -3.0],
                     [-8.0, -8.0, -5.0, -1.0], beta=1.5, label_smoothing=0.1,
                     label=Text("large margins (|beta h| up to 30), eps 0.1", "большие отступы (|beta h| до 30), eps 0.1"))
+    yield _dpo_case([0.0, 0.0], [-1000.0, 1000.0], [0.0, 0.0], [0.0, 0.0], beta=1.0, hidden=False, edge="extremes",
+                    label=Text("h = +-1000: losses 0 and 1000, mean 500 (the public row)",
+                               "h = +-1000: потери 0 и 1000, среднее 500 (открытая строка)"))
     yield _dpo_case(*pairs, beta=0.5, check="rewards detached", label=Text("the returned rewards are detached", "возвращаемые награды отсоединены от графа (detach)"))
     yield _dpo_case(*pairs, beta=0.5, label_smoothing=0.2, check="rewards detached",
                     label=Text("the returned rewards are detached (eps 0.2)", "возвращаемые награды отсоединены от графа (detach), eps 0.2"))

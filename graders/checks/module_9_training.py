@@ -82,6 +82,7 @@ import math
 
 import numpy as np
 
+from graders.checks.edges import NO_TEXT, declare
 from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
 from graders.checks.toy_scores import grpo_toy_metrics
 from graders.text import Text
@@ -236,7 +237,7 @@ def compare_with_bands(bands: dict, default):
 
 # ----------------------------------------------------------------------------- case builders
 def _loss_case(new, old, advantages, mask, *, loss_type, eps_low, eps_high, max_length=None, dtype="float64",
-               label="", hidden=True, weight=1.0):
+               label="", hidden=True, weight=1.0, edge=()):
     kwargs = {"loss_type": loss_type, "eps_low": eps_low, "eps_high": eps_high}
     if max_length is not None:
         kwargs["max_length"] = max_length
@@ -244,7 +245,7 @@ def _loss_case(new, old, advantages, mask, *, loss_type, eps_low, eps_high, max_
     return Case(args=(Tensor(np.asarray(new, dtype=float), dtype, requires_grad=True),
                       Tensor(np.asarray(old, dtype=float), dtype), Tensor(np.asarray(advantages, dtype=float), dtype),
                       Tensor(np.asarray(mask, dtype=float), dtype)),
-                kwargs=kwargs, label=label, hidden=hidden, weight=weight, **tolerances)
+                kwargs=kwargs, label=label, hidden=hidden, weight=weight, edge=edge, **tolerances)
 
 
 def _away_from_boundaries(log_ratio: np.ndarray, eps_low: float, eps_high: float) -> np.ndarray:
@@ -295,7 +296,9 @@ def _drawn_case(seed: int) -> Case:
                       max_length=None if extra < 0 else width + extra, dtype="float32" if float32 else "float64")
 
 
-@exercise(f"{M}.grpo_loss", points=6, call=Harness(grpo_checks, given=("grpo_toy",), prelude=_PRELUDE, score=grpo_toy_metrics), timeout=90,
+@exercise(f"{M}.grpo_loss",
+          edges=declare("large_padding", "dtypes", "zeros_and_empties", "boundaries", extremes="ratios are exp(new - old) of one token under two nearby policies: large values sit in the padding (large_padding)", ties_and_near_ties="a ratio on a clip edge is boundaries", number_formats=NO_TEXT),
+          points=6, call=Harness(grpo_checks, given=("grpo_toy",), prelude=_PRELUDE, score=grpo_toy_metrics), timeout=90,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _grpo_loss():
     # --- public: the hand-checkable rows of starter/module_09/test_module_9_training.py
@@ -306,13 +309,23 @@ def _grpo_loss():
                          label=Text(f"two responses, all ratios 1 ({loss_type}, max_length 4)", f"два ответа, все отношения равны 1 ({loss_type}, max_length 4)"))
     clip = dict(new=[[math.log(1.5)], [math.log(0.5)], [math.log(0.5)], [math.log(1.5)]], old=[[0.0]] * 4,
                 advantages=[1.0, 1.0, -1.0, -1.0], mask=[[1]] * 4)
-    yield _loss_case(**clip, loss_type="dapo", eps_low=0.2, eps_high=0.28, hidden=False,
+    yield _loss_case(**clip, loss_type="dapo", eps_low=0.2, eps_high=0.28, hidden=False, edge="boundaries",
                      label=Text("ratios 1.5 / 0.5 with advantages +1 / -1 (asymmetric clip, dapo)", "отношения 1.5 / 0.5 при преимуществах +1 / -1 (асимметричный клиппинг, dapo)"))
     yield _loss_case([[-1.0], [-1.0]], [[-1.0], [-1.0]], [1.0, -1.0], [[1], [1]], loss_type="dapo",
                      eps_low=0.2, eps_high=0.2, hidden=False, label=Text("gradient sign: advantages +1 and -1", "знак градиента: преимущества +1 и -1"))
     yield _loss_case([[-1.0, 40.0], [-2.0, -3.0]], [[-1.2, -40.0], [-2.0, -3.5]], [1.0, -1.0], [[1, 0], [1, 1]],
-                     loss_type="dapo", eps_low=0.2, eps_high=0.28, hidden=False,
+                     loss_type="dapo", eps_low=0.2, eps_high=0.28, hidden=False, edge="large_padding",
                      label=Text("padding holding large values (zero gradient there)", "паддинг с большими значениями (градиент там нулевой)"))
+
+    # --- public: an empty response (no active token) and a batch of one token, every reduction
+    empty = dict(new=[[-1.0, -1.0], [-2.0, -2.0], [-1.0, 0.0]], old=[[-1.0, -1.0], [-2.0, -2.0], [-1.0, 0.0]],
+                 advantages=[1.0, 2.0, 0.5], mask=[[1, 1], [0, 0], [1, 0]])
+    for loss_type in LOSS_TYPES:
+        yield _loss_case(**empty, loss_type=loss_type, eps_low=0.2, eps_high=0.28, hidden=False, edge="zeros_and_empties",
+                         label=Text(f"an empty response counts in N, max_length omitted ({loss_type})",
+                                    f"пустой ответ учитывается в N, max_length не задан ({loss_type})"))
+    yield _loss_case([[-1.0]], [[-1.0]], [2.0], [[1]], loss_type="dapo", eps_low=0.2, eps_high=0.28, hidden=False,
+                     edge="boundaries", label=Text("one active token in the batch (dapo)", "один активный токен в батче (dapo)"))
 
     # --- hidden: clipping on both sides, every reduction
     padded_clip = dict(new=[[math.log(1.5), 7.0], [math.log(0.5), -3.0], [math.log(0.5), 0.5], [math.log(1.5), 2.0]],
@@ -332,7 +345,7 @@ def _grpo_loss():
                          label=Text(f"ratios on both sides of [1 - 0.1, 1 + 0.3], mixed advantages ({loss_type})", f"отношения по обе стороны от [1 - 0.1, 1 + 0.3], преимущества разных знаков "
                                   f"({loss_type})"))
     yield _loss_case(old + np.log(ratios), old, [0.9, 0.9, -0.9, -0.9], np.ones((4, 6)), loss_type="dapo",
-                     eps_low=0.2, eps_high=0.28, label=Text("ratios between 1 + eps_low and 1 + eps_high (clip-higher)", "отношения между 1 + eps_low и 1 + eps_high (clip-higher)"))
+                     eps_low=0.2, eps_high=0.28, edge="boundaries", label=Text("ratios between 1 + eps_low and 1 + eps_high (clip-higher)", "отношения между 1 + eps_low и 1 + eps_high (clip-higher)"))
 
     # --- hidden: several groups with padding, max_length above the longest response
     rng = np.random.default_rng(9_401)
@@ -350,7 +363,7 @@ def _grpo_loss():
     new3[empty_mask == 0] += 5.0
     for loss_type in LOSS_TYPES:
         yield _loss_case(new3, old3, [0.8, 1.5, -1.2], empty_mask, loss_type=loss_type, eps_low=0.2, eps_high=0.28,
-                         max_length=6, label=Text(f"one response without active tokens ({loss_type})", f"один ответ без активных токенов ({loss_type})"))
+                         max_length=6, edge="zeros_and_empties", label=Text(f"one response without active tokens ({loss_type})", f"один ответ без активных токенов ({loss_type})"))
 
     # --- hidden: float32 inputs
     new4, old4, mask4 = _random_batch(rng, [3, 5, 2, 5], 5, spread=0.4, garbage=8.0)
@@ -358,7 +371,7 @@ def _grpo_loss():
     new4[active] = old4[active] + _away_from_boundaries(new4[active] - old4[active], 0.2, 0.28)
     for loss_type in LOSS_TYPES:
         yield _loss_case(new4, old4, [1.1, -0.4, 0.6, -1.3], mask4, loss_type=loss_type, eps_low=0.2, eps_high=0.28,
-                         max_length=7, dtype="float32", label=Text(f"float32 inputs with padding ({loss_type})", f"входы во float32 с паддингом ({loss_type})"))
+                         max_length=7, dtype="float32", edge="dtypes", label=Text(f"float32 inputs with padding ({loss_type})", f"входы во float32 с паддингом ({loss_type})"))
 
     # --- property-based: random batches, every reduction, both dtypes (fixed seed)
     yield from hypothesis_cases(st.integers(0, 2**31 - 1), count=24, seed=9_402, to_case=_drawn_case)

@@ -22,7 +22,9 @@ and, one integer argument at a time (counts and sizes: ``n``, ``c``, ``k``,
 a group size), that integer set to 0, 1, one less, one more and 10 times it
 plus 7 (the boundaries of a combinatorial formula, an empty count, a large one).
 
-Draws are capped at :data:`MAX_DRAWS` per exercise, spread evenly over the cases. A draw is a :class:`graders.checks.Case` like the checks' (no ``raises``: the
+Draws are capped at :data:`MAX_DRAWS` per exercise, spread evenly over the cases; the draws of the cases
+tagged with an edge class (``Case(edge=...)``, the classes each exercise declares) come first and are never
+thinned. A draw is a :class:`graders.checks.Case` like the checks' (no ``raises``: the
 reference's own outcome, value or exception, is the expectation). A harness's
 cases are run as the checks give them, no more (each one is a training run).
 """
@@ -146,25 +148,36 @@ def _int_draws(case: Case, label: str) -> list[Case]:
     return found
 
 
+def _draws_of(case: Case, position: int) -> list[Case]:
+    """Every draw built from one value case: its integer variants, then (if it holds floats) its float ones."""
+    label = str(case.label) or f"case {position}"
+    found = _int_draws(case, label)
+    if not _has_floats(case):
+        return found
+    for variant in VARIANTS:
+        rng = np.random.default_rng(10_007 * position + VARIANTS.index(variant))
+        args, kwargs = vary((tuple(case.args), dict(case.kwargs)), variant, rng)
+        found.append(dataclasses.replace(case, args=tuple(args), kwargs=kwargs, raises=None,
+                                         label=Text(f"{label} [{variant}]", f"{label} [{variant}]")))
+    return found
+
+
 def extra_cases(cases: list[Case], harness: bool, limit: int = MAX_DRAWS) -> list[Case]:
-    """The draws the checks lack, built from their value cases (none for a harness), at most ``limit``,
-    spread over the cases: every variant of the first case, then of the next, ..., in a fixed order."""
+    """The draws the checks lack, built from their value cases (none for a harness).
+
+    The cases tagged with an edge class (``Case.edge``, :mod:`graders.checks.edges`) are drawn from first and
+    keep every draw: an exercise's declared extremes, ties, empties and boundaries are the inputs a mutant
+    is likeliest to mishandle near. The draws of the other cases fill what is left of ``limit`` (if anything),
+    spread over them: every variant of the first case, then of the next, ..., in a fixed order."""
     if harness:
         return []
-    found: list[Case] = []
+    edge: list[Case] = []
+    rest: list[Case] = []
     for position, case in enumerate(cases):
-        if case.raises is not None:
-            continue
-        found += _int_draws(case, str(case.label) or f"case {position}")
-        if not _has_floats(case):
-            continue
-        for variant in VARIANTS:
-            rng = np.random.default_rng(10_007 * position + VARIANTS.index(variant))
-            label = str(case.label) or f"case {position}"
-            args, kwargs = vary((tuple(case.args), dict(case.kwargs)), variant, rng)
-            found.append(dataclasses.replace(case, args=tuple(args), kwargs=kwargs, raises=None,
-                                             label=Text(f"{label} [{variant}]", f"{label} [{variant}]")))
-    if len(found) <= limit:
-        return found
-    step = len(found) / limit
-    return [found[int(i * step)] for i in range(limit)]
+        if case.raises is None:
+            (edge if case.edge else rest).extend(_draws_of(case, position))
+    room = max(limit - len(edge), 0)
+    if len(rest) <= room:
+        return edge + rest
+    step = len(rest) / room if room else 0
+    return edge + [rest[int(i * step)] for i in range(room)]

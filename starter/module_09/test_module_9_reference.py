@@ -56,17 +56,21 @@ VERIFIER_CONVENTIONS = [  # text, reference, status, extracted: the raw text rea
     (r"\boxed{5} no wait \boxed{6}", 6, "correct", "6"),              # the last box wins
     (r"\boxed{5} so the answer is 6", 5, "correct", "5"),             # a box beats a later bare number
     ("I first thought 42, then 40 + 1 = 41", 42, "wrong", "41"),      # the last number wins
-    ("Total: 1,234,567 apples", 1234567, "correct", "1,234,567"),     # thousands separators
+    pytest.param("Total: 1,234,567 apples", 1234567, "correct", "1,234,567",  # thousands separators
+                 marks=pytest.mark.edge("number_formats")),
     ("the pair 1,2", 2, "correct", "2"),                              # "1,2" is two numbers
-    (r"$\boxed{ -2/4 }$", "-0.5", "correct", " -2/4 "),               # signs, fractions; the box's text as is
-    ("about 1.5e3 metres", 1500, "correct", "1.5e3"),                 # scientific notation
+    pytest.param(r"$\boxed{ -2/4 }$", "-0.5", "correct", " -2/4 ",  # signs, fractions; the box's text as is
+                 marks=pytest.mark.edge("number_formats")),
+    pytest.param("about 1.5e3 metres", 1500, "correct", "1.5e3",  # scientific notation
+                 marks=pytest.mark.edge("number_formats")),
     (r"\boxed{\boxed{7}}", 7, "correct", "7"),                        # braces nest
     (r"\boxed{7", 7, "parse_error", None),                            # an unclosed last box: nothing read
     (r"\boxed{seven}", 7, "parse_error", "seven"),                    # a box that holds no number
     (r"\boxed{3/0}", 0, "zero_division", "3/0"),
     (r"\boxed{nan}", 0, "non_finite", "nan"),
-    ("1e999999", 0, "non_finite", "1e999999"),                        # overflow, decided without computing it
-    ("", 0, "no_answer", None),
+    pytest.param("1e999999", 0, "non_finite", "1e999999",  # overflow, decided without computing it
+                 marks=pytest.mark.edge("extremes")),
+    pytest.param("", 0, "no_answer", None, marks=pytest.mark.edge("zeros_and_empties")),
     (r"\\boxed{12}, check: 12 - 2 = 10", 12, "correct", "12"),  # a box with TWO backslashes beats later numbers
     ("so x = 5 - 8 = -3", -3, "correct", "-3"),                    # a sign after a space belongs to the number
     (r"\boxed{$12$}", 12, "correct", "$12$"),                       # $ is stripped from a box's content
@@ -85,6 +89,7 @@ def test_verify_numeric_answer_conventions(text, reference, status, _extracted):
     assert m9.verify_numeric_answer(text, reference) == (status == "correct")
 
 
+@pytest.mark.edge("boundaries")
 def test_verify_numeric_answer_tolerance_is_max_of_abs_and_rel():
     assert m9.verify_numeric_answer("1000.0005", 1000) == 1  # |diff| 5e-4 <= rel 1e-6 * 1000 = 1e-3
     assert m9.verify_numeric_answer("0.000002", 0) == 0  # |diff| 2e-6 > abs_tol 1e-6
@@ -103,8 +108,10 @@ def test_verify_numeric_answer_never_raises_on_text(text):
     (0.5, 2, 0.5),               # 1 - 1/4 - 1/4
     (0.5, 8, 1 - 2 / 256),
     (0.1, 2, 2 * 0.1 * 0.9),     # exactly one right, one wrong
-    (0.0, 4, 0.0), (1.0, 4, 0.0),
-    (0.3, 1, 0.0),               # a group of one is never informative
+    pytest.param(0.0, 4, 0.0, marks=pytest.mark.edge("boundaries")),
+    pytest.param(1.0, 4, 0.0, marks=pytest.mark.edge("boundaries")),
+    pytest.param(0.3, 1, 0.0, marks=pytest.mark.edge("boundaries")),  # a group of one is never informative
+    pytest.param(1e-9, 16, 1.599999988e-08, marks=pytest.mark.edge("extremes")),  # 1 - (1 - p)^16: use expm1/log1p
 ])
 def test_informative_group_probability_rows(p, group_size, expected):
     assert m9.informative_group_probability(p, group_size) == pytest.approx(expected, rel=REL, abs=1e-15)
@@ -118,12 +125,14 @@ def test_informative_group_probability_symmetric_in_p(p, group_size):
         m9.informative_group_probability(1.0 - p, group_size), rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.edge("boundaries")  # p = 0: P_info = 0, inf draws
 def test_expected_draws_for_informative_groups_rows():
     assert m9.expected_draws_for_informative_groups(100, 0.5, 2) == pytest.approx(200.0, rel=REL)
     assert m9.expected_draws_for_informative_groups(100, 0.5, 8) == pytest.approx(100 / (1 - 2 / 256), rel=REL)
     assert m9.expected_draws_for_informative_groups(5, 0.0, 8) == math.inf
 
 
+@pytest.mark.edge("zeros_and_empties")
 @pytest.mark.parametrize("p", [0.5, 1.0])
 def test_expected_draws_for_informative_groups_none_wanted_needs_no_draws(p):
     observed = m9.expected_draws_for_informative_groups(0, p, 8)  # B = 0: 0.0 whatever P_info is, even 0
@@ -173,6 +182,8 @@ def test_group_relative_advantages_each_group_has_its_own_std():
                                rtol=REL_EPS)
 
 
+@pytest.mark.edge("ties_and_near_ties")
+@pytest.mark.edge("boundaries")  # eps = 0
 @pytest.mark.parametrize("eps", [1e-6, 0.0])
 def test_group_relative_advantages_all_equal_group_gives_zeros(eps):
     advantages = m9.group_relative_advantages(np.array([[0.7, 0.7, 0.7], [1.0, 0.0, 0.0]]), eps=eps)
@@ -206,8 +217,12 @@ def test_group_relative_advantages_leaves_input_unchanged():
     np.testing.assert_array_equal(rewards, SEED_REWARDS)
 
 
+@pytest.mark.edge("boundaries")  # G = 2: the baseline is the other answer
 def test_leave_one_out_baseline_rows():
     np.testing.assert_allclose(m9.leave_one_out_baseline([1.0, 2.0, 3.0, 4.0]), [3.0, 8 / 3, 7 / 3, 2.0], rtol=REL)
+    # three groups of two (a (3, 2) array: the group is the LAST axis)
+    np.testing.assert_allclose(m9.leave_one_out_baseline(np.array([[1.0, 1.0], [0.0, 1.0], [5.0, -5.0]])),
+                               [[1.0, 1.0], [1.0, 0.0], [-5.0, 5.0]], rtol=REL)
     # two groups: each answer's baseline is the other answer of ITS group
     np.testing.assert_allclose(m9.leave_one_out_baseline(np.array([[1.0, 2.0], [3.0, 5.0]])), [[2.0, 1.0], [5.0, 3.0]],
                                rtol=REL)
@@ -240,10 +255,13 @@ CLIP_ROWS = [
     (np.array([0.5, 1.5, 0.5, 1.5]), np.array([1.0, 1.0, -1.0, -1.0]), 0.2, 0.2,
      [0.5, 1.2, -0.8, -1.5], [False, True, True, False]),
     # on a boundary (1 -+ 0.25 are exact in binary) both branches are equal: not active (> and <, not >= and <=)
-    (np.array([0.75, 1.25, 1.25, 0.75]), np.array([-1.0, 1.0, -1.0, 1.0]), 0.25, 0.25,
-     [-0.75, 1.25, -1.25, 0.75], [False, False, False, False]),
+    pytest.param(np.array([0.75, 1.25, 1.25, 0.75]), np.array([-1.0, 1.0, -1.0, 1.0]), 0.25, 0.25,
+                 [-0.75, 1.25, -1.25, 0.75], [False, False, False, False], marks=pytest.mark.edge("boundaries")),
     # clip-higher: 1.25 lies inside [1 - 0.2, 1 + 0.28]
     (np.array([1.25, 0.75]), np.array([1.0, -1.0]), 0.2, 0.28, [1.25, -0.8], [False, True]),
+    # a zero advantage: the term is 0 and the clip is never active, whatever the ratio
+    pytest.param(np.array([0.3, 1.0, 2.5]), np.zeros(3), 0.2, 0.2, [0.0, 0.0, 0.0], [False, False, False],
+                 marks=pytest.mark.edge("zeros_and_empties")),
 ]
 
 
@@ -365,17 +383,21 @@ def test_dr_grpo_token_weights_rejects_short_fixed_length():
         m9.dr_grpo_token_weights(SEED_GROUP, SEED_LENGTHS, fixed_length=7)
 
 
+@pytest.mark.edge("zeros_and_empties")  # length 0
+@pytest.mark.edge("boundaries")  # 15: the soft zone's start, 20: L_max
 @pytest.mark.parametrize("length, expected", [(0, 0.0), (15, 0.0), (16, -0.2), (18, -0.6), (20, -1.0), (21, -1.0)])
 def test_overlong_penalty_rows(length, expected):
     assert m9.overlong_penalty(length, max_length=20, cache_length=5) == pytest.approx(expected, rel=REL)
 
 
+@pytest.mark.edge("ties_and_near_ties")  # equal log-probabilities: exactly 0
 def test_k3_kl_rows():
     values = m9.k3_kl(np.array([-1.0, -2.0, -1.0]), np.array([-1.0, -1.0, -2.0]))
     np.testing.assert_allclose(values, [0.0, math.e - 2.0, math.exp(-1.0)], rtol=REL, atol=1e-15)
 
 
 # --- entropy, pass@k and exact mode training --------------------------------
+@pytest.mark.edge("zeros_and_empties")  # 0 log 0 = 0
 def test_categorical_entropy_rows():
     assert m9.categorical_entropy([0.25, 0.25, 0.25, 0.25]) == pytest.approx(math.log(4), rel=REL)
     assert m9.categorical_entropy([1.0, 0.0]) == 0.0  # 0 log 0 = 0
@@ -386,12 +408,15 @@ def test_pass_at_k_independent_rows():
     assert m9.pass_at_k_independent(0.5, 4) == pytest.approx(1 - 0.5 ** 4, rel=REL)
 
 
+@pytest.mark.edge("boundaries")  # n - c < k: every draw holds a right answer
+@pytest.mark.edge("zeros_and_empties")  # c = 0
 def test_pass_at_k_unbiased_rows():
     assert m9.pass_at_k_unbiased(10, 3, 4) == pytest.approx(1 - 35 / 210, rel=REL)  # 1 - C(7,4)/C(10,4)
     assert m9.pass_at_k_unbiased(5, 3, 3) == 1.0  # only 2 wrong answers: any 3 include a right one
     assert m9.pass_at_k_unbiased(5, 0, 3) == 0.0
 
 
+@pytest.mark.edge("extremes")
 def test_pass_at_k_unbiased_large_n():
     # C(2000, 1000) is about 2e600: beyond float64 (1.8e308), so float binomials give inf / inf = nan
     expected = 1 - math.comb(1990, 1000) / math.comb(2000, 1000)  # Python ints: exact, then one rounding
@@ -401,11 +426,19 @@ def test_pass_at_k_unbiased_large_n():
         f"n = 2000, c = 10, k = 1000: ожидалось {expected}, получено {observed}; не вычисляйте C(n, k) во float")
 
 
+@pytest.mark.edge("zeros_and_empties")
 def test_synthetic_mode_training_zero_steps_is_initial_state():
-    state = m9.synthetic_mode_training(steps=0)
-    logits = np.array(m9.DEFAULT_MODE_LOGITS)
-    np.testing.assert_allclose(state["probabilities"], np.exp(logits) / np.exp(logits).sum(), rtol=REL)
+    state = m9.synthetic_mode_training(beta_entropy=0.0, learning_rate=0.18, steps=0)
+    logits, rewards = np.array(m9.DEFAULT_MODE_LOGITS), np.array(m9.DEFAULT_MODE_REWARDS)
+    pi = np.exp(logits) / np.exp(logits).sum()
+    np.testing.assert_allclose(state["probabilities"], pi, rtol=REL)
     np.testing.assert_allclose(state["logits"], logits, rtol=REL)
+    # the summary: sum pi r, the mass of the modes with r > 0 (0.8176 here, not capped), and H(pi)
+    expected = {"expected_reward": pi @ rewards, "successful_mass": pi[rewards > 0].sum(),
+                "entropy": -(pi * np.log(pi)).sum()}
+    for key, want in expected.items():
+        assert state[key] == pytest.approx(want, rel=REL), say(f"steps = 0: {key} should be {want:.12g}, got {state[key]!r}",
+                                                               f"steps = 0: {key} должно быть {want:.12g}, получено {state[key]!r}")
 
 
 # the seed notebook's finite-training table (module defaults, beta_entropy 0, lr 0.18), rounded to 4 places
@@ -504,6 +537,7 @@ def test_expected_draws_for_informative_groups_returns_a_float():
                      "expected_draws_for_informative_groups")
 
 
+@pytest.mark.edge("dtypes")
 def test_group_relative_advantages_returns_float64_of_the_input_shape():
     rewards = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]], dtype=np.float32)  # float32 in, float64 out
     _assert_promised(m9.group_relative_advantages(rewards), "float64 array", "group_relative_advantages", (2, 3))
@@ -841,3 +875,167 @@ def test_pass_at_k_unbiased_refuses_what_the_grader_refuses(args, kwargs, error)
 def test_synthetic_mode_training_refuses_what_the_grader_refuses(args, kwargs, error):
     with pytest.raises(error):
         m9.synthetic_mode_training(*args, **kwargs)
+
+
+# --- edge rows ------------------------------------------------------------------------------
+# @pytest.mark.edge("<class>") marks a row of one edge class: extremes (near overflow/underflow),
+# zeros_and_empties, ties_and_near_ties, boundaries, large_padding, dtypes, number_formats.
+# Each input below is also one of the grader's cases. `pytest -m edge` runs them alone.
+TOLERANCE_ROWS = [  # text, reference, tolerances, status
+    ("1000.0005", 1000, {}, "correct"),                     # |diff| 5e-4 <= rel_tol * |ref| = 1e-3
+    ("0.000002", 0, {}, "wrong"),                           # |diff| 2e-6 > abs_tol 1e-6
+    ("12", 12.5, {"rel_tol": 0.0, "abs_tol": 0.5}, "correct"),  # ON the tolerance: <=, not <
+    ("0.1 + 0.2 = 0.30000000000000004", "0.3", {}, "correct"),
+    ("we get -12", "12", {}, "wrong"),                      # -12 is not 12
+    ("we get 0.1", 0.1, {}, "correct"),                     # a float reference
+    ("x = 1e309", "1e309", {}, "correct"),                  # beyond float64, within 10^1000: read exactly
+]
+
+
+@pytest.mark.edge("boundaries")
+@pytest.mark.parametrize("text, reference, tolerances, status", TOLERANCE_ROWS)
+def test_verify_numeric_answer_tolerance_rows(text, reference, tolerances, status):
+    assert m9.verify_numeric_answer(text, reference, **tolerances) == (status == "correct")
+
+
+@pytest.mark.edge("boundaries")
+@pytest.mark.parametrize("text, reference, tolerances, status", TOLERANCE_ROWS)
+def test_verify_detailed_tolerance_rows(text, reference, tolerances, status):
+    result = m9.verify_detailed(text, reference, **tolerances)
+    assert result.status == status, say(f"{text!r} vs {reference!r} {tolerances}: expected {status!r}, got {result.status!r}",
+                                        f"{text!r} против {reference!r} {tolerances}: ожидалось {status!r}, получено {result.status!r}")
+
+
+@pytest.mark.parametrize("new, old, mask, expected", [
+    pytest.param(np.array([[-0.2, -1.0, -np.inf], [-0.4, -np.inf, -np.inf]]),
+                 np.array([[-0.5, -0.7, -np.inf], [-0.1, -np.inf, -np.inf]]),
+                 np.array([[True, True, False], [True, False, False]]), [1.0, math.exp(-0.3)],
+                 marks=pytest.mark.edge("large_padding"), id="-inf padding under a bool mask"),
+    pytest.param(np.array([[-1.0, -1.0], [-2.0, -1.0]]), np.array([[-1.5, -1.5], [-1.0, -3.0]]),
+                 np.array([[0.0, 0.0], [1.0, 1.0]]), [1.0, math.exp(0.5)],
+                 marks=pytest.mark.edge("zeros_and_empties"), id="no active token: ratio 1"),
+])
+def test_gspo_sequence_ratios_edge_rows(new, old, mask, expected):
+    # by hand: exp(mean of new - old over the ACTIVE tokens); padding is never read; no active token gives 1
+    observed = m9.gspo_sequence_ratios(new, old, mask)
+    assert np.allclose(observed, expected, rtol=REL), say(f"expected {expected}, got {observed}",
+                                                          f"ожидалось {expected}, получено {observed}")
+
+
+ALL_EQUAL, ALL_EQUAL_LENGTHS = np.array([0.5, 0.5, 0.5]), [2, 4, 6]
+
+
+@pytest.mark.edge("ties_and_near_ties")
+def test_original_grpo_token_weights_all_equal_group_is_zero():
+    weights = m9.original_grpo_token_weights(ALL_EQUAL, ALL_EQUAL_LENGTHS)
+    assert [w.tolist() for w in weights] == [[0.0] * n for n in ALL_EQUAL_LENGTHS]
+
+
+@pytest.mark.edge("ties_and_near_ties")
+def test_dapo_token_weights_all_equal_group_is_zero():
+    weights = m9.dapo_token_weights(ALL_EQUAL, ALL_EQUAL_LENGTHS)
+    assert [w.tolist() for w in weights] == [[0.0] * n for n in ALL_EQUAL_LENGTHS]
+
+
+@pytest.mark.parametrize("rewards, lengths, fixed_length, expected", [
+    pytest.param(ALL_EQUAL, ALL_EQUAL_LENGTHS, 6, [[0.0] * n for n in ALL_EQUAL_LENGTHS],
+                 marks=pytest.mark.edge("ties_and_near_ties"), id="an all-equal group: zeros"),
+    pytest.param(np.array([1.0, 0.0, 0.0, 0.0]), [3, 3, 3, 3], 3, [[0.0625] * 3] + [[-1 / 48] * 3] * 3,
+                 marks=pytest.mark.edge("boundaries"), id="budget = length: (r - mean) / (G L)"),
+    pytest.param(np.array([1.0, 0.0]), [1, 1], 1, [[0.25], [-0.25]],
+                 marks=pytest.mark.edge("boundaries"), id="fixed_length = 1"),
+])
+def test_dr_grpo_token_weights_edge_rows(rewards, lengths, fixed_length, expected):
+    weights = m9.dr_grpo_token_weights(rewards, lengths, fixed_length)
+    assert len(weights) == len(expected) and all(np.allclose(w, e, rtol=REL, atol=1e-15) for w, e in zip(weights, expected)), say(
+        f"expected {expected}, got {[w.tolist() for w in weights]}", f"ожидалось {expected}, получено {[w.tolist() for w in weights]}")
+
+
+@pytest.mark.parametrize("weights, contributions, flat", [
+    pytest.param([np.array([0.3, 0.3]), np.zeros(0), np.array([-0.1])], [0.6, 0.0, -0.1], [0.3, 0.3, -0.1],
+                 marks=pytest.mark.edge("zeros_and_empties"), id="an empty response"),
+    pytest.param([[0.2, 0.2, 0.2, 0.2], [-0.4, -0.4]], [0.8, -0.8], [0.2, 0.2, 0.2, 0.2, -0.4, -0.4],
+                 marks=pytest.mark.edge("dtypes"), id="lists instead of arrays"),
+])
+def test_response_contributions_and_flatten_token_weights_edge_rows(weights, contributions, flat):
+    np.testing.assert_allclose(m9.response_contributions(weights), contributions, rtol=REL, atol=1e-15)
+    np.testing.assert_allclose(m9.flatten_token_weights(weights), flat, rtol=REL)
+
+
+@pytest.mark.edge("zeros_and_empties")
+def test_flatten_token_weights_of_no_responses_is_empty():
+    flat = m9.flatten_token_weights([])
+    _assert_promised(flat, "float64 array", "flatten_token_weights", (0,))
+
+
+@pytest.mark.edge("boundaries")
+@pytest.mark.parametrize("length, max_length, cache_length, expected", [
+    (0, 1, 1, 0.0), (1, 1, 1, -1.0),        # the smallest sizes: L_max = L_cache = 1
+    (4, 10, 10, -0.4),                      # L_cache = L_max: the soft zone starts at 0
+    (99, 100, 1, 0.0), (100, 100, 1, -1.0), # L_cache = 1: a hard cut at L_max
+])
+def test_overlong_penalty_edges_of_the_soft_zone(length, max_length, cache_length, expected):
+    observed = m9.overlong_penalty(length, max_length, cache_length)
+    assert observed == pytest.approx(expected, rel=REL), say(
+        f"overlong_penalty({length}, {max_length}, {cache_length}): expected {expected}, got {observed!r}",
+        f"overlong_penalty({length}, {max_length}, {cache_length}): ожидалось {expected}, получено {observed!r}")
+
+
+@pytest.mark.edge("boundaries")
+def test_categorical_entropy_one_mode_and_a_sum_off_by_rounding():
+    assert m9.categorical_entropy([1.0]) == 0.0  # K = 1
+    # 0.7 + 0.2 + 0.1 is 0.9999999999999999 in float64: within the 1e-6 the spec allows, so no refusal
+    expected = -(0.7 * math.log(0.7) + 0.2 * math.log(0.2) + 0.1 * math.log(0.1))
+    assert m9.categorical_entropy([0.7, 0.2, 0.1]) == pytest.approx(expected, rel=REL)
+
+
+@pytest.mark.edge("boundaries")
+@pytest.mark.parametrize("p, k, expected", [(0.1, 1, 0.1), (0.0, 5, 0.0), (1.0, 5, 1.0)])
+def test_pass_at_k_independent_edges(p, k, expected):
+    observed = m9.pass_at_k_independent(p, k)
+    assert observed == pytest.approx(expected, rel=REL, abs=1e-15), say(
+        f"p = {p}, k = {k}: expected {expected}, got {observed!r}", f"p = {p}, k = {k}: ожидалось {expected}, получено {observed!r}")
+
+
+@pytest.mark.edge("boundaries")
+@pytest.mark.parametrize("n, c, k, expected", [
+    (1, 1, 1, 1.0), (1, 0, 1, 0.0),  # n = 1
+    (8, 8, 4, 1.0),                   # c = n: every sample right
+    (4, 1, 4, 1.0),                   # k = n: the one right sample is always drawn
+    (5, 3, 2, 0.9),                   # n - c = k: 1 - C(2, 2) / C(5, 2) = 1 - 1/10
+])
+def test_pass_at_k_unbiased_edges(n, c, k, expected):
+    observed = m9.pass_at_k_unbiased(n, c, k)
+    assert observed == pytest.approx(expected, rel=REL), say(
+        f"n = {n}, c = {c}, k = {k}: expected {expected}, got {observed!r}",
+        f"n = {n}, c = {c}, k = {k}: ожидалось {expected}, получено {observed!r}")
+
+
+@pytest.mark.edge("extremes")
+def test_synthetic_mode_training_huge_logits():
+    # z = (1000, 0, 0): pi = (1, e^-1000, e^-1000) = (1, 0, 0) once shifted by the max; the gradient is then 0
+    state = m9.synthetic_mode_training(steps=5, rewards=[1.0, 0.0, 0.0], initial_logits=[1000.0, 0.0, 0.0])
+    assert np.allclose(state["probabilities"], [1.0, 0.0, 0.0], rtol=0.0, atol=1e-12), say(
+        f"logits (1000, 0, 0): expected pi = (1, 0, 0), got {state['probabilities']}; subtract the max before exp",
+        f"логиты (1000, 0, 0): ожидалось pi = (1, 0, 0), получено {state['probabilities']}; вычтите максимум перед exp")
+    np.testing.assert_allclose(state["logits"], [1000.0, 0.0, 0.0], rtol=1e-12)
+    assert state["successful_mass"] == pytest.approx(1.0) and state["expected_reward"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("beta, rewards, logits", [
+    pytest.param(0.5, None, None, id="the module defaults, beta 0.5"),
+    pytest.param(0.3, [0.2, 0.2], [0.0, 3.0], marks=pytest.mark.edge("ties_and_near_ties"),
+                 id="equal rewards: only the bonus moves"),
+])
+def test_synthetic_mode_training_one_step_by_hand(beta, rewards, logits):
+    kwargs = {} if rewards is None else {"rewards": rewards, "initial_logits": logits}
+    state = m9.synthetic_mode_training(beta_entropy=beta, learning_rate=0.18, steps=1, **kwargs)
+    r = np.array(m9.DEFAULT_MODE_REWARDS if rewards is None else rewards)
+    z = np.array(m9.DEFAULT_MODE_LOGITS if logits is None else logits)
+    pi = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    entropy = -(pi * np.log(pi)).sum()
+    # one step of z <- z + lr (pi (r - pi.r) - beta pi (log pi + H)), written out
+    expected = z + 0.18 * (pi * (r - pi @ r) - beta * pi * (np.log(pi) + entropy))
+    assert np.allclose(state["logits"], expected, rtol=1e-12, atol=1e-15), say(
+        f"one step, beta {beta}: expected logits {expected}, got {state['logits']}",
+        f"один шаг, beta {beta}: ожидались логиты {expected}, получено {state['logits']}")

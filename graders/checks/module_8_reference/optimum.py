@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graders.checks.edges import NO_PADDING, NO_TEXT, SCALAR_FLOATS, declare
 from graders.checks import Answered, Case, hypothesis_cases, st
 from graders.text import Text
 from graders.checks.module_8_reference.common import M, PI_REF, REWARDS, SEED_BETAS, _floats, _policy_problem, exercise
@@ -12,7 +13,9 @@ from graders.checks.module_8_reference.common import M, PI_REF, REWARDS, SEED_BE
 # ---------------------------------------------------------------------------
 # The KL-regularised optimum
 # ---------------------------------------------------------------------------
-@exercise(f"{M}.optimal_kl_policy", points=2)
+@exercise(f"{M}.optimal_kl_policy", 
+          edges=declare("extremes", "zeros_and_empties", "dtypes", ties_and_near_ties="tied rewards weigh alike; a tie in the max that shifts the logits gives the same policy", boundaries="beta > 0 is an open interval: beta = 0 is a refusal row, a zero reference entry is zeros_and_empties", large_padding=NO_PADDING, number_formats=NO_TEXT),
+          points=2)
 def _optimal_kl_policy():
     yield Case(args=(PI_REF, REWARDS), kwargs={"beta": 1.0}, label=Text("seed: beta = 1 optimum", "из ноутбука: оптимум при beta = 1"), hidden=False)
     yield Case(args=(PI_REF, REWARDS + 100.0), kwargs={"beta": 1.0},
@@ -21,14 +24,18 @@ def _optimal_kl_policy():
     for beta in (4.0, 0.5, 0.25):
         yield Case(args=(PI_REF, REWARDS, beta), label=Text(f"seed reference and rewards, beta = {beta}", f"референс и награды из ноутбука, beta = {beta}"))
     yield Case(args=(PI_REF, np.array([1000.0, 1001.0, 999.0]), 1.0),
-               label=Text("large rewards: r/beta ~ 1000 must not overflow", "большие награды: r/beta ~ 1000 без переполнения"))
+               edge="extremes", label=Text("large rewards: r/beta ~ 1000 must not overflow", "большие награды: r/beta ~ 1000 без переполнения"))
     yield Case(args=(PI_REF, REWARDS * 10.0, 0.01), label=Text("small beta: r/beta up to 1000 must not overflow", "малое beta: r/beta до 1000 без переполнения"))
     yield Case(args=(np.array([0.5, 0.0, 0.5]), np.array([0.0, 3.0, 1.0]), 0.5),
-               label=Text("a zero-probability reference entry stays at 0", "элемент референса с нулевой вероятностью остаётся равным 0"))
+               edge="zeros_and_empties", label=Text("a zero-probability reference entry stays at 0", "элемент референса с нулевой вероятностью остаётся равным 0"))
     yield Case(args=(np.array([0.5, 0.5, 0.0]), np.array([0.0, 1.0, 1000.0]), 0.01),
-               label=Text("zero-probability entry with a huge reward stays at 0", "элемент с нулевой вероятностью и огромной наградой остаётся равным 0"))
-    yield Case(args=([0.2, 0.3, 0.5], [1.0, -1.0, 0.5], 2.0), label=Text("lists as inputs", "списки на входе"))
+               edge=('zeros_and_empties', 'extremes'), label=Text("zero-probability entry with a huge reward stays at 0", "элемент с нулевой вероятностью и огромной наградой остаётся равным 0"))
+    yield Case(args=([0.2, 0.3, 0.5], [1.0, -1.0, 0.5], 2.0), edge="dtypes", label=Text("lists as inputs", "списки на входе"))
     yield Case(args=(np.array([1.0]), np.array([3.0]), 0.7), label=Text("a single response", "единственный ответ"))
+    yield Case(args=(np.array([0.5, 0.5]), np.array([1000.0, 0.0]), 1.0), edge="extremes",
+               label=Text("public: rewards 1000 apart, pi* = (1, 0) (exp(1000) overflows: shift first)",
+                          "открытый пример: награды различаются на 1000, pi* = (1, 0) (exp(1000) переполняется: сначала сдвиг)"),
+               hidden=False)
     yield Case(args=(PI_REF, REWARDS, 0.0), raises=ValueError, label=Text("beta = 0 is refused", "beta = 0 отклоняется"))
     yield Case(args=(PI_REF, REWARDS, -1.0), raises=ValueError, label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
     yield Case(args=(PI_REF, np.array([0.0, 1.0]), 1.0), raises=ValueError,
@@ -43,17 +50,19 @@ def _optimal_kl_policy():
 OPTIMUM = Answered(("optimal_kl_policy",))
 
 
-@exercise(f"{M}.reward_kl_frontier", points=2, call=OPTIMUM)
+@exercise(f"{M}.reward_kl_frontier", 
+          edges=declare("extremes", "zeros_and_empties", "ties_and_near_ties", boundaries="betas > 0 is open: beta = 0 is a refusal row; a zero reference entry is zeros_and_empties", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          points=2, call=OPTIMUM)
 def _reward_kl_frontier():
     yield Case(args=(PI_REF, REWARDS, SEED_BETAS), label=Text("seed: the frontier table", "из ноутбука: таблица границы «награда–KL»"), hidden=False)
     yield Case(args=(PI_REF, REWARDS, np.array([0.25, 1.0, 4.0])), label=Text("betas in increasing order", "значения beta по возрастанию"))
     yield Case(args=(PI_REF, REWARDS, 1.0), label=Text("a scalar beta counts as M = 1", "скалярное beta считается как M = 1"))
     yield Case(args=(np.array([0.5, 0.0, 0.5]), np.array([0.0, 3.0, 1.0]), np.array([0.5, 2.0])),
-               label=Text("a zero-probability reference entry (0 log 0 = 0)", "элемент референса с нулевой вероятностью (0 log 0 = 0)"))
+               edge="zeros_and_empties", label=Text("a zero-probability reference entry (0 log 0 = 0)", "элемент референса с нулевой вероятностью (0 log 0 = 0)"))
     yield Case(args=(PI_REF, REWARDS, np.array([1e-3, 1e4])),
-               label=Text("extreme betas: a near one-hot optimum and pi* ~ pi_ref", "крайние beta: почти one-hot оптимум и pi* ~ pi_ref"))
+               edge="extremes", label=Text("extreme betas: a near one-hot optimum and pi* ~ pi_ref", "крайние beta: почти one-hot оптимум и pi* ~ pi_ref"))
     yield Case(args=([0.25, 0.25, 0.25, 0.25], [1.0, 1.0, 1.0, 1.0], [0.5, 3.0]),
-               label=Text("equal rewards: pi* = pi_ref, KL = 0", "равные награды: pi* = pi_ref, KL = 0"))
+               edge="ties_and_near_ties", label=Text("equal rewards: pi* = pi_ref, KL = 0", "равные награды: pi* = pi_ref, KL = 0"))
     yield Case(args=(PI_REF, REWARDS, np.array([1.0, 0.0])), raises=ValueError,
                label=Text("a beta of 0 is refused", "beta, равное 0, отклоняется"))
     yield Case(args=(np.array([0.5, 0.6, -0.1]), REWARDS, SEED_BETAS), raises=ValueError,
@@ -78,7 +87,9 @@ def _shaping_problem():
     return st.tuples(st.integers(1, 3), st.integers(2, 7)).flatmap(build)
 
 
-@exercise(f"{M}.shape_token_rewards", points=3)
+@exercise(f"{M}.shape_token_rewards", 
+          edges=declare("zeros_and_empties", "large_padding", "dtypes", extremes="log-probabilities enter linearly (beta times a difference): no exp to overflow", ties_and_near_ties="the only argmax runs over the 0/1 mask, whose last active token is the rule", boundaries="beta = 0 is zeros_and_empties; an all-zero mask is a refusal row", number_formats=NO_TEXT),
+          points=3)
 def _shape_token_rewards():
     policy = np.array([-0.8, -1.1, -0.4, -0.7])
     reference = np.array([-0.9, -0.9, -0.5, -0.6])
@@ -105,11 +116,11 @@ def _shape_token_rewards():
     padded_policy = np.array([-0.5, -1.5, -np.inf, -np.inf])
     padded_reference = np.array([-0.7, -1.0, -np.inf, -np.inf])
     yield Case(args=(padded_policy, padded_reference, 1.0, 0.2, np.array([1.0, 1.0, 0.0, 0.0])),
-               label=Text("-inf padding on inactive tokens is ignored", "паддинг -inf на неактивных токенах игнорируется"))
+               edge="large_padding", label=Text("-inf padding on inactive tokens is ignored", "паддинг -inf на неактивных токенах игнорируется"))
     yield Case(args=(policy, reference, 2.0, 0.0, np.array([0.0, 1.0, 1.0, 1.0])),
-               label=Text("beta = 0: only the terminal reward", "beta = 0: только финальная награда"))
+               edge="zeros_and_empties", label=Text("beta = 0: only the terminal reward", "beta = 0: только финальная награда"))
     yield Case(args=(policy.tolist(), reference.tolist(), 1.5, 1.0, [0, 0, 1, 0]),
-               label=Text("lists, a single active token", "списки, единственный активный токен"))
+               edge="dtypes", label=Text("lists, a single active token", "списки, единственный активный токен"))
     yield Case(args=(policy, reference, 2.0, 0.15, np.zeros(4)), raises=ValueError,
                label=Text("an all-zero mask is refused", "полностью нулевая маска отклоняется"))
     yield Case(args=(policy, reference, 2.0, 0.15, np.array([0.0, 2.0, 1.0, 1.0])), raises=ValueError,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graders.checks.edges import NO_EXTREMES, NO_PADDING, NO_TEXT, NO_TIES, SCALAR_FLOATS, declare
 from graders.checks import Case, exercise, hypothesis_cases, st
 from graders.text import Text
 from graders.checks.module_9_reference.harnesses import M
@@ -30,11 +31,13 @@ def _clip_case(drawn):
 def _clip_cases():
     yield Case(args=(SEED_RATIOS, SEED_ADVANTAGES, 0.2, 0.2), label=Text("seed table", "таблица из ноутбука"), hidden=False)
     yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0]), 0.2, 0.2), label=Text("public test row", "строка открытого теста"), hidden=False)
-    for ratio, advantage, eps_low, eps_high in (
-            ([0.5, 1.5, 0.5, 1.5], [1.0, 1.0, -1.0, -1.0], 0.2, 0.2),
-            ([0.75, 1.25, 1.25, 0.75], [-1.0, 1.0, -1.0, 1.0], 0.25, 0.25),
-            ([1.25, 0.75], [1.0, -1.0], 0.2, 0.28)):
-        yield Case(args=(np.array(ratio), np.array(advantage), eps_low, eps_high), label=Text("public test row: CLIP_ROWS", "строка открытого теста: CLIP_ROWS"), hidden=False)
+    for ratio, advantage, eps_low, eps_high, edge in (
+            ([0.5, 1.5, 0.5, 1.5], [1.0, 1.0, -1.0, -1.0], 0.2, 0.2, ()),
+            ([0.75, 1.25, 1.25, 0.75], [-1.0, 1.0, -1.0, 1.0], 0.25, 0.25, "boundaries"),
+            ([1.25, 0.75], [1.0, -1.0], 0.2, 0.28, ()),
+            ([0.3, 1.0, 2.5], [0.0, 0.0, 0.0], 0.2, 0.2, "zeros_and_empties")):
+        yield Case(args=(np.array(ratio), np.array(advantage), eps_low, eps_high), edge=edge,
+                   label=Text("public test row: CLIP_ROWS", "строка открытого теста: CLIP_ROWS"), hidden=False)
     yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0])), kwargs={"eps_low": 0.2, "eps_high": 0.28},
                label=Text("clip-higher: eps_high = 0.28 (DAPO)", "асимметричный клиппинг (clip-higher): eps_high = 0.28 (DAPO)"))
     yield Case(args=(np.array([0.6, 0.9, 1.15, 1.3, 1.5]), np.array([-1.0, -1.0, 1.0, 1.0, 1.0]), 0.3, 0.1),
@@ -44,9 +47,9 @@ def _clip_cases():
     yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), 0.5), label=Text("a scalar positive advantage broadcasts", "бродкастинг скалярного положительного преимущества"))
     yield Case(args=(np.array([[0.5, 1.5], [1.1, 0.9]]), np.array([[1.0], [-1.0]]), 0.25, 0.25),
                label=Text("(N, T) ratios with (N, 1) advantages", "отношения (N, T) и преимущества (N, 1)"))
-    yield Case(args=(np.array([0.3, 1.0, 2.5]), np.zeros(3)), label=Text("zero advantages", "нулевые преимущества"))
-    yield Case(args=(BOUNDARY_RATIOS, np.ones(6), 0.25, 0.5), label=Text("ratios on the clip boundaries, A > 0", "отношения на границах клиппинга, A > 0"))
-    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.25, 0.5), label=Text("ratios on the clip boundaries, A < 0", "отношения на границах клиппинга, A < 0"))
+    yield Case(args=(np.array([0.3, 1.0, 2.5]), np.zeros(3)), edge="zeros_and_empties", label=Text("zero advantages", "нулевые преимущества"))
+    yield Case(args=(BOUNDARY_RATIOS, np.ones(6), 0.25, 0.5), edge="boundaries", label=Text("ratios on the clip boundaries, A > 0", "отношения на границах клиппинга, A > 0"))
+    yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.25, 0.5), edge="boundaries", label=Text("ratios on the clip boundaries, A < 0", "отношения на границах клиппинга, A < 0"))
     yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.5, 0.25), label=Text("boundaries with eps_low = 0.5, A < 0", "границы при eps_low = 0.5, A < 0"))
     yield Case(args=(np.array([-0.1, 1.0]), np.ones(2)), raises=ValueError, label=Text("negative ratios are refused", "отрицательные отношения отклоняются"))
     yield Case(args=(np.ones(3), np.ones(2)), raises=ValueError, label=Text("shapes that do not broadcast are refused", "формы, несовместимые при бродкастинге, отклоняются"))
@@ -55,17 +58,23 @@ def _clip_cases():
     yield from hypothesis_cases(clip_inputs, count=20, seed=9_307, to_case=_clip_case)
 
 
-@exercise(f"{M}.clipped_surrogate_terms", points=3)
+@exercise(f"{M}.clipped_surrogate_terms", 
+          edges=declare("boundaries", "zeros_and_empties", ties_and_near_ties="a ratio on a clip edge is boundaries", extremes="ratios and advantages enter a product and a clip: no exp to overflow", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          points=3)
 def _clipped_surrogate_terms():
     yield from _clip_cases()
 
 
-@exercise(f"{M}.clip_activity", points=2)
+@exercise(f"{M}.clip_activity", 
+          edges=declare("boundaries", "zeros_and_empties", ties_and_near_ties="a ratio on a clip edge is boundaries", extremes="ratios and advantages enter a product and a clip: no exp to overflow", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          points=2)
 def _clip_activity():
     yield from _clip_cases()
 
 
-@exercise(f"{M}.gspo_sequence_ratios", points=2, rtol=1e-6, atol=1e-9)
+@exercise(f"{M}.gspo_sequence_ratios", 
+          edges=declare("large_padding", "zeros_and_empties", ties_and_near_ties=NO_TIES, extremes="active log-probabilities are finite and <= 0; the ratio is exp of their mean difference, as specified", boundaries="the mask holds only 0 and 1 (a 2 is a refusal row); no other domain edge", dtypes="a bool mask and a 0/1 float mask are both in the public rows", number_formats=NO_TEXT),
+          points=2, rtol=1e-6, atol=1e-9)
 def _gspo_sequence_ratios():
     new = np.array([[-1.0, -2.0, -9.0], [-0.5, -0.5, -0.5]])
     old = np.array([[-1.5, -2.5, -1.0], [-0.5, -0.5, -0.5]])
@@ -77,17 +86,20 @@ def _gspo_sequence_ratios():
     yield Case(args=(np.array([[-0.2, -1.0, -np.inf], [-0.4, -np.inf, -np.inf]]),
                      np.array([[-0.5, -0.7, -np.inf], [-0.1, -np.inf, -np.inf]]),
                      np.array([[True, True, False], [True, False, False]])),
-               label=Text("-inf padding under a boolean mask", "паддинг -inf под булевой маской"))
+               edge="large_padding", label=Text("-inf padding under a boolean mask", "паддинг -inf под булевой маской"))
     yield Case(args=(np.array([[-1.0, -1.0], [-2.0, -1.0]]), np.array([[-1.5, -1.5], [-1.0, -3.0]]),
-                     np.array([[0.0, 0.0], [1.0, 1.0]])), label=Text("a response with no active token has ratio 1", "у ответа без активных токенов отношение равно 1"))
+                     np.array([[0.0, 0.0], [1.0, 1.0]])), edge="zeros_and_empties", label=Text("a response with no active token has ratio 1", "у ответа без активных токенов отношение равно 1"))
     yield Case(args=(np.array([[-0.3, -0.2, -0.9, -0.4]]), np.array([[-0.6, -0.1, -0.2, -2.0]]),
-                     np.array([[1.0, 1.0, 1.0, 0.0]])), label=Text("the padding holds a finite log-prob", "в паддинге конечный логарифм вероятности"))
+                     np.array([[1.0, 1.0, 1.0, 0.0]])), edge="large_padding", label=Text("the padding holds a finite log-prob", "в паддинге конечный логарифм вероятности"))
     yield Case(args=(np.zeros((2, 3)), np.zeros((2, 2)), np.ones((2, 3))), raises=ValueError,
                label=Text("mismatched shapes are refused", "несовпадающие формы отклоняются"))
     yield Case(args=(np.zeros(3), np.zeros(3), np.ones(3)), raises=ValueError, label=Text("1-D inputs are refused", "1-мерные входы отклоняются"))
     yield Case(args=(np.zeros((1, 2)), np.zeros((1, 2)), np.array([[1.0, 2.0]])), raises=ValueError,
                label=Text("a mask entry of 2 is refused", "значение маски 2 отклоняется"))
-    yield Case(args=(np.array([[-np.inf, 0.0]]), np.zeros((1, 2)), np.ones((1, 2))), raises=ValueError,
+    yield Case(args=(np.zeros((1, 2)), np.array([[-np.inf, 0.0]]), np.ones((1, 2))), raises=ValueError, hidden=False,
+               label=Text("public: -inf in old_logprobs on an active token is refused",
+                          "открытый тест: -inf в old_logprobs на активном токене отклоняется"))
+    yield Case(args=(np.array([[-np.inf, 0.0]]), np.zeros((1, 2)), np.ones((1, 2))), raises=ValueError, hidden=False,
                label=Text("-inf on an active token is refused", "-inf на активном токене отклоняется"))
 
     def to_case(drawn):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graders.checks.edges import NO_EXTREMES, NO_PADDING, NO_TEXT, NO_TIES, SCALAR_FLOATS, declare
 from graders.checks import Case, exercise, hypothesis_cases, st
 from graders.text import Text
 from graders.checks.module_9_reference.groups import probabilities
@@ -20,19 +21,23 @@ SEED_MODE_PROBABILITIES = {0: [0.4088, 0.4088, 0.0912, 0.0912], 9: [0.4809, 0.36
 SEED_SUCCESSFUL_MASS = {0: 0.8176, 9: 0.8449, 19: 0.8718, 39: 0.9138, 60: 0.9413}
 
 
-@exercise(f"{M}.categorical_entropy", points=2)
+@exercise(f"{M}.categorical_entropy", 
+          edges=declare("zeros_and_empties", "boundaries", ties_and_near_ties=NO_TIES, extremes="probabilities in [0, 1]: p log p is bounded (0 log 0 is zeros_and_empties)", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          points=2)
 def _categorical_entropy():
     for step, probabilities in SEED_MODE_PROBABILITIES.items():
         p = np.array(probabilities)
         yield Case(args=(p / p.sum(),), label=Text(f"seed table: entropy at step {step}", f"таблица из ноутбука: энтропия на шаге {step}"), hidden=False)
     yield Case(args=([0.25, 0.25, 0.25, 0.25],), label=Text("public: uniform over 4", "открытый тест: равномерное распределение на 4 исхода"), hidden=False)
-    yield Case(args=([1.0, 0.0],), label=Text("public: 0 log 0 = 0", "открытый тест: 0 log 0 = 0"), hidden=False)
+    yield Case(args=([1.0, 0.0],), edge="zeros_and_empties", label=Text("public: 0 log 0 = 0", "открытый тест: 0 log 0 = 0"), hidden=False)
     yield Case(args=([[0.5, 0.5], [1.0, 0.0]],), label=Text("public: a batch of two", "открытый тест: батч из двух распределений"), hidden=False)
     yield Case(args=(np.array([0.7, 0.2, 0.1]),), label=Text("three modes", "три моды"))
-    yield Case(args=(np.array([0.5, 0.0, 0.5, 0.0]),), label=Text("zeros inside a distribution", "нули внутри распределения"))
+    yield Case(args=(np.array([0.5, 0.0, 0.5, 0.0]),), edge="zeros_and_empties", label=Text("zeros inside a distribution", "нули внутри распределения"))
     yield Case(args=(np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5], [1 / 3, 1 / 3, 1 / 3]]),), label=Text("a batch of three", "батч из трёх распределений"))
     yield Case(args=(np.full((2, 2, 2), 0.5),), label=Text("a (2, 2, 2) batch", "батч формы (2, 2, 2)"))
-    yield Case(args=([1.0],), label=Text("one mode", "одна мода"))
+    yield Case(args=([1.0],), edge="boundaries", hidden=False, label=Text("public: one mode", "открытый тест: одна мода"))
+    yield Case(args=([0.7, 0.2, 0.1],), edge="boundaries", hidden=False,
+               label=Text("public: 0.7, 0.2, 0.1 (their float sum is 1 - 1.1e-16)", "открытый тест: 0.7, 0.2, 0.1 (их сумма во float равна 1 - 1.1e-16)"))
     yield Case(args=([0.5, 0.6],), raises=ValueError, label=Text("a row that does not sum to 1 is refused", "строка с суммой, отличной от 1, отклоняется"))
     yield Case(args=([1.5, -0.5],), raises=ValueError, label=Text("negative probabilities are refused", "отрицательные вероятности отклоняются"))
     yield Case(args=(np.zeros(0),), raises=ValueError, label=Text("an empty distribution is refused", "пустое распределение отклоняется"))
@@ -40,7 +45,7 @@ def _categorical_entropy():
     # the sum's tolerance, one bad row in a batch, a row summing to 0 (|sum - 1| needs its absolute value)
     yield Case(args=([-0.5, 1.0, 0.25, 0.25],), raises=ValueError, hidden=False,
                label=Text("public: a negative entry in a row summing to 1 is refused", "открытый пример: отрицательный элемент в строке с суммой 1 отклоняется"))
-    yield Case(args=(np.array([1.0 + 5e-7]),), raises=ValueError,
+    yield Case(args=(np.array([1.0 + 5e-7]),), raises=ValueError, hidden=False,
                label=Text("an entry above 1 is refused", "элемент больше 1 отклоняется"))
     yield Case(args=([[0.5, 0.5], [1.0, 1.0]],), raises=ValueError, hidden=False,
                label=Text("public: one bad row in a batch is refused", "открытый пример: одна неверная строка в батче отклоняется"))
@@ -54,43 +59,50 @@ def _categorical_entropy():
     yield from hypothesis_cases(weights, count=15, seed=9_316, to_case=to_case)
 
 
-@exercise(f"{M}.pass_at_k_independent", points=1)
+@exercise(f"{M}.pass_at_k_independent", 
+          edges=declare("boundaries", zeros_and_empties="p = 0 is a domain edge (boundaries)", ties_and_near_ties=NO_TIES, extremes=NO_EXTREMES, large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          points=1)
 def _pass_at_k_independent():
     for step, mass in SEED_SUCCESSFUL_MASS.items():
         yield Case(args=(mass, 4), label=Text(f"seed table: pass@4 at step {step}", f"таблица из ноутбука: pass@4 на шаге {step}"), hidden=False)
     yield Case(args=(0.5, 4), label=Text("public test row", "строка открытого теста"), hidden=False)
-    yield Case(args=(0.1, 1), label=Text("k = 1 is p", "k = 1 даёт p"))
+    for args, label, russian in (((0.1, 1), "k = 1 is p", "k = 1 даёт p"), ((0.0, 5), "p = 0", "p = 0"),
+                                  ((1.0, 5), "p = 1", "p = 1")):
+        yield Case(args=args, edge="boundaries", hidden=False, label=Text(f"public: {label}", f"открытый тест: {russian}"))
     yield Case(args=(0.2, 3), label=Text("p = 0.2, k = 3", "p = 0.2, k = 3"))
-    yield Case(args=(0.0, 5), label=Text("p = 0", "p = 0"))
-    yield Case(args=(1.0, 5), label=Text("p = 1", "p = 1"))
     yield Case(args=(0.3, 100), label=Text("many attempts", "много попыток"))
     for args, label, russian in (((1.2, 2), "p above 1", "p больше 1 отклоняется"),
                                   ((-0.2, 2), "negative p", "отрицательное p отклоняется"),
                                   ((0.5, 0), "k = 0", "k = 0 отклоняется")):
-        yield Case(args=args, raises=ValueError, label=Text(f"{label} is refused", russian))
+        yield Case(args=args, raises=ValueError, label=Text(f"{label} is refused", russian), hidden=False)
     yield from hypothesis_cases(st.tuples(probabilities, st.integers(1, 50)), count=15, seed=9_317,
                                 to_case=lambda pk: Case(args=pk))
 
 
-@exercise(f"{M}.pass_at_k_unbiased", points=2)
+@exercise(f"{M}.pass_at_k_unbiased", 
+          edges=declare("boundaries", "extremes", "zeros_and_empties", ties_and_near_ties=NO_TIES, large_padding=NO_PADDING, dtypes="integers only (counts)", number_formats=NO_TEXT),
+          points=2)
 def _pass_at_k_unbiased():
-    for args in ((10, 3, 4), (5, 3, 3), (5, 0, 3)):
-        yield Case(args=args, label=Text("public test row", "строка открытого теста"), hidden=False)
+    for args, edge in (((10, 3, 4), ()), ((5, 3, 3), "boundaries"), ((5, 0, 3), "zeros_and_empties")):
+        yield Case(args=args, label=Text("public test row", "строка открытого теста"), hidden=False, edge=edge)
+    for args in ((1, 1, 1), (1, 0, 1), (8, 8, 4), (4, 1, 4), (5, 3, 2)):
+        yield Case(args=args, edge="boundaries", hidden=False,
+                   label=Text("public: n = 1, c = n, k = n, n - c = k", "открытый тест: n = 1, c = n, k = n, n - c = k"))
     yield Case(args=(10, 3, 1), label=Text("k = 1 is c / n", "k = 1 даёт c / n"))
     yield Case(args=(20, 5, 10), label=Text("n = 20, c = 5, k = 10", "n = 20, c = 5, k = 10"))
     yield Case(args=(8, 8, 4), label=Text("every sample correct", "все сэмплы верны"))
     yield Case(args=(4, 1, 4), label=Text("k = n", "k = n"))
     yield Case(args=(200, 7, 50), label=Text("large n (no overflow)", "большое n (без переполнения)"))
     yield Case(args=(3000, 2, 5), label=Text("very large n: no huge binomials", "очень большое n: без огромных биномиальных коэффициентов"))
-    yield Case(args=(2000, 10, 1000), label=Text("public: C(2000, 1000) > 1e308 (no float binomials)", "открытый тест: C(2000, 1000) > 1e308 (без биномиальных коэффициентов во float)"), hidden=False)
-    yield Case(args=(100000, 10, 2000), label=Text("n = 100000: huge binomials", "n = 100000: огромные биномиальные коэффициенты"))
+    yield Case(args=(2000, 10, 1000), edge="extremes", label=Text("public: C(2000, 1000) > 1e308 (no float binomials)", "открытый тест: C(2000, 1000) > 1e308 (без биномиальных коэффициентов во float)"), hidden=False)
+    yield Case(args=(100000, 10, 2000), edge="extremes", label=Text("n = 100000: huge binomials", "n = 100000: огромные биномиальные коэффициенты"))
     yield Case(args=(100000, 1, 2000), label=Text("n = 100000, c = 1: k / n", "n = 100000, c = 1: k / n"))
-    yield Case(args=(1200, 0, 600), label=Text("n = 1200, no correct sample: 0", "n = 1200, верных сэмплов нет: 0"))
+    yield Case(args=(1200, 0, 600), edge="zeros_and_empties", label=Text("n = 1200, no correct sample: 0", "n = 1200, верных сэмплов нет: 0"))
     yield Case(args=(5000, 3, 2500), label=Text("n = 5000, k = n / 2", "n = 5000, k = n / 2"))
     for args, label, russian in (((5, 6, 2), "c > n", "c > n отклоняется"), ((5, 2, 6), "k > n", "k > n отклоняется"),
                                   ((0, 0, 1), "n = 0", "n = 0 отклоняется"), ((5, 2, 0), "k = 0", "k = 0 отклоняется"),
                                   ((5, -1, 2), "negative c", "отрицательное c отклоняется")):
-        yield Case(args=args, raises=ValueError, label=Text(f"{label} is refused", russian))
+        yield Case(args=args, raises=ValueError, label=Text(f"{label} is refused", russian), hidden=False)
 
     def to_case(drawn):
         n, c_share, k_share = drawn
@@ -99,23 +111,31 @@ def _pass_at_k_unbiased():
     yield from hypothesis_cases(st.tuples(st.integers(1, 60), shares, shares), count=15, seed=9_318, to_case=to_case)
 
 
-@exercise(f"{M}.synthetic_mode_training", points=3, call=ENTROPY)
+@exercise(f"{M}.synthetic_mode_training", 
+          edges=declare("extremes", "zeros_and_empties", "ties_and_near_ties", boundaries="lr, beta and steps >= 0: their 0 edges are zeros_and_empties, negatives refusal rows", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          points=3, call=ENTROPY)
 def _synthetic_mode_training():
     for steps in (0, 9, 19, 39, 60):
         yield Case(kwargs={"beta_entropy": 0.0, "learning_rate": 0.18, "steps": steps},
-                   label=Text(f"seed table: step {steps}", f"таблица из ноутбука: шаг {steps}"), hidden=False)
+                   label=Text(f"seed table: step {steps}", f"таблица из ноутбука: шаг {steps}"), hidden=False,
+                   edge="zeros_and_empties" if steps == 0 else ())
     yield Case(kwargs={"beta_entropy": 0.5, "learning_rate": 0.18, "steps": 60}, label=Text("public: entropy bonus 0.5", "открытый тест: энтропийный бонус 0.5"),
                hidden=False)
+    for kwargs, edge in (({"beta_entropy": 0.5, "learning_rate": 0.18, "steps": 1}, ()),
+                         ({"beta_entropy": 0.3, "learning_rate": 0.18, "steps": 1, "rewards": [0.2, 0.2],
+                           "initial_logits": [0.0, 3.0]}, "ties_and_near_ties")):
+        yield Case(kwargs=kwargs, edge=edge, hidden=False,
+                   label=Text("public: one step of the update, by hand", "открытый тест: один шаг обновления вручную"))
     yield Case(kwargs={"beta_entropy": 0.2, "learning_rate": 0.5, "steps": 25}, label=Text("a small entropy bonus", "малый энтропийный бонус"))
     yield Case(kwargs={"beta_entropy": 2.0, "steps": 40}, label=Text("a bonus that beats the reward", "бонус, перевешивающий награду"))
-    yield Case(kwargs={"learning_rate": 0.0, "steps": 10}, label=Text("lr = 0 keeps the initial state", "lr = 0 сохраняет начальное состояние"))
+    yield Case(kwargs={"learning_rate": 0.0, "steps": 10}, edge="zeros_and_empties", label=Text("lr = 0 keeps the initial state", "lr = 0 сохраняет начальное состояние"))
     yield Case(kwargs={"steps": 30, "rewards": [0.0, 1.0, 0.5], "initial_logits": [2.0, 0.0, 1.0]},
                label=Text("three modes: the best starts least likely", "три моды: лучшая в начале наименее вероятна"))
     yield Case(kwargs={"beta_entropy": 0.3, "steps": 30, "rewards": [0.2, 0.2], "initial_logits": [0.0, 3.0]},
-               label=Text("equal rewards: only the bonus moves the policy", "равные награды: политику сдвигает только бонус"))
-    yield Case(kwargs={"steps": 5, "rewards": [1.0, 0.0, 0.0], "initial_logits": [1000.0, 0.0, 0.0]},
-               label=Text("huge logits: exp(1000) overflows without the max shift (a stable softmax)",
-                          "огромные логиты: exp(1000) переполняется без сдвига на максимум (устойчивый softmax)"))
+               edge="ties_and_near_ties", label=Text("equal rewards: only the bonus moves the policy", "равные награды: политику сдвигает только бонус"))
+    yield Case(kwargs={"steps": 5, "rewards": [1.0, 0.0, 0.0], "initial_logits": [1000.0, 0.0, 0.0]}, edge="extremes", hidden=False,
+               label=Text("public: huge logits: exp(1000) overflows without the max shift (a stable softmax)",
+                          "открытый тест: огромные логиты: exp(1000) переполняется без сдвига на максимум (устойчивый softmax)"))
     yield Case(kwargs={"beta_entropy": 500.0, "learning_rate": 180.0, "steps": 60},
                label=Text("huge steps: the logits grow past exp's range (a stable softmax)",
                           "огромные шаги: логиты выходят за пределы exp (устойчивый softmax)"))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from graders.checks.edges import NO_EXTREMES, NO_PADDING, NO_TEXT, NO_TIES, SCALAR_FLOATS, declare
 from graders.checks import Case, exercise, hypothesis_cases, st
 from graders.text import Text
 from graders.checks.module_9_reference.harnesses import M, VERIFIER
@@ -27,6 +28,8 @@ PUBLIC_VERIFIER = [  # rows of the public learner tests
     (r"\boxed{seven}", 7), (r"\boxed{3/0}", 0), (r"\boxed{nan}", 0), ("1e999999", 0), ("", 0),
     (r"\\boxed{12}, check: 12 - 2 = 10", 12), ("so x = 5 - 8 = -3", -3), (r"\boxed{$12$}", 12),
 ]
+PUBLIC_EDGES = {"1e999999": "extremes", "": "zeros_and_empties", "Total: 1,234,567 apples": "number_formats",
+                "about 1.5e3 metres": "number_formats", r"$\boxed{ -2/4 }$": "number_formats"}
 HIDDEN_VERIFIER = [  # (text, reference, label, its Russian)
     (r"so \boxed{3} is wrong; the answer is \boxed{5}", "5", "single backslash boxes, the last wins",
      "\\boxed{} с одной обратной косой чертой: побеждает последний"),
@@ -59,6 +62,10 @@ HIDDEN_VERIFIER = [  # (text, reference, label, its Russian)
     (r"\boxed{$7/2$} so", "3.5", "a dollar-wrapped fraction in a box", "дробь в знаках доллара внутри \\boxed{}"),
     ("0.1003", "0.1", "3e-4 off is outside the default tolerance", "отклонение 3e-4 вне допуска по умолчанию"),
 ]
+HIDDEN_EDGES = {"thousands separators": "number_formats", "scientific notation": "number_formats",
+                "a fraction as the reference": "number_formats", "a float reference": "number_formats",
+                "an empty box": "zeros_and_empties", "infinity in a box": "extremes",
+                "relative tolerance: 5e-4 <= 1e-6 * 1000": "boundaries", "absolute tolerance: 2e-6 > 1e-6": "boundaries"}
 # Property texts: space-separated segments (a bare number, a word, or a box holding ONE token, maybe
 # unclosed), so every case is decided by the documented rules, not by how numbers run into each other.
 NUMBER_TOKENS = ["12", "-3", "3/4", "0.75", "1,234", "1e3", "0", "1000.0004", "7/0"]
@@ -74,15 +81,19 @@ def _verifier_cases():
     for text, reference, label, russian in SEED_VERIFIER:
         yield Case(args=(text, reference), label=Text(label, russian), hidden=False)
     for text, reference in PUBLIC_VERIFIER:
-        yield Case(args=(text, reference), label=Text("public test row", "строка открытого теста"), hidden=False)
+        yield Case(args=(text, reference), label=Text("public test row", "строка открытого теста"), hidden=False,
+                   edge=PUBLIC_EDGES.get(text, ()))
     for text, reference, label, russian in HIDDEN_VERIFIER:
-        yield Case(args=(text, reference), label=Text(label, russian))
+        yield Case(args=(text, reference), label=Text(label, russian), edge=HIDDEN_EDGES.get(label, ()))
     yield Case(args=("0.000002", 0), kwargs={"abs_tol": 1e-5}, label=Text("abs_tol is passed through", "abs_tol передаётся дальше"))
     yield Case(args=("3.14", "3.14159"), kwargs={"rel_tol": 1e-3}, label=Text("rel_tol is passed through", "rel_tol передаётся дальше"))
-    yield Case(args=("12", 12.5), kwargs={"rel_tol": 0.0, "abs_tol": 0.5}, label=Text("tolerance boundary is inclusive", "граница допуска включается"))
+    yield Case(args=("12", 12.5), kwargs={"rel_tol": 0.0, "abs_tol": 0.5}, edge="boundaries", label=Text("tolerance boundary is inclusive", "граница допуска включается"))
+    yield Case(args=("x = 1e309", "1e309"), edge="extremes", hidden=False,
+               label=Text("public: 1e309 overflows a float but is read exactly: correct",
+                          "открытый тест: 1e309 переполняет float, но читается точно: верно"))
     yield Case(args=("12", "twelve"), raises=ValueError, label=Text("a reference without a number is refused", "эталонный ответ без числа отклоняется"))
     yield Case(args=("12", "1/0"), raises=ValueError, label=Text("a reference with a zero denominator is refused", "эталонный ответ с нулевым знаменателем отклоняется"))
-    yield Case(args=("12", float("nan")), raises=ValueError, label=Text("a NaN reference is refused", "эталонный ответ NaN отклоняется"))
+    yield Case(args=("12", float("nan")), raises=ValueError, hidden=False, label=Text("a NaN reference is refused", "эталонный ответ NaN отклоняется"))
     yield Case(args=("12", 12), kwargs={"rel_tol": -1e-6}, raises=ValueError, label=Text("a negative rel_tol is refused", "отрицательный rel_tol отклоняется"))
     yield from hypothesis_cases(st.tuples(texts, references), count=30, seed=9_300,
                                 to_case=lambda tr: Case(args=tr))
@@ -92,7 +103,9 @@ def _verifier_cases():
                                 to_case=lambda ab: Case(args=(f"we get \\\\boxed{{{ab[0]}}}", str(ab[1]))))
 
 
-@exercise(f"{M}.verify_detailed", points=2)
+@exercise(f"{M}.verify_detailed", 
+          edges=declare("number_formats", "zeros_and_empties", "extremes", "boundaries", ties_and_near_ties="one number is compared with one reference: the tolerance edge is boundaries", large_padding=NO_PADDING, dtypes="str, int and float references are answer formats (number_formats)"),
+          points=2)
 def _verify_detailed():
     # The catalogued mistakes of this exercise are in its fields (status, extracted) and in the decision
     # (first box, first number, exact equality); verify_numeric_answer is graded with the reference's
@@ -100,6 +113,8 @@ def _verify_detailed():
     yield from _verifier_cases()
 
 
-@exercise(f"{M}.verify_numeric_answer", points=3, call=VERIFIER)
+@exercise(f"{M}.verify_numeric_answer", 
+          edges=declare("number_formats", "zeros_and_empties", "extremes", "boundaries", ties_and_near_ties="one number is compared with one reference: the tolerance edge is boundaries", large_padding=NO_PADDING, dtypes="str, int and float references are answer formats (number_formats)"),
+          points=3, call=VERIFIER)
 def _verify_numeric_answer():
     yield from _verifier_cases()

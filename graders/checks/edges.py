@@ -1,0 +1,67 @@
+"""Edge classes: the kinds of edge input an exercise's checks and public tests must both hold.
+
+Each exercise declares, on its ``@exercise(..., edges=declare(...))``, the classes of :data:`CLASSES`
+that apply to it, and for every other class a short reason why not: nothing is left out silently.
+A declared class needs at least one fixed hidden case tagged with it (``Case(..., edge="extremes")``)
+and at least one public test row tagged with it (``pytest.mark.edge("extremes")`` on a test, or on a
+``pytest.param`` row); ``tests/test_edge_classes.py`` checks both, and the mutation campaign's draws
+(:mod:`graders.mutation.draws`) vary the tagged cases first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CLASSES: dict[str, str] = {
+    "extremes": "inputs near the dtype's overflow or underflow (logits +-1000, margins +-800)",
+    "zeros_and_empties": "zero inputs, zero advantages, empty responses or groups where the spec allows them",
+    "ties_and_near_ties": "exact ties and near-ties (1e-9 apart)",
+    "boundaries": "domain boundaries, those of combinatorial formulas included (k = 0, k = n, eps edges)",
+    "large_padding": "padding that holds large or infinite values where the docstring allows any padding",
+    "dtypes": "each input dtype the spec allows (float32 in, float64 out; integer lists)",
+    "number_formats": "every answer format the verifier promises (fractions, separators, exponents, signs)",
+}
+
+# Reasons shared by many exercises (each exercise still names them, class by class).
+NO_TEXT = "takes numbers, never answer text"
+NO_PADDING = "has no padded positions"
+SCALAR_FLOATS = "reads Python floats/ints (or converts any input to float64 on entry): one dtype path"
+NO_EXTREMES = "bounded inputs (probabilities, counts, small lengths): no overflow or underflow to reach"
+NO_TIES = "no comparison, sort or max between inputs: ties change nothing"
+HARNESS = "a training run per case: its edge inputs are covered by the exercise it trains with"
+
+
+@dataclass(frozen=True)
+class Edges:
+    """An exercise's declaration: the classes that apply, and why each other class does not."""
+
+    applies: tuple[str, ...]
+    absent: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in (*self.applies, *self.absent) if name not in CLASSES]
+        if unknown:
+            raise ValueError(f"unknown edge classes {unknown}: the vocabulary is {list(CLASSES)}")
+
+    def problems(self) -> list[str]:
+        """What the declaration lacks: a class neither declared nor excused, declared twice, or a blank reason."""
+        found = [f"{name}: neither declared nor given a reason" for name in CLASSES
+                 if name not in self.applies and name not in self.absent]
+        found += [f"{name}: both declared and excused" for name in self.applies if name in self.absent]
+        found += [f"{name}: the reason is blank" for name, why in self.absent.items()
+                  if not isinstance(why, str) or not why.strip()]
+        return found
+
+
+def declare(*applies: str, **absent: str) -> Edges:
+    """``declare("extremes", "boundaries", dtypes="why not", ...)``: the edge classes of one exercise."""
+    return Edges(tuple(applies), dict(absent))
+
+
+def edge_tags(value) -> tuple[str, ...]:
+    """A case's ``edge=`` as a tuple of known class names (a single name may be given as a string)."""
+    tags = (value,) if isinstance(value, str) else tuple(value or ())
+    unknown = [tag for tag in tags if tag not in CLASSES]
+    if unknown:
+        raise ValueError(f"unknown edge classes {unknown}: the vocabulary is {list(CLASSES)}")
+    return tags
