@@ -661,15 +661,6 @@ class _SessionHints:
 SESSION_HINTS = _SessionHints()
 
 
-def likely_mistakes(calls, exact_check=True, lang: str | None = None, limit: int = 3) -> list[str]:
-    """The hint lines for a failing test's recorded calls, from the shipped tables (none without them);
-    ``exact_check`` as in :func:`diagnosis`."""
-    table = _hints()
-    if not table:
-        return []
-    return diagnosis(_observations(calls, table), table, exact_check, lang, limit)
-
-
 _STATEMENTS: dict = {}  # (file, line) -> the statement's text there (pytest parses the file again per call)
 
 

@@ -130,6 +130,17 @@ def test_both_sides_name_alike_on_one_small_exercise():
     assert disagreements(rows) == [], disagreements(rows)
 
 
+@pytest.mark.slow  # twelve entries graded and one pytest process: about 30 s
+def test_the_careful_forms_are_named_alike_by_both_sides_and_lose_points():
+    from graders.mutation.names import entry_rows
+
+    rows = {row["id"].split(":", 1)[1]: row for row in entry_rows(GRPO)}
+    for name in ("sample_std", "sample_std_guarded", "ddof_ignored_guarded", "divides_by_variance_guarded"):
+        row = rows[name]
+        assert row["grader"] == row["pytest"] == [name] and row["failed"], row
+        assert row["points"] < row["max_points"], row
+
+
 @pytest.mark.slow  # every exercise's entries and mutants through the grader and a pytest process: minutes
 @pytest.mark.exhaustive
 def test_every_entry_is_named_alike_by_both_sides():
