@@ -586,8 +586,9 @@ def _float_trap(result, expected, arrays) -> float | None:
 
 def diagnosis(observations: dict, table: dict, exact_check=True, lang: str | None = None,
               limit: int = 3) -> list[str]:
-    """The hint lines for one failing test: per function, the float trap (where ``exact_check``), then the
-    one fitting mistake named, or the several that fit listed without picking one, or nothing.
+    """The hint lines for one failing test: per function it called (``observations``: every input of it the run
+    saw), the float trap (where ``exact_check``), then the one fitting mistake named, or the several that fit
+    listed without picking one, or nothing.
     ``exact_check``: a bool, or a function that decides it, called only where a tiny value needs it."""
     decided: list[bool] = []
 
