@@ -151,3 +151,22 @@ def test_every_entry_is_named_alike_by_both_sides():
     found = sweep(exercises, jobs=2, mutants=False)
     differ = [(exercise, row) for exercise, rows in found.items() for row in disagreements(rows)]
     assert differ == [], differ
+
+
+# The exercises whose point-losing mutants both sides name alike (measured 2026-12-02, `rl4llm mutate --jobs 1`;
+# docs/mutation.md): a regression guard. Elsewhere pytest still names a few mutants the grader does not, where no
+# public row tells two entries apart (docs/mutation.md lists them).
+AGREEING = ("module_9_reference.pass_at_k_unbiased", "module_9_reference.group_relative_advantages",
+            "module_9_reference.clip_activity", "module_9_reference.overlong_penalty",
+            "module_9_reference.informative_group_probability", "module_8_reference.orpo_total_loss",
+            "module_8_reference.two_action_constrained_optimum")
+
+
+@pytest.mark.slow  # about 300 mutants judged and run through the public tests: minutes
+@pytest.mark.exhaustive
+def test_mutants_are_named_alike_by_both_sides_where_measured():
+    from graders.mutation.names import disagreements, sweep
+
+    found = sweep(list(AGREEING), jobs=2)
+    differ = [(exercise, row) for exercise, rows in found.items() for row in disagreements(rows)]
+    assert differ == [], differ
