@@ -623,7 +623,8 @@ class _SessionHints:
     """The "likely mistake" lines of a run, settled at its end over every input each function was seen on.
 
     Every recorded test's calls are noted (passing tests too: an input the learner gets right is evidence
-    against a mistake that would get it wrong); a failing test waits with the functions it called, and
+    against a mistake that would get it wrong, and one it gets wrong is evidence for one, whether or not its
+    test checks that value); a failing test waits with the functions it called, and
     :meth:`settle` (at the end of the run, before pytest prints the failures) names, per function, the one
     entry that explains ALL that function's recorded inputs -- the grader's rule over all its checks."""
 
@@ -639,8 +640,9 @@ class _SessionHints:
         for name, by_key in observed.items():
             for key, observation in by_key.items():
                 self.seen.setdefault(name, {}).setdefault(key, observation)
-        if report is not None and observed:
-            self.pending.append((report, list(observed), excinfo))
+        called = [name for name in dict.fromkeys(call[0] for call in calls) if name in table]
+        if report is not None and called:  # its functions, even where its own inputs are not in the table
+            self.pending.append((report, called, excinfo))
 
     def settle(self) -> None:
         """Every pending failure's lines into its report; the run's observations are then forgotten."""

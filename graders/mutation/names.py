@@ -28,7 +28,8 @@ ENTRY = "entry:"  # the id prefix of a catalogue entry among the sweep's rows
 
 
 def entry_rows(exercise: str) -> list[dict]:
-    """One row per catalogue entry of ``exercise``: ``{"id", "grader": [...], "pytest": [...], "failed"}``,
+    """One row per catalogue entry of ``exercise``: ``{"id", "grader": [...], "pytest": [...], "failed", "hints",
+    "points", "max_points"}``,
     the entry graded in process and run through the public tests."""
     from graders.engine.inline import grade_exercise
 
@@ -42,7 +43,7 @@ def entry_rows(exercise: str) -> list[dict]:
         verdict = public[ENTRY + entry.name]
         rows.append({"id": ENTRY + entry.name, "grader": sorted(graded.get("misconceptions", [])),
                      "pytest": sorted(verdict["pytest_names"]), "failed": verdict["failed"],
-                     "points": graded["points"], "max_points": graded["max_points"]})
+                     "hints": verdict["hints"][:3], "points": graded["points"], "max_points": graded["max_points"]})
     return rows
 
 
