@@ -152,8 +152,17 @@ def test_every_entry_is_named_alike_by_both_sides():
 
     exercises = [e for e in DEFAULT_KIT.exercises() if load_misconceptions(e)]
     found = sweep(exercises, jobs=2, mutants=False)
-    differ = [(exercise, row) for exercise, rows in found.items() for row in disagreements(rows)]
+    differ = [(exercise, row) for exercise, rows in found.items() for row in disagreements(rows)
+              if (exercise, row["id"]) not in UNSEEN_BY_PYTEST]
     assert differ == [], differ
+    for exercise, entry in UNSEEN_BY_PYTEST:  # still a mistake the public tests catch, and the grader names
+        row = next(row for row in found[exercise] if row["id"] == entry)
+        assert row["failed"] and row["grader"] == [entry.split(":", 1)[1]], row
+
+
+# What a value cannot show: the grader checks the gradient and the detached rewards of dpo_loss, the learner's
+# pytest records returned values only, so no public table holds what tells this entry from the others.
+UNSEEN_BY_PYTEST = {("module_8_training.dpo_loss", "entry:rewards_not_detached")}
 
 
 # The exercises whose point-losing mutants both sides name alike (measured 2026-12-02, `rl4llm mutate --jobs 1`;

@@ -384,6 +384,9 @@ def test_categorical_entropy_rows():
 
 def test_pass_at_k_independent_rows():
     assert m9.pass_at_k_independent(0.5, 4) == pytest.approx(1 - 0.5 ** 4, rel=REL)
+
+
+def test_pass_at_k_independent_when_p_is_not_one_half():  # p^k and (1 - p)^k differ here
     assert m9.pass_at_k_independent(0.2, 3) == pytest.approx(1 - 0.8 ** 3, rel=REL)
 
 
