@@ -266,3 +266,38 @@ def float_trap(expected, got, arrays, *, rtol: float, atol: float) -> float | No
             if (np.broadcast_to(all_equal & inexact, e.shape) | ~off).all():
                 return float(g[off][np.argmax(np.abs(g[off]))])
     return None
+
+
+class Raised:
+    """An entry's outcome on a check where it raised (or its value is unknown there, e.g. too large to ship)."""
+
+
+def explains(outcome, answers: dict, required, agrees) -> bool:
+    """Whether one entry explains the learner's answers: ``outcome(check)`` is the entry's value on a check
+    (or :class:`Raised`), ``answers`` {check: the learner's value}, ``required`` the checks the learner gets
+    wrong (the evidence), ``agrees(entry value, learner value, check)`` the exercise's comparison. The
+    required checks are tried first, so most entries stop after a check or two."""
+    order = [check for check in answers if check in required] + [check for check in answers
+                                                                 if check not in required]
+    for check in order:
+        value = outcome(check)
+        if value is Raised:
+            if check in required:
+                return False
+        elif not agrees(value, answers[check], check):
+            return False
+    return True
+
+
+def explaining(names, outcome, answers: dict, required, agrees) -> tuple:
+    """``(named, candidates)``: the one entry of ``names`` that explains the answers (:func:`explains`, with
+    ``outcome(name, check)``), else None and the sorted names of those that do when several do; ``(None,
+    ())`` when no check is wrong or none explains them."""
+    required = set(required)
+    if not required:
+        return None, ()
+    fitting = [name for name in names
+               if explains(lambda check, name=name: outcome(name, check), answers, required, agrees)]
+    if len(fitting) == 1:
+        return fitting[0], ()
+    return None, tuple(sorted(fitting))

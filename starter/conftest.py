@@ -8,10 +8,12 @@
   traceback wall: "NOT IMPLEMENTED: module_9_reference.<function> ...".
 - When a test fails, names the likely mistake only where exactly one known
   mistake listed in module_0X/_hints.json explains your function's outputs on
-  ALL of that test's inputs -- the wrong ones and the right ones -- compared
-  by the autograder's own comparator (``_kit_compare.py``): "likely mistake in
-  <function>: <name> -- <hint>". Where several fit, it lists them without
-  picking one; where none fits, it names none. Where your values are ~1e-16
+  ALL the inputs of that function this run saw, in every test that ran -- the
+  wrong ones and the right ones -- by the autograder's own rule and comparator
+  at the exercise's own tolerances (``_kit_compare.py``: ``explaining``, ``mismatch``):
+  "likely mistake in <function>: <name> -- <hint>". Where several fit, it
+  lists them without picking one; where none fits, it names none. The lines
+  are settled at the end of the run, when every test has been seen. Where your values are ~1e-16
   but an exact 0 is expected, it explains that floating-point trap instead.
 - A failing property test (Hypothesis: random inputs, which no table knows)
   names no mistake; it points to the value tests of its function, or, where
@@ -105,8 +107,9 @@ for _path in IMPL_DIRS:
 # with module_0X/_hints.json: per public input, the reference's output (listed as
 # REFERENCE) and the known WRONG outputs of common mistakes (values and hint text
 # only, no code). A mistake is named only when it is the one entry that fits every
-# recorded input of the test (``fitting_entries``): "likely mistake in
-# <function>: <name> -- <hint>".
+# input of the function the run recorded (``fitting_entries``, by the grader's rule
+# ``kit_compare.explaining``), settled at the end of the run (``SESSION_HINTS``):
+# "likely mistake in <function>: <name> -- <hint>".
 # Inputs and wrong values travel in a type-tagged JSON form (``tagged``); the
 # inputs' form, rounded, is hashed into the table's key (``key_of``).
 # ---------------------------------------------------------------------------
@@ -119,6 +122,7 @@ MAX_STRING = 10_000
 KEY_DIGITS = 12
 RTOL, ATOL = 1e-6, 1e-9  # a recorded result matches a table's wrong value at these tolerances
 REFERENCE = "(reference)"  # the table's entry holding the reference's own output (no entry NAME has brackets)
+RAISES = "(raises)"  # an entry's value where it raises (``"raises": true`` in the table; never a tagged value)
 
 # Every line this file prints, a Text in every language of the course (same placeholders), read with
 # .in_(language). Misconception names read the same in every language; their hints come in every
@@ -373,10 +377,10 @@ def untagged(norm, module=None):
     raise ValueError(f"cannot rebuild {norm!r}")
 
 
-def matches_wrong_value(result, value) -> bool:
+def matches_wrong_value(result, value, rtol: float = RTOL, atol: float = ATOL) -> bool:
     """A recorded result (``kit_compare.normalise``d) agrees with a table's tagged wrong value."""
     wrong = kit_compare.normalise(untagged(value))
-    return kit_compare.mismatch(wrong, result, rtol=RTOL, atol=ATOL) is None
+    return kit_compare.mismatch(wrong, result, rtol=rtol, atol=atol) is None
 
 
 class _Recorder:
@@ -474,11 +478,12 @@ def _hints() -> dict:
     return _HINTS
 
 
-def _observations(calls, table: dict) -> dict[str, list]:
-    """function -> [(result normalised, expected normalised, {entry name: tagged value or None}, input arrays)],
-    one per distinct recorded input the table knows (the reference's output included). A wrong result of a
-    call that itself called a function the learner got wrong (on an input the table knows) is left out:
-    that mistake may be the inner function's, not this one's."""
+def _observed(calls, table: dict) -> dict[str, dict]:
+    """function -> {input key: (result normalised, expected normalised, {entry name: tagged value, None or
+    RAISES}, input arrays, (rtol, atol))}, one per distinct recorded input the table knows (the reference's
+    output included; the tolerances are the exercise's, as the grader compares). A wrong result of a call
+    that itself called a function the learner got wrong (on an input the table knows) is left out: that
+    mistake may be the inner function's, not this one's."""
     found: dict[str, dict] = {}
     suspect: set[int] = set()  # calls known to be wrong
     for index, (name, (args, kwargs), result, *rest) in enumerate(calls):
@@ -490,20 +495,29 @@ def _observations(calls, table: dict) -> dict[str, list]:
             key = key_of(args, kwargs)
         except Exception:
             continue
-        entries = {e.get("name"): e.get("value") for e in by_key.get(key, []) if isinstance(e, dict)}
+        listed = [e for e in by_key.get(key, []) if isinstance(e, dict)]
+        entries = {e.get("name"): RAISES if e.get("raises") else e.get("value") for e in listed}
+        reference = next((e for e in listed if e.get("name") == REFERENCE), {})
         if entries.get(REFERENCE) is None:
             continue
         try:
+            tolerance = (float(reference.get("rtol", RTOL)), float(reference.get("atol", ATOL)))
             expected = kit_compare.normalise(untagged(entries.pop(REFERENCE)))
         except Exception:
             continue
-        if kit_compare.mismatch(expected, result, rtol=RTOL, atol=ATOL) is None:
-            found.setdefault(name, {}).setdefault(key, (result, expected, entries, _arrays(args, kwargs)))
+        observation = (result, expected, entries, _arrays(args, kwargs), tolerance)
+        if kit_compare.mismatch(expected, result, rtol=tolerance[0], atol=tolerance[1]) is None:
+            found.setdefault(name, {}).setdefault(key, observation)
             continue
         suspect.add(index)
         if not suspect.intersection(inner):
-            found.setdefault(name, {}).setdefault(key, (result, expected, entries, _arrays(args, kwargs)))
-    return {name: list(by_key.values()) for name, by_key in found.items() if by_key}
+            found.setdefault(name, {}).setdefault(key, observation)
+    return found
+
+
+def _observations(calls, table: dict) -> dict[str, list]:
+    """function -> [observation, ...] (:func:`_observed`), one per distinct recorded input the table knows."""
+    return {name: list(by_key.values()) for name, by_key in _observed(calls, table).items() if by_key}
 
 
 def _arrays(args, kwargs) -> list:
@@ -520,32 +534,45 @@ def _arrays(args, kwargs) -> list:
     return arrays
 
 
-def fitting_entries(observations) -> list[str] | None:
+def fitting_entries(observations, trapped=()) -> list[str] | None:
     """The catalogue entries that explain a function's recorded outputs, or None when every output is right.
 
-    ``observations``: [(result, expected, {name: wrong value or None}, ...)], normalised results and
-    tagged values (further items are ignored). An entry fits when it returns the learner's result on EVERY input where the learner is wrong
-    (its listed value matches) and is not listed (returns the reference's output) on every input where the
-    learner is right. A value of None (the entry raises there, or its output did not ship) never fits."""
-    observations = [observation[:3] for observation in observations]
-    wrong = [kit_compare.mismatch(expected, result, rtol=RTOL, atol=ATOL) is not None
-             for result, expected, _ in observations]
-    if not any(wrong):
+    ``observations``: [(result, expected, {name: tagged value, None or RAISES}, arrays, (rtol, atol))],
+    normalised results (arrays and tolerances optional: the table's defaults). The grader's own rule
+    (``kit_compare.explaining``) over every observation: an entry fits when its value agrees with the
+    learner's result on every input (an entry not listed returns the reference's output there), at the
+    exercise's tolerances; where it raises (RAISES) it must not be an input the learner gets wrong; a value
+    of None (its output did not ship) never agrees. One fitting entry is named, several are listed.
+    ``trapped``: the indices whose wrong value floating point explains: no evidence, yet to be agreed with."""
+    observations = list(observations)
+    tolerances = [tuple(o[4]) if len(o) > 4 else (RTOL, ATOL) for o in observations]
+    answers = {index: o[0] for index, o in enumerate(observations)}
+    required = [index for index, o in enumerate(observations)
+                if index not in trapped
+                and kit_compare.mismatch(o[1], o[0], rtol=tolerances[index][0], atol=tolerances[index][1]) is not None]
+    if not required:
         return None
-    candidates: set | None = None
-    for is_wrong, (result, _expected, entries) in zip(wrong, observations):
-        if is_wrong:
-            fit = {name for name, value in entries.items()
-                   if value is not None and _matches(result, value)}
-            candidates = fit if candidates is None else candidates & fit
-    return sorted(name for name in candidates
-                  if not any(name in entries for is_wrong, (_, _, entries) in zip(wrong, observations)
-                             if not is_wrong))
+    names = sorted({name for o in observations for name in o[2]})
+
+    def outcome(name, index):
+        expected, entries = observations[index][1:3]
+        if name not in entries:
+            return ("reference", expected)
+        return kit_compare.Raised if entries[name] == RAISES else ("listed", entries[name])
+
+    def agrees(value, answer, index):
+        how, value = value
+        if how == "reference":
+            return kit_compare.mismatch(value, answer, rtol=tolerances[index][0], atol=tolerances[index][1]) is None
+        return value is not None and _matches(answer, value, *tolerances[index])
+
+    named, candidates = kit_compare.explaining(names, outcome, answers, required, agrees)
+    return [named] if named is not None else list(candidates)
 
 
-def _matches(result, value) -> bool:
+def _matches(result, value, rtol: float = RTOL, atol: float = ATOL) -> bool:
     try:
-        return matches_wrong_value(result, value)
+        return matches_wrong_value(result, value, rtol, atol)
     except Exception:
         return False
 
@@ -559,8 +586,9 @@ def _float_trap(result, expected, arrays) -> float | None:
 
 def diagnosis(observations: dict, table: dict, exact_check=True, lang: str | None = None,
               limit: int = 3) -> list[str]:
-    """The hint lines for one failing test: per function, the float trap (where ``exact_check``), then the
-    one fitting mistake named, or the several that fit listed without picking one, or nothing.
+    """The hint lines for one failing test: per function it called (``observations``: every input of it the run
+    saw), the float trap (where ``exact_check``), then the one fitting mistake named, or the several that fit
+    listed without picking one, or nothing.
     ``exact_check``: a bool, or a function that decides it, called only where a tiny value needs it."""
     decided: list[bool] = []
 
@@ -579,8 +607,10 @@ def diagnosis(observations: dict, table: dict, exact_check=True, lang: str | Non
                    and (abs(value) > ATOL or exact())]  # a tiny value fails only an exact check
         if trapped:
             lines.append(message("float_trap", lang, function=function, value=trapped[0][0]))
-        # an input the trap explains is no evidence for a catalogued mistake: judge on the others
-        fit = fitting_entries([o for value, o in traps if value is None or abs(value) <= ATOL])
+        # an input the trap explains is no evidence for a catalogued mistake (the grader's rule: yet an entry
+        # must agree with it)
+        fit = fitting_entries(observed, {i for i, (value, _) in enumerate(traps) if value is not None
+                                         and abs(value) > ATOL})
         if fit and len(fit) == 1:
             hint = hint_text(hints.get(fit[0]), lang)
             lines.append(message("likely", lang, function=function, name=fit[0], hint=hint))
@@ -589,13 +619,49 @@ def diagnosis(observations: dict, table: dict, exact_check=True, lang: str | Non
     return lines[:limit]
 
 
-def likely_mistakes(calls, exact_check=True, lang: str | None = None, limit: int = 3) -> list[str]:
-    """The hint lines for a failing test's recorded calls, from the shipped tables (none without them);
-    ``exact_check`` as in :func:`diagnosis`."""
-    table = _hints()
-    if not table:
-        return []
-    return diagnosis(_observations(calls, table), table, exact_check, lang, limit)
+class _SessionHints:
+    """The "likely mistake" lines of a run, settled at its end over every input each function was seen on.
+
+    Every recorded test's calls are noted (passing tests too: an input the learner gets right is evidence
+    against a mistake that would get it wrong, and one it gets wrong is evidence for one, whether or not its
+    test checks that value); a failing test waits with the functions it called, and
+    :meth:`settle` (at the end of the run, before pytest prints the failures) names, per function, the one
+    entry that explains ALL that function's recorded inputs -- the grader's rule over all its checks."""
+
+    def __init__(self):
+        self.seen: dict[str, dict] = {}  # function -> {input key: observation}, first seen kept
+        self.pending: list = []  # (report, the functions its test called, excinfo)
+
+    def note(self, calls, report=None, excinfo=None) -> None:
+        table = _hints()
+        if not table:
+            return
+        observed = _observed(calls, table)
+        for name, by_key in observed.items():
+            for key, observation in by_key.items():
+                self.seen.setdefault(name, {}).setdefault(key, observation)
+        called = [name for name in dict.fromkeys(call[0] for call in calls) if name in table]
+        if report is not None and called:  # its functions, even where its own inputs are not in the table
+            self.pending.append((report, called, excinfo))
+
+    def settle(self) -> None:
+        """Every pending failure's lines into its report; the run's observations are then forgotten."""
+        pending, seen, self.pending, self.seen = self.pending, self.seen, [], {}
+        table = _hints()
+        for report, functions, excinfo in pending:
+            try:
+                observations = {name: list(seen.get(name, {}).values()) for name in functions}
+                lines = diagnosis(observations, table, exact_check=lambda e=excinfo: _exact_check(e))
+            except Exception:  # a hint is a bonus: never break the report
+                continue
+            if lines:
+                report.sections.append(("rl4llm hint", "\n".join(lines)))
+                crash = getattr(report.longrepr, "reprcrash", None)
+                if crash is not None and getattr(crash, "message", None) is not None:
+                    crash.message = f"[{lines[0]}] {crash.message}"  # shows in the -q short summary too
+
+
+SESSION_HINTS = _SessionHints()
 
 
 _STATEMENTS: dict = {}  # (file, line) -> the statement's text there (pytest parses the file again per call)
@@ -789,6 +855,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 def pytest_sessionfinish(session, exitstatus):
     try:
+        SESSION_HINTS.settle()  # before the pointers run the value tests left out, unreported
+    except Exception:  # a hint is a bonus: never break the run
+        pass
+    try:
         POINTERS.settle(session.items)
     except Exception:  # a hint is a bonus: never break the run
         pass
@@ -849,14 +919,8 @@ def pytest_runtest_makereport(item, call):
         crash = getattr(report.longrepr, "reprcrash", None)
         if crash is not None and getattr(crash, "message", None) is not None:
             crash.message = f"{crash.message}: {did_not_raise_call(excinfo)}"
-    elif report.failed and call.when == "call" and RECORDER.active:  # a property test is never recorded
-        try:
-            lines = likely_mistakes(RECORDER.calls, exact_check=lambda: _exact_check(excinfo))
+    elif call.when == "call" and RECORDER.active:  # a property test is never recorded
+        try:  # every recorded test's inputs count; a failure's lines wait for the end of the run
+            SESSION_HINTS.note(RECORDER.calls, report if report.failed else None, excinfo)
         except Exception:  # a hint is a bonus: never break the report
-            lines = []
-        if lines:
-            text = "\n".join(lines)
-            report.sections.append(("rl4llm hint", text))
-            crash = getattr(report.longrepr, "reprcrash", None)
-            if crash is not None and getattr(crash, "message", None) is not None:
-                crash.message = f"[{lines[0]}] {crash.message}"  # shows in the -q short summary too
+            pass

@@ -1,8 +1,8 @@
 """A "likely mistake" hint never names a mistake the code does not contain.
 
 The learner's conftest (starter/conftest.py) names a catalogued mistake only when it is the one entry
-that fits EVERY recorded input of the failing test -- the learner's outputs where they are wrong, the
-reference's where they are right; where several fit it lists them without picking one; where floating
+that fits EVERY recorded input of the function in the run (the grader's rule, graders/engine/judging/naming.py;
+tests/test_naming.py) -- the learner's outputs where they are wrong, the reference's where they are right; where several fit it lists them without picking one; where floating
 point explains a wrong value (~1e-16 where exactly 0 is expected) it says so instead.
 
 - the fast tests check that decision (``fitting_entries``, ``diagnosis``) and the two languages, and that a

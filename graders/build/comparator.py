@@ -5,7 +5,8 @@ checks cannot import ``graders``; they run the engine's own code instead.
 This module copies, by name and verbatim, the definitions that normalise and
 compare values -- ``normalise`` from :mod:`graders.engine.values.codec`, ``kind``,
 ``describe``, ``mismatch`` and ``float_trap`` from :mod:`graders.engine.values.compare`, with the
-constants and helpers they use -- below the imports they need, into one
+constants and helpers they use, and the rule that names a catalogued mistake
+(``Raised``, ``explains``, ``explaining`` from :mod:`graders.engine.judging.naming`) -- below the imports they need, into one
 self-contained program (standard library and NumPy only). A change to the
 engine's comparator reaches the learner at the next ``rl4llm build``, and
 ``rl4llm build --check`` fails until it has.
@@ -29,6 +30,7 @@ PARTS = (  # (engine file, its top-level definitions copied, in file order)
     ("values/codec.py", ("MAX_STRING", "MAX_DEPTH", "Opaque", "_torch_module", "normalise", "_stack")),
     ("values/compare.py", ("DESCRIBE_LIMIT", "kind", "_number", "describe", "_describe", "_close", "mismatch",
                     "float_trap")),
+    ("judging/naming.py", ("Raised", "explains", "explaining")),
 )
 IMPORTS = """\
 import dataclasses

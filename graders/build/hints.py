@@ -12,18 +12,21 @@ Generation (part of ``rl4llm build``):
    every call made by a non-Hypothesis test (function, exact tagged inputs);
 2. per distinct (function, input key), rebuild the inputs and run the reference
    and every catalogue entry of that exercise on a fresh copy;
-3. list the reference's own output under the name ``conftest.REFERENCE`` (so
-   the learner side knows on which inputs a learner is right, and where exactly
-   0 is expected), then each entry whose output the engine's comparator
+3. list the reference's own output under the name ``conftest.REFERENCE``, with
+   the exercise's tolerances (``"rtol"``, ``"atol"``: the grader's, so the
+   learner side tells right from wrong as the grader does, and knows where
+   exactly 0 is expected), then each entry whose output the engine's comparator
    (:func:`graders.engine.values.compare.mismatch`, rtol 1e-6, atol 1e-9) tells from
-   the reference's -- with ``"value": null`` where that output cannot ship (the
-   entry raises, or the value is too large): such an entry differs from the
-   reference there but never matches a learner;
+   the reference's -- with ``"value": null`` where that output cannot ship
+   (``"raises": true`` besides where the entry raises: it then contradicts no
+   right answer there, as in the grader; a value too large never agrees);
 4. write sorted-key JSON: function id -> input key -> [{"name", "hint", "value"}], the hint
    in every language of the course, ``{"en": ..., "ru": ...}`` (the catalogue's docstring).
 
-The conftest names a mistake only when it is the one entry that fits every
-recorded input of the failing test (:func:`conftest.fitting_entries`).
+The conftest names a mistake only when it is the one entry that explains every
+input of the function the learner's run recorded, by the grader's own rule
+(:mod:`graders.engine.judging.naming`, shipped in ``_kit_compare.py``;
+:func:`conftest.fitting_entries`).
 
 The notebooks name mistakes by the same rule (:mod:`graders.build.notebooks.diagnosis`),
 from ``_hints.json`` beside them in ``assignments/source/<assignment>/``: the
@@ -53,6 +56,7 @@ import numpy as np
 
 from graders import course
 from graders.build.committed import same_output
+from graders.checks import spec_for
 from graders.engine.values.codec import normalise
 from graders.engine.values.compare import mismatch
 from graders.engine.judging.kit import DEFAULT_KIT
@@ -122,15 +126,18 @@ def _wrong_values(function_id: str, call: dict, catalogue: list, conftest: Modul
     if shipped is None:  # without the reference's value the learner side cannot tell right from wrong here
         return []
     expected = normalise(raw)
-    entries = [{"name": conftest.REFERENCE, "hint": "", "value": shipped}]
+    spec = spec_for(function_id)
+    rtol, atol = (spec.rtol, spec.atol) if spec is not None else (conftest.RTOL, conftest.ATOL)
+    entries = [{"name": conftest.REFERENCE, "hint": "", "value": shipped, "rtol": rtol, "atol": atol}]
     for entry in catalogue:
         output = _run(entry.function, call, entry.module, conftest)
         if output is not _RAISED and mismatch(expected, normalise(output), rtol=conftest.RTOL,
                                               atol=conftest.ATOL) is None:
             continue
         value = None if output is _RAISED else _shippable(output, conftest)
-        entries.append({"name": entry.name, "value": value,  # the hint read through its accessor, per language
-                        "hint": {language: entry.hint.in_(language) for language in course.LANGUAGES}})
+        listed = {"name": entry.name, "value": value,  # the hint read through its accessor, per language
+                  "hint": {language: entry.hint.in_(language) for language in course.LANGUAGES}}
+        entries.append({**listed, "raises": True} if output is _RAISED else listed)
     return sorted(entries, key=lambda e: e["name"])
 
 

@@ -8,7 +8,8 @@ source in that module's namespace, exactly what appending it to the file does;
 a name another module bound at import, ``from module_9_training import
 grpo_loss``, is pointed at the mutant too),
 wraps it with ``starter/conftest.py``'s recorder (its "likely mistake" hints
-work as in a learner's run), runs every selected test (``-k``), and puts the
+work as in a learner's run, settled over the mutant's whole run as at the end
+of a learner's), runs every selected test (``-k``), and puts the
 original back. The reference itself runs first (``id`` ``"(reference)"``). The
 verdicts go to the JSON file ``--mutants-out``:
 ``{id: {"failed": [nodeid, ...], "hints": [line, ...]}}``. A test that runs past
@@ -29,9 +30,12 @@ ITEM_SECONDS = 30.0
 
 
 class _Collector:
+    """The failing tests of each mutant; their hint lines once the conftest has settled them (:meth:`harvest`)."""
+
     def __init__(self) -> None:
         self.current = None
         self.results: dict[str, dict] = {}
+        self.reports: list = []  # the current mutant's failing reports
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report):
@@ -40,9 +44,19 @@ class _Collector:
         entry = self.results.setdefault(self.current, {"failed": [], "hints": []})
         if report.nodeid not in entry["failed"]:
             entry["failed"].append(report.nodeid)
-        for title, text in report.sections:
-            if title == "rl4llm hint":
-                entry["hints"] += [line for line in text.splitlines() if line not in entry["hints"]]
+        self.reports.append(report)
+
+    def harvest(self, conftest) -> None:
+        """Settle the conftest's hints over the mutant's whole run (as at the end of a learner's run), then
+        keep every hint line of its failing reports."""
+        if conftest is not None and hasattr(conftest, "SESSION_HINTS"):
+            conftest.SESSION_HINTS.settle()
+        entry = self.results.setdefault(self.current, {"failed": [], "hints": []})
+        for report in self.reports:
+            for title, text in report.sections:
+                if title == "rl4llm hint":
+                    entry["hints"] += [line for line in text.splitlines() if line not in entry["hints"]]
+        self.reports = []
 
 
 def _conftest(config):
@@ -102,13 +116,14 @@ def pytest_runtestloop(session):
     collector.current = REFERENCE
     collector.results[REFERENCE] = {"failed": [], "hints": []}
     _run_items(session)
+    collector.harvest(conftest)
     for mutant in mutants:
         module = sys.modules.get(mutant["module"])
         if module is None:
             collector.results[mutant["id"]] = {"failed": [], "hints": [], "error": "module not imported"}
             continue
         saved = dict(vars(module))
-        collector.current = mutant["id"]
+        collector.current, collector.reports = mutant["id"], []
         collector.results[mutant["id"]] = {"failed": [], "hints": []}
         rebound = []
         try:
@@ -119,6 +134,7 @@ def pytest_runtestloop(session):
                 conftest._wrap_module(module)
             rebound = _rebind(saved, vars(module))
             _run_items(session)
+            collector.harvest(conftest)
         finally:
             for namespace, name, value in rebound:
                 namespace[name] = value

@@ -408,6 +408,10 @@ def test_pass_at_k_independent_rows():
     assert m9.pass_at_k_independent(0.5, 4) == pytest.approx(1 - 0.5 ** 4, rel=REL)
 
 
+def test_pass_at_k_independent_when_p_is_not_one_half():  # p^k and (1 - p)^k differ here
+    assert m9.pass_at_k_independent(0.2, 3) == pytest.approx(1 - 0.8 ** 3, rel=REL)
+
+
 @pytest.mark.edge("boundaries")  # n - c < k: every draw holds a right answer
 @pytest.mark.edge("zeros_and_empties")  # c = 0
 def test_pass_at_k_unbiased_rows():
@@ -579,7 +583,7 @@ def test_dapo_token_weights_returns_a_list_of_float64_arrays():
 
 
 def test_response_contributions_returns_a_float64_array():
-    _assert_promised(m9.response_contributions([[0.25, 0.25], [-0.5]]), "float64 array", "response_contributions",
+    _assert_promised(m9.response_contributions([[0.25, 0.5], [-0.5]]), "float64 array", "response_contributions",
                      (2,))
 
 

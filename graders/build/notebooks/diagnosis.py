@@ -2,8 +2,9 @@
 
 A notebook's visible checks name a catalogued mistake by the rule of the
 learner's pytest (``starter/conftest.py``: a mistake is named only when it is
-the ONE entry of the shipped table ``_hints.json`` that fits every recorded
-input of the failing check -- ``fitting_entries``, ``diagnosis``), and speak
+the ONE entry of the shipped table ``_hints.json`` that explains every recorded
+input of the exercise's visible checks, by the grader's rule -- ``fitting_entries``,
+``diagnosis``, ``kit_compare.explaining``), and speak
 the notebook's language. Rather than a second copy of that rule, this module
 copies, by name and verbatim (:func:`graders.build.comparator._definitions`),
 the conftest's recorder, tagging, input key and diagnosis, ``Text`` from
@@ -28,9 +29,9 @@ PARTS = (  # (file, its top-level definitions copied, in file order)
     (REPO_ROOT / "graders" / "engine" / "values" / "texts.py",
      ("KINDS", "_NESTED_DETAIL", "_NESTED_KIND", "checked", "translated", "_translate", "_PATTERNS", "_patterns")),
     (STARTER_DIR / "conftest.py",
-     ("MAX_NUMBERS", "MAX_STRING", "KEY_DIGITS", "RTOL, ATOL", "REFERENCE", "MESSAGES", "message", "hint_text",
+     ("MAX_NUMBERS", "MAX_STRING", "KEY_DIGITS", "RTOL, ATOL", "REFERENCE", "RAISES", "MESSAGES", "message", "hint_text",
       "Unsupported", "_float", "_leaf", "tagged", "key_of", "untagged", "matches_wrong_value", "_Recorder",
-      "RECORDER", "_wrap", "_observations", "_arrays", "fitting_entries", "_matches", "_float_trap",
+      "RECORDER", "_wrap", "_observed", "_observations", "_arrays", "fitting_entries", "_matches", "_float_trap",
       "diagnosis", "_round")),
 )
 IMPORTS = """\

@@ -50,10 +50,10 @@ def _kit_comparator():
     exactly as the autograder does (``normalise`` both values, then ``mismatch``)."""
 '''
 HINTS_HEAD = '''\
-    return normalise, mismatch, float_trap
+    return normalise, mismatch, float_trap, Raised, explaining
 
 
-_normalise, _mismatch, _float_trap = _kit_comparator()
+_normalise, _mismatch, _float_trap, _Raised, _explaining = _kit_comparator()
 
 
 def _kit_hints(kit_compare, language):
@@ -64,7 +64,8 @@ def _kit_hints(kit_compare, language):
 TAIL = '''\
 
 
-_kit = _kit_hints(_SimpleNamespace(normalise=_normalise, mismatch=_mismatch, float_trap=_float_trap),
+_kit = _kit_hints(_SimpleNamespace(normalise=_normalise, mismatch=_mismatch, float_trap=_float_trap,
+                                   Raised=_Raised, explaining=_explaining),
                   lambda: _LANGUAGE)
 
 

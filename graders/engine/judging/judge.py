@@ -15,7 +15,8 @@ for an array, a tensor that should be detached) fails its check
 
 Misconceptions: a catalogue entry is named only when it explains everything:
 it reproduces every wrong answer and agrees with the learner's answer on every
-other check where both returned a value (:func:`_diagnose`). Several such
+other check where both returned a value (:func:`_diagnose`, by the rule of
+:mod:`graders.engine.judging.naming`, which the learner's pytest runs too). Several such
 entries are listed as candidates, none named. A wrong answer that floating
 point explains (~1e-16 where exactly 0 is expected) is said to be that
 (``CaseOutcome.trap``), never evidence for a mistake.
@@ -25,13 +26,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from graders.engine.judging.naming import Raised, explaining
 from graders.engine.values import codec
 from graders.engine.values.compare import float_trap, type_problem
-from graders.engine.values.protocol import CaseOutcome, CaseResult, Judgement, Reason, Status
-from graders.engine.values.protocol import Submission
+from graders.engine.values.protocol import CaseOutcome, CaseResult, ExerciseRun, Judgement, Reason, Status, Submission
 from graders.engine.values.texts import detail, detail_in_every_language
-from graders.engine.values.protocol import ExerciseRun
 from graders.text import Text
+
 
 def judge(exercise, submission: Submission, sources: dict, file_problems: dict,
           runs: dict[int, ExerciseRun], ctx) -> Judgement:
@@ -212,7 +213,8 @@ def _diagnose(exercise, cases, expected, answers: dict, evidence: list[CaseOutco
     trap does not explain) and agrees with the learner on every other check where both returned a value
     (the ones the learner gets right included), within the exercise's comparison. One fitting entry is
     claimed, on the first wrong answer; several are candidates, listed and none claimed; none, nothing.
-    Entries are tried on the wrong answers first, so most stop after a check or two.
+    Entries are tried on the wrong answers first, so most stop after a check or two. The rule is
+    :func:`graders.engine.judging.naming.explaining`, the one the learner's pytest runs on the public inputs.
     """
     if not evidence or not ctx.options.detect_misconceptions or not getattr(exercise.spec, "detect_misconceptions",
                                                                              True):
@@ -221,25 +223,17 @@ def _diagnose(exercise, cases, expected, answers: dict, evidence: list[CaseOutco
         entries = ctx.book.misconceptions(exercise)
     except (OSError, ValueError, SyntaxError):
         return {}, ()
-    wrong = [outcome.index for outcome in evidence]
-    order = wrong + [index for index in answers if index not in set(wrong)]
-    fitting = []
-    for entry in entries:
-        if all(_agrees(ctx.book.wrong_outcome(exercise, entry, index), answers[index], cases[index],
-                       compare, required=index in wrong) for index in order):
-            fitting.append(entry)
-    if len(fitting) != 1:
-        return {}, tuple(sorted(entry.name for entry in fitting))
-    entry, first = fitting[0], evidence[0]
-    return {entry.name: _claim(first, entry)}, ()
+    by_name = {entry.name: entry for entry in entries}
 
+    def outcome(name, index):
+        wrong = ctx.book.wrong_outcome(exercise, by_name[name], index)
+        return Raised if wrong.raised is not None else wrong.value
 
-def _agrees(wrong, answer, case, compare, *, required: bool) -> bool:
-    """An entry's outcome on one check agrees with the learner's answer there (an entry that raised agrees
-    only where its value is not ``required``: a check the learner gets wrong must be reproduced)."""
-    if wrong.raised is not None:
-        return not required
-    return compare(wrong.value, answer, case) is None
+    named, candidates = explaining(by_name, outcome, answers, [o.index for o in evidence],
+                                   lambda value, answer, index: compare(value, answer, cases[index]) is None)
+    if named is None:
+        return {}, candidates
+    return {named: _claim(evidence[0], by_name[named])}, ()
 
 
 def _claim(outcome: CaseOutcome, entry) -> tuple[Text, str]:

@@ -86,3 +86,38 @@ def batch_std(rewards, scale=True, *, eps=1e-6, ddof=0):
     """
     return _advantages(rewards, scale, eps, ddof,
                        spread=lambda r, axis, ddof, keepdims: np.std(r, ddof=ddof))  # one std for the batch
+
+
+def sample_std_guarded(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like sample std (ddof=1), the all-equal group kept at zeros; the lecture uses population std (ddof=0)
+
+    ru: похоже на выборочное std (ddof=1), группа из равных наград верно даёт нули; в лекции используется std
+    генеральной совокупности (ddof=0)
+    """
+    return _right(rewards, scale, eps=eps, ddof=1)
+
+
+def ddof_ignored_guarded(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like the ddof argument is ignored (the all-equal group kept at zeros); ddof=1 (TRL's convention) must
+    give the sample std
+
+    ru: похоже, аргумент ddof игнорируется (группа из равных наград верно даёт нули); ddof=1 (соглашение TRL) должен
+    давать выборочное std
+    """
+    return _right(rewards, scale, eps=eps, ddof=0)
+
+
+def divides_by_variance_guarded(rewards, scale=True, *, eps=1e-6, ddof=0):
+    """looks like a division by the variance (the all-equal group kept at zeros); GRPO divides by the standard
+    deviation (its square root) + eps
+
+    ru: похоже на деление на дисперсию (группа из равных наград верно даёт нули); GRPO делит на стандартное
+    отклонение (корень из неё) + eps
+    """
+    r = np.asarray(rewards, dtype=np.float64)
+    all_equal = r.max(axis=-1, keepdims=True) == r.min(axis=-1, keepdims=True)
+    centred = np.where(all_equal, 0.0, r - r.mean(axis=-1, keepdims=True))
+    if not scale:
+        return centred
+    variance = r.var(axis=-1, ddof=ddof, keepdims=True)
+    return np.divide(centred, variance + eps, out=np.zeros_like(centred), where=~all_equal)

@@ -1,0 +1,184 @@
+"""One naming rule on both sides: the grader and the learner's pytest name a catalogued mistake alike.
+
+- the rule (:mod:`graders.engine.judging.naming`) is one text: the grader imports it, the learner's
+  ``_kit_compare.py`` holds it verbatim (the build copies it), and the conftest decides with it;
+- the learner's side judges EVERY input of a function its run saw (passing tests included), at the
+  exercise's tolerances, with a raising entry contradicting no right answer -- as the grader does;
+- the careful forms (``ddof=1`` with the all-equal guard kept) are catalogue entries of their own;
+- the sweep (:mod:`graders.mutation.names`) puts every catalogue entry and every point-losing mutant
+  through both sides: on one small exercise here, on every exercise in the slow tier.
+"""
+
+from __future__ import annotations
+
+import inspect
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from graders.build.hints import starter_conftest
+from graders.engine.judging import naming
+from graders.engine.judging.misconceptions import load_misconceptions
+from graders.paths import STARTER_DIR
+
+conftest = starter_conftest()
+GRPO = "module_9_reference.group_relative_advantages"
+CHEAP = "module_9_reference.pass_at_k_unbiased"
+
+
+def _observation(result, expected, wrong: dict, tolerance=None):
+    norm = conftest.kit_compare.normalise
+    entries = {name: value if value in (None, conftest.RAISES) else conftest.tagged(np.asarray(value, dtype=float))
+               for name, value in wrong.items()}
+    observation = (norm(np.asarray(result, dtype=float)), norm(np.asarray(expected, dtype=float)), entries, [])
+    return observation if tolerance is None else (*observation, tolerance)
+
+
+def test_the_learner_side_runs_the_engines_rule_verbatim():
+    shipped = (STARTER_DIR / "_kit_compare.py").read_text(encoding="utf-8")
+    for function in (naming.Raised, naming.explains, naming.explaining):
+        assert inspect.getsource(function) in shipped, function.__name__
+    assert conftest.kit_compare.explaining.__code__.co_code == naming.explaining.__code__.co_code
+
+
+def test_the_rule_names_one_lists_several_and_needs_a_wrong_check():
+    outcomes = {("a", 0): 2.0, ("a", 1): 3.0, ("b", 0): 2.0, ("b", 1): 4.0, ("c", 0): naming.Raised,
+                ("c", 1): 3.0}
+    agrees = lambda value, answer, check: value == answer  # noqa: E731 - the comparison of a toy exercise
+    outcome = lambda name, check: outcomes[(name, check)]  # noqa: E731
+    assert naming.explaining("abc", outcome, {0: 2.0, 1: 3.0}, [0], agrees) == ("a", ())
+    assert naming.explaining("abc", outcome, {0: 2.0, 1: 9.0}, [0, 1], agrees) == (None, ())
+    assert naming.explaining("abc", outcome, {0: 5.0, 1: 3.0}, [], agrees) == (None, ())  # nothing wrong
+    # c raised where the learner is right (check 0 not required): no contradiction, so c alone fits
+    assert naming.explaining("abc", outcome, {0: 7.0, 1: 3.0}, [1], agrees) == ("c", ())
+    assert naming.explaining("abc", outcome, {0: 7.0, 1: 3.0}, [0, 1], agrees) == (None, ())  # c cannot reproduce 0
+    assert naming.explaining("ac", outcome, {1: 3.0}, [1], agrees) == (None, ("a", "c"))
+
+
+def test_a_raising_entry_contradicts_no_right_answer_but_reproduces_no_wrong_one():
+    wrong = _observation([2.0], [1.0], {"a": [2.0], "b": [2.0]})
+    right_a_raises = _observation([3.0], [3.0], {"a": conftest.RAISES, "b": [4.0]})
+    assert conftest.fitting_entries([wrong, right_a_raises]) == ["a"]
+    wrong_a_raises = _observation([4.0], [3.0], {"a": conftest.RAISES, "b": [4.0]})
+    assert conftest.fitting_entries([wrong, wrong_a_raises]) == ["b"]
+
+
+def test_the_exercises_tolerance_decides_right_and_wrong():
+    close = _observation([1.000004], [1.0], {"a": [1.000004]}, (1e-5, 1e-6))  # right at the grader's tolerance
+    assert conftest.fitting_entries([close]) is None
+    assert conftest.fitting_entries([close[:4]]) == ["a"]  # at the table's default (1e-6): wrong, and a fits
+
+
+class _Report(SimpleNamespace):
+    pass
+
+
+def test_the_session_judges_every_input_of_the_function_the_run_saw(monkeypatch):
+    """A failing test fits ``a`` on its own input; a passing test of the same function, run later, holds an input
+    ``a`` would have got wrong: the line settled at the end names nothing. Without that test, ``a`` is named."""
+    function = "module_x.f"
+    inputs = {name: (conftest.tagged([float(x)], None), conftest.tagged({}, None)) for name, x in (("in1", 1), ("in2", 2))}
+    keys = {name: conftest.key_of(*tagged) for name, tagged in inputs.items()}
+    unknown = (conftest.tagged([9.0], None), conftest.tagged({}, None))
+    table = {function: {keys["in1"]: [{"name": conftest.REFERENCE, "value": conftest.tagged(np.array([1.0]))},
+                                      {"name": "a", "value": conftest.tagged(np.array([2.0])),
+                                       "hint": {"en": "hint a", "ru": "подсказка a"}}],
+                        keys["in2"]: [{"name": conftest.REFERENCE, "value": conftest.tagged(np.array([3.0]))},
+                                      {"name": "a", "value": conftest.tagged(np.array([7.0])),
+                                       "hint": {"en": "hint a", "ru": "подсказка a"}}]}}
+    monkeypatch.setattr(conftest, "_HINTS", table)
+    monkeypatch.setattr(conftest, "language", lambda: "en")
+    norm = conftest.kit_compare.normalise
+
+    def run(*tests):
+        hints, reports = conftest._SessionHints(), []
+        for key, result, failed in tests:
+            report = _Report(sections=[], longrepr=None) if failed else None
+            hints.note([(function, inputs.get(key, unknown), norm(np.array([result])), ())], report)
+            reports += [report] if report else []
+        hints.settle()
+        return [text for report in reports for _, text in report.sections]
+
+    assert run(("in1", 2.0, True)) == ["likely mistake in f: a -- hint a"]
+    # a failing test whose own input the table does not hold still gets the line the run's inputs support
+    assert run(("in1", 2.0, False), ("unknown", 5.0, True)) == ["likely mistake in f: a -- hint a"]
+    assert run(("in1", 2.0, True), ("in2", 3.0, False)) == []  # the later passing test rules a out
+
+
+def test_the_careful_forms_are_entries_of_their_own():
+    entries = {entry.name: entry for entry in load_misconceptions(GRPO)}
+    rewards = np.array([[0.7, 0.7, 0.7], [1.0, 0.0, 0.0]])
+    right = entries["sample_std"].module.__dict__["_right"]
+    for careless, careful in (("sample_std", "sample_std_guarded"), ("ddof_ignored", "ddof_ignored_guarded"),
+                              ("divides_by_variance", "divides_by_variance_guarded")):
+        guarded = entries[careful].function(rewards, eps=0.0)
+        assert np.array_equal(guarded[0], np.zeros(3)), careful  # the guard kept: exact zeros
+        assert not np.array_equal(entries[careless].function(rewards, eps=0.0)[0], np.zeros(3)), careless
+        assert any(not np.allclose(entries[careful].function(rewards[1], ddof=ddof), right(rewards[1], ddof=ddof))
+                   for ddof in (0, 1)), careful  # still a mistake
+    for entry in ("sample_std_guarded", "ddof_ignored_guarded", "divides_by_variance_guarded"):
+        assert entries[entry].hint.in_("ru") != entries[entry].hint.in_("en")
+
+
+def test_both_sides_name_alike_on_one_small_exercise():
+    """Every catalogue entry of a cheap exercise is named by both sides with its own name; of its point-losing
+    mutants, none is named differently by the two sides."""
+    from graders.mutation.names import disagreements, sweep
+
+    rows = sweep([CHEAP], jobs=1)[CHEAP]
+    entries = [row for row in rows if row["id"].startswith("entry:")]
+    assert entries and all(row["failed"] for row in entries), entries
+    assert all(row["grader"] == row["pytest"] == [row["id"].split(":", 1)[1]] for row in entries), entries
+    assert disagreements(rows) == [], disagreements(rows)
+
+
+@pytest.mark.slow  # twelve entries graded and one pytest process: about 30 s
+def test_the_careful_forms_are_named_alike_by_both_sides_and_lose_points():
+    from graders.mutation.names import entry_rows
+
+    rows = {row["id"].split(":", 1)[1]: row for row in entry_rows(GRPO)}
+    for name in ("sample_std", "sample_std_guarded", "ddof_ignored_guarded", "divides_by_variance_guarded"):
+        row = rows[name]
+        assert row["grader"] == row["pytest"] == [name] and row["failed"], row
+        assert row["points"] < row["max_points"], row
+
+
+@pytest.mark.slow  # every exercise's entries and mutants through the grader and a pytest process: minutes
+@pytest.mark.exhaustive
+def test_every_entry_is_named_alike_by_both_sides():
+    from graders.engine.judging.kit import DEFAULT_KIT
+    from graders.mutation.names import disagreements, sweep
+
+    exercises = [e for e in DEFAULT_KIT.exercises() if load_misconceptions(e)]
+    found = sweep(exercises, jobs=2, mutants=False)
+    differ = [(exercise, row) for exercise, rows in found.items() for row in disagreements(rows)
+              if (exercise, row["id"]) not in UNSEEN_BY_PYTEST]
+    assert differ == [], differ
+    for exercise, entry in UNSEEN_BY_PYTEST:  # still a mistake the public tests catch, and the grader names
+        row = next(row for row in found[exercise] if row["id"] == entry)
+        assert row["failed"] and row["grader"] == [entry.split(":", 1)[1]], row
+
+
+# What a value cannot show: the grader checks the gradient and the detached rewards of dpo_loss, the learner's
+# pytest records returned values only, so no public table holds what tells this entry from the others.
+UNSEEN_BY_PYTEST = {("module_8_training.dpo_loss", "entry:rewards_not_detached")}
+
+
+# The exercises whose point-losing mutants both sides name alike (measured 2026-12-02, `rl4llm mutate --jobs 1`;
+# docs/mutation.md): a regression guard. Elsewhere pytest still names a few mutants the grader does not, where no
+# public row tells two entries apart (docs/mutation.md lists them).
+AGREEING = ("module_9_reference.pass_at_k_unbiased", "module_9_reference.group_relative_advantages",
+            "module_9_reference.clip_activity", "module_9_reference.overlong_penalty",
+            "module_9_reference.informative_group_probability", "module_8_reference.orpo_total_loss",
+            "module_8_reference.two_action_constrained_optimum")
+
+
+@pytest.mark.slow  # about 300 mutants judged and run through the public tests: minutes
+@pytest.mark.exhaustive
+def test_mutants_are_named_alike_by_both_sides_where_measured():
+    from graders.mutation.names import disagreements, sweep
+
+    found = sweep(list(AGREEING), jobs=2)
+    differ = [(exercise, row) for exercise, rows in found.items() for row in disagreements(rows)]
+    assert differ == [], differ
