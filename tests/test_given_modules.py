@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import sys
 import types
 
@@ -188,7 +189,7 @@ def test_the_flipped_losses_fail_in_the_toy_experiments(reports):
     # the teeth of the tests below: a fake or a patched toy that the harness believed would change this
     # (the controls below show the flipped losses' toy outcomes differ from the correct ones)
     entries = {e["id"]: e for e in _training(reports["flipped"])}
-    assert entries["module_9_training.grpo_loss"]["feedback"].startswith("0/48 checks passed.")  # toy runs too
+    assert re.match(r"0/\d+ checks passed\.", entries["module_9_training.grpo_loss"]["feedback"])  # toy runs too
     assert entries["module_8_training.dpo_loss"]["status"] == "failed"
     assert entries["module_8_training.sequence_logprobs"]["status"] == "passed"
 

@@ -362,7 +362,7 @@ def test_run_against_a_learner_folder_saves_readable_figures(tmp_path):
     completed = _run_cli(["run", "module09", "--impl", str(learner), "--out", str(out), "--lang", "en"])
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     assert f"against {(learner / 'module_09').resolve()}" in completed.stdout
-    assert "arithmetic_toy.py, grpo_toy.py: not in" in completed.stdout  # the kit's given modules fill in
+    assert "arithmetic_toy.py, grpo_toy.py, toy_optim.py: not in" in completed.stdout  # the kit's given modules fill in
     summary = _summary(out)
     _assert_readable(summary, M9_FIGURES, "en")
     assert sorted(path.name for path in out.glob("*.png")) == M9_FIGURES

@@ -64,7 +64,7 @@ capstone = {capstone}
 rl4llm = "graders.learner_cli:main"
 
 [tool.setuptools]
-packages = ["graders", "graders.walkthrough.run", "graders.capstone.passport", "graders.capstone.run"]
+packages = ["graders", "graders.walkthrough", "graders.capstone", "graders.capstone.run"]
 
 [tool.setuptools.package-data]
 graders = ["seeds/*.txt"]

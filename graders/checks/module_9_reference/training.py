@@ -68,7 +68,7 @@ def _pass_at_k_independent():
     yield Case(args=(0.5, 4), label=Text("public test row", "строка открытого теста"), hidden=False)
     for args, label, russian in (((0.1, 1), "k = 1 is p", "k = 1 даёт p"), ((0.0, 5), "p = 0", "p = 0"),
                                   ((1.0, 5), "p = 1", "p = 1")):
-        yield Case(args=args, edge="boundaries", hidden=False, label=Text(f"public: {label}", f"открытый тест: {russian}"))
+        yield Case(args=args, edge="boundaries", hidden=False, label=Text("public: " + label, "открытый тест: " + russian))
     yield Case(args=(0.2, 3), label=Text("p = 0.2, k = 3", "p = 0.2, k = 3"))
     yield Case(args=(0.3, 100), label=Text("many attempts", "много попыток"))
     for args, label, russian in (((1.2, 2), "p above 1", "p больше 1 отклоняется"),

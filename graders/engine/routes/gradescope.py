@@ -161,8 +161,10 @@ def _bundled_files(kit: Kit) -> list[tuple[Path, str]]:
             files.append((path, f"kit/{name}"))
         elif path.is_dir():
             for item in sorted(path.rglob("*")):
-                if item.is_file() and not item.is_symlink() and not SKIP_PARTS & set(item.parts) \
-                        and item.suffix != ".pyc":
+                # a link inside the kit (solutions/module_0X/toy_optim.py -> ../common/) travels as the file
+                # it names; a link out of the kit is left out
+                inside = not item.is_symlink() or item.resolve().is_relative_to(kit.root.resolve())
+                if item.is_file() and inside and not SKIP_PARTS & set(item.parts) and item.suffix != ".pyc":
                     files.append((item, f"kit/{item.relative_to(kit.root).as_posix()}"))
     return files
 
