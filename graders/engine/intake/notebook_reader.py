@@ -82,7 +82,7 @@ def _reduce(notebooks: dict[str, bytes]) -> dict[str, Reduced | str]:
     env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT") if key in os.environ}
     env["PYTHONHASHSEED"] = "0"
     try:
-        done = subprocess.run([sys.executable, "-S", "-E", "-m", "graders.engine.intake.notebook_reader", str(CPU_SECONDS),
+        done = subprocess.run([sys.executable, "-S", "-E", "-B", "-m", "graders.engine.intake.notebook_reader", str(CPU_SECONDS),
                                str(MEMORY_BYTES)], input=_frames(notebooks), capture_output=True,
                               timeout=WALL_SECONDS, env=env,
                               cwd=str(Path(__file__).resolve().parents[3]))  # the folder that holds graders/
