@@ -1,7 +1,8 @@
 """The engine is laid out by job, and its imports point one way (issue 30, point 2).
 
-Every ``import`` of an engine module, at any depth of a function, counts: an arrow that points the
-wrong way fails here with the file and the line. The layers, lowest first:
+Every import of an engine module counts, read as ``tests/test_imports.py`` reads them (at any depth of a
+function, relative, or through ``importlib.import_module``): an arrow that points the wrong way fails here
+with the module and its target. The layers, lowest first:
 
 - ``values``   imports no other engine package;
 - ``sandbox``  imports only ``values`` (and the C library, :mod:`graders.engine.sandbox.libc`);
@@ -17,10 +18,10 @@ wrong way fails here with the file and the line. The layers, lowest first:
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
+from test_imports import _imported_names, _modules
 
 ENGINE = Path(__file__).resolve().parents[1] / "graders" / "engine"
 PACKAGES = ("values", "sandbox", "intake", "judging", "worker", "outputs", "routes", "nbgrader")
@@ -35,24 +36,18 @@ ALLOWED = {
     "nbgrader": set(PACKAGES),
 }
 MAX_MODULES = 15
+# module -> the dotted names it imports, as tests/test_imports.py reads them (function-level and relative
+# imports, importlib.import_module of a literal name)
+IMPORTS = {name: _imported_names(path, name) for name, path in _modules().items()}
 
 
-def engine_imports(path: Path) -> list[tuple[int, str]]:
-    """(line, 'package[.module]') of every engine import in ``path``, function-level imports included."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        names: list[str] = []
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names = [node.module] if node.module != "graders.engine" else [f"graders.engine.{a.name}"
-                                                                          for a in node.names]
-            if node.module.count(".") == 2:  # from graders.engine.<package> import <module>, ...
-                names = [f"{node.module}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        for name in names:
-            parts = name.split(".")
-            if parts[:2] == ["graders", "engine"] and len(parts) > 2 and parts[2] in PACKAGES:
-                found.append((node.lineno, ".".join(parts[2:4])))
+def engine_targets(imported: set[str]) -> set[str]:
+    """'package[.module]' of every engine package or module among the dotted names a module imports."""
+    found = set()
+    for name in imported:
+        parts = name.split(".")
+        if parts[:2] == ["graders", "engine"] and len(parts) > 2 and parts[2] in PACKAGES:
+            found.add(".".join(parts[2:4]))
     return found
 
 
@@ -69,16 +64,16 @@ def test_every_engine_module_lives_in_a_package_of_its_job():
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_imports_point_down_the_layers(package):
-    wrong = [f"{path.relative_to(ENGINE.parent.parent)}:{line} imports graders.engine.{target}"
-             for path in sorted((ENGINE / package).glob("*.py"))
-             for line, target in engine_imports(path) if not allowed(package, target)]
+    wrong = [f"{name} imports graders.engine.{target}" for name, imported in IMPORTS.items()
+             if name.startswith(f"graders.engine.{package}.") or name == f"graders.engine.{package}"
+             for target in sorted(engine_targets(imported)) if not allowed(package, target)]
     assert not wrong, f"{package} may import only {sorted(ALLOWED[package])}:\n" + "\n".join(wrong)
 
 
 def test_checks_import_only_the_values():
     checks = ENGINE.parent / "checks"
-    wrong = [f"{path.relative_to(ENGINE.parent.parent)}:{line} imports graders.engine.{target}"
-             for path in sorted(checks.rglob("*.py")) for line, target in engine_imports(path)
+    wrong = [f"{name} imports graders.engine.{target}" for name, imported in IMPORTS.items()
+             if name.startswith("graders.checks") for target in sorted(engine_targets(imported))
              if not target.startswith("values")]
     assert not wrong, "\n".join(wrong)
 
@@ -97,7 +92,8 @@ def test_no_folder_of_graders_holds_more_than_15_modules():
 def test_a_wrong_arrow_is_seen(tmp_path):
     """The control: an import from values into the workers, at function level, is found."""
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from graders.engine.worker import runner\n    from graders.engine import judging\n")
-    targets = [target for _, target in engine_imports(bad)]
-    assert targets == ["worker.runner", "judging"]
+    bad.write_text("def f():\n    from graders.engine.worker import runner\n    from graders.engine import judging\n"
+                   "    importlib.import_module('graders.engine.outputs.feedback')\n")
+    targets = sorted(engine_targets(_imported_names(bad, "graders.engine.values.bad")))
+    assert targets == ["judging", "outputs.feedback", "worker.runner"]
     assert not allowed("values", "worker.runner") and not allowed("judging", "worker.runner")
