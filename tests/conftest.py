@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 
@@ -121,3 +122,54 @@ def run_learner_tests(test_dir: Path, impl_root: Path, tmp_path: Path) -> Pytest
                     outcome, message = tag, (node.get("message") or "") + "\n" + (node.text or "")
             cases.append({"name": case.get("name"), "outcome": outcome, "message": message.strip()})
     return PytestRun(completed.returncode, completed.stdout + completed.stderr, cases)
+
+
+# ----------------------------------------------------------------------------- no bytecode written into the kit
+# A test, or any process it starts, that writes bytecode into the kit's folders fails here, named, instead of
+# tripping a grading test that runs beside it (the batch's check that no kit file changed while it graded: a
+# child started with an environment of its own, without PYTHONDONTWRITEBYTECODE, did exactly that on a busy run).
+# What is checked: each kit folder's __pycache__ (its presence and modification time), against the state this
+# process found at start-up, after every test: 37 stat calls, about 40 microseconds.
+KIT_FOLDERS = ("graders", "solutions", "starter", "devtools")
+
+
+def kit_package_folders(root: Path = REPO_ROOT) -> list[Path]:
+    """Every folder of the kit's source trees (``__pycache__`` folders left out)."""
+    found = []
+    for folder in KIT_FOLDERS:
+        for parent, dirs, _files in os.walk(root / folder):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            found.append(Path(parent))
+    return found
+
+
+def bytecode_state(folders: list[Path]) -> dict[str, int]:
+    """``{cache folder: modification time}`` for each of ``folders``' ``__pycache__`` that exists."""
+    state = {}
+    for folder in folders:
+        try:
+            state[str(folder / "__pycache__")] = os.stat(folder / "__pycache__").st_mtime_ns
+        except FileNotFoundError:
+            pass
+    return state
+
+
+def bytecode_written(before: dict[str, int], after: dict[str, int]) -> list[str]:
+    """The cache folders that appeared or changed between two states."""
+    return sorted(cache for cache, stamp in after.items() if before.get(cache) != stamp)
+
+
+_KIT_PACKAGES = kit_package_folders()
+_BYTECODE = {"state": bytecode_state(_KIT_PACKAGES)}
+
+
+@pytest.fixture(autouse=True)
+def _no_bytecode_written_into_the_kit():
+    yield
+    now = bytecode_state(_KIT_PACKAGES)
+    written, _BYTECODE["state"] = bytecode_written(_BYTECODE["state"], now), now
+    if written:
+        shown = ", ".join(str(Path(cache).relative_to(REPO_ROOT)) for cache in written[:5])
+        pytest.fail(f"bytecode was written into the kit ({shown}) by this test, a process it started, or a test "
+                    "running beside it: give every child the test environment (PYTHONDONTWRITEBYTECODE=1, as "
+                    "tests/conftest.py sets in os.environ) or PYTHONPYCACHEPREFIX", pytrace=False)

@@ -37,7 +37,8 @@ def test_a_grade_writes_no_hypothesis_folder_in_the_current_folder(tmp_path, rou
         cwd = tmp_path / mode
         cwd.mkdir()
         done = subprocess.run([sys.executable, "-c", GRADE, mode, route], cwd=cwd, capture_output=True, text=True,
-                              timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(KIT)})
+                              timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(KIT),
+                                                                 "PYTHONDONTWRITEBYTECODE": "1"})
         assert done.returncode == 0, done.stderr[-2000:]
         # guarded: nothing here; the control (the guard monkeypatched away): Hypothesis's default, ./.hypothesis
         assert (cwd / ".hypothesis").exists() == (mode == "control"), mode

@@ -16,7 +16,7 @@ READ_TWICE = {
 
 
 def _run(code: str, value: str) -> subprocess.CompletedProcess:
-    env = {"PATH": "/usr/bin:/bin", "RL4LLM_LANG": value, "LANG": "C.UTF-8"}
+    env = {"PATH": "/usr/bin:/bin", "RL4LLM_LANG": value, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
 
