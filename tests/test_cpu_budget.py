@@ -85,8 +85,15 @@ def test_another_threads_cpu_does_not_count_against_the_exercise(reference):
         while not stop.is_set():
             pass
 
+    waited = []
+
     def waits_then_answers(*args, **kwargs):
-        time.sleep(0.05)
+        # the first call sleeps until the spinner alone has taken the process's clock past the budget: the
+        # control below then holds however busy the machine is (a fixed sleep gave the spinner 0.33 s of CPU
+        # beside 12 busy processes, under the budget, and the control failed)
+        while not waited and time.process_time() - before < 0.6:
+            time.sleep(0.01)
+        waited.append(1)
         return reference(*args, **kwargs)
 
     spinner = threading.Thread(target=spin, daemon=True)
