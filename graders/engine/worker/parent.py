@@ -74,13 +74,34 @@ from pathlib import Path
 
 from graders.engine.sandbox import closed_root, confine
 from graders.engine.sandbox.libc import libc as _libc
-from graders.engine.worker.child import Child
+from graders.engine.values import shared_inputs
+from graders.engine.worker.child import Child, read_exercise
 from graders.engine.worker.process import CpuClock, closed_root_folder, kill_descendants, _write_line
 
 
 MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child (a result with its arrays)
 PR_SET_CHILD_SUBREAPER = 36
 CPU_POLL_SECONDS = 0.05  # how often the parent reads a child's CPU time while it is silent
+
+
+class Shared:
+    """One child's exercises as the parent read them, and their array inputs in a region the parent maps
+    before the fork and reads back after each result (:mod:`graders.engine.values.shared_inputs`)."""
+
+    def __init__(self, job_dir: Path, indices: list[int], share: bool) -> None:
+        self.exercises = [read_exercise(job_dir, index) for index in indices]
+        self.layout: list = [[[] for _ in entry["cases"]] for entry, _ in self.exercises]
+        self.region = None
+        if share:
+            self.layout, size = shared_inputs.lay_out(self.exercises)
+            self.region = shared_inputs.new_region(size)
+            shared_inputs.fill(self.region, self.layout, self.exercises)
+
+    def changed(self, number: int) -> list[list[int]] | None:
+        """Per case of the child's exercise ``number``, the array nodes whose values are no longer the job's."""
+        if self.region is None:
+            return None
+        return shared_inputs.changed(self.region, self.layout[number], self.exercises[number][1])
 
 
 class Parent:
@@ -141,6 +162,8 @@ class Parent:
         """One child for ``indices`` (one learner file); returns the exercises still to run after a crash."""
         scratch = self.sub_dir / "scratch" / str(indices[0])
         scratch.mkdir(mode=0o700, exist_ok=True)
+        # every array input of these exercises' cases in memory this process keeps: the child's are views of it
+        shared = Shared(self.job_dir, indices, bool(self.job.get("shared_inputs")))
         read_fd, write_fd = os.pipe()
         self.emit(load=stem)
         pid = os.fork()
@@ -149,7 +172,7 @@ class Parent:
             os.close(self.events_fd)  # the child speaks only through its own pipe, never for another exercise
             code = 0
             try:
-                Child(self, indices, stem, scratch, write_fd).run()
+                Child(self, indices, stem, scratch, write_fd, shared).run()
             except BaseException:  # noqa: BLE001 - the kit's own failure in the child: say so on stderr
                 traceback.print_exc(file=sys.__stderr__)
                 code = 70
@@ -157,7 +180,7 @@ class Parent:
             os._exit(code)
         os.close(write_fd)
         clock = CpuClock(pid)
-        stage, finished, over_budget = self.relay(indices, stem, read_fd, clock)
+        stage, finished, over_budget = self.relay(indices, stem, read_fd, clock, shared)
         clock.kill()  # it has nothing more to say: a child that closed its pipe, or one still spinning threads
         status = self.clean_up(pid)  # after its last result, runs no longer than it takes to be killed
         left: list[tuple[int, str]] = []
@@ -178,7 +201,8 @@ class Parent:
             return self.job.get("load_timeout")
         return self.job.get("timeouts", {}).get(str(index))
 
-    def relay(self, indices: list[int], stem: str, fd: int, clock: "CpuClock") -> tuple[str, int, bool]:
+    def relay(self, indices: list[int], stem: str, fd: int, clock: "CpuClock",
+              shared: Shared | None = None) -> tuple[str, int, bool]:
         """Forward the child's reports, labelled with the exercises it was started for, in order, and hold
         it to its CPU-time budget: the load's, then each exercise's own.
 
@@ -229,7 +253,10 @@ class Parent:
                         limit, start = self.budget(stage, indices[0]), clock.read()
                         self.emit(start=indices[0])
                     elif "result" in event and stage == "exercise":
-                        self.emit(done=indices[finished], result=event["result"], arrays=event.get("arrays"))
+                        # the inputs as this process reads them back, beside what the child says
+                        changed = shared.changed(finished) if shared is not None else None
+                        self.emit(done=indices[finished], result=event["result"], arrays=event.get("arrays"),
+                                  **({} if changed is None else {"inputs_changed": changed}))
                         finished += 1
                         if finished == len(indices):
                             return "done", finished, False
