@@ -47,7 +47,9 @@ and size caps), all written by the parent: ``{"sandbox": {...}, "identity":
 ...}`` (from the first child, written before any learner code ran),
 ``{"load": stem}`` / ``{"loaded": stem, "error": ...}`` around a child's
 import of the learner file, ``{"start": i}`` / ``{"done": i, "result": ...,
-"arrays": codec.pack_blob(...)}`` around each exercise's cases, ``{"crashed": i, "stem": ..., "during":
+"arrays": codec.pack_blob(...), "inputs_changed": [[node, ...], ...]}`` around each exercise's cases
+(``inputs_changed``: the parent's own reading, per case, of the array inputs it laid out in a shared
+region before the fork, :class:`Shared`; absent when the job turns it off), ``{"crashed": i, "stem": ..., "during":
 "load"|"exercise", "code": ...}`` when a child dies, and ``{"finished":
 true}``. A child only ever speaks to the parent, through its own pipe, and
 the parent labels what it relays with the exercises it started the child
@@ -56,6 +58,12 @@ for, in order: a child cannot report for another exercise.
 This module never imports ``solutions``, ``graders.checks`` or
 ``graders.misconceptions``; the kernel and the audit hook refuse them to
 learner code.
+
+Every array input of a child's cases lies in a shared anonymous mapping the parent makes before it
+forks the child (:class:`Shared`, :mod:`graders.engine.values.shared_inputs`): the child's inputs are
+views of it, and after each result the parent reads it back and says which array inputs the call
+changed. The child's own report of its inputs after the call (``inputs_after``) can add to that verdict,
+never take from it.
 
 The parent is this module; the child, :mod:`graders.engine.worker.child`; their process plumbing
 (event lines, CPU clock, namespaces, torch's warm-up), :mod:`graders.engine.worker.process`.
@@ -88,12 +96,13 @@ class Shared:
     """One child's exercises as the parent read them, and their array inputs in a region the parent maps
     before the fork and reads back after each result (:mod:`graders.engine.values.shared_inputs`)."""
 
-    def __init__(self, job_dir: Path, indices: list[int], share: bool) -> None:
+    def __init__(self, job_dir: Path, indices: list[int], share: bool,
+                 limit: int = shared_inputs.MAX_SHARED_BYTES) -> None:
         self.exercises = [read_exercise(job_dir, index) for index in indices]
         self.layout: list = [[[] for _ in entry["cases"]] for entry, _ in self.exercises]
         self.region = None
         if share:
-            self.layout, size = shared_inputs.lay_out(self.exercises)
+            self.layout, size = shared_inputs.lay_out(self.exercises, limit)
             self.region = shared_inputs.new_region(size)
             shared_inputs.fill(self.region, self.layout, self.exercises)
 
@@ -163,7 +172,9 @@ class Parent:
         scratch = self.sub_dir / "scratch" / str(indices[0])
         scratch.mkdir(mode=0o700, exist_ok=True)
         # every array input of these exercises' cases in memory this process keeps: the child's are views of it
-        shared = Shared(self.job_dir, indices, bool(self.job.get("shared_inputs")))
+        # (at most the memory the child's learner code is granted: the region is in its address space)
+        shared = Shared(self.job_dir, indices, bool(self.job.get("shared_inputs")),
+                        int(self.job["sandbox"].get("memory_bytes") or shared_inputs.MAX_SHARED_BYTES))
         read_fd, write_fd = os.pipe()
         self.emit(load=stem)
         pid = os.fork()
