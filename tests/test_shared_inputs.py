@@ -131,6 +131,26 @@ def test_the_parent_sees_what_a_view_changed_and_not_a_copy(tmp_path):
     assert len(shared.changed(0)[0]) == 2
 
 
+def test_the_region_is_capped_and_garbage_in_it_counts_as_a_change():
+    entry = {"cases": [{"args": {"__tuple__": [{"__ndarray__": "i0"}, [{"__tensor__": "i1", "dtype": "float32",
+                                                                         "requires_grad": True}], 3]},
+                        "kwargs": {"__dict__": [["labels", {"__ndarray__": "i2"}]]}}]}
+    arrays = {"i0": np.zeros((4, 4)), "i1": np.ones(3), "i2": np.array(["a", "bc"])}
+    layout, size = shared_inputs.lay_out([(entry, arrays)])
+    assert [(s.top, s.node, s.tensor, s.dtype) for s in layout[0][0]] == [
+        (0, 0, None, "<f8"), (1, 1, "float32", "<f4"), ("labels", 2, None, "<U2")]
+    with pytest.raises(ValueError):
+        shared_inputs.lay_out([(entry, arrays)], limit=size - 1)
+    region = shared_inputs.new_region(size)
+    shared_inputs.fill(region, layout, [(entry, arrays)])
+    assert shared_inputs.changed(region, layout[0], arrays) == [[]]
+    shared_inputs.view(region, layout[0][0][0])[0, 0] = -0.0  # the same value: unchanged
+    assert shared_inputs.changed(region, layout[0], arrays) == [[]]
+    slot = layout[0][0][2]
+    region[slot.offset:slot.offset + slot.nbytes] = b"\xff" * slot.nbytes  # not even a character
+    assert shared_inputs.changed(region, layout[0], arrays) == [[2]]
+
+
 def _k3(report: dict) -> dict:
     return next(e for e in report["exercises"] if e["id"] == f"{STEM}.{TARGET}")
 

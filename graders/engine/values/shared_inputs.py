@@ -156,11 +156,18 @@ def changed(region, per_case: list[list[Slot]], arrays: dict) -> list[list[int]]
         for slot in slots:
             before = region_bytes(arrays[slot.key], slot.tensor)
             now = view(region, slot)
-            if before.tobytes() != now.tobytes() and not np.array_equal(
-                    before, now, equal_nan=before.dtype.kind in "fc"):
+            if before.tobytes() != now.tobytes() and not _equal(before, now):
                 numbers.append(slot.node)
         found.append(numbers)
     return found
+
+
+def _equal(before: np.ndarray, now: np.ndarray) -> bool:
+    """Equal values (NaN equal to NaN), for bytes a learner wrote: anything that cannot be compared differs."""
+    try:
+        return bool(np.array_equal(before, now, equal_nan=before.dtype.kind in "fc"))
+    except (TypeError, ValueError, UnicodeError):
+        return False
 
 
 def new_region(size: int):
