@@ -7,8 +7,8 @@ learner code. It forks a child (:class:`Child`) per group of exercises and
 relays what the child reports to the grader. A group is the exercises
 of one learner file without a harness, or those of one learner file that share
 a harness (a harness may hold a trusted copy of another exercise's formula,
-so no other exercise's learner code may share its process). Each child reads only its own exercises'
-files (``JOB_DIR/ex_<i>.json`` + ``.npz``: the cases and the call mode),
+so no other exercise's learner code may share its process). Each child gets only its own exercises'
+files (``JOB_DIR/ex_<i>.json`` + ``.npz``: the cases and the call mode; the parent reads them for it),
 gets its own mount and IPC namespaces with a fresh size-capped ``tmpfs`` as
 its only writable folder, confines itself
 (:func:`graders.engine.sandbox.confine.confine`), and only then loads the learner's
