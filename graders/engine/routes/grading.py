@@ -22,7 +22,7 @@ from pathlib import Path
 
 from graders import course, settings
 from graders.engine.judging import answers, calls
-from graders.engine.values import bundles, codec
+from graders.engine.values import bundles, codec, shared_inputs
 from graders.engine.outputs.feedback import assess
 from graders.engine.worker.fork_client import ForkServer
 from graders.engine.judging.kit import Kit
@@ -35,6 +35,11 @@ from graders.engine.values.protocol import Submission
 from graders.engine.worker.config import WorkerConfig
 from graders.engine.values.protocol import ExerciseRun
 from graders.language import default_language
+
+
+# the worker parent lays every case's array inputs out in memory it reads back after the call (the
+# "modified its inputs" verdict for arrays comes from there); False only for the kit's own control test
+SHARED_INPUTS = True
 
 
 @dataclass
@@ -157,6 +162,7 @@ def write_settings(job: Job, sandbox_settings: dict) -> None:
                # keep its lookups for later)
                | {str(i): f"answered:{entry['id']}" for i, entry in enumerate(entries)
                   if entry["call"]["kind"] == "answered"},
+               "shared_inputs": SHARED_INPUTS,
                "given_sources": job.given_sources, "given_state": job.given_state, "sandbox": sandbox_settings,
                # CPU-time budgets the worker's parent holds each child to (seconds of CPU, not of the clock)
                # (RL4LLM_NO_CPU_BUDGET=1: none, only the wall-clock backstop; for the kit's own control test)
@@ -301,10 +307,17 @@ def sandbox_record(layers: dict, ctx) -> dict:
 
 
 def judge_inputs(exercise: Exercise, run: ExerciseRun | None) -> None:
-    """Turn each ``ok`` case whose inputs the call changed into ``modified_input`` (decided here, not in the worker)."""
+    """Turn each ``ok`` case whose inputs the call changed into ``modified_input`` (decided here, not in the worker).
+
+    An input changed if the worker's parent read its array inputs back changed (``run.inputs_changed``: array
+    nodes, mapped to inputs through this process's own encoding of the case), or if the child says so
+    (:func:`graders.engine.judging.calls.changed_inputs`: lists, scalars, strings, and anything the child
+    did to an input object). Learner code can only add to what the child says, never take from the parent's.
+    """
     if run is None or run.status != "done" or not isinstance(run.payload, dict):
         return
     cases = exercise.spec.cases()
+    observed = run.inputs_changed if isinstance(run.inputs_changed, list) else []
     for index, outcome in enumerate(run.payload.get("cases", [])):
         if not isinstance(outcome, dict) or outcome.get("outcome") != "ok" or index >= len(cases):
             continue
@@ -313,8 +326,18 @@ def judge_inputs(exercise: Exercise, run: ExerciseRun | None) -> None:
             changed = calls.changed_inputs(cases[index], after)
         except (ValueError, KeyError, TypeError, RecursionError):
             changed = calls.changed_inputs(cases[index], None)
+        if index < len(observed) and observed[index]:
+            changed = observed_inputs(cases[index], observed[index], changed)
         if changed:
             run.payload["cases"][index] = {"outcome": "modified_input", "changed": changed,
                                            "output": outcome.get("output", "")}
 
 
+def observed_inputs(case, nodes: list[int], changed: list[int | str]) -> list[int | str]:
+    """``changed`` and the inputs of ``case`` that hold array nodes ``nodes`` (the worker parent's reading),
+    in the case's order (positions, then keywords)."""
+    encoder = codec.Encoder()
+    tops = [top for top, *_ in shared_inputs.case_slots(
+        {"args": encoder.encode(tuple(case.args)), "kwargs": encoder.encode(dict(case.kwargs))})]
+    found = set(changed) | {tops[node] for node in nodes if 0 <= node < len(tops)}
+    return [top for top in (*range(len(case.args)), *case.kwargs) if top in found]

@@ -234,18 +234,23 @@ class Encoder:
         raise TypeError(f"cannot encode a value of type {type(value).__name__}")
 
 
-def decode(data, arrays, *, make_tensor=None, _depth: int = 0):
-    """Inverse of :meth:`Encoder.encode`; ``make_tensor(TensorSpec)`` builds tensors (default: keep specs)."""
+def decode(data, arrays, *, make_tensor=None, given=None, _depth: int = 0):
+    """Inverse of :meth:`Encoder.encode`; ``make_tensor(TensorSpec)`` builds tensors (default: keep specs).
+
+    ``given``: an iterator with one item per array or tensor node, in this order; an item that is not None
+    is that node's value as is (a view of the worker parent's shared inputs:
+    :mod:`graders.engine.values.shared_inputs`), None decodes the node from ``arrays``."""
     if _depth > MAX_DEPTH:
         raise ValueError("encoded value is nested too deeply")
     if data is None or isinstance(data, (bool, int, float, str)):
         return data
     if isinstance(data, list):
-        return [decode(item, arrays, make_tensor=make_tensor, _depth=_depth + 1) for item in data]
+        return [decode(item, arrays, make_tensor=make_tensor, given=given, _depth=_depth + 1) for item in data]
     if not isinstance(data, dict) or len(data) == 0:
         raise ValueError(f"malformed encoded value: {type(data).__name__}")
     if _ARRAY in data:
-        return np.array(arrays[data[_ARRAY]])
+        shared = next(given) if given is not None else None
+        return shared if shared is not None else np.array(arrays[data[_ARRAY]])
     if _SCALAR in data:
         return np.array(arrays[data[_SCALAR]])[()]
     if _FLOAT in data:
@@ -253,12 +258,17 @@ def decode(data, arrays, *, make_tensor=None, _depth: int = 0):
     if _OPAQUE in data:
         return Opaque(str(data[_OPAQUE]))
     if _TENSOR in data:
+        shared = next(given) if given is not None else None
+        if shared is not None:
+            return shared
         spec = TensorSpec(np.array(arrays[data[_TENSOR]]), str(data["dtype"]), bool(data["requires_grad"]))
         return make_tensor(spec) if make_tensor is not None else spec
     if _TUPLE in data:
-        return tuple(decode(item, arrays, make_tensor=make_tensor, _depth=_depth + 1) for item in data[_TUPLE])
+        return tuple(decode(item, arrays, make_tensor=make_tensor, given=given, _depth=_depth + 1)
+                     for item in data[_TUPLE])
     if _DICT in data:
-        return {str(key): decode(item, arrays, make_tensor=make_tensor, _depth=_depth + 1) for key, item in data[_DICT]}
+        return {str(key): decode(item, arrays, make_tensor=make_tensor, given=given, _depth=_depth + 1)
+                for key, item in data[_DICT]}
     raise ValueError(f"malformed encoded value with keys {sorted(data)}")
 
 

@@ -2,7 +2,8 @@
 
 What a worker sends is learner-controlled: learner code holds the pipe its child reports on, so it can
 write any line there, and its parent relays the ``loaded`` error, the ``result`` text and the ``arrays``
-of a ``done`` event as they came. Nothing else in the grader reads those bytes. :func:`read_event`
+of a ``done`` event as they came (a ``done`` event's ``inputs_changed`` is the parent's own, read from the
+shared inputs: :mod:`graders.engine.values.shared_inputs`). Nothing else in the grader reads those bytes. :func:`read_event`
 decodes one event line into an :class:`Event`; :func:`read_error` a ``loaded`` error into a dict with
 exactly the keys ``type``, ``mro``, ``message``, ``where``, ``sandbox``, ``output``; :func:`read_result`
 a ``done`` event's result and arrays into ``(payload, arrays)``. Each either returns typed, bounded values
@@ -69,6 +70,10 @@ class Event(Struct, forbid_unknown_fields=True):
     done: Union[Index, UnsetType] = UNSET
     result: Union[str, UnsetType] = UNSET  # decoded by read_result
     arrays: msgspec.Raw = msgspec.Raw(b"null")
+    # the parent's own reading of the shared inputs after the child's result (never the child's: a child
+    # writes only inside ``result`` and ``arrays``): per case, the array nodes whose values changed
+    inputs_changed: Union[Annotated[list[Annotated[list[Index], Meta(max_length=MAX_ITEMS)]],
+                                    Meta(max_length=MAX_CASES)], UnsetType] = UNSET
     crashed: Union[Index, UnsetType] = UNSET
     stem: Name = ""
     during: Literal["load", "exercise", ""] = ""

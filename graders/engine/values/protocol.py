@@ -209,3 +209,6 @@ class ExerciseRun:
     arrays: dict = field(default_factory=dict)
     message: str = ""
     output: str = ""
+    # the worker parent's reading of the shared array inputs: per case, the array nodes whose values the
+    # call changed (:mod:`graders.engine.values.shared_inputs`); None: not observed (only the child's report)
+    inputs_changed: list | None = None

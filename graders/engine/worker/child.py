@@ -19,7 +19,7 @@ import numpy as np
 
 from graders.engine.judging import calls
 from graders.engine.sandbox import confine, layers as sandbox
-from graders.engine.values import bundles, codec
+from graders.engine.values import bundles, codec, shared_inputs
 from graders.engine.worker.process import closed_root_folder, dumps, private_namespaces, _write_line
 
 OUTPUT_LIMIT = 4000  # characters of printed output kept per case
@@ -61,14 +61,29 @@ class CappedWriter:
         return out
 
 
+def read_exercise(job_dir: Path, index: int) -> tuple[dict, dict]:
+    """Exercise ``index``'s entry (cases, call mode) and its input arrays (``ex_<index>.json`` + ``.npz``)."""
+    path = job_dir / f"ex_{index}"
+    exercise = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    inputs = {}
+    if path.with_suffix(".npz").exists():
+        with np.load(path.with_suffix(".npz"), allow_pickle=False) as loaded:
+            inputs = {key: loaded[key] for key in loaded.files}
+    return exercise, inputs
+
+
 class Child:
     """Exercises of one learner file in a forked process: read their case files, confine, load the file, run.
 
     A harness's exercise always has a child of its own (:meth:`Parent.groups`).
     """
 
-    def __init__(self, parent, indices: list[int], stem: str, scratch: Path, write_fd: int) -> None:
+    def __init__(self, parent, indices: list[int], stem: str, scratch: Path, write_fd: int,
+                 shared=None) -> None:
         self.parent = parent
+        # the parent's shared inputs (:class:`graders.engine.worker.parent.Shared`): the exercises it read for
+        # this child, and their array inputs in a region it reads back; None: the child reads its files
+        self.shared = shared
         self.indices = indices
         self.stem = stem
         self.scratch = scratch
@@ -83,18 +98,12 @@ class Child:
         _write_line(self.write_fd, event)
 
     def read_exercise(self, index: int) -> tuple[dict, dict]:
-        """Exercise ``index``'s entry (cases, call mode) and its input arrays."""
-        path = self.parent.job_dir / f"ex_{index}"
-        exercise = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-        inputs = {}
-        if path.with_suffix(".npz").exists():
-            with np.load(path.with_suffix(".npz"), allow_pickle=False) as loaded:
-                inputs = {key: loaded[key] for key in loaded.files}
-        return exercise, inputs
+        return read_exercise(self.parent.job_dir, index)
 
     def run(self) -> None:
         parent = self.parent
-        exercises = [self.read_exercise(index) for index in self.indices]
+        exercises = (list(self.shared.exercises) if self.shared is not None
+                     else [self.read_exercise(index) for index in self.indices])
         needed = {name for exercise, _ in exercises for name in exercise["call"].get("given", ())}
         self.kept = {name: bundles.read_bundle(parent.job_dir / f"given_{name}")  # read now: confined, it cannot
                      for name in parent.job.get("given_state", ()) if name in needed}
@@ -129,8 +138,8 @@ class Child:
             self.load_given(exercise)
         module = self.load()
         if module is not None:
-            for exercise, inputs in exercises:
-                self.run_exercise(module, exercise, inputs)
+            for number, (exercise, inputs) in enumerate(exercises):
+                self.run_exercise(module, exercise, inputs, number)
 
     def load_given(self, exercise: dict) -> None:
         """The harness's own copies of the given modules it declares, loaded before any learner code runs.
@@ -177,7 +186,7 @@ class Child:
         self.report(loaded=error)
         return None if error else module
 
-    def run_exercise(self, module, exercise: dict, inputs: dict) -> None:
+    def run_exercise(self, module, exercise: dict, inputs: dict, number: int = 0) -> None:
         name = exercise["function"]
         encoder = codec.Encoder()
         result: dict = {"cases": [], "missing": None, "violations": []}
@@ -186,7 +195,8 @@ class Child:
             result["missing"] = f"{self.stem}.py has no function {name}"
         else:
             for position, case in enumerate(exercise["cases"]):
-                outcome = self.run_case(exercise, function, module, case, inputs, encoder)
+                outcome = self.run_case(exercise, function, module, case, inputs, encoder,
+                                        self.shared_views(exercise, number, position, case))
                 result["cases"].append(outcome)
                 if outcome.get("exception", {}).get("type") == "MemoryError":
                     # the process is near its memory limit: the remaining cases are not run
@@ -196,10 +206,20 @@ class Child:
         result["violations"] = [str(v)[:2000] for v in self.fence.take_violations()][:64]
         self.report(result=dumps(result), arrays=bundles.pack_blob(encoder.arrays))
 
-    def run_case(self, exercise: dict, function, module, case: dict, inputs: dict, encoder: codec.Encoder) -> dict:
+    def shared_views(self, exercise: dict, number: int, position: int, case: dict):
+        """Case ``position`` of this child's exercise ``number``: its array inputs as views of the parent's
+        region, one item per array node (None: decoded as before); None without a region."""
+        if self.shared is None or self.shared.region is None:
+            return None
+        slots = self.shared.layout[number][position]
+        tensor = _shared_tensor if exercise.get("torch") else (lambda array, slot: None)
+        return iter(shared_inputs.views(self.shared.region, slots, len(shared_inputs.case_slots(case)), tensor))
+
+    def run_case(self, exercise: dict, function, module, case: dict, inputs: dict, encoder: codec.Encoder,
+                 given=None) -> dict:
         make = codec.make_torch_tensor if exercise.get("torch") else None
-        args = tuple(codec.decode(case["args"], inputs, make_tensor=make))
-        kwargs = codec.decode(case["kwargs"], inputs, make_tensor=make)
+        args = tuple(codec.decode(case["args"], inputs, make_tensor=make, given=given))
+        kwargs = codec.decode(case["kwargs"], inputs, make_tensor=make, given=given)
         capture = CappedWriter()
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
@@ -220,6 +240,17 @@ class Child:
                 outcome["inputs_after"] = None
         outcome["output"] = capture.text()
         return outcome
+
+
+def _shared_tensor(array: np.ndarray, slot):
+    """A tensor input on the parent's memory: ``torch.from_numpy`` of its view (no copy), as
+    :func:`graders.engine.values.codec.make_torch_tensor` builds it otherwise (dtype, shape, grad)."""
+    import torch
+
+    tensor = torch.from_numpy(array)
+    if slot.grad:
+        tensor.requires_grad_(True)
+    return tensor
 
 
 def describe_exception(exc: BaseException, files: Path) -> dict:

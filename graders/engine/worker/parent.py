@@ -7,8 +7,8 @@ learner code. It forks a child (:class:`Child`) per group of exercises and
 relays what the child reports to the grader. A group is the exercises
 of one learner file without a harness, or those of one learner file that share
 a harness (a harness may hold a trusted copy of another exercise's formula,
-so no other exercise's learner code may share its process). Each child reads only its own exercises'
-files (``JOB_DIR/ex_<i>.json`` + ``.npz``: the cases and the call mode),
+so no other exercise's learner code may share its process). Each child gets only its own exercises'
+files (``JOB_DIR/ex_<i>.json`` + ``.npz``: the cases and the call mode; the parent reads them for it),
 gets its own mount and IPC namespaces with a fresh size-capped ``tmpfs`` as
 its only writable folder, confines itself
 (:func:`graders.engine.sandbox.confine.confine`), and only then loads the learner's
@@ -47,7 +47,9 @@ and size caps), all written by the parent: ``{"sandbox": {...}, "identity":
 ...}`` (from the first child, written before any learner code ran),
 ``{"load": stem}`` / ``{"loaded": stem, "error": ...}`` around a child's
 import of the learner file, ``{"start": i}`` / ``{"done": i, "result": ...,
-"arrays": codec.pack_blob(...)}`` around each exercise's cases, ``{"crashed": i, "stem": ..., "during":
+"arrays": codec.pack_blob(...), "inputs_changed": [[node, ...], ...]}`` around each exercise's cases
+(``inputs_changed``: the parent's own reading, per case, of the array inputs it laid out in a shared
+region before the fork, :class:`Shared`; absent when the job turns it off), ``{"crashed": i, "stem": ..., "during":
 "load"|"exercise", "code": ...}`` when a child dies, and ``{"finished":
 true}``. A child only ever speaks to the parent, through its own pipe, and
 the parent labels what it relays with the exercises it started the child
@@ -56,6 +58,12 @@ for, in order: a child cannot report for another exercise.
 This module never imports ``solutions``, ``graders.checks`` or
 ``graders.misconceptions``; the kernel and the audit hook refuse them to
 learner code.
+
+Every array input of a child's cases lies in a shared anonymous mapping the parent makes before it
+forks the child (:class:`Shared`, :mod:`graders.engine.values.shared_inputs`): the child's inputs are
+views of it, and after each result the parent reads it back and says which array inputs the call
+changed. The child's own report of its inputs after the call (``inputs_after``) can add to that verdict,
+never take from it.
 
 The parent is this module; the child, :mod:`graders.engine.worker.child`; their process plumbing
 (event lines, CPU clock, namespaces, torch's warm-up), :mod:`graders.engine.worker.process`.
@@ -74,13 +82,35 @@ from pathlib import Path
 
 from graders.engine.sandbox import closed_root, confine
 from graders.engine.sandbox.libc import libc as _libc
-from graders.engine.worker.child import Child
+from graders.engine.values import shared_inputs
+from graders.engine.worker.child import Child, read_exercise
 from graders.engine.worker.process import CpuClock, closed_root_folder, kill_descendants, _write_line
 
 
 MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child (a result with its arrays)
 PR_SET_CHILD_SUBREAPER = 36
 CPU_POLL_SECONDS = 0.05  # how often the parent reads a child's CPU time while it is silent
+
+
+class Shared:
+    """One child's exercises as the parent read them, and their array inputs in a region the parent maps
+    before the fork and reads back after each result (:mod:`graders.engine.values.shared_inputs`)."""
+
+    def __init__(self, job_dir: Path, indices: list[int], share: bool,
+                 limit: int = shared_inputs.MAX_SHARED_BYTES) -> None:
+        self.exercises = [read_exercise(job_dir, index) for index in indices]
+        self.layout: list = [[[] for _ in entry["cases"]] for entry, _ in self.exercises]
+        self.region = None
+        if share:
+            self.layout, size = shared_inputs.lay_out(self.exercises, limit)
+            self.region = shared_inputs.new_region(size)
+            shared_inputs.fill(self.region, self.layout, self.exercises)
+
+    def changed(self, number: int) -> list[list[int]] | None:
+        """Per case of the child's exercise ``number``, the array nodes whose values are no longer the job's."""
+        if self.region is None:
+            return None
+        return shared_inputs.changed(self.region, self.layout[number], self.exercises[number][1])
 
 
 class Parent:
@@ -141,6 +171,10 @@ class Parent:
         """One child for ``indices`` (one learner file); returns the exercises still to run after a crash."""
         scratch = self.sub_dir / "scratch" / str(indices[0])
         scratch.mkdir(mode=0o700, exist_ok=True)
+        # every array input of these exercises' cases in memory this process keeps: the child's are views of it
+        # (at most the memory the child's learner code is granted: the region is in its address space)
+        shared = Shared(self.job_dir, indices, bool(self.job.get("shared_inputs")),
+                        int(self.job["sandbox"].get("memory_bytes") or shared_inputs.MAX_SHARED_BYTES))
         read_fd, write_fd = os.pipe()
         self.emit(load=stem)
         pid = os.fork()
@@ -149,7 +183,7 @@ class Parent:
             os.close(self.events_fd)  # the child speaks only through its own pipe, never for another exercise
             code = 0
             try:
-                Child(self, indices, stem, scratch, write_fd).run()
+                Child(self, indices, stem, scratch, write_fd, shared).run()
             except BaseException:  # noqa: BLE001 - the kit's own failure in the child: say so on stderr
                 traceback.print_exc(file=sys.__stderr__)
                 code = 70
@@ -157,7 +191,7 @@ class Parent:
             os._exit(code)
         os.close(write_fd)
         clock = CpuClock(pid)
-        stage, finished, over_budget = self.relay(indices, stem, read_fd, clock)
+        stage, finished, over_budget = self.relay(indices, stem, read_fd, clock, shared)
         clock.kill()  # it has nothing more to say: a child that closed its pipe, or one still spinning threads
         status = self.clean_up(pid)  # after its last result, runs no longer than it takes to be killed
         left: list[tuple[int, str]] = []
@@ -178,7 +212,8 @@ class Parent:
             return self.job.get("load_timeout")
         return self.job.get("timeouts", {}).get(str(index))
 
-    def relay(self, indices: list[int], stem: str, fd: int, clock: "CpuClock") -> tuple[str, int, bool]:
+    def relay(self, indices: list[int], stem: str, fd: int, clock: "CpuClock",
+              shared: Shared | None = None) -> tuple[str, int, bool]:
         """Forward the child's reports, labelled with the exercises it was started for, in order, and hold
         it to its CPU-time budget: the load's, then each exercise's own.
 
@@ -229,7 +264,10 @@ class Parent:
                         limit, start = self.budget(stage, indices[0]), clock.read()
                         self.emit(start=indices[0])
                     elif "result" in event and stage == "exercise":
-                        self.emit(done=indices[finished], result=event["result"], arrays=event.get("arrays"))
+                        # the inputs as this process reads them back, beside what the child says
+                        changed = shared.changed(finished) if shared is not None else None
+                        self.emit(done=indices[finished], result=event["result"], arrays=event.get("arrays"),
+                                  **({} if changed is None else {"inputs_changed": changed}))
                         finished += 1
                         if finished == len(indices):
                             return "done", finished, False

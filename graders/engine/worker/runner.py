@@ -358,4 +358,5 @@ def _read_result(event: door.Event, exercise: dict) -> ExerciseRun:
     if isinstance(read, door.Refusal):
         return ExerciseRun("crashed", message=unreadable(read))
     payload, arrays = read
-    return ExerciseRun("done", payload=payload, arrays=arrays)
+    observed = None if event.inputs_changed is door.UNSET else event.inputs_changed
+    return ExerciseRun("done", payload=payload, arrays=arrays, inputs_changed=observed)
