@@ -29,10 +29,11 @@ os.environ["RL4LLM_LANG"] = "en"  # the kit's tests assert English texts whateve
 
 # The files that take longest (docs/timings.md), handed out first so that `-n 2 --dist loadfile` ends with both
 # workers busy: by default pytest-xdist hands out the files with the most tests first, which left the real
-# nbgrader workflow (about 11 minutes) to start late and run alone at the end.
-SLOWEST_FIRST = ("test_nbgrader.py", "test_hint_truth.py", "test_public_means_full.py", "test_catalogue.py",
-                 "test_capstone_qwen3.py", "test_capstone.py", "test_capstone_gpu_smoke.py", "test_public_selection.py",
-                 "test_new_exercise.py")
+# nbgrader workflow (about 11 minutes) to start late and run alone at the end. The workflow is now two files (Module
+# 9's assignments, Module 8's and `nbgrader validate`), one on each worker from the start.
+SLOWEST_FIRST = ("test_nbgrader_module_9.py", "test_nbgrader.py", "test_hint_truth.py", "test_public_means_full.py",
+                 "test_catalogue.py", "test_capstone_qwen3.py", "test_capstone.py", "test_capstone_gpu_smoke.py",
+                 "test_public_selection.py", "test_new_exercise.py")
 
 
 def pytest_collection_modifyitems(session, config, items) -> None:

@@ -94,6 +94,9 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+# slow: about 4 s of CPU (the rows written twice, prepared as the run keeps them); capstone tooling, not an
+# everyday change
+@pytest.mark.slow
 def test_the_data_folders_have_the_hubs_columns_and_every_reference_is_kept(tmp_path):
     from graders.capstone.run.data import prepare_math_rows
 

@@ -71,6 +71,7 @@ def data_dirs(tmp_path_factory) -> dict[str, Path]:
     return {"grpo": root / "math", "dpo": root / "preferences"}
 
 
+@pytest.mark.slow  # builds the Qwen3-style tokenizer (about 2 s of CPU); capstone tooling, not an everyday change
 def test_the_local_tokenizer_speaks_qwen3():
     from graders.capstone.run.local_qwen import QWEN3_SPECIALS, qwen3_style_tokenizer
 

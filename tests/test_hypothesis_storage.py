@@ -31,7 +31,9 @@ storage_directory("constants").create_if_missing()
 '''
 
 
-@pytest.mark.parametrize("route", ["batch", "inline"])
+# the batch route forks its servers and workers twice (about 3 s of CPU): slow; the in-process route, which
+# calls the same guard, stays in the fast tier
+@pytest.mark.parametrize("route", [pytest.param("batch", marks=pytest.mark.slow), "inline"])
 def test_a_grade_writes_no_hypothesis_folder_in_the_current_folder(tmp_path, route):
     for mode in ("guarded", "control"):
         cwd = tmp_path / mode

@@ -402,6 +402,7 @@ def test_intake_caps_are_the_documented_numbers():
         2000, 20 << 20, 100 << 20, 32, 1024)
 
 
+@pytest.mark.slow  # one engine batch, end to end (about 2 s of CPU); each refusal has its own fast test above
 def test_a_batch_grades_the_correct_submissions_in_full_beside_every_intake_attack(tmp_path):
     """One engine batch (some 6 s): the correct folder and the notebook zip earn every point of module 9's
     reference file; the sparse, linked and long-name submissions are refused, each saying why."""

@@ -6,7 +6,8 @@
   exercise's tolerances, with a raising entry contradicting no right answer -- as the grader does;
 - the careful forms (``ddof=1`` with the all-equal guard kept) are catalogue entries of their own;
 - the sweep (:mod:`graders.mutation.names`) puts every catalogue entry and every point-losing mutant
-  through both sides: on one small exercise here, on every exercise in the slow tier.
+  through both sides: on one small exercise and on the careful forms in the slow tier, on every exercise in the
+  exhaustive tier.
 """
 
 from __future__ import annotations
@@ -121,6 +122,9 @@ def test_the_careful_forms_are_entries_of_their_own():
         assert entries[entry].hint.in_("ru") != entries[entry].hint.in_("en")
 
 
+# slow: the grader and a learner pytest process over one exercise's catalogue and mutants (about 8 s of CPU); the
+# fast tier keeps the rule itself on both sides (the tests above: verbatim, every input, the tolerances)
+@pytest.mark.slow
 def test_both_sides_name_alike_on_one_small_exercise():
     """Every catalogue entry of a cheap exercise is named by both sides with its own name; of its point-losing
     mutants, none is named differently by the two sides."""

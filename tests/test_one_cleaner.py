@@ -135,6 +135,9 @@ def _seconds(function, text: str) -> float:
     return best
 
 
+# slow: megabytes cleaned six times each (about 2 s of CPU for the four); what the cleaner keeps and removes stays in
+# the fast tier, its growth is not an everyday change
+@pytest.mark.slow
 @pytest.mark.parametrize("function", [clean_text, clean_line, lambda t: clean_text(t, FIELD_LIMIT),
                                       lambda t: clean({"k": [t]})], ids=["text", "line", "field", "structure"])
 def test_the_cleaner_is_linear_on_megabyte_inputs(function):
@@ -271,6 +274,7 @@ def test_merge_prints_a_manifests_text_cleaned(tmp_path, capsys):
     assert_clean_files(out)
 
 
+@pytest.mark.slow  # the control (a merge with the cleaner off, about 1 s); the guarded merge above stays fast
 def test_merge_control_without_the_cleaner_the_escape_reaches_the_terminal(tmp_path, capsys, monkeypatch):
     cleaner_off(monkeypatch)
     printed, _, _ = _merge_with_hostile_manifest(tmp_path, capsys)

@@ -173,6 +173,9 @@ def _old_path(stem: str, toy, loss_fn, case) -> dict:
     return toy.check_metrics(toy.run_toy_dpo_experiment("check", seed=7, loss_fn=loss_fn, logprob_fn=logps))
 
 
+# slow: the controls run the toy experiment on the old path (about 2 s of CPU for the two); the guarded path, where
+# the forgery earns nothing, stays in the fast tier
+@pytest.mark.slow
 @pytest.mark.parametrize("stem", list(LOSS))
 def test_control_the_forgery_earns_the_toy_check_on_the_old_path_only(stem):
     spec = spec_for(f"{stem}.{LOSS[stem]}")

@@ -152,6 +152,9 @@ ADVERSARIAL = {
 }
 
 
+# slow: megabytes rewritten six times each (about 5 s of CPU for the seven); what each rewrite does stays in the fast
+# tier (test_the_rewrites_do_what_the_expressions_did), their growth is not an everyday change
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_each_rewrite_of_learner_text_is_linear(name):
     ratio = _ratio(ADVERSARIAL[name], 3 * MIB // 4)  # 0.75 MB against 3 MB
