@@ -406,6 +406,29 @@ def grad_signature(value) -> list[bool] | None:
     return found or None
 
 
+def input_grads(args, kwargs) -> list[bool]:
+    """Which tensors of a call's EXACT tagged inputs require a gradient, in order. An input key leaves
+    ``requires_grad`` out, so two calls of one key may differ here, and with them the outputs' gradient
+    signatures: a table's signatures hold only for the inputs' own (its reference's ``"grad_inputs"``)."""
+    found: list[bool] = []
+
+    def walk(item, depth=0):
+        if depth > 8:
+            return
+        if isinstance(item, dict):
+            if "tensor" in item:
+                found.append(bool(item.get("requires_grad")))
+                return
+            for key in sorted(item):
+                walk(item[key], depth + 1)
+        elif isinstance(item, list):
+            for x in item:
+                walk(x, depth + 1)
+
+    walk([args, kwargs])
+    return found
+
+
 def matches_wrong_value(result, value, rtol: float = RTOL, atol: float = ATOL) -> bool:
     """A recorded result (``kit_compare.normalise``d) agrees with a table's tagged wrong value."""
     wrong = kit_compare.normalise(untagged(value))
@@ -512,8 +535,8 @@ def _observed(calls, table: dict) -> dict[str, dict]:
     """function -> {input key: (result normalised, expected normalised, {entry name: tagged value, None or
     RAISES}, input arrays, (rtol, atol), gradient signatures)}, one per distinct recorded input the table knows
     (the reference's output included; the tolerances are the exercise's, as the grader compares; the
-    signatures, where the table ships the reference's: {"learner": ..., entry name or REFERENCE: ...}, of
-    :func:`grad_signature`, so that a missing ``.detach()`` is a wrong answer here as in the grader's
+    signatures, where the table ships the reference's for inputs that require a gradient as the learner's
+    call's do: {"learner": ..., entry name or REFERENCE: ...}, of :func:`grad_signature`, so that a missing ``.detach()`` is a wrong answer here as in the grader's
     gradient checks). A wrong result of a call
     that itself called a function the learner got wrong (on an input the table knows) is left out: that
     mistake may be the inner function's, not this one's."""
@@ -540,7 +563,8 @@ def _observed(calls, table: dict) -> dict[str, dict]:
         except Exception:
             continue
         grads = None
-        if reference.get("grad") is not None and learner_grad is not None:
+        if (reference.get("grad") is not None and learner_grad is not None
+                and reference.get("grad_inputs") == input_grads(args, kwargs)):
             grads = {e.get("name"): e.get("grad") for e in listed if e.get("grad") is not None}
             grads["learner"] = learner_grad
         observation = (result, expected, entries, _arrays(args, kwargs), tolerance, grads)

@@ -134,6 +134,29 @@ def test_the_shipped_table_holds_the_gradient_signatures_of_dpo_loss():
     for row in found:
         assert row["rewards_not_detached"]["grad"] == [True, True, True], row["rewards_not_detached"]
         assert row[conftest.REFERENCE]["grad"] == [True, False, False], row[conftest.REFERENCE]
+        # the policy's log-probabilities require a gradient, the reference model's do not
+        assert row[conftest.REFERENCE]["grad_inputs"] == [True, True, False, False], row[conftest.REFERENCE]
+
+
+def test_a_gradient_signature_holds_only_for_inputs_that_require_a_gradient_alike():
+    """An input key leaves ``requires_grad`` out: a call whose inputs require a gradient otherwise than the
+    table's is judged on its value alone (else a right answer would be wrong there)."""
+    import torch
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    args = conftest.tagged([x], None)
+    kwargs = conftest.tagged({}, None)
+    key = conftest.key_of(args, kwargs)
+    reference = {"name": conftest.REFERENCE, "value": conftest.tagged(x.detach()), "grad": [True],
+                 "grad_inputs": [True]}
+    table = {"m.f": {key: [reference]}}
+    value = conftest.kit_compare.normalise(x)
+    without = (conftest.tagged([x.detach()], None), kwargs)
+    assert conftest.input_grads(*without) == [False] and conftest.key_of(*without) == key
+    assert conftest._observed([("m.f", (args, kwargs), value, (), [False])], table)["m.f"][key][5] is not None
+    assert conftest._observed([("m.f", without, value, (), [False])], table)["m.f"][key][5] is None
+    assert conftest.fitting_entries(conftest._observations([("m.f", without, value, (), [False])], table)["m.f"]) \
+        is None  # right: its value is the reference's
 
 
 def test_the_careful_forms_are_entries_of_their_own():

@@ -23,7 +23,9 @@ Generation (part of ``rl4llm build``):
    the output holds tensors, each carries ``"grad"``, which of them require a
    gradient (``conftest.grad_signature``), and an entry whose signature differs
    from the reference's is listed even where its values agree (a missing
-   ``.detach()``: what the grader's gradient checks see);
+   ``.detach()``: what the grader's gradient checks see), the reference's with
+   ``"grad_inputs"``, which input tensors required a gradient (an input key
+   leaves that out; the signatures hold for those inputs only);
 4. write sorted-key JSON: function id -> input key -> [{"name", "hint", "value"}], the hint
    in every language of the course, ``{"en": ..., "ru": ...}`` (the catalogue's docstring).
 
@@ -134,7 +136,8 @@ def _wrong_values(function_id: str, call: dict, catalogue: list, conftest: Modul
     rtol, atol = (spec.rtol, spec.atol) if spec is not None else (conftest.RTOL, conftest.ATOL)
     grad = conftest.grad_signature(raw)  # which returned tensors carry a gradient (None: no tensor)
     entries = [{"name": conftest.REFERENCE, "hint": "", "value": shipped, "rtol": rtol, "atol": atol,
-                **({"grad": grad} if grad is not None else {})}]
+                **({"grad": grad, "grad_inputs": conftest.input_grads(call["args"], call["kwargs"])}
+                   if grad is not None else {})}]
     for entry in catalogue:
         output = _run(entry.function, call, entry.module, conftest)
         output_grad = None if output is _RAISED else conftest.grad_signature(output)
