@@ -377,6 +377,58 @@ def untagged(norm, module=None):
     raise ValueError(f"cannot rebuild {norm!r}")
 
 
+def grad_signature(value) -> list[bool] | None:
+    """Whether each tensor of a returned value carries a gradient (``requires_grad``), in the order
+    ``kit_compare.normalise`` reads them (tuples, lists, dict values by key, dataclass fields); None when it
+    holds no tensor. A value does not show a missing ``.detach()``; this does, as the grader's
+    gradient checks see it (dpo_loss returns detached rewards beside a loss that carries a gradient)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    found: list[bool] = []
+
+    def walk(item, depth=0):
+        if depth > 8:
+            return
+        if isinstance(item, torch.Tensor):
+            found.append(bool(item.requires_grad))
+        elif isinstance(item, (list, tuple)):
+            for x in item:
+                walk(x, depth + 1)
+        elif isinstance(item, dict):
+            for key in sorted(item, key=str):
+                walk(item[key], depth + 1)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            for f in dataclasses.fields(item):
+                walk(getattr(item, f.name, None), depth + 1)
+
+    walk(value)
+    return found or None
+
+
+def input_grads(args, kwargs) -> list[bool]:
+    """Which tensors of a call's EXACT tagged inputs require a gradient, in order. An input key leaves
+    ``requires_grad`` out, so two calls of one key may differ here, and with them the outputs' gradient
+    signatures: a table's signatures hold only for the inputs' own (its reference's ``"grad_inputs"``)."""
+    found: list[bool] = []
+
+    def walk(item, depth=0):
+        if depth > 8:
+            return
+        if isinstance(item, dict):
+            if "tensor" in item:
+                found.append(bool(item.get("requires_grad")))
+                return
+            for key in sorted(item):
+                walk(item[key], depth + 1)
+        elif isinstance(item, list):
+            for x in item:
+                walk(x, depth + 1)
+
+    walk([args, kwargs])
+    return found
+
+
 def matches_wrong_value(result, value, rtol: float = RTOL, atol: float = ATOL) -> bool:
     """A recorded result (``kit_compare.normalise``d) agrees with a table's tagged wrong value."""
     wrong = kit_compare.normalise(untagged(value))
@@ -386,8 +438,8 @@ def matches_wrong_value(result, value, rtol: float = RTOL, atol: float = ATOL) -
 class _Recorder:
     def __init__(self):
         self.active = False
-        self.calls: list = []  # (function, (args, kwargs) tagged exactly, result normalised, inner); a test's
-        # calls, each after the calls it made itself (``inner``: their indices in this list)
+        self.calls: list = []  # (function, (args, kwargs) tagged exactly, result normalised, inner, gradient
+        # signature); a test's calls, each after the calls it made itself (``inner``: their indices in this list)
         self.dump: dict = {}  # (function, key) -> exact inputs, for the kit's build
         self.raised: list = []  # (function, (args, kwargs) tagged, exception type name): a test's calls that raised
         self.called: list | None = None  # a property test's: the learner functions it called (names only), in order
@@ -408,7 +460,8 @@ class _Recorder:
             raise
         if inputs is not None:
             try:
-                self.calls.append((name, inputs, kit_compare.normalise(result), tuple(range(start, len(self.calls)))))
+                self.calls.append((name, inputs, kit_compare.normalise(result), tuple(range(start, len(self.calls))),
+                                   grad_signature(result)))
             except Exception:
                 pass
         return result
@@ -480,14 +533,18 @@ def _hints() -> dict:
 
 def _observed(calls, table: dict) -> dict[str, dict]:
     """function -> {input key: (result normalised, expected normalised, {entry name: tagged value, None or
-    RAISES}, input arrays, (rtol, atol))}, one per distinct recorded input the table knows (the reference's
-    output included; the tolerances are the exercise's, as the grader compares). A wrong result of a call
+    RAISES}, input arrays, (rtol, atol), gradient signatures)}, one per distinct recorded input the table knows
+    (the reference's output included; the tolerances are the exercise's, as the grader compares; the
+    signatures, where the table ships the reference's for inputs that require a gradient as the learner's
+    call's do: {"learner": ..., entry name or REFERENCE: ...}, of :func:`grad_signature`, so that a missing ``.detach()`` is a wrong answer here as in the grader's
+    gradient checks). A wrong result of a call
     that itself called a function the learner got wrong (on an input the table knows) is left out: that
     mistake may be the inner function's, not this one's."""
     found: dict[str, dict] = {}
     suspect: set[int] = set()  # calls known to be wrong
     for index, (name, (args, kwargs), result, *rest) in enumerate(calls):
         inner = rest[0] if rest else ()
+        learner_grad = rest[1] if len(rest) > 1 else None
         by_key = table.get(name)
         if not by_key:
             continue
@@ -505,8 +562,13 @@ def _observed(calls, table: dict) -> dict[str, dict]:
             expected = kit_compare.normalise(untagged(entries.pop(REFERENCE)))
         except Exception:
             continue
-        observation = (result, expected, entries, _arrays(args, kwargs), tolerance)
-        if kit_compare.mismatch(expected, result, rtol=tolerance[0], atol=tolerance[1]) is None:
+        grads = None
+        if (reference.get("grad") is not None and learner_grad is not None
+                and reference.get("grad_inputs") == input_grads(args, kwargs)):
+            grads = {e.get("name"): e.get("grad") for e in listed if e.get("grad") is not None}
+            grads["learner"] = learner_grad
+        observation = (result, expected, entries, _arrays(args, kwargs), tolerance, grads)
+        if not _wrong(observation):
             found.setdefault(name, {}).setdefault(key, observation)
             continue
         suspect.add(index)
@@ -518,6 +580,24 @@ def _observed(calls, table: dict) -> dict[str, dict]:
 def _observations(calls, table: dict) -> dict[str, list]:
     """function -> [observation, ...] (:func:`_observed`), one per distinct recorded input the table knows."""
     return {name: list(by_key.values()) for name, by_key in _observed(calls, table).items() if by_key}
+
+
+def _grad_agrees(observation, name) -> bool:
+    """The learner's gradient signature equals ``name``'s (an entry's or REFERENCE's) on this observation, or
+    one of them is unknown (the table ships none there)."""
+    grads = observation[5] if len(observation) > 5 else None
+    if not grads or grads.get("learner") is None or grads.get(name) is None:
+        return True
+    return list(grads["learner"]) == list(grads[name])
+
+
+def _wrong(observation, trapped: bool = False) -> bool:
+    """The learner's answer on one observation is wrong: its value outside the exercise's tolerances (unless
+    ``trapped``: floating point explains it), or its gradient signature not the reference's."""
+    rtol, atol = tuple(observation[4]) if len(observation) > 4 else (RTOL, ATOL)
+    if not trapped and kit_compare.mismatch(observation[1], observation[0], rtol=rtol, atol=atol) is not None:
+        return True
+    return not _grad_agrees(observation, REFERENCE)
 
 
 def _arrays(args, kwargs) -> list:
@@ -543,13 +623,13 @@ def fitting_entries(observations, trapped=()) -> list[str] | None:
     learner's result on every input (an entry not listed returns the reference's output there), at the
     exercise's tolerances; where it raises (RAISES) it must not be an input the learner gets wrong; a value
     of None (its output did not ship) never agrees. One fitting entry is named, several are listed.
-    ``trapped``: the indices whose wrong value floating point explains: no evidence, yet to be agreed with."""
+    ``trapped``: the indices whose wrong value floating point explains: no evidence, yet to be agreed with.
+    Where an observation carries gradient signatures (:func:`_observed`), a value agrees only with the same
+    signature: the reference's (an entry not listed) or the entry's own."""
     observations = list(observations)
     tolerances = [tuple(o[4]) if len(o) > 4 else (RTOL, ATOL) for o in observations]
     answers = {index: o[0] for index, o in enumerate(observations)}
-    required = [index for index, o in enumerate(observations)
-                if index not in trapped
-                and kit_compare.mismatch(o[1], o[0], rtol=tolerances[index][0], atol=tolerances[index][1]) is not None]
+    required = [index for index, o in enumerate(observations) if _wrong(o, trapped=index in trapped)]
     if not required:
         return None
     names = sorted({name for o in observations for name in o[2]})
@@ -557,11 +637,13 @@ def fitting_entries(observations, trapped=()) -> list[str] | None:
     def outcome(name, index):
         expected, entries = observations[index][1:3]
         if name not in entries:
-            return ("reference", expected)
-        return kit_compare.Raised if entries[name] == RAISES else ("listed", entries[name])
+            return ("reference", expected, REFERENCE)
+        return kit_compare.Raised if entries[name] == RAISES else ("listed", entries[name], name)
 
     def agrees(value, answer, index):
-        how, value = value
+        how, value, name = value
+        if not _grad_agrees(observations[index], name):
+            return False
         if how == "reference":
             return kit_compare.mismatch(value, answer, rtol=tolerances[index][0], atol=tolerances[index][1]) is None
         return value is not None and _matches(answer, value, *tolerances[index])

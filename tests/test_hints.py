@@ -88,8 +88,11 @@ def test_the_hint_tables_ship_values_and_hints_only():
             assert function.startswith("module_") and by_key
             for key, entries in by_key.items():
                 assert len(key) == 16 and entries
-                for entry in entries:  # the reference's row carries the exercise's tolerances; a raising entry says so
-                    extra = {"rtol", "atol"} if entry["name"] == "(reference)" else {"raises"}
+                for entry in entries:  # the reference's row carries the exercise's tolerances; a raising entry says so;
+                    # an output with tensors its gradient signature (the reference's: for which inputs' gradients)
+                    extra = ({"rtol", "atol", "grad", "grad_inputs"} if entry["name"] == "(reference)"
+                             else {"raises", "grad"})
+                    assert all(isinstance(flag, bool) for flag in entry.get("grad", []) + entry.get("grad_inputs", []))
                     assert {"name", "hint", "value"} <= set(entry) <= {"name", "hint", "value"} | extra, entry
                     assert entry.get("raises", True) is True and (entry["value"] is None or "raises" not in entry)
                     assert "def " not in json.dumps(entry["value"])

@@ -5,6 +5,8 @@
 - the learner's side judges EVERY input of a function its run saw (passing tests included), at the
   exercise's tolerances, with a raising entry contradicting no right answer -- as the grader does;
 - the careful forms (``ddof=1`` with the all-equal guard kept) are catalogue entries of their own;
+- a missing ``.detach()`` is seen on both sides: the grader's gradient checks, the learner's gradient
+  signature of each recorded value (``conftest.grad_signature``, shipped in the hint tables);
 - the sweep (:mod:`graders.mutation.names`) puts every catalogue entry and every point-losing mutant
   through both sides: on one small exercise and on the careful forms in the slow tier, on every exercise in the
   exhaustive tier.
@@ -107,6 +109,57 @@ def test_the_session_judges_every_input_of_the_function_the_run_saw(monkeypatch)
     assert run(("in1", 2.0, True), ("in2", 3.0, False)) == []  # the later passing test rules a out
 
 
+def test_a_missing_detach_is_a_wrong_answer_named_by_its_gradient_signature():
+    """Equal values, different ``requires_grad``: the gradient signature makes the answer wrong and names the one
+    entry with the learner's signature (the grader sees the same in its "rewards detached" check)."""
+    value = conftest.kit_compare.normalise([0.5, np.array([0.25, -0.25])])
+    entries = {"not_detached": conftest.tagged([0.5, np.array([0.25, -0.25])]),
+               "other": conftest.tagged([0.7, np.array([0.25, -0.25])])}
+    grads = {conftest.REFERENCE: [True, False], "not_detached": [True, True], "other": [True, False]}
+    observation = (value, value, entries, [], (1e-6, 1e-9))
+    assert conftest.fitting_entries([(*observation, {**grads, "learner": [True, True]})]) == ["not_detached"]
+    assert conftest.fitting_entries([(*observation, {**grads, "learner": [True, False]})]) is None  # right
+    assert conftest.fitting_entries([observation]) is None  # control: values alone do not show it
+
+
+def test_the_shipped_table_holds_the_gradient_signatures_of_dpo_loss():
+    """The hint table lists rewards_not_detached, whose values are the reference's, on the public input whose
+    policy log-probabilities carry a gradient: the loss and both rewards require a gradient there, the
+    reference's rewards do not."""
+    import json
+
+    table = json.loads((STARTER_DIR / "module_08" / "_hints.json").read_text(encoding="utf-8"))
+    rows = [{e["name"]: e for e in listed} for listed in table["module_8_training.dpo_loss"].values()]
+    found = [row for row in rows if "rewards_not_detached" in row]
+    assert found, "rewards_not_detached is listed nowhere"
+    for row in found:
+        assert row["rewards_not_detached"]["grad"] == [True, True, True], row["rewards_not_detached"]
+        assert row[conftest.REFERENCE]["grad"] == [True, False, False], row[conftest.REFERENCE]
+        # the policy's log-probabilities require a gradient, the reference model's do not
+        assert row[conftest.REFERENCE]["grad_inputs"] == [True, True, False, False], row[conftest.REFERENCE]
+
+
+def test_a_gradient_signature_holds_only_for_inputs_that_require_a_gradient_alike():
+    """An input key leaves ``requires_grad`` out: a call whose inputs require a gradient otherwise than the
+    table's is judged on its value alone (else a right answer would be wrong there)."""
+    import torch
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    args = conftest.tagged([x], None)
+    kwargs = conftest.tagged({}, None)
+    key = conftest.key_of(args, kwargs)
+    reference = {"name": conftest.REFERENCE, "value": conftest.tagged(x.detach()), "grad": [True],
+                 "grad_inputs": [True]}
+    table = {"m.f": {key: [reference]}}
+    value = conftest.kit_compare.normalise(x)
+    without = (conftest.tagged([x.detach()], None), kwargs)
+    assert conftest.input_grads(*without) == [False] and conftest.key_of(*without) == key
+    assert conftest._observed([("m.f", (args, kwargs), value, (), [False])], table)["m.f"][key][5] is not None
+    assert conftest._observed([("m.f", without, value, (), [False])], table)["m.f"][key][5] is None
+    assert conftest.fitting_entries(conftest._observations([("m.f", without, value, (), [False])], table)["m.f"]) \
+        is None  # right: its value is the reference's
+
+
 def test_the_careful_forms_are_entries_of_their_own():
     entries = {entry.name: entry for entry in load_misconceptions(GRPO)}
     rewards = np.array([[0.7, 0.7, 0.7], [1.0, 0.0, 0.0]])
@@ -156,33 +209,24 @@ def test_every_entry_is_named_alike_by_both_sides():
 
     exercises = [e for e in DEFAULT_KIT.exercises() if load_misconceptions(e)]
     found = sweep(exercises, jobs=2, mutants=False)
-    differ = [(exercise, row) for exercise, rows in found.items() for row in disagreements(rows)
-              if (exercise, row["id"]) not in UNSEEN_BY_PYTEST]
+    differ = [(exercise, row) for exercise, rows in found.items() for row in disagreements(rows)]
     assert differ == [], differ
-    for exercise, entry in UNSEEN_BY_PYTEST:  # still a mistake the public tests catch, and the grader names
-        row = next(row for row in found[exercise] if row["id"] == entry)
-        assert row["failed"] and row["grader"] == [entry.split(":", 1)[1]], row
+    # dpo_loss's rewards_not_detached too: the learner's side reads the gradient signature (a value cannot
+    # show a missing .detach())
+    row = next(row for row in found["module_8_training.dpo_loss"] if row["id"] == "entry:rewards_not_detached")
+    assert row["failed"] and row["grader"] == row["pytest"] == ["rewards_not_detached"], row
 
 
-# What a value cannot show: the grader checks the gradient and the detached rewards of dpo_loss, the learner's
-# pytest records returned values only, so no public table holds what tells this entry from the others.
-UNSEEN_BY_PYTEST = {("module_8_training.dpo_loss", "entry:rewards_not_detached")}
-
-
-# The exercises whose point-losing mutants both sides name alike (measured 2026-12-02, `rl4llm mutate --jobs 1`;
-# docs/mutation.md): a regression guard. Elsewhere pytest still names a few mutants the grader does not, where no
-# public row tells two entries apart (docs/mutation.md lists them).
-AGREEING = ("module_9_reference.pass_at_k_unbiased", "module_9_reference.group_relative_advantages",
-            "module_9_reference.clip_activity", "module_9_reference.overlong_penalty",
-            "module_9_reference.informative_group_probability", "module_8_reference.orpo_total_loss",
-            "module_8_reference.two_action_constrained_optimum")
-
-
-@pytest.mark.slow  # about 300 mutants judged and run through the public tests: minutes
+@pytest.mark.slow  # every exercise's 1300-odd point-losing mutants judged and run through the public tests: 10+ min
 @pytest.mark.exhaustive
-def test_mutants_are_named_alike_by_both_sides_where_measured():
+def test_every_point_losing_mutant_is_named_alike_by_both_sides():
+    """Every exercise, the harness ones included: each point-losing mutant gets the same name, or none, from the
+    grader and the learner's pytest (measured 2026-12-02: 0 of them differ; 9 did before the public rows of
+    commit "Public rows for the evidence the grader had and pytest lacked")."""
+    from graders.engine.judging.kit import DEFAULT_KIT
     from graders.mutation.names import disagreements, sweep
 
-    found = sweep(list(AGREEING), jobs=2)
+    found = sweep(list(DEFAULT_KIT.exercises()), jobs=2)
+    assert sum(len(rows) for rows in found.values()) > 1000  # the sweep ran: entries and mutants of every exercise
     differ = [(exercise, row) for exercise, rows in found.items() for row in disagreements(rows)]
     assert differ == [], differ

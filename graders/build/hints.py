@@ -19,7 +19,13 @@ Generation (part of ``rl4llm build``):
    (:func:`graders.engine.values.compare.mismatch`, rtol 1e-6, atol 1e-9) tells from
    the reference's -- with ``"value": null`` where that output cannot ship
    (``"raises": true`` besides where the entry raises: it then contradicts no
-   right answer there, as in the grader; a value too large never agrees);
+   right answer there, as in the grader; a value too large never agrees); where
+   the output holds tensors, each carries ``"grad"``, which of them require a
+   gradient (``conftest.grad_signature``), and an entry whose signature differs
+   from the reference's is listed even where its values agree (a missing
+   ``.detach()``: what the grader's gradient checks see), the reference's with
+   ``"grad_inputs"``, which input tensors required a gradient (an input key
+   leaves that out; the signatures hold for those inputs only);
 4. write sorted-key JSON: function id -> input key -> [{"name", "hint", "value"}], the hint
    in every language of the course, ``{"en": ..., "ru": ...}`` (the catalogue's docstring).
 
@@ -128,15 +134,20 @@ def _wrong_values(function_id: str, call: dict, catalogue: list, conftest: Modul
     expected = normalise(raw)
     spec = spec_for(function_id)
     rtol, atol = (spec.rtol, spec.atol) if spec is not None else (conftest.RTOL, conftest.ATOL)
-    entries = [{"name": conftest.REFERENCE, "hint": "", "value": shipped, "rtol": rtol, "atol": atol}]
+    grad = conftest.grad_signature(raw)  # which returned tensors carry a gradient (None: no tensor)
+    entries = [{"name": conftest.REFERENCE, "hint": "", "value": shipped, "rtol": rtol, "atol": atol,
+                **({"grad": grad, "grad_inputs": conftest.input_grads(call["args"], call["kwargs"])}
+                   if grad is not None else {})}]
     for entry in catalogue:
         output = _run(entry.function, call, entry.module, conftest)
-        if output is not _RAISED and mismatch(expected, normalise(output), rtol=conftest.RTOL,
-                                              atol=conftest.ATOL) is None:
+        output_grad = None if output is _RAISED else conftest.grad_signature(output)
+        if output is not _RAISED and output_grad == grad and mismatch(expected, normalise(output), rtol=conftest.RTOL,
+                                                                      atol=conftest.ATOL) is None:
             continue
         value = None if output is _RAISED else _shippable(output, conftest)
         listed = {"name": entry.name, "value": value,  # the hint read through its accessor, per language
-                  "hint": {language: entry.hint.in_(language) for language in course.LANGUAGES}}
+                  "hint": {language: entry.hint.in_(language) for language in course.LANGUAGES},
+                  **({"grad": output_grad} if output_grad is not None else {})}
         entries.append({**listed, "raises": True} if output is _RAISED else listed)
     return sorted(entries, key=lambda e: e["name"])
 

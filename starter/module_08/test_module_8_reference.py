@@ -126,6 +126,13 @@ def test_optimal_kl_policy_returns_float64_and_leaves_inputs_unchanged():
 
 
 @pytest.mark.edge("zeros_and_empties")
+def test_optimal_kl_policy_zero_reference_entry_keeps_the_rest_normalised():
+    # pi(y) = pi_ref(y) exp(r(y) / beta) / Z: the middle entry stays 0, the others are 1 : e^2
+    policy = ref.optimal_kl_policy(np.array([0.5, 0.0, 0.5]), np.array([0.0, 3.0, 1.0]), 0.5)
+    np.testing.assert_allclose(policy, [1 / (1 + math.e ** 2), 0.0, math.e ** 2 / (1 + math.e ** 2)], rtol=1e-9)
+
+
+@pytest.mark.edge("zeros_and_empties")
 @pytest.mark.edge("extremes")
 def test_optimal_kl_policy_zero_reference_stays_zero():
     policy = ref.optimal_kl_policy(np.array([0.5, 0.5, 0.0]), np.array([0.0, 1.0, 1000.0]), beta=0.01)

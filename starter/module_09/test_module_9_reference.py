@@ -125,11 +125,18 @@ def test_informative_group_probability_symmetric_in_p(p, group_size):
         m9.informative_group_probability(1.0 - p, group_size), rel=1e-9, abs=1e-12)
 
 
-@pytest.mark.edge("boundaries")  # p = 0: P_info = 0, inf draws
-def test_expected_draws_for_informative_groups_rows():
-    assert m9.expected_draws_for_informative_groups(100, 0.5, 2) == pytest.approx(200.0, rel=REL)
-    assert m9.expected_draws_for_informative_groups(100, 0.5, 8) == pytest.approx(100 / (1 - 2 / 256), rel=REL)
-    assert m9.expected_draws_for_informative_groups(5, 0.0, 8) == math.inf
+# one row a test, so that every row runs even when an earlier one fails
+@pytest.mark.parametrize("wanted, p, group_size, expected", [
+    (100, 0.5, 2, 200.0),
+    (100, 0.5, 8, 100 / (1 - 2 / 256)),
+    (1, 0.5, 2, 2.0),  # B = 1: one informative group at P_info = 1/2 takes two draws on average
+    pytest.param(5, 0.0, 8, math.inf, marks=pytest.mark.edge("boundaries")),  # p = 0: P_info = 0, inf draws
+])
+def test_expected_draws_for_informative_groups_rows(wanted, p, group_size, expected):
+    observed = m9.expected_draws_for_informative_groups(wanted, p, group_size)
+    assert observed == pytest.approx(expected, rel=REL), say(
+        f"B = {wanted}, p = {p}, G = {group_size}: expected {expected!r} draws, got {observed!r}",
+        f"B = {wanted}, p = {p}, G = {group_size}: ожидалось {expected!r} попыток, получено {observed!r}")
 
 
 @pytest.mark.edge("zeros_and_empties")
@@ -254,6 +261,9 @@ CLIP_ROWS = [
     # a ratio outside the range is clipped only on the side its advantage pushes towards
     (np.array([0.5, 1.5, 0.5, 1.5]), np.array([1.0, 1.0, -1.0, -1.0]), 0.2, 0.2,
      [0.5, 1.2, -0.8, -1.5], [False, True, True, False]),
+    # |A| = 2: the clip bounds the RATIO, so a clipped term is 1.2 * 2 or 0.8 * (-2), not a product clipped to 1.2
+    (np.array([0.5, 1.4, 0.5, 1.4]), np.array([2.0, 2.0, -2.0, -2.0]), 0.2, 0.2,
+     [1.0, 2.4, -1.6, -2.8], [False, True, True, False]),
     # on a boundary (1 -+ 0.25 are exact in binary) both branches are equal: not active (> and <, not >= and <=)
     pytest.param(np.array([0.75, 1.25, 1.25, 0.75]), np.array([-1.0, 1.0, -1.0, 1.0]), 0.25, 0.25,
                  [-0.75, 1.25, -1.25, 0.75], [False, False, False, False], marks=pytest.mark.edge("boundaries")),
@@ -294,6 +304,9 @@ def test_gspo_sequence_ratios_geometric_mean_over_active_tokens():
     old = np.array([[-1.5, -2.5, -1.0], [-0.5, -0.5, -0.5]])
     mask = np.array([[1, 1, 0], [1, 1, 1]])  # the third token of response 1 is padding
     np.testing.assert_allclose(m9.gspo_sequence_ratios(new, old, mask), [math.exp(0.5), 1.0], rtol=REL)
+
+
+def test_gspo_sequence_ratios_geometric_not_arithmetic_mean():
     # token log-ratios +1 and -2: the GEOMETRIC mean exp((1 - 2) / 2), not the mean of e and e^-2
     np.testing.assert_allclose(m9.gspo_sequence_ratios(np.array([[-1.0, -3.0]]), np.array([[-2.0, -1.0]]),
                                                        np.array([[1, 1]])), [math.exp(-0.5)], rtol=REL)
@@ -345,6 +358,14 @@ def test_original_grpo_token_weights_large_eps():
 def test_dapo_token_weights_large_eps():
     weights = m9.dapo_token_weights(SEED_GROUP, SEED_LENGTHS, eps=0.5)
     np.testing.assert_allclose([np.sum(w) for w in weights], A_EPS * np.array(SEED_LENGTHS) / 15, rtol=REL)
+
+
+def test_dr_grpo_token_weights_ignores_eps():
+    # Dr. GRPO centres without dividing by a std, so eps changes nothing: A = r - mean = [2/3, -1/3, -1/3],
+    # each token of response i weighs A_i / (G * L) = A_i / 27
+    weights = m9.dr_grpo_token_weights(np.array([1.0, 0.0, 0.0]), [4, 2, 9], 9, eps=0.5)
+    for got, advantage, length in zip(weights, [2 / 3, -1 / 3, -1 / 3], [4, 2, 9]):
+        np.testing.assert_allclose(got, np.full(length, advantage / 27), rtol=REL)
 
 
 def test_dr_grpo_token_weights_budget_above_the_longest_response():

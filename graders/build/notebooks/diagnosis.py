@@ -30,8 +30,8 @@ PARTS = (  # (file, its top-level definitions copied, in file order)
      ("KINDS", "_NESTED_DETAIL", "_NESTED_KIND", "checked", "translated", "_translate", "_PATTERNS", "_patterns")),
     (STARTER_DIR / "conftest.py",
      ("MAX_NUMBERS", "MAX_STRING", "KEY_DIGITS", "RTOL, ATOL", "REFERENCE", "RAISES", "MESSAGES", "message", "hint_text",
-      "Unsupported", "_float", "_leaf", "tagged", "key_of", "untagged", "matches_wrong_value", "_Recorder",
-      "RECORDER", "_wrap", "_observed", "_observations", "_arrays", "fitting_entries", "_matches", "_float_trap",
+      "Unsupported", "_float", "_leaf", "tagged", "key_of", "untagged", "grad_signature", "input_grads", "matches_wrong_value",
+      "_Recorder", "RECORDER", "_wrap", "_observed", "_observations", "_grad_agrees", "_wrong", "_arrays", "fitting_entries", "_matches", "_float_trap",
       "diagnosis", "_round")),
 )
 IMPORTS = """\

@@ -27,7 +27,8 @@ def _optimal_kl_policy():
                edge="extremes", label=Text("large rewards: r/beta ~ 1000 must not overflow", "большие награды: r/beta ~ 1000 без переполнения"))
     yield Case(args=(PI_REF, REWARDS * 10.0, 0.01), label=Text("small beta: r/beta up to 1000 must not overflow", "малое beta: r/beta до 1000 без переполнения"))
     yield Case(args=(np.array([0.5, 0.0, 0.5]), np.array([0.0, 3.0, 1.0]), 0.5),
-               edge="zeros_and_empties", label=Text("a zero-probability reference entry stays at 0", "элемент референса с нулевой вероятностью остаётся равным 0"))
+               edge="zeros_and_empties", hidden=False,
+               label=Text("public: a zero-probability reference entry stays at 0", "открытый тест: элемент референса с нулевой вероятностью остаётся равным 0"))
     yield Case(args=(np.array([0.5, 0.5, 0.0]), np.array([0.0, 1.0, 1000.0]), 0.01),
                edge=('zeros_and_empties', 'extremes'), label=Text("zero-probability entry with a huge reward stays at 0", "элемент с нулевой вероятностью и огромной наградой остаётся равным 0"))
     yield Case(args=([0.2, 0.3, 0.5], [1.0, -1.0, 0.5], 2.0), edge="dtypes", label=Text("lists as inputs", "списки на входе"))

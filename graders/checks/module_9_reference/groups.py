@@ -50,7 +50,8 @@ def _expected_draws_for_informative_groups():
     for wanted, p, group_size in ((100, 0.5, 2), (100, 0.5, 8), (5, 0.0, 8)):
         yield Case(args=(wanted, p, group_size), label=Text("public test row", "строка открытого теста"), hidden=False,
                    edge="boundaries" if p == 0.0 else ())
-    yield Case(args=(1, 0.5, 2), label=Text("one informative group at P_info = 1/2", "одна информативная группа при P_info = 1/2"))
+    yield Case(args=(1, 0.5, 2), hidden=False,  # B = 1: tells a guard on B = 1 from one on B = 0
+               label=Text("public: one informative group at P_info = 1/2", "открытый тест: одна информативная группа при P_info = 1/2"))
     yield Case(args=(3, 0.25, 4), label=Text("B=3, p=0.25, G=4", "B=3, p=0.25, G=4"))
     for wanted, p, group_size in ((0, 0.5, 8), (0, 1.0, 8)):
         yield Case(args=(wanted, p, group_size), edge="zeros_and_empties", label=Text("public test row: B = 0 needs no draws", "строка открытого теста: B = 0, сэмплировать группы не нужно"), hidden=False)

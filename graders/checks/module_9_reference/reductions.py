@@ -77,7 +77,8 @@ def _dr_grpo_token_weights():
     yield Case(args=(np.array([0.2, 0.9]), [5, 2], 5), label=Text("non-binary rewards", "небинарные награды"))
     yield Case(args=(np.array([0.5, 0.5, 0.5]), [2, 4, 6], 6), edge="ties_and_near_ties", hidden=False,
                label=Text("public: an all-equal group gets zero weights", "открытый тест: группа равных наград получает нулевые веса"))
-    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9], 9), kwargs={"eps": 0.5}, label=Text("eps is unused", "eps не используется"))
+    yield Case(args=(np.array([1.0, 0.0, 0.0]), [4, 2, 9], 9), kwargs={"eps": 0.5}, hidden=False,
+               label=Text("public: eps is unused", "открытый тест: eps не используется"))
     yield Case(args=(SEED_GROUP, SEED_LENGTHS, 7), raises=ValueError,
                label=Text("public: fixed_length below the longest response is refused", "открытый тест: fixed_length меньше самого длинного ответа отклоняется"), hidden=False)
     yield Case(args=(SEED_GROUP, SEED_LENGTHS, 0), raises=ValueError, label=Text("fixed_length 0 is refused", "fixed_length 0 отклоняется"))
