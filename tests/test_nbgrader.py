@@ -634,11 +634,22 @@ def _run_nbgrader(course: Path, env: dict, *args: str, timings: dict) -> subproc
     return completed
 
 
+def failure_text(output: str, log: Path) -> str:
+    """What a failed nbgrader run said: the whole log kept in ``log``, and shown here its first error (the
+    traceback that explains it, which a tail alone cut off once) and its last lines."""
+    log.write_text(output, encoding="utf-8")
+    marks = [i for i in (output.find("Traceback"), output.find("[ERROR]"), output.find("| ERROR]")) if i >= 0]
+    first = output[min(marks):min(marks) + 4000] if marks else ""
+    return f"(whole log: {log})\n--- first error ---\n{first}\n--- last lines ---\n{output[-2000:]}"
+
+
 def _nbgrader(course: Path, env: dict, *args: str, timings: dict) -> str:
     completed = _run_nbgrader(course, env, *args, timings=timings)
     output = completed.stdout + completed.stderr
-    assert completed.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{output[-4000:]}"
-    assert "[ERROR]" not in output and "| ERROR]" not in output, output[-4000:]
+    failed = completed.returncode != 0 or "[ERROR]" in output or "| ERROR]" in output
+    if failed:
+        log = course.parent / f"nbgrader-{'-'.join(args).replace('/', '_')[:80]}.log"
+        pytest.fail(f"nbgrader {' '.join(args)} failed (exit {completed.returncode}):\n{failure_text(output, log)}")
     assert "IPKernelApp" not in output, "a kernel was started: student code ran during autograde"
     return output
 
