@@ -24,9 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graders.engine.values.codec import _ARRAY, _DICT, _TENSOR, _TUPLE  # the encoding's tags, spelt once
+
 ALIGN = 64  # each slot starts on a 64-byte boundary (NumPy and torch want aligned data)
 MAX_SHARED_BYTES = 512 << 20  # one child's region, at most (the kit's inputs are a few MiB)
-_ARRAY, _TENSOR, _TUPLE, _DICT = "__ndarray__", "__tensor__", "__tuple__", "__dict__"
 # torch dtype names (as a TensorSpec spells them) that NumPy holds byte for byte
 TORCH_DTYPES = {"float64": "float64", "double": "float64", "float32": "float32", "float": "float32",
                 "float16": "float16", "half": "float16", "int64": "int64", "long": "int64", "int32": "int32",

@@ -1,4 +1,4 @@
-"""A worker's confined child: read its exercises' case files, confine itself, load the learner file, run the cases.
+"""A worker's confined child: take its cases from the parent, confine itself, load the learner file, run them.
 
 :class:`Child` runs in a process forked by the worker's parent (:class:`graders.engine.worker.parent.Parent`,
 its ``parent``) for one group of exercises; it speaks only to that parent, through its own pipe.
@@ -73,16 +73,15 @@ def read_exercise(job_dir: Path, index: int) -> tuple[dict, dict]:
 
 
 class Child:
-    """Exercises of one learner file in a forked process: read their case files, confine, load the file, run.
+    """Exercises of one learner file in a forked process: take their cases from the parent, confine, load the file, run.
 
     A harness's exercise always has a child of its own (:meth:`Parent.groups`).
     """
 
-    def __init__(self, parent, indices: list[int], stem: str, scratch: Path, write_fd: int,
-                 shared=None) -> None:
+    def __init__(self, parent, indices: list[int], stem: str, scratch: Path, write_fd: int, shared) -> None:
         self.parent = parent
         # the parent's shared inputs (:class:`graders.engine.worker.parent.Shared`): the exercises it read for
-        # this child, and their array inputs in a region it reads back; None: the child reads its files
+        # this child, and (unless the job turns it off) their array inputs in a region it reads back
         self.shared = shared
         self.indices = indices
         self.stem = stem
@@ -97,13 +96,9 @@ class Child:
     def report(self, **event) -> None:
         _write_line(self.write_fd, event)
 
-    def read_exercise(self, index: int) -> tuple[dict, dict]:
-        return read_exercise(self.parent.job_dir, index)
-
     def run(self) -> None:
         parent = self.parent
-        exercises = (list(self.shared.exercises) if self.shared is not None
-                     else [self.read_exercise(index) for index in self.indices])
+        exercises = list(self.shared.exercises)
         needed = {name for exercise, _ in exercises for name in exercise["call"].get("given", ())}
         self.kept = {name: bundles.read_bundle(parent.job_dir / f"given_{name}")  # read now: confined, it cannot
                      for name in parent.job.get("given_state", ()) if name in needed}
@@ -209,7 +204,7 @@ class Child:
     def shared_views(self, exercise: dict, number: int, position: int, case: dict):
         """Case ``position`` of this child's exercise ``number``: its array inputs as views of the parent's
         region, one item per array node (None: decoded as before); None without a region."""
-        if self.shared is None or self.shared.region is None:
+        if self.shared.region is None:
             return None
         slots = self.shared.layout[number][position]
         tensor = _shared_tensor if exercise.get("torch") else (lambda array, slot: None)

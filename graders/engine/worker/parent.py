@@ -213,7 +213,7 @@ class Parent:
         return self.job.get("timeouts", {}).get(str(index))
 
     def relay(self, indices: list[int], stem: str, fd: int, clock: "CpuClock",
-              shared: Shared | None = None) -> tuple[str, int, bool]:
+              shared: Shared) -> tuple[str, int, bool]:
         """Forward the child's reports, labelled with the exercises it was started for, in order, and hold
         it to its CPU-time budget: the load's, then each exercise's own.
 
@@ -265,7 +265,7 @@ class Parent:
                         self.emit(start=indices[0])
                     elif "result" in event and stage == "exercise":
                         # the inputs as this process reads them back, beside what the child says
-                        changed = shared.changed(finished) if shared is not None else None
+                        changed = shared.changed(finished)
                         self.emit(done=indices[finished], result=event["result"], arrays=event.get("arrays"),
                                   **({} if changed is None else {"inputs_changed": changed}))
                         finished += 1
