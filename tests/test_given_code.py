@@ -44,8 +44,6 @@ import functools
 import hashlib
 import inspect
 import io
-import json
-import sys
 import tokenize
 import warnings
 from pathlib import Path
@@ -59,7 +57,9 @@ from graders.engine.routes.inline import grade_exercise
 from graders.engine.judging.kit import DEFAULT_KIT
 from graders.fences import exercises_in, find_fences
 from graders.loader import load_module
-from graders.paths import SOLUTIONS_DIR, STARTER_DIR
+from graders.paths import REPO_ROOT, SOLUTIONS_DIR, STARTER_DIR
+
+import public_sweep as sweep
 
 GIVEN_MODULES = DEFAULT_KIT.given_modules()  # name -> module folder: grpo_toy, arithmetic_toy, dpo_toy
 TORCH_FILES = ("module_8_training", "module_9_training", *GIVEN_MODULES)  # the given toys are PyTorch too
@@ -261,78 +261,54 @@ def given_code_problems(exercise: str) -> list[str]:
 # tier sweeps the NumPy exercises whose inputs changed since the sweep last passed (the record below).
 @pytest.mark.slow
 @pytest.mark.parametrize("exercise", EXERCISES)
-def test_no_given_function_answers_the_exercise(exercise, request):
+def test_no_given_function_answers_the_exercise(exercise):
     problems = given_code_problems(exercise)
     assert not problems, f"given code answers {exercise}:\n" + "\n".join(problems)
-    if request.config.getoption("--update-sweep-record") and exercise in NUMPY_EXERCISES:
-        write_given_record({exercise: given_digest(exercise)})
 
 
 # ----------------------------------------------------------------------------- the fast tier's record
-# tests/given_record.json: for each NumPy exercise, the digest of what its sweep reads (the given code: every
-# starter file and given module; the exercise's reference file; its checks, with the checks' shared API) when
-# the sweep last passed. What the digest leaves out (the engine that grades) is covered by the engine's own
-# tests and by the slow tier's whole sweep.
+# tests/given_record.json, kept as tests/sweep_record.json is (tests/public_sweep.py's record helpers): for each
+# NumPy exercise, the digest of what its sweep reads (the given code: every starter file and given module; the
+# exercise's reference file; its checks, with the checks' shared API) when the sweep last passed. What the
+# digest leaves out (the engine that grades) is covered by the engine's own tests and by the slow tier's sweep.
 GIVEN_RECORD = Path(__file__).with_name("given_record.json")
 NUMPY_EXERCISES = [exercise for exercise in EXERCISES if exercise.split(".", 1)[0] not in TORCH_FILES]
 RECORD_UPDATE = "run `pytest tests/test_given_code.py --update-sweep-record` and commit tests/given_record.json"
-
-
-def _checks_files(stem: str) -> list[Path]:
-    checks = Path(inspect.getsourcefile(spec_for)).resolve().parent  # graders/checks
-    own = sorted((checks / stem).glob("*.py")) if (checks / stem).is_dir() else [checks / f"{stem}.py"]
-    return [*sorted(checks.glob("*.py")), *own]
+CHECKS_DIR = REPO_ROOT / "graders" / "checks"
 
 
 def given_digest(exercise: str) -> str:
-    """sha256 of the files ``exercise``'s sweep reads (paths relative to the kit, then contents)."""
+    """sha256 of the files ``exercise``'s sweep reads, by kit path and contents."""
     stem = exercise.split(".", 1)[0]
-    solution = next(path for path in solution_files() if path.stem == stem)
-    files = [*sorted(STARTER_DIR.rglob("*.py")), solution, *_checks_files(stem)]
-    digest = hashlib.sha256(exercise.encode())
-    for path in files:
-        digest.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def read_given_record() -> dict[str, str]:
-    return json.loads(GIVEN_RECORD.read_text(encoding="utf-8")) if GIVEN_RECORD.exists() else {}
-
-
-def write_given_record(update: dict[str, str]) -> None:
-    record = {key: value for key, value in {**read_given_record(), **update}.items() if key in NUMPY_EXERCISES}
-    GIVEN_RECORD.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-
-
-def changed_exercises(record: dict[str, str], current: dict[str, str]) -> list[str]:
-    return sorted(exercise for exercise, digest in current.items() if record.get(exercise) != digest)
+    own = CHECKS_DIR / stem
+    checks = [*CHECKS_DIR.glob("*.py"), *(own.glob("*.py") if own.is_dir() else [CHECKS_DIR / f"{stem}.py"])]
+    files = [*STARTER_DIR.rglob("*.py"), DEFAULT_KIT.solution_path(stem), *checks]
+    return hashlib.sha256(exercise.encode() + b"\0" + sweep._files_digest(files)).hexdigest()
 
 
 def test_no_given_function_answers_an_exercise_a_change_touches(request):
     current = {exercise: given_digest(exercise) for exercise in NUMPY_EXERCISES}
-    changed = changed_exercises(read_given_record(), current)
+    record = sweep.read_record(GIVEN_RECORD)
+    changed = sweep.stale(record, current)
     problems = {exercise: given_code_problems(exercise) for exercise in changed}
     problems = {exercise: found for exercise, found in problems.items() if found}
     assert not problems, "given code answers:\n" + "\n".join(f"{e}: {p}" for e, p in problems.items())
-    if changed and request.config.getoption("--update-sweep-record"):
-        write_given_record({exercise: current[exercise] for exercise in changed})
+    gone = sorted(set(record) - set(current))
+    if (changed or gone) and request.config.getoption("--update-sweep-record"):
+        sweep.write_record(current, GIVEN_RECORD)  # the changed exercises passed just now; the others' digests match
         return
     assert not changed, f"the sweep passed for {changed}, which tests/given_record.json does not hold: {RECORD_UPDATE}"
+    assert not gone, f"tests/given_record.json names exercises that no longer exist {gone}: {RECORD_UPDATE}"
 
 
-def test_the_given_record_follows_what_the_sweep_reads(tmp_path, monkeypatch):
-    exercise = "module_9_reference.pass_at_k_unbiased"
+def test_the_given_record_follows_what_the_sweep_reads(monkeypatch):
     before = {e: given_digest(e) for e in NUMPY_EXERCISES}
-    assert changed_exercises(before, before) == []  # control: the current digests vouch for themselves
-    # a given module's edit (in a copy of the starter) changes every exercise's digest
-    starter = tmp_path / "starter"
-    for path in STARTER_DIR.rglob("*.py"):
-        (starter / path.relative_to(STARTER_DIR)).parent.mkdir(parents=True, exist_ok=True)
-        (starter / path.relative_to(STARTER_DIR)).write_bytes(path.read_bytes())
-    (starter / "module_09" / "grpo_toy.py").write_text("# edited\n", encoding="utf-8")
-    monkeypatch.setattr(sys.modules[__name__], "STARTER_DIR", starter)
+    assert sweep.stale(before, before) == []  # control: the current digests vouch for themselves
+    edited, read_bytes = STARTER_DIR / "module_09" / "grpo_toy.py", Path.read_bytes
+    # a given module's edit (read as edited; nothing in the kit is written) changes every exercise's digest
+    monkeypatch.setattr(Path, "read_bytes", lambda path: b"# edited\n" if path == edited else read_bytes(path))
     after = {e: given_digest(e) for e in NUMPY_EXERCISES}
-    assert changed_exercises(before, after) == sorted(NUMPY_EXERCISES) and exercise in after
+    assert sweep.stale(before, after) == sorted(NUMPY_EXERCISES)
 
 
 @pytest.mark.parametrize("exercise", ["module_9_reference.pass_at_k_unbiased",
