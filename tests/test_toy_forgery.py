@@ -180,7 +180,7 @@ def _old_path(stem: str, toy, loss_fn, case) -> dict:
 def test_control_the_forgery_earns_the_toy_check_on_the_old_path_only(stem):
     spec = spec_for(f"{stem}.{LOSS[stem]}")
     case = next(c for c in spec.cases() if c.kwargs.get("check") == TOY_CHECK)
-    compare, harness = spec.comparison(), spec.call.function
+    compare, harness = spec.comparison(), spec.call.run
     reference = getattr(DEFAULT_KIT.reference_module(stem), LOSS[stem])
     expected = scored(spec, codec.normalise(harness(reference, None, DEFAULT_KIT.starter_module, **case.kwargs)),
                       case, DEFAULT_KIT)
@@ -221,7 +221,7 @@ def test_only_the_kit_models_exact_state_dicts_are_measured():
     spec = spec_for(f"{stem}.{LOSS[stem]}")
     case = next(c for c in spec.cases() if c.kwargs.get("check") == TOY_CHECK)
     reference = getattr(DEFAULT_KIT.reference_module(stem), LOSS[stem])
-    sent = codec.normalise(spec.call.function(reference, None, DEFAULT_KIT.starter_module, **case.kwargs))
+    sent = codec.normalise(spec.call.run(reference, None, DEFAULT_KIT.starter_module, **case.kwargs))
     assert set(scored(spec, sent, case, DEFAULT_KIT)) == {key for key in _published(stem)[""]}
 
     def changed(stage: str, edit) -> dict:
@@ -248,7 +248,7 @@ def test_a_grpo_reply_needs_every_epoch_and_the_final_state():
     spec = spec_for(f"{stem}.{LOSS[stem]}")
     case = next(c for c in spec.cases() if c.kwargs.get("check") == TOY_CHECK)
     reference = getattr(DEFAULT_KIT.reference_module(stem), LOSS[stem])
-    sent = codec.normalise(spec.call.function(reference, None, DEFAULT_KIT.starter_module, **case.kwargs))
+    sent = codec.normalise(spec.call.run(reference, None, DEFAULT_KIT.starter_module, **case.kwargs))
     assert len(sent["epochs"]) == 4 and scored(spec, sent, case, DEFAULT_KIT) is not None
     final = {name: array.astype("float32") for name, array in sent["final"].items()}
     for what, value in {"three epochs": {**sent, "epochs": sent["epochs"][:3]},

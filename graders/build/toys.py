@@ -70,7 +70,7 @@ def toy_references(solutions_dir: Path = SOLUTIONS_DIR) -> dict[str, dict]:
         if not toy_cases:
             continue
         stem, function = exercise.split(".")
-        harness = spec.call.function
+        harness = spec.call.run
         reference = getattr(kit.reference_module(stem), function)
         bands = importlib.import_module(f"graders.checks.{stem}").OUTCOME_BANDS
         runs = []

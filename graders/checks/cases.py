@@ -96,6 +96,12 @@ class Harness:
     returned for a case into what is compared, on both sides alike (the reference's value and the
     learner's, decoded), with the kit's own trusted code: the toy checks return trained parameters, and
     ``score`` measures them (:mod:`graders.checks.toy_scores`), so no metric the worker reports is compared.
+    ``trusted``: ``trusted(fn, starter, **kwargs)``, a TOP-LEVEL function (self-contained like ``function``)
+    that runs the cases whose ``check`` keyword is ``trusted_check`` (the toy experiments). In a worker it
+    runs in a trusted process of its own, where no learner code runs: each call of ``fn`` is answered by
+    the learner's child, gradients included (:mod:`graders.engine.worker.served`), so the trusted copies it
+    holds (another exercise's formula) and its given modules are never in the learner's process; with
+    ``trusted``, ``prelude`` and ``given`` are its own, and ``function`` gets the other cases.
     """
 
     function: Callable
@@ -103,17 +109,34 @@ class Harness:
     given: tuple[str, ...] = ()
     prelude: str = ""  # source run before the harness's, in its namespace (trusted copies it calls)
     score: Callable | None = None  # grader-side: (value, case, kit) -> what is compared (never sent)
+    trusted: Callable | None = None  # the cases of ``trusted_check``, in a process without learner code
+    trusted_check: str = "toy experiment"
 
     @property
     def uses_torch(self) -> bool:
         return self.torch
 
+    def run(self, fn, learner, starter, *args, **kwargs):
+        """The harness called here, in the grader's process (as ``call_case`` calls it from its source)."""
+        if self.trusted is not None and kwargs.get("check") == self.trusted_check:
+            return self.trusted(fn, starter, *args, **kwargs)
+        return self.function(fn, learner, starter, *args, **kwargs)
+
     def describe(self) -> dict:
-        source = inspect.getsource(self.function)
-        if self.prelude:
-            source = f"{self.prelude}\n\n{source}"
-        return {"kind": "harness", "name": self.function.__name__, "source": source, "torch": self.torch,
-                "given": list(self.given)}
+        """The call mode as it travels: ``source`` the function's; with ``trusted``, ``trusted`` holds the
+        trusted part (its prelude, given modules and source), which the grader writes to a file of its own
+        that only the trusted process reads (:func:`graders.engine.judging.calls.learner_call`)."""
+        if self.trusted is None:
+            source = inspect.getsource(self.function)
+            if self.prelude:
+                source = f"{self.prelude}\n\n{source}"
+            return {"kind": "harness", "name": self.function.__name__, "source": source, "torch": self.torch,
+                    "given": list(self.given)}
+        trusted = inspect.getsource(self.trusted)
+        return {"kind": "harness", "name": self.function.__name__, "source": inspect.getsource(self.function),
+                "torch": self.torch, "given": [], "trusted_check": self.trusted_check,
+                "trusted": {"name": self.trusted.__name__, "given": list(self.given),
+                            "source": f"{self.prelude}\n\n{trusted}" if self.prelude else trusted}}
 
 
 @dataclass(frozen=True)

@@ -140,24 +140,11 @@ def dpo_toy_parameters(toy, *, loss_fn, logprob_fn) -> dict:
 
 
 def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradient", **kwargs):
-    """Every check of sequence_logprobs, run on both sides (learner in the worker, reference in the grader).
-
-    - check="value and gradient": ``fn(logits, input_ids, mask)`` and the gradient of
-      ``(out * gradient_weights).sum()`` w.r.t. ``logits``;
-    - check="toy experiment": the starter's given toy DPO experiment with ``fn`` as the
-      log-probability function (of the warm-up and of DPO) and a correct DPO loss written here.
-    """
+    """The value-and-gradient checks of sequence_logprobs, run on both sides (learner in the worker,
+    reference in the grader): ``fn(logits, input_ids, mask)`` and the gradient of
+    ``(out * gradient_weights).sum()`` w.r.t. ``logits``. The toy experiment: :func:`sequence_logprobs_toy`."""
     import torch
-    import torch.nn.functional as F
 
-    if check == "toy experiment":
-        def dpo(policy_chosen, policy_rejected, reference_chosen, reference_rejected, *, beta, label_smoothing=0.0):
-            margin = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
-            losses = (1 - label_smoothing) * F.softplus(-beta * margin) + label_smoothing * F.softplus(beta * margin)
-            return (losses.mean(), (beta * (policy_chosen - reference_chosen)).detach(),
-                    (beta * (policy_rejected - reference_rejected)).detach())
-
-        return dpo_toy_parameters(starter("dpo_toy"), loss_fn=dpo, logprob_fn=fn)
     weights = kwargs.pop("gradient_weights")
     logits = args[0]
     out = fn(*args, **kwargs)
@@ -171,23 +158,16 @@ def sequence_logprobs_checks(fn, learner, starter, *args, check="value and gradi
 
 
 def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **kwargs):
-    """Every check of dpo_loss, run on both sides (learner in the worker, reference in the grader).
+    """The value checks of dpo_loss, run on both sides (learner in the worker, reference in the grader).
 
     - check="loss and gradients": the returned (loss, chosen_rewards, rejected_rewards) and
       d loss / d policy_chosen_logps, d loss / d policy_rejected_logps;
-    - check="rewards detached": 1.0 per returned reward vector that carries no gradient;
-    - check="toy experiment": the starter's given toy DPO experiment with ``fn`` as the loss
-      and a correct sequence log-probability written here (the masked NLL with the causal shift, summed).
+    - check="rewards detached": 1.0 per returned reward vector that carries no gradient.
+
+    The toy experiment: :func:`dpo_loss_toy`.
     """
     import torch
-    import torch.nn.functional as F
 
-    if check == "toy experiment":
-        def logps(logits, input_ids, mask):
-            nll = F.cross_entropy(logits[:, :-1].transpose(1, 2), input_ids[:, 1:], reduction="none")
-            return -(nll * mask).sum(dim=-1)
-
-        return dpo_toy_parameters(starter("dpo_toy"), loss_fn=fn, logprob_fn=logps)
     out = fn(*args, **kwargs)
     parts = tuple(out) if isinstance(out, (tuple, list)) and len(out) == 3 else None
     if check == "rewards detached":
@@ -205,6 +185,34 @@ def dpo_loss_checks(fn, learner, starter, *args, check="loss and gradients", **k
         grads = {name: torch.zeros_like(args[i]) if computed[i] is None else computed[i]
                  for i, name in enumerate(("policy_chosen_logps", "policy_rejected_logps"))}
     return {"value": out, "grad": grads}
+
+
+def sequence_logprobs_toy(fn, starter, *args, check=None, **kwargs):
+    """The toy experiment of sequence_logprobs (a trusted case: never in the learner's process): the
+    starter's given toy DPO experiment with ``fn`` as the log-probability function (of the warm-up and of
+    DPO) and a correct DPO loss written here; returns :func:`dpo_toy_parameters`."""
+    import torch.nn.functional as F
+
+    def dpo(policy_chosen, policy_rejected, reference_chosen, reference_rejected, *, beta, label_smoothing=0.0):
+        margin = (policy_chosen - reference_chosen) - (policy_rejected - reference_rejected)
+        losses = (1 - label_smoothing) * F.softplus(-beta * margin) + label_smoothing * F.softplus(beta * margin)
+        return (losses.mean(), (beta * (policy_chosen - reference_chosen)).detach(),
+                (beta * (policy_rejected - reference_rejected)).detach())
+
+    return dpo_toy_parameters(starter("dpo_toy"), loss_fn=dpo, logprob_fn=fn)
+
+
+def dpo_loss_toy(fn, starter, *args, check=None, **kwargs):
+    """The toy experiment of dpo_loss (a trusted case: never in the learner's process): the starter's
+    given toy DPO experiment with ``fn`` as the loss and a correct sequence log-probability written here
+    (the masked NLL with the causal shift, summed); returns :func:`dpo_toy_parameters`."""
+    import torch.nn.functional as F
+
+    def logps(logits, input_ids, mask):
+        nll = F.cross_entropy(logits[:, :-1].transpose(1, 2), input_ids[:, 1:], reduction="none")
+        return -(nll * mask).sum(dim=-1)
+
+    return dpo_toy_parameters(starter("dpo_toy"), loss_fn=fn, logprob_fn=logps)
 
 
 _PRELUDE = inspect.getsource(dpo_toy_parameters)
@@ -242,7 +250,8 @@ def _drawn_sequence_case(seed: int) -> Case:
 
 @exercise(f"{M}.sequence_logprobs",
           edges=declare("extremes", "zeros_and_empties", "dtypes", ties_and_near_ties=NO_TIES, boundaries="no domain parameter: a mask of False is zeros_and_empties", large_padding="padding positions hold ordinary logits and id 0 (the toy batch), masked out", number_formats=NO_TEXT),
-          points=3, call=Harness(sequence_logprobs_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics), timeout=60,
+          points=3, call=Harness(sequence_logprobs_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics,
+                       trusted=sequence_logprobs_toy), timeout=60,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _sequence_logprobs():
     # --- public: the rows of starter/module_08/test_module_8_training.py
@@ -312,7 +321,8 @@ def _drawn_pair_case(seed: int) -> Case:
 
 @exercise(f"{M}.dpo_loss",
           edges=declare("extremes", "zeros_and_empties", "dtypes", ties_and_near_ties=NO_TIES, boundaries="label_smoothing in [0, 0.5): 0 is every plain row, 0.5 a refusal row; beta > 0 is open", large_padding=NO_PADDING, number_formats=NO_TEXT),
-          points=4, call=Harness(dpo_loss_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics), timeout=60,
+          points=4, call=Harness(dpo_loss_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics,
+                       trusted=dpo_loss_toy), timeout=60,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _dpo_loss():
     # --- public: the rows of starter/module_08/test_module_8_training.py

@@ -13,7 +13,12 @@ A call mode is a plain dict (it travels in the job file):
   (:mod:`graders.engine.judging.answers`);
 - ``{"kind": "harness", "name": ..., "source": ...}``: the harness function
   (source text, exec'd once per process) called as
-  ``harness(fn, module, starter, *args, **kwargs)``.
+  ``harness(fn, module, starter, *args, **kwargs)``; with ``"trusted": {"name", "source", "given"}``
+  and ``"trusted_check"``, the cases whose ``check`` keyword is ``trusted_check`` call
+  ``trusted(fn, starter, *args, **kwargs)`` instead (:func:`is_trusted`). A worker never runs those in
+  the learner's child: it serves the learner's function to a trusted process
+  (:mod:`graders.engine.worker.served`), and the child's copy of the call mode has no ``trusted`` part
+  (:func:`learner_call`).
 """
 
 from __future__ import annotations
@@ -37,6 +42,33 @@ def harness_function(call: dict):
         exec(compile(source, f"<harness {call['name']}>", "exec"), namespace)  # noqa: S102 - kit code
         _HARNESS_CACHE[source] = namespace[call["name"]]
     return _HARNESS_CACHE[source]
+
+
+def is_trusted(call: dict, kwargs) -> bool:
+    """Whether a case (its ``kwargs``, decoded or as encoded) is one of its harness's trusted cases."""
+    check = call.get("trusted_check")
+    return bool(check) and isinstance(kwargs, dict) and kwargs.get("check") == check
+
+
+def encoded_check(kwargs) -> str | None:
+    """The ``check`` keyword of a case's kwargs as :class:`graders.engine.values.codec.Encoder` wrote them
+    (``{"__dict__": [[key, value], ...]}``; a string encodes as itself), without decoding anything else."""
+    pairs = kwargs.get("__dict__") if isinstance(kwargs, dict) else None
+    if not isinstance(pairs, list):
+        return None
+    return next((pair[1] for pair in pairs if isinstance(pair, list) and len(pair) == 2 and pair[0] == "check"
+                 and isinstance(pair[1], str)), None)
+
+
+def trusted_positions(entry: dict) -> list[int]:
+    """The positions of a job entry's trusted cases: their ``check`` keyword is the harness's ``trusted_check``."""
+    check = entry["call"].get("trusted_check")
+    return [i for i, case in enumerate(entry["cases"]) if check and encoded_check(case["kwargs"]) == check]
+
+
+def learner_call(call: dict) -> dict:
+    """A call mode as the learner's child gets it: without its trusted part (see the module's docstring)."""
+    return {key: value for key, value in call.items() if key != "trusted"}
 
 
 def _tensor_inputs(args: tuple, kwargs: dict) -> dict[str, object]:
@@ -71,6 +103,8 @@ def call_case(call: dict, function, module, starter, args: tuple, kwargs: dict, 
             grads = dict(zip(tensors, computed))
         return {"value": value, "grad": grads}
     if kind == "harness":
+        if is_trusted(call, kwargs) and "trusted" in call:
+            return harness_function(call["trusted"])(function, starter, *args, **kwargs)
         return harness_function(call)(function, module, starter, *args, **kwargs)
     raise ValueError(f"unknown call mode {kind!r}")
 

@@ -12,6 +12,7 @@ values (:mod:`graders.engine.judging.references`), and each exercise is judged
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import queue
 import shutil
@@ -128,7 +129,13 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
                  "cases": encoded, "timeout": float(options.timeout or spec.timeout), "torch": torch_used}
         entries.append(entry)
         exercise.digest = cases_digest(entry, encoder.arrays)
-        bundles.write_bundle(job_dir / f"ex_{exercise.index}", entry, encoder.arrays)
+        # the learner's child reads ex_<i> (through its parent); a harness's trusted part (its toy experiment,
+        # with another exercise's formula) goes to a file of its own that only the trusted process reads
+        bundles.write_bundle(job_dir / f"ex_{exercise.index}", {**entry, "call": calls.learner_call(entry["call"])},
+                             encoder.arrays)
+        if "trusted" in entry["call"]:
+            (job_dir / f"trusted_{exercise.index}.json").write_text(json.dumps(entry["call"]["trusted"]),
+                                                                     encoding="utf-8")
     # the given code travels inside the job (the starter's given modules, which learner files import and
     # harnesses run): workers never open the kit's starter/ folder, nor take a given module from a submission
     given_sources = {name: kit.starter_path(name).read_text(encoding="utf-8")

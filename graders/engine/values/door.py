@@ -58,6 +58,15 @@ class Refusal(str):
     ``result_unreadable`` feedback)."""
 
 
+class ServedCase(Struct, forbid_unknown_fields=True):
+    """A trusted case's outcome as the worker's trusted process reported it (its result JSON and arrays:
+    read by :func:`read_served`)."""
+
+    position: Index
+    result: str
+    arrays: msgspec.Raw = msgspec.Raw(b"null")
+
+
 class Event(Struct, forbid_unknown_fields=True):
     """One event line of a worker: exactly one of the kind fields is set (:attr:`kind`)."""
 
@@ -74,6 +83,9 @@ class Event(Struct, forbid_unknown_fields=True):
     # writes only inside ``result`` and ``arrays``): per case, the array nodes whose values changed
     inputs_changed: Union[Annotated[list[Annotated[list[Index], Meta(max_length=MAX_ITEMS)]],
                                     Meta(max_length=MAX_CASES)], UnsetType] = UNSET
+    # the trusted process's outcomes of the exercise's trusted cases (the parent attaches them; the child
+    # holds no end of that process's pipe): the grader takes a trusted case's value only from here
+    served: Union[Annotated[list[ServedCase], Meta(max_length=MAX_CASES)], UnsetType] = UNSET
     crashed: Union[Index, UnsetType] = UNSET
     stem: Name = ""
     during: Literal["load", "exercise", ""] = ""
@@ -311,3 +323,22 @@ def _described(root, walk: _Walk) -> None:
                     raise ValueError("a malformed type description")
             elif type(item) is not str or len(item) > MAX_NAME:
                 raise ValueError("a malformed type description")
+
+
+def read_served(served: list[ServedCase], positions: list[int], prefix: str = "t") -> tuple[dict, dict] | Refusal:
+    """A ``done`` event's served cases as ``({position: case}, arrays)``, each case read as
+    :func:`read_result` reads one (one case per report, at one of the exercise's trusted ``positions``,
+    each position once; array names start with ``prefix``, which a child's never do), or why refused."""
+    cases, arrays = {}, {}
+    for item in served:
+        if item.position not in positions or item.position in cases:
+            return Refusal(f"a served case at position {item.position}")
+        read = read_result(item.result, item.arrays, 1)
+        if isinstance(read, Refusal):
+            return read
+        payload, found = read
+        if len(payload["cases"]) != 1 or not all(name.startswith(prefix) for name in found) \
+                or set(found) & set(arrays):
+            return Refusal("a malformed served case")
+        cases[item.position], arrays = payload["cases"][0], {**arrays, **found}
+    return cases, arrays

@@ -78,7 +78,8 @@ class Child:
     A harness's exercise always has a child of its own (:meth:`Parent.groups`).
     """
 
-    def __init__(self, parent, indices: list[int], stem: str, scratch: Path, write_fd: int, shared) -> None:
+    def __init__(self, parent, indices: list[int], stem: str, scratch: Path, write_fd: int, shared,
+                 channel=None) -> None:
         self.parent = parent
         # the parent's shared inputs (:class:`graders.engine.worker.parent.Shared`): the exercises it read for
         # this child, and (unless the job turns it off) their array inputs in a region it reads back
@@ -92,14 +93,28 @@ class Child:
         self.starters: dict[str, object] = {}
         self.kept: dict[str, tuple[dict, dict]] = {}  # given module -> its kept state from the job
         self.fence: sandbox.Fence | None = None
+        # the pipe pair to the trusted process that runs these exercises' trusted cases (the toy experiments):
+        # this child serves the learner's function to it (graders.engine.worker.served); None: it has none
+        self.channel = channel
 
     def report(self, **event) -> None:
         _write_line(self.write_fd, event)
 
     def run(self) -> None:
-        parent = self.parent
         exercises = list(self.shared.exercises)
-        needed = {name for exercise, _ in exercises for name in exercise["call"].get("given", ())}
+        self.enter({name for exercise, _ in exercises for name in exercise["call"].get("given", ())})
+        for exercise, _ in exercises:
+            self.load_given(exercise["call"].get("given", ()))
+        module = self.load()
+        if module is not None:
+            for number, (exercise, inputs) in enumerate(exercises):
+                self.run_exercise(module, exercise, inputs, number)
+
+    def enter(self, needed: set[str], learner_files: bool = True) -> None:
+        """Everything before the first given module loads: the scratch folder, the files, the confinement,
+        the import path, the audit hook; then the sandbox report. ``needed``: the given modules whose kept
+        state (an earlier batch's warm-ups) is read now, while the job can still be read."""
+        parent = self.parent
         self.kept = {name: bundles.read_bundle(parent.job_dir / f"given_{name}")  # read now: confined, it cannot
                      for name in parent.job.get("given_state", ()) if name in needed}
         settings = parent.job["sandbox"]
@@ -111,7 +126,7 @@ class Child:
             root.mkdir(mode=0o700, exist_ok=True)
         for folder in ("files", "given", "work"):
             (self.scratch / folder).mkdir(exist_ok=True)
-        for source in (parent.sub_dir / "files").glob("*.py"):
+        for source in (parent.sub_dir / "files").glob("*.py") if learner_files else ():
             shutil.copyfile(source, self.files_dir / source.name)
         for name, text in parent.job.get("given_sources", {}).items():
             (self.given_dir / f"{name}.py").write_text(text, encoding="utf-8")
@@ -129,14 +144,8 @@ class Child:
             p for p in sys.path if p and os.path.realpath(p) != root and not self.fence.path_is_forbidden(p)]
         sandbox.install_audit_hook(self.fence)
         self.report(sandbox=layers, identity=parent.identity)  # before any learner code runs
-        for exercise, _ in exercises:
-            self.load_given(exercise)
-        module = self.load()
-        if module is not None:
-            for number, (exercise, inputs) in enumerate(exercises):
-                self.run_exercise(module, exercise, inputs, number)
 
-    def load_given(self, exercise: dict) -> None:
+    def load_given(self, names) -> None:
         """The harness's own copies of the given modules it declares, loaded before any learner code runs.
 
         They are then taken out of ``sys.modules``: learner code finds them under no name (its own
@@ -145,7 +154,7 @@ class Child:
         from graders.loader import load_module
 
         files = {name: self.given_dir / f"{name}.py" for name in self.parent.job.get("given_sources", {})}
-        for name in exercise["call"].get("given", ()):
+        for name in names:
             self.starters[name] = load_module(files[name], f"{HARNESS_PREFIX}{name}", given=files)
             if name in self.kept:  # an earlier batch's warm-ups of the same code
                 bundles.fill_kept_state(self.starters[name], *self.kept[name])
@@ -190,6 +199,9 @@ class Child:
             result["missing"] = f"{self.stem}.py has no function {name}"
         else:
             for position, case in enumerate(exercise["cases"]):
+                if calls.encoded_check(case["kwargs"]) == exercise["call"].get("trusted_check", False):
+                    result["cases"].append(self.serve_case(function, number, position))
+                    continue
                 outcome = self.run_case(exercise, function, module, case, inputs, encoder,
                                         self.shared_views(exercise, number, position, case))
                 result["cases"].append(outcome)
@@ -200,6 +212,25 @@ class Child:
                     break
         result["violations"] = [str(v)[:2000] for v in self.fence.take_violations()][:64]
         self.report(result=dumps(result), arrays=bundles.pack_blob(encoder.arrays))
+
+    def serve_case(self, function, number: int, position: int) -> dict:
+        """A trusted case: serve ``function`` to the trusted process while it runs the case
+        (:func:`graders.engine.worker.served.serve`). The outcome is a placeholder with what the function
+        printed: the grader takes the case's value from the trusted process, never from here."""
+        from graders.engine.worker import served
+
+        capture = CappedWriter()
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = capture
+        try:
+            if self.channel is not None:
+                served.serve(function, self.channel, [number, position],
+                             lambda exc: describe_exception(exc, self.files_dir))
+        except BaseException:  # noqa: BLE001 - the channel broke: the trusted process reports nothing for it
+            pass
+        finally:
+            sys.stdout, sys.stderr = saved
+        return {"outcome": "ok", "value": None, "type": codec.type_of(None), "output": capture.text()}
 
     def shared_views(self, exercise: dict, number: int, position: int, case: dict):
         """Case ``position`` of this child's exercise ``number``: its array inputs as views of the parent's

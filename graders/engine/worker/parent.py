@@ -83,7 +83,10 @@ from pathlib import Path
 from graders.engine.sandbox import closed_root, confine
 from graders.engine.sandbox.libc import libc as _libc
 from graders.engine.values import shared_inputs
+from graders.engine.judging import calls
+from graders.engine.worker import served
 from graders.engine.worker.child import Child, read_exercise
+from graders.engine.worker.trusted import Trusted
 from graders.engine.worker.process import CpuClock, closed_root_folder, kill_descendants, _write_line
 
 
@@ -111,6 +114,56 @@ class Shared:
         if self.region is None:
             return None
         return shared_inputs.changed(self.region, self.layout[number], self.exercises[number][1])
+
+
+class TrustedReports:
+    """What the trusted process reports on its pipe: per exercise number, its served cases' outcomes, read as
+    they come (so it never blocks on a full pipe) and taken when the child's result for the exercise comes."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+        self.fds = [] if fd is None else [fd]
+        self.buffer = bytearray()
+        self.size = 0
+        self.cases: dict[int, list[dict]] = {}
+        if fd is not None:
+            os.set_blocking(fd, False)
+
+    def read(self) -> None:
+        """Everything the trusted process has written so far (at most MAX_CHILD_BYTES in all)."""
+        while self.fds:
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                return
+            self.size += len(chunk)
+            if not chunk or self.size > MAX_CHILD_BYTES:
+                self.close()
+                return
+            self.buffer += chunk
+            while (end := self.buffer.find(b"\n")) >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[:end + 1]
+                try:
+                    event = json.loads(line.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError, RecursionError):
+                    continue
+                if isinstance(event, dict) and isinstance(event.get("served"), int):
+                    self.cases.setdefault(event["served"], []).append(
+                        {"position": event.get("position"), "result": event.get("result"),
+                         "arrays": event.get("arrays")})
+
+    def take(self, number: int) -> list[dict] | None:
+        """The served cases of the child's exercise ``number`` (None: these exercises have no trusted process)."""
+        if self.fd is None:
+            return None
+        self.read()
+        return self.cases.pop(number, [])
+
+    def close(self) -> None:
+        if self.fds:
+            os.close(self.fd)
+            self.fds = []
 
 
 class Parent:
@@ -175,23 +228,29 @@ class Parent:
         # (at most the memory the child's learner code is granted: the region is in its address space)
         shared = Shared(self.job_dir, indices, bool(self.job.get("shared_inputs")),
                         int(self.job["sandbox"].get("memory_bytes") or shared_inputs.MAX_SHARED_BYTES))
+        # a harness's trusted cases run in a process of their own, the learner's function served to it by the
+        # child over a pipe pair (graders.engine.worker.served): the pair is made before either fork
+        trusted = any(calls.trusted_positions(exercise) for exercise, _ in shared.exercises)
+        pair = (os.pipe(), os.pipe()) if trusted else None  # (to the child, to the trusted process)
         read_fd, write_fd = os.pipe()
         self.emit(load=stem)
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            os.close(read_fd)
-            os.close(self.events_fd)  # the child speaks only through its own pipe, never for another exercise
-            code = 0
-            try:
-                Child(self, indices, stem, scratch, write_fd, shared).run()
-            except BaseException:  # noqa: BLE001 - the kit's own failure in the child: say so on stderr
-                traceback.print_exc(file=sys.__stderr__)
-                code = 70
-            sys.__stderr__.flush()
-            os._exit(code)
+        pid = self.fork(lambda: Child(self, indices, stem, scratch, write_fd, shared,
+                                  served.Lines(pair[0][0], pair[1][1]) if pair else None).run(),
+                    closing=[read_fd, *((pair[0][1], pair[1][0]) if pair else ())])
         os.close(write_fd)
-        clock = CpuClock(pid)
-        stage, finished, over_budget = self.relay(indices, stem, read_fd, clock, shared)
+        pids, trusted_fd = [pid], None
+        if pair:  # made after the child's fork: the child holds no end of the trusted process's pipe
+            trusted_fd, trusted_write = os.pipe()
+            trusted_scratch = self.sub_dir / "scratch" / f"{indices[0]}t"
+            trusted_scratch.mkdir(mode=0o700, exist_ok=True)
+            pids.append(self.fork(lambda: Trusted(self, indices, trusted_scratch, trusted_write, shared,
+                                              served.Lines(pair[1][0], pair[0][1])).run(),
+                              closing=[read_fd, trusted_fd, pair[0][0], pair[1][1]]))
+            os.close(trusted_write)
+            for fd in (*pair[0], *pair[1]):
+                os.close(fd)
+        clock = CpuClock(*pids)  # the budget counts both: the toy's own work is the exercise's too
+        stage, finished, over_budget = self.relay(indices, stem, read_fd, clock, shared, trusted_fd)
         clock.kill()  # it has nothing more to say: a child that closed its pipe, or one still spinning threads
         status = self.clean_up(pid)  # after its last result, runs no longer than it takes to be killed
         left: list[tuple[int, str]] = []
@@ -202,9 +261,27 @@ class Parent:
             self.emit(crashed=indices[finished], stem=stem, during="load" if stage == "load" else "exercise",
                       code=None if over_budget else code, cpu_timeout=over_budget)
             left = [(index, stem) for index in indices[finished + 1:]]
-        shutil.rmtree(scratch, ignore_errors=True)
-        shutil.rmtree(closed_root_folder(scratch), ignore_errors=True)
+        for folder in (scratch, scratch.with_name(f"{indices[0]}t")):
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(closed_root_folder(folder), ignore_errors=True)
         return left
+
+    def fork(self, body, closing: list[int]) -> int:
+        """Fork a process that closes ``closing`` and the events pipe, runs ``body`` and exits (70 and a
+        traceback on stderr when the kit itself failed there); returns its pid."""
+        pid = os.fork()
+        if pid == 0:  # never returns
+            for fd in (*closing, self.events_fd):  # it speaks only through its own pipe, never for another
+                os.close(fd)
+            code = 0
+            try:
+                body()
+            except BaseException:  # noqa: BLE001 - the kit's own failure in the process: say so on stderr
+                traceback.print_exc(file=sys.__stderr__)
+                code = 70
+            sys.__stderr__.flush()
+            os._exit(code)
+        return pid
 
     def budget(self, stage: str, index: int) -> float | None:
         """CPU seconds the child may spend on ``stage`` (its load, or exercise ``index``); None: no budget."""
@@ -213,7 +290,7 @@ class Parent:
         return self.job.get("timeouts", {}).get(str(index))
 
     def relay(self, indices: list[int], stem: str, fd: int, clock: "CpuClock",
-              shared: Shared) -> tuple[str, int, bool]:
+              shared: Shared, trusted_fd: int | None = None) -> tuple[str, int, bool]:
         """Forward the child's reports, labelled with the exercises it was started for, in order, and hold
         it to its CPU-time budget: the load's, then each exercise's own.
 
@@ -226,20 +303,23 @@ class Parent:
         stage, finished = "load", 0
         buffer = bytearray()
         limit, start = self.budget("load", indices[0]), clock.read()
+        trusted = TrustedReports(trusted_fd)
         with os.fdopen(fd, "rb", buffering=0) as pipe:
             while True:
                 if limit is not None and clock.read() - start > limit:
                     clock.kill()
+                    trusted.close()
                     return stage, finished, True
-                ready, _, _ = select.select([pipe], [], [], CPU_POLL_SECONDS)
-                if not ready:
+                ready, _, _ = select.select([pipe, *trusted.fds], [], [], CPU_POLL_SECONDS)
+                if trusted_fd in ready:
+                    trusted.read()
+                if pipe not in ready:
                     continue
                 chunk = pipe.read(1 << 20)
-                if not chunk:
+                if not chunk or len(buffer) + len(chunk) > MAX_CHILD_BYTES:
+                    trusted.close()
                     return stage, finished, False
                 buffer += chunk
-                if len(buffer) > MAX_CHILD_BYTES:
-                    return stage, finished, False
                 while (end := buffer.find(b"\n")) >= 0:
                     line = bytes(buffer[:end])
                     del buffer[:end + 1]
@@ -266,10 +346,15 @@ class Parent:
                     elif "result" in event and stage == "exercise":
                         # the inputs as this process reads them back, beside what the child says
                         changed = shared.changed(finished)
+                        # and the trusted process's outcomes of its trusted cases, written before it let the
+                        # child go on: all of them are in its pipe by now
+                        served_cases = trusted.take(finished)
                         self.emit(done=indices[finished], result=event["result"], arrays=event.get("arrays"),
-                                  **({} if changed is None else {"inputs_changed": changed}))
+                                  **({} if changed is None else {"inputs_changed": changed}),
+                                  **({} if served_cases is None else {"served": served_cases}))
                         finished += 1
                         if finished == len(indices):
+                            trusted.close()
                             return "done", finished, False
                         limit, start = self.budget(stage, indices[finished]), clock.read()
                         self.emit(start=indices[finished])

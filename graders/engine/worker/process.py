@@ -50,30 +50,33 @@ def closed_root_folder(scratch: Path) -> Path:
 
 
 class CpuClock:
-    """The CPU time a child has used: user + system seconds of all its threads, and of children it waited
-    for (``/proc/<pid>/stat`` fields 14-17). ``works`` is False where ``/proc`` cannot tell (not Linux)."""
+    """The CPU time processes have used together: user + system seconds of all their threads, and of children
+    they waited for (``/proc/<pid>/stat`` fields 14-17). ``works`` is False where ``/proc`` cannot tell."""
 
     TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
+    def __init__(self, *pids: int) -> None:
+        self.pids = pids
         self.works = True
         self.read()
 
     def read(self) -> float:
-        try:
-            with open(f"/proc/{self.pid}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-            return sum(int(fields[i]) for i in (11, 12, 13, 14)) / self.TICKS
-        except (OSError, IndexError, ValueError):
-            self.works = False
-            return 0.0
+        total = 0.0
+        for pid in self.pids:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+                total += sum(int(fields[i]) for i in (11, 12, 13, 14)) / self.TICKS
+            except (OSError, IndexError, ValueError):
+                self.works = False
+        return total
 
     def kill(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        for pid in self.pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def kill_descendants() -> None:
