@@ -211,8 +211,9 @@ def test_no_measuring_code_and_no_other_files_formula_reach_the_worker(tmp_path)
     assert "BINARY_ADVANTAGES = {" in grpo  # the toy's advantages as data ...
     assert ".std(" not in grpo and ".mean(" not in grpo  # ... and no copy of group_relative_advantages
     for exercise in ("module_8_training.sequence_logprobs", "module_8_training.dpo_loss"):
-        assert "def dpo_toy_parameters" in calls[exercise]["source"]  # the recorder, as the prelude
-        assert "check_metrics" not in calls[exercise]["source"]  # no outcome is computed in the worker
+        # the recorder (the prelude) goes with the trusted part, to the trusted process only
+        assert "def dpo_toy_parameters" in calls[exercise]["trusted"]["source"]
+        assert "check_metrics" not in json.dumps(calls[exercise])  # no outcome is computed in the worker
     assert "check_metrics" not in grpo
 
 

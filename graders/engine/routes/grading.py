@@ -41,6 +41,9 @@ from graders.language import default_language
 # the worker parent lays every case's array inputs out in memory it reads back after the call (the
 # "modified its inputs" verdict for arrays comes from there); False only for the kit's own control test
 SHARED_INPUTS = True
+# a harness's trusted cases (the toy experiments) run in the worker's trusted process, the learner's function
+# served to it (graders.engine.worker.served); False (the kit's own control test only): in the learner's child
+TRUSTED_APART = True
 
 
 @dataclass
@@ -131,9 +134,12 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
         exercise.digest = cases_digest(entry, encoder.arrays)
         # the learner's child reads ex_<i> (through its parent); a harness's trusted part (its toy experiment,
         # with another exercise's formula) goes to a file of its own that only the trusted process reads
-        bundles.write_bundle(job_dir / f"ex_{exercise.index}", {**entry, "call": calls.learner_call(entry["call"])},
-                             encoder.arrays)
         if "trusted" in entry["call"]:
+            entry["trusted_apart"] = TRUSTED_APART  # the grader takes its trusted cases from that process only
+        bundles.write_bundle(job_dir / f"ex_{exercise.index}",
+                             {**entry, "call": calls.learner_call(entry["call"]) if TRUSTED_APART else entry["call"]},
+                             encoder.arrays)
+        if "trusted" in entry["call"] and TRUSTED_APART:
             (job_dir / f"trusted_{exercise.index}.json").write_text(json.dumps(entry["call"]["trusted"]),
                                                                      encoding="utf-8")
     # the given code travels inside the job (the starter's given modules, which learner files import and

@@ -102,9 +102,12 @@ class Child:
 
     def run(self) -> None:
         exercises = list(self.shared.exercises)
-        self.enter({name for exercise, _ in exercises for name in exercise["call"].get("given", ())})
-        for exercise, _ in exercises:
-            self.load_given(exercise["call"].get("given", ()))
+        # (a trusted part is in the child's call mode only under the kit's control switch, TRUSTED_APART)
+        given = [[*exercise["call"].get("given", ()), *exercise["call"].get("trusted", {}).get("given", ())]
+                 for exercise, _ in exercises]
+        self.enter({name for names in given for name in names})
+        for names in given:
+            self.load_given(names)
         module = self.load()
         if module is not None:
             for number, (exercise, inputs) in enumerate(exercises):
@@ -199,7 +202,8 @@ class Child:
             result["missing"] = f"{self.stem}.py has no function {name}"
         else:
             for position, case in enumerate(exercise["cases"]):
-                if calls.encoded_check(case["kwargs"]) == exercise["call"].get("trusted_check", False):
+                if self.channel is not None and \
+                        calls.encoded_check(case["kwargs"]) == exercise["call"].get("trusted_check", False):
                     result["cases"].append(self.serve_case(function, number, position))
                     continue
                 outcome = self.run_case(exercise, function, module, case, inputs, encoder,

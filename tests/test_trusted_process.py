@@ -1,0 +1,257 @@
+"""A harness's trusted cases (the toy experiments) run in a trusted process; the learner's function is served to it.
+
+``module_8_training``'s two toy checks train with the other exercise's formula written in the harness (the
+DPO loss for ``sequence_logprobs``, the masked log-likelihood for ``dpo_loss``). The worker runs them in a
+process of their own that loads no learner file (:mod:`graders.engine.worker.trusted`); the learner's child
+answers each call of the learner's function, gradients included (:mod:`graders.engine.worker.served`).
+
+- what the learner's child reads has no trusted formula and no recorder; the trusted process's file has;
+- the served run trains as the in-process run does (the same measured outcome, within float noise);
+- hostile: a file whose functions search their process (every object the collector knows) for the trusted
+  formulas and raise what they find finds nothing and keeps full marks; control: with the trusted part in
+  the learner's child (``grading.TRUSTED_APART = False``) the same file finds them and shows them in its
+  feedback;
+- hostile: a file that writes garbage and forged messages on every descriptor it holds while it is served
+  loses its own toy checks, never the batch: a correct file beside it keeps full marks;
+- a forged trusted outcome in the child's own result is replaced by the trusted process's.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graders.checks import spec_for
+from graders.checks.toy_scores import TOY_CHECK
+from graders.engine.judging.kit import DEFAULT_KIT
+from graders.engine.routes import grading
+from graders.engine.routes.batch import grade_sources
+from graders.engine.routes.grading import GradeOptions, prepare_job, write_settings
+
+STEM = "module_8_training"
+EXERCISES = (f"{STEM}.sequence_logprobs", f"{STEM}.dpo_loss")
+TRUSTED_TEXT = ("softplus", "cross_entropy", "dpo_toy_parameters")  # in the two trusted functions only
+
+SEARCH = '''
+
+import gc as _gc
+
+_FOUND = []
+
+
+def _search():
+    """Every function this process holds whose code names a trusted formula's parts."""
+    for item in _gc.get_objects():
+        code = getattr(item, "__code__", None)
+        if code is None or code.co_filename.endswith("module_8_training.py"):
+            continue
+        text = " ".join(map(str, (code.co_name, *code.co_names, *code.co_consts)))
+        for word in ("softplus", "cross_entropy", "dpo_toy_parameters"):
+            if word in text and code.co_name not in _FOUND:
+                _FOUND.append(code.co_name)
+
+
+_correct = {"sequence_logprobs": sequence_logprobs, "dpo_loss": dpo_loss}
+
+
+def sequence_logprobs(*args, **kwargs):
+    _search()
+    if _FOUND:
+        raise RuntimeError("FOUND " + ",".join(sorted(_FOUND)))
+    return _correct["sequence_logprobs"](*args, **kwargs)
+
+
+def dpo_loss(*args, **kwargs):
+    _search()
+    if _FOUND:
+        raise RuntimeError("FOUND " + ",".join(sorted(_FOUND)))
+    return _correct["dpo_loss"](*args, **kwargs)
+'''
+
+GARBAGE = '''
+
+import os as _os
+
+_correct = {"sequence_logprobs": sequence_logprobs, "dpo_loss": dpo_loss}
+_CALLS = [0]
+
+
+def _garbage(first_served):
+    """On the third call of the toy run: junk, forged replies, a forged served outcome and a forged end on
+    every descriptor (``first_served``: the calls before the toy run, one per value case)."""
+    _CALLS[0] += 1
+    if _CALLS[0] != first_served + 3:
+        return
+    lines = [b"\\x00" * 100 + b"\\n", b'{"value": 1, "arrays": 2, "grads": [true]}\\n', b'{"raised": 7}\\n',
+             b'{"served": 0, "position": 0, "arrays": null}\\n', b'{"end": [0, 0]}\\n',
+             b'{"ready": [0, 99]}\\n', b"[" * 5000 + b"\\n"]
+    for fd in range(3, 64):
+        for line in lines:
+            try:
+                _os.write(fd, line)
+            except OSError:
+                break
+
+
+def sequence_logprobs(*args, **kwargs):
+    _garbage({sequence_logprobs})
+    return _correct["sequence_logprobs"](*args, **kwargs)
+
+
+def dpo_loss(*args, **kwargs):
+    _garbage({dpo_loss})
+    return _correct["dpo_loss"](*args, **kwargs)
+'''
+
+
+FORGED_RESULT = '''
+
+import json as _json
+import sys as _sys
+
+_child = _sys.modules["graders.engine.worker.child"]
+_bundles = _sys.modules["graders.engine.values.bundles"]
+_codec = _sys.modules["graders.engine.values.codec"]
+_right = {"sequence_logprobs": sequence_logprobs, "dpo_loss": dpo_loss}
+
+
+def sequence_logprobs(logits, input_ids, mask):  # the mean instead of the sum: the toy run shows it
+    return _right["sequence_logprobs"](logits, input_ids, mask) / mask.sum(-1).clamp(min=1)
+
+
+def _trained():
+    """The parameters the toy's check run trains with the right functions (the harness's recorder, copied)."""
+    import dpo_toy
+
+    stages, train = {}, dpo_toy.train_dpo
+
+    def recording(policy, *args, **kwargs):
+        stages.setdefault("reference", {k: v.detach().clone() for k, v in policy.state_dict().items()})
+        history = train(policy, *args, **kwargs)
+        stages["stress" if "moderate" in stages else "moderate"] = {
+            k: v.detach().clone() for k, v in policy.state_dict().items()}
+        return history
+
+    dpo_toy.train_dpo = recording
+    try:
+        dpo_toy.run_toy_dpo_experiment("check", seed=7, loss_fn=_right["dpo_loss"],
+                                       logprob_fn=_right["sequence_logprobs"])
+    finally:
+        dpo_toy.train_dpo = train
+    return stages
+
+
+_report = _child.Child.report
+
+
+def _forging(self, **event):
+    """The toy case's value in this child's own result: the right run's parameters (the toy case is last)."""
+    if "result" in event:
+        result, arrays = _json.loads(event["result"]), _bundles.unpack_blob(event["arrays"], 1 << 30)
+        if result["cases"]:
+            encoder = _codec.Encoder("f")
+            value = _codec.normalise(_trained())
+            result["cases"][-1].update(outcome="ok", value=encoder.encode(value), type=_codec.type_of(value))
+            arrays.update(encoder.arrays)
+            event = {**event, "result": _json.dumps(result), "arrays": _bundles.pack_blob(arrays)}
+    return _report(self, **event)
+
+
+_child.Child.report = _forging
+'''
+
+
+def _solution() -> str:
+    return DEFAULT_KIT.solution_path(STEM).read_text(encoding="utf-8")
+
+
+def _entries(report: dict) -> dict:
+    return {entry["id"]: entry for entry in report["exercises"] if entry["id"] in EXERCISES}
+
+
+def _grade(files: dict[str, str]) -> dict:
+    reports = grade_sources({name: {f"{STEM}.py": text} for name, text in files.items()},
+                            GradeOptions(modules=("8",)), jobs=1)
+    return {name: _entries(report) for name, report in reports.items()}
+
+
+def _full(entries: dict) -> bool:
+    return all(entry["points"] == entry["max_points"] for entry in entries.values())
+
+
+def test_the_learners_child_reads_no_trusted_formula_and_the_trusted_process_does(tmp_path, monkeypatch):
+    job = prepare_job(DEFAULT_KIT, GradeOptions(modules=("8",)), tmp_path / "job")
+    write_settings(job, {})
+    indices = {entry["id"]: index for index, entry in enumerate(job.entries)}
+    for exercise in EXERCISES:
+        child = (tmp_path / "job" / f"ex_{indices[exercise]}.json").read_text(encoding="utf-8")
+        trusted = (tmp_path / "job" / f"trusted_{indices[exercise]}.json").read_text(encoding="utf-8")
+        assert not [word for word in TRUSTED_TEXT if word in child], exercise
+        assert [word for word in TRUSTED_TEXT if word in trusted], exercise
+        assert json.loads(child)["call"]["trusted_check"] == TOY_CHECK
+    job_json = (tmp_path / "job" / "job.json").read_text(encoding="utf-8")
+    assert not [word for word in ("softplus", "dpo_toy_parameters") if word in job_json]
+    # control: with the trusted part in the learner's child, its file holds the formulas
+    monkeypatch.setattr(grading, "TRUSTED_APART", False)
+    job = prepare_job(DEFAULT_KIT, GradeOptions(modules=("8",)), tmp_path / "control")
+    child = (tmp_path / "control" / f"ex_{indices[EXERCISES[0]]}.json").read_text(encoding="utf-8")
+    assert "softplus" in child and not list((tmp_path / "control").glob("trusted_*.json"))
+
+
+def test_the_served_run_measures_as_the_run_in_one_process():
+    """The grader's own (in-process) toy run of the reference and the served one: the same outcome."""
+    from graders.engine.judging.references import scored
+    from graders.engine.values import codec
+
+    reports = _grade({"correct": _solution()})
+    assert _full(reports["correct"])
+    for exercise in EXERCISES:
+        spec = spec_for(exercise)
+        case = next(c for c in spec.cases() if c.kwargs.get("check") == TOY_CHECK)
+        reference = getattr(DEFAULT_KIT.reference_module(STEM), exercise.split(".")[1])
+        outcome = scored(spec, codec.normalise(spec.call.run(reference, None, DEFAULT_KIT.starter_module,
+                                                             **case.kwargs)), case, DEFAULT_KIT)
+        assert spec.comparison()(outcome, outcome, case) is None
+
+
+@pytest.mark.slow
+def test_a_search_for_the_trusted_formulas_finds_nothing_and_the_control_finds_them(monkeypatch):
+    reports = _grade({"correct": _solution(), "search": _solution() + SEARCH})
+    assert _full(reports["correct"]) and _full(reports["search"]), reports["search"]
+    assert not any("FOUND" in entry["feedback"] for entry in reports["search"].values())
+    # control: the trusted part in the learner's child, where the same file finds and shows it
+    monkeypatch.setattr(grading, "TRUSTED_APART", False)
+    control = _grade({"search": _solution() + SEARCH})["search"]
+    found = [entry for entry in control.values() if "FOUND" in entry["feedback"]]
+    assert len(found) == 2, control
+    assert all(entry["points"] < entry["max_points"] for entry in found)
+
+
+@pytest.mark.slow
+def test_garbage_on_every_descriptor_costs_only_the_files_own_toy_checks():
+    before = {exercise.split(".")[1]: sum(1 for case in spec_for(exercise).cases()
+                                          if case.kwargs.get("check") != TOY_CHECK) for exercise in EXERCISES}
+    garbage = GARBAGE.replace("{{", "{").replace("}}", "}")
+    for name, count in before.items():
+        garbage = garbage.replace("{" + name + "}", str(count))
+    reports = _grade({"correct": _solution(), "garbage": _solution() + garbage})
+    assert _full(reports["correct"])
+    for entry in reports["garbage"].values():  # the toy check fails, and only it
+        assert entry["points"] < entry["max_points"], entry
+        assert entry["feedback"].count("\n- '") == 1 and "toy DPO experiment" in entry["feedback"], entry
+
+
+@pytest.mark.slow
+def test_a_forged_toy_value_in_the_childs_own_result_is_replaced(monkeypatch):
+    """The wrong file (a mean instead of the sum) with and without the forgery: the same points; control:
+    with the toy case run in the learner's child, whose own result the grader then takes, the forgery
+    earns the toy check."""
+    exercise = f"{STEM}.sequence_logprobs"
+    wrong = _solution() + FORGED_RESULT.split("_report = ")[0]  # the wrong function, no forgery
+    reports = _grade({"correct": _solution(), "forged": _solution() + FORGED_RESULT, "wrong": wrong})
+    assert _full(reports["correct"])
+    assert reports["forged"][exercise]["points"] == reports["wrong"][exercise]["points"] < 3.0
+    monkeypatch.setattr(grading, "TRUSTED_APART", False)
+    control = _grade({"forged": _solution() + FORGED_RESULT, "wrong": wrong})
+    assert control["forged"][exercise]["points"] > control["wrong"][exercise]["points"], control
