@@ -207,9 +207,10 @@ def test_no_measuring_code_and_no_other_files_formula_reach_the_worker(tmp_path)
         assert name.encode() not in sent, name
     calls = {entry["id"]: entry["call"] for entry in job.entries}
     assert all("score" not in call for call in calls.values())
-    grpo = calls["module_9_training.grpo_loss"]["source"]
+    grpo = calls["module_9_training.grpo_loss"]["trusted"]["source"]  # the toy run: the trusted part
     assert "BINARY_ADVANTAGES = {" in grpo  # the toy's advantages as data ...
     assert ".std(" not in grpo and ".mean(" not in grpo  # ... and no copy of group_relative_advantages
+    assert "BINARY_ADVANTAGES" not in calls["module_9_training.grpo_loss"]["source"]  # the child's part
     for exercise in ("module_8_training.sequence_logprobs", "module_8_training.dpo_loss"):
         # the recorder (the prelude) goes with the trusted part, to the trusted process only
         assert "def dpo_toy_parameters" in calls[exercise]["trusted"]["source"]

@@ -94,61 +94,11 @@ F32 = dict(rtol=1e-4, atol=1e-5)  # per-case tolerances for float32 inputs
 
 # ----------------------------------------------------------------------------- the harness
 def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs):
-    """Every check of grpo_loss, run on both sides (learner in the worker, reference in the grader).
-
-    - check="loss and gradient": ``fn(*args, **kwargs)``, d loss / d new_logprobs (args[0]) and
-      whether that gradient is exactly 0 wherever the mask (args[3]) is 0;
-    - check="toy experiment": the starter's given toy GRPO experiment (``grpo_toy``) with ``fn``
-      plugged in (kwargs: loss_type), under a reduced grading configuration, and with the
-      module_9_reference functions it calls taken from here, never from the learner's files.
-    """
+    """The value checks of grpo_loss, run on both sides (learner in the worker, reference in the grader):
+    ``fn(*args, **kwargs)``, d loss / d new_logprobs (args[0]) and whether that gradient is exactly 0
+    wherever the mask (args[3]) is 0. The toy experiment: :func:`grpo_toy_run`."""
     import torch
 
-    if check == "toy experiment":
-        from types import SimpleNamespace
-
-        import numpy as np
-
-        def group_relative_advantages(rewards, scale=True, *, eps=1e-6):  # looked up: no formula travels
-            r = np.array(rewards, dtype=np.float64)
-            table = BINARY_ADVANTAGES.get((bool(scale), r.shape[-1], eps))
-            if r.ndim != 2 or table is None or not np.isin(r, (0.0, 1.0)).all():
-                raise ValueError("the toy's advantages are looked up for binary groups of its own size only")
-            successes = r.sum(axis=-1).astype(int)
-            return np.array([[table[c][int(x)] for x in row] for c, row in zip(successes, r)], dtype=np.float64)
-
-        formulas = SimpleNamespace(  # the last three only feed metrics this harness does not return
-            group_relative_advantages=group_relative_advantages,
-            clip_activity=lambda ratios, advantages, **_: np.zeros(np.broadcast(ratios, advantages).shape, bool),
-            categorical_entropy=lambda probabilities: np.zeros(np.shape(probabilities)[:-1]),
-            pass_at_k_unbiased=lambda n, c, k: 0.0)
-        toy = starter("grpo_toy")  # its warm-up is kept: the second toy case reuses the first one's weights
-        config = toy.profile_config("check", seed=9, loss_type=kwargs["loss_type"])
-        epochs, update = [], toy.grpo_update
-
-        def recording(policy, optimizer, *args, **options):  # the first update's epochs: where each starts
-            def snapshot():
-                if len(epochs) < config.update_epochs:
-                    epochs.append({k: v.detach().clone() for k, v in policy.state_dict().items()})
-
-            def step():
-                optimizer.__class__.step(optimizer)
-                snapshot()
-
-            if not epochs:
-                snapshot()
-                optimizer.step = step
-            try:
-                return update(policy, optimizer, *args, **options)
-            finally:
-                vars(optimizer).pop("step", None)
-
-        toy.grpo_update = recording
-        try:
-            out = toy.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas)
-        finally:
-            toy.grpo_update = update
-        return {"epochs": epochs, "final": {k: v.detach().clone() for k, v in out["policy"].state_dict().items()}}
     loss = fn(*args, **kwargs)
     grad = None
     if isinstance(loss, torch.Tensor) and loss.numel() == 1 and loss.is_floating_point():
@@ -160,6 +110,57 @@ def grpo_checks(fn, learner, starter, *args, check="loss and gradient", **kwargs
     if grad is not None and grad.shape == args[3].shape:  # padding must get EXACTLY zero gradient
         result["masked_gradient_is_exactly_zero"] = float(bool((grad[args[3] == 0] == 0).all()))
     return result
+
+
+def grpo_toy_run(fn, starter, *args, check=None, **kwargs):
+    """The toy experiment of grpo_loss (a trusted case: never in the learner's process): the starter's given
+    toy GRPO experiment (``grpo_toy``) with ``fn`` plugged in (kwargs: loss_type), under a reduced grading
+    configuration, with the module_9_reference functions it calls taken from here; returns the parameters
+    each epoch of the first update starts from and the final ones."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    def group_relative_advantages(rewards, scale=True, *, eps=1e-6):  # looked up: no formula travels
+        r = np.array(rewards, dtype=np.float64)
+        table = BINARY_ADVANTAGES.get((bool(scale), r.shape[-1], eps))
+        if r.ndim != 2 or table is None or not np.isin(r, (0.0, 1.0)).all():
+            raise ValueError("the toy's advantages are looked up for binary groups of its own size only")
+        successes = r.sum(axis=-1).astype(int)
+        return np.array([[table[c][int(x)] for x in row] for c, row in zip(successes, r)], dtype=np.float64)
+
+    formulas = SimpleNamespace(  # the last three only feed metrics this harness does not return
+        group_relative_advantages=group_relative_advantages,
+        clip_activity=lambda ratios, advantages, **_: np.zeros(np.broadcast(ratios, advantages).shape, bool),
+        categorical_entropy=lambda probabilities: np.zeros(np.shape(probabilities)[:-1]),
+        pass_at_k_unbiased=lambda n, c, k: 0.0)
+    toy = starter("grpo_toy")  # its warm-up is kept: the second toy case reuses the first one's weights
+    config = toy.profile_config("check", seed=9, loss_type=kwargs["loss_type"])
+    epochs, update = [], toy.grpo_update
+
+    def recording(policy, optimizer, *args, **options):  # the first update's epochs: where each starts
+        def snapshot():
+            if len(epochs) < config.update_epochs:
+                epochs.append({k: v.detach().clone() for k, v in policy.state_dict().items()})
+
+        def step():
+            optimizer.__class__.step(optimizer)
+            snapshot()
+
+        if not epochs:
+            snapshot()
+            optimizer.step = step
+        try:
+            return update(policy, optimizer, *args, **options)
+        finally:
+            vars(optimizer).pop("step", None)
+
+    toy.grpo_update = recording
+    try:
+        out = toy.run_toy_grpo_experiment(config, loss_fn=fn, formulas=formulas)
+    finally:
+        toy.grpo_update = update
+    return {"epochs": epochs, "final": {k: v.detach().clone() for k, v in out["policy"].state_dict().items()}}
 
 
 def _binary_advantages(group_size: int, eps: float) -> dict:
@@ -298,7 +299,8 @@ def _drawn_case(seed: int) -> Case:
 
 @exercise(f"{M}.grpo_loss",
           edges=declare("large_padding", "dtypes", "zeros_and_empties", "boundaries", extremes="ratios are exp(new - old) of one token under two nearby policies: large values sit in the padding (large_padding)", ties_and_near_ties="a ratio on a clip edge is boundaries", number_formats=NO_TEXT),
-          points=6, call=Harness(grpo_checks, given=("grpo_toy",), prelude=_PRELUDE, score=grpo_toy_metrics), timeout=90,
+          points=6, call=Harness(grpo_checks, given=("grpo_toy",), prelude=_PRELUDE, score=grpo_toy_metrics,
+                       trusted=grpo_toy_run), timeout=90,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _grpo_loss():
     # --- public: the hand-checkable rows of starter/module_09/test_module_9_training.py
