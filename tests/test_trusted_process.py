@@ -13,14 +13,22 @@ answers each call of the learner's function, gradients included (:mod:`graders.e
   feedback;
 - hostile: a file that writes garbage and forged messages on every descriptor it holds while it is served
   loses its own toy checks, never the batch: a correct file beside it keeps full marks;
-- a forged trusted outcome in the child's own result is replaced by the trusted process's.
+- a forged trusted outcome in the child's own result is replaced by the trusted process's;
+- fuzzed: the door's reader of the served reports, and the trusted process's reader of the child's
+  answers, return a value or a refusal (``door.Refusal``, ``served.ServedError``) for any input.
 """
 
 from __future__ import annotations
 
 import json
+import os
 
+import msgspec
+import numpy as np
 import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from graders.checks import spec_for
 from graders.checks.toy_scores import TOY_CHECK
@@ -28,6 +36,9 @@ from graders.engine.judging.kit import DEFAULT_KIT
 from graders.engine.routes import grading
 from graders.engine.routes.batch import grade_sources
 from graders.engine.routes.grading import GradeOptions, prepare_job, write_settings
+from graders.engine.values import door
+from graders.engine.values.bundles import pack_blob
+from graders.engine.worker import served
 
 STEM = "module_8_training"
 EXERCISES = (f"{STEM}.sequence_logprobs", f"{STEM}.dpo_loss")
@@ -255,3 +266,73 @@ def test_a_forged_toy_value_in_the_childs_own_result_is_replaced(monkeypatch):
     monkeypatch.setattr(grading, "TRUSTED_APART", False)
     control = _grade({"forged": _solution() + FORGED_RESULT, "wrong": wrong})
     assert control["forged"][exercise]["points"] > control["wrong"][exercise]["points"], control
+
+
+# ----------------------------------------------------------------------------- fuzzing the two readers
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["value", "arrays", "grads", "raised", "ready", "index", "data", "__tensor__",
+                         "dtype", "requires_grad", "__tuple__", "s0", "outcome", "cases", "position"])
+        | st.text(max_size=4), inner, max_size=5),
+    max_leaves=25)
+FUZZ = settings(deadline=None, max_examples=120, suppress_health_check=list(HealthCheck))
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(-1, 9), JSONISH, JSONISH), max_size=3))
+def test_fuzz_served_reports_read_as_a_value_or_a_refusal(reports):
+    items = []
+    for position, result, arrays in reports:
+        try:
+            items.append(msgspec.json.decode(json.dumps({"position": position, "result": json.dumps(result),
+                                                         "arrays": arrays}), type=door.ServedCase))
+        except (msgspec.ValidationError, msgspec.DecodeError):  # read_event refuses those lines
+            continue
+    read = door.read_served(items, [2, 5])
+    assert isinstance(read, door.Refusal) or (set(read[0]) <= {2, 5} and all(k.startswith("t") for k in read[1]))
+
+
+def _answer(reply: bytes):
+    """The trusted side's call of a served function whose child answers ``reply``."""
+    to_child, from_child = os.pipe(), os.pipe()
+    try:
+        os.write(from_child[1], reply)
+        os.close(from_child[1])
+        remote = served.Remote(served.Lines(from_child[0], to_child[1]))
+        return remote(torch.zeros(2, 3, dtype=torch.float64, requires_grad=True), beta=0.5)
+    finally:
+        for fd in (to_child[0], to_child[1], from_child[0]):
+            os.close(fd)
+
+
+@FUZZ
+@given(JSONISH)
+def test_fuzz_any_answer_from_the_child_is_a_value_or_a_served_error(value):
+    for reply in (value, {"value": value, "arrays": pack_blob({"s0": np.zeros(3)}), "grads": [True]},
+                  {"value": {"__tensor__": "s0", "dtype": value, "requires_grad": True},
+                   "arrays": pack_blob({"s0": np.zeros(2)}), "grads": value}):
+        try:
+            _answer(json.dumps(reply).encode() + b"\n")
+        except served.ServedError:
+            pass
+
+
+def test_a_served_answer_trains_through_the_trusted_side():
+    """The child's answer to a call, with its gradient flags, becomes part of the trusted side's graph."""
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    to_child, from_child = os.pipe(), os.pipe()
+    value = {"__tensor__": "s0", "dtype": "float64", "requires_grad": True}
+    os.write(from_child[1], json.dumps({"value": value, "arrays": pack_blob({"s0": np.array([2.0, 4.0])}),
+                                        "grads": [True]}).encode() + b"\n")
+    os.write(from_child[1], json.dumps({"grads": [{"__tensor__": "s0", "dtype": "float64", "requires_grad": False}],
+                                        "arrays": pack_blob({"s0": np.array([3.0, 5.0])})}).encode() + b"\n")
+    remote = served.Remote(served.Lines(from_child[0], to_child[1]))
+    out = remote(x)
+    out.sum().backward()
+    assert torch.equal(out.detach(), torch.tensor([2.0, 4.0], dtype=torch.float64))
+    assert torch.equal(x.grad, torch.tensor([3.0, 5.0], dtype=torch.float64))  # what the child answered
+    sent = os.read(to_child[0], 1 << 20).decode().splitlines()
+    assert [sorted(set(json.loads(line)) & {"call", "backward"}) for line in sent] == [["call"], ["backward"]]
+    for fd in (*to_child, *from_child):
+        os.close(fd)

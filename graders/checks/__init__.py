@@ -101,7 +101,15 @@ Call modes (``call=``)
   runs -- never the copy the learner's file imported. It runs
   in the worker with the learner's ``fn`` and in the grader with the
   reference's -- the engine ships its source text to the worker, which never
-  imports this package. Return a dict of metrics; use ``compare`` for bands::
+  imports this package. A harness that holds anything trusted (another
+  exercise's formula, a table of reference values, a recorder) puts it in a
+  second function, ``Harness(function, trusted=run_toy)``, with signature
+  ``run_toy(fn, starter, *args, **kwargs)``: it gets the cases whose ``check``
+  keyword is ``trusted_check`` (``"toy experiment"``), runs in the worker's
+  trusted process, where no learner code runs, and each call of ``fn`` there
+  is answered by the learner's child, gradients included
+  (:mod:`graders.engine.worker.served`); ``given`` and ``prelude`` are then
+  its own. Return a dict of metrics; use ``compare`` for bands::
 
       def run_dpo(fn, learner, starter, profile):
           toy = starter("dpo_toy")

@@ -14,9 +14,13 @@ share it):
   log-probs, label_smoothing 0 and > 0; ``check="rewards detached"`` cases ask
   whether the returned rewards are detached; ValueError cases for beta <= 0 and
   label_smoothing outside [0, 0.5) (the validation is inside the fence).
-- **Outcome** (``check="toy experiment"``): the PUBLIC starter's given
-  ``dpo_toy.run_toy_dpo_experiment`` (the harness's own copy of the given
-  module, loaded before any learner code) under the toy's "check" profile
+- **Outcome** (``check="toy experiment"``, the harness's trusted part:
+  :func:`sequence_logprobs_toy`, :func:`dpo_loss_toy`; in a worker it runs in
+  the trusted process, where no learner code runs, and each call of the
+  learner's function is answered by the learner's child, gradients included:
+  :mod:`graders.engine.worker.served`): the PUBLIC starter's given
+  ``dpo_toy.run_toy_dpo_experiment`` (the trusted process's own copy of the given
+  module) under the toy's "check" profile
   (the smoke profile with 40 warm-up steps, 5 moderate and 10
   high-pressure DPO steps: about 0.15 s) with ONLY the exercise under test
   taken from the learner. The other
@@ -36,8 +40,7 @@ share it):
   around the reference's, and no number the worker reports is compared (a
   worker that patches its copy of the toy to report the published outcomes
   earns nothing: tests/test_toy_forgery.py). The helper of the other exercise
-  still runs in the worker (a formula of the same file, spelt out in its
-  docstring); it earns nothing there: only the parameters count. The public test
+  never enters the learner's process (tests/test_trusted_process.py). The public test
   ``test_sequence_logprobs_and_dpo_loss_train_the_toy_like_the_reference``
   makes the same run with BOTH of the learner's functions and compares with the
   reference outcomes that ``rl4llm build`` writes to

@@ -11,8 +11,11 @@ mode is per exercise, so the loss-and-gradient cases and the experiment share it
   and negative advantages, padding that holds finite garbage (its gradient must
   be exactly 0), several groups, a response without active tokens, float64 and
   float32 inputs, and Hypothesis-drawn batches with a fixed seed.
-- **Outcome** (``check="toy experiment"``): the PUBLIC starter's given
-  ``grpo_toy.run_toy_grpo_experiment`` (the harness's own copy of the given
+- **Outcome** (``check="toy experiment"``, the harness's trusted part :func:`grpo_toy_run`: in a
+  worker it runs in the trusted process, where no learner code runs, each call of the learner's
+  ``grpo_loss`` answered by the learner's child, gradients included:
+  :mod:`graders.engine.worker.served`): the PUBLIC starter's given
+  ``grpo_toy.run_toy_grpo_experiment`` (the trusted process's own copy of the given
   module, loaded before any learner code, so a learner file that patches the
   ``grpo_toy`` it imported changes nothing here; a learner file from before the
   toy moved out, with the loop inline, is graded the same way) with ONLY the
@@ -44,7 +47,7 @@ mode is per exercise, so the loss-and-gradient cases and the experiment share it
   :data:`BINARY_ADVANTAGES` (the reference's values for every binary group of
   the toy's size, sent as data: the toy's rewards are 0 or 1, and the same
   values are public in ``_toy_reference.json``), so no copy of that formula
-  travels to the worker, and constant stand-ins for ``clip_activity``,
+  travels even to the trusted process, and constant stand-ins for ``clip_activity``,
   ``categorical_entropy`` and ``pass_at_k_unbiased``, which only feed logged
   metrics that nothing measures.
 

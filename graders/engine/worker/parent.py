@@ -6,14 +6,18 @@ kit and (on the torch server) torch already imported. The parent never runs
 learner code. It forks a child (:class:`Child`) per group of exercises and
 relays what the child reports to the grader. A group is the exercises
 of one learner file without a harness, or those of one learner file that share
-a harness (a harness may hold a trusted copy of another exercise's formula,
-so no other exercise's learner code may share its process). Each child gets only its own exercises'
+a harness. A harness's trusted part (its toy experiments, which hold another
+exercise's formula) runs in a trusted process forked beside the child
+(:mod:`graders.engine.worker.trusted`), the learner's function served to it by
+the child over a pipe pair (:mod:`graders.engine.worker.served`); the trusted
+process reports its cases' outcomes on a pipe of its own, which the parent
+attaches to the exercise's ``done`` event (``served``). Each child gets only its own exercises'
 files (``JOB_DIR/ex_<i>.json`` + ``.npz``: the cases and the call mode; the parent reads them for it),
 gets its own mount and IPC namespaces with a fresh size-capped ``tmpfs`` as
 its only writable folder, confines itself
 (:func:`graders.engine.sandbox.confine.confine`), and only then loads the learner's
 file and runs the cases. So no learner code ever shares a process with a
-harness's trusted code (other than its own exercise's), nor with the grader;
+harness's trusted part, nor with the grader;
 a child that dies costs the exercise it was running, and a fresh child runs
 the rest of its group.
 
@@ -49,7 +53,9 @@ and size caps), all written by the parent: ``{"sandbox": {...}, "identity":
 import of the learner file, ``{"start": i}`` / ``{"done": i, "result": ...,
 "arrays": codec.pack_blob(...), "inputs_changed": [[node, ...], ...]}`` around each exercise's cases
 (``inputs_changed``: the parent's own reading, per case, of the array inputs it laid out in a shared
-region before the fork, :class:`Shared`; absent when the job turns it off), ``{"crashed": i, "stem": ..., "during":
+region before the fork, :class:`Shared`; absent when the job turns it off; ``served``: the trusted
+process's reports of the exercise's trusted cases, ``[{"position", "result", "arrays"}, ...]``, only for
+an exercise that has a trusted part), ``{"crashed": i, "stem": ..., "during":
 "load"|"exercise", "code": ...}`` when a child dies, and ``{"finished":
 true}``. A child only ever speaks to the parent, through its own pipe, and
 the parent labels what it relays with the exercises it started the child
@@ -208,9 +214,8 @@ class Parent:
     def groups(self, indices: list[int]) -> list[list[tuple[int, str]]]:
         """The children of ``indices``: per learner file, one for its plain exercises, then one per harness.
 
-        A harness may hold trusted copies of other exercises' formulas (the GRPO toy's group advantages,
-        the exact KL optimum), so learner code of no other exercise may share its process: exercises that
-        share a harness (the same source) share a child; no other exercise joins them.
+        Exercises that share a harness (the same source) share a child; no other exercise joins them (and a
+        harness's trusted part runs beside that child, in the trusted process).
         """
         harness = self.job.get("harness", {})
         groups: dict[tuple[str, str], list[tuple[int, str]]] = {}
