@@ -172,7 +172,7 @@ def _bit_identical(a, b) -> bool:
 
 
 def test_kept_warm_ups_give_bit_identical_toy_runs_without_warming_up(tmp_path, monkeypatch):
-    from graders.checks.module_9_training import grpo_checks
+    from graders.checks.module_9_training import grpo_toy_run
     from graders.loader import load_module
 
     kit = Kit()
@@ -180,7 +180,7 @@ def test_kept_warm_ups_give_bit_identical_toy_runs_without_warming_up(tmp_path, 
     fresh = lambda tag: load_module(files["grpo_toy"], f"_test_kept_{tag}", given=files)  # noqa: E731
     loss = kit.reference_module("module_9_training").grpo_loss
     first = fresh("first")
-    warmed = grpo_checks(loss, None, lambda _name: first, check="toy experiment", loss_type="dapo")
+    warmed = grpo_toy_run(loss, lambda _name: first, check="toy experiment", loss_type="dapo")
     assert len(first.WARMED_UP) == 1
     store = refcache.ReferenceStore(tmp_path / "store")
     assert refcache.save_given_state(store, kit, "grpo_toy", first)
@@ -192,7 +192,7 @@ def test_kept_warm_ups_give_bit_identical_toy_runs_without_warming_up(tmp_path, 
         raise AssertionError("warmed up again")
 
     monkeypatch.setattr(second, "supervised_warmup", refuse)
-    again = grpo_checks(loss, None, lambda _name: second, check="toy experiment", loss_type="dapo")
+    again = grpo_toy_run(loss, lambda _name: second, check="toy experiment", loss_type="dapo")
     assert _bit_identical(codec.normalise(again), codec.normalise(warmed))  # the trained parameters
     assert refcache.read_given_state(None, kit, "grpo_toy") is None
     assert refcache.read_given_state(store, kit, "no_such_module") is None
@@ -213,8 +213,9 @@ for _module in [o for o in _gc.get_objects() if type(o).__name__ == "module" and
 @pytest.mark.slow  # several seconds of grading or learner runs: the fast tier stays a quick loop
 def test_a_submission_that_poisons_the_kept_warm_ups_hurts_only_itself(store, tmp_path):
     """A warm batch hands the kept warm-ups to its workers (the correct submission's report is the cold one's);
-    a learner file that zeroes every kept warm-up it can reach (the harness's copy included) changes its own
-    toy runs at most: a correct submission of the same batch keeps full marks, and the store keeps the grader's."""
+    a learner file that zeroes every kept warm-up it can reach changes nothing: the toy runs in the worker's
+    trusted process, whose copy it cannot reach (it keeps full marks), a correct submission of the same batch
+    keeps full marks, and the store keeps the grader's."""
     reference = DEFAULT_KIT.solution_path("module_9_training").read_text(encoding="utf-8")
     paths = []
     for name, text in (("correct", reference), ("poisoner", reference + POISON_WARM_UPS)):
@@ -234,7 +235,7 @@ def test_a_submission_that_poisons_the_kept_warm_ups_hurts_only_itself(store, tm
     loss_entries = {report["submission"]: e for report in warm.reports for e in report["exercises"]
                     if e["id"] == "module_9_training.grpo_loss"}
     assert loss_entries["correct"]["status"] == "passed" and loss_entries["correct"]["points"] == 6.0
-    assert loss_entries["poisoner"]["points"] < 6.0  # its own toy runs started from zeroed weights
+    assert loss_entries["poisoner"]["points"] == 6.0  # the trusted process's copy is out of its reach
     after, after_arrays = refcache.read_given_state(refcache.ReferenceStore.default(), DEFAULT_KIT, "grpo_toy")
     assert after == kept and after_arrays.keys() == kept_arrays.keys()
     assert all(np.array_equal(after_arrays[k], kept_arrays[k]) for k in kept_arrays)
