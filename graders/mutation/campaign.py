@@ -13,6 +13,7 @@ an exercise's mutants), ``jobs`` at a time. A progress line goes to
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from collections import Counter
@@ -67,7 +68,11 @@ def judge_all(exercises: list[str], jobs: int = 2, progress=print) -> dict[str, 
     done = 0
     started = time.perf_counter()
     # big chunks first would balance better, but a harness chunk's cost is unknown until it runs: course order
-    with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_limit_worker) as pool:
+    # workers from a fresh server process, never forked from this one: a process whose torch has started its
+    # thread pools (a pytest worker that ran other tests, say) can crash in a forked child's first torch call
+    # (seen once: a segmentation fault in log_softmax in the fast tier's mutation floor test under load)
+    with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_limit_worker,
+                             mp_context=multiprocessing.get_context("forkserver")) as pool:
         futures = [pool.submit(_judge, exercise, ids) for exercise, ids in chunks]
         for future in as_completed(futures):
             exercise, judged, seconds = future.result()

@@ -148,7 +148,7 @@ def serve(function, lines: Lines, where: list[int], describe) -> str | None:
                         del pending[next(iter(pending))]
                 try:
                     data, packed = _pack(value)
-                except (TypeError, ValueError) as exc:  # a value that cannot be sent: the learner's error
+                except Exception as exc:  # noqa: BLE001 - a value that cannot be sent: the learner's error
                     lines.write({"raised": describe(exc)})
                     continue
                 lines.write({"value": data, "arrays": packed, "grads": grads})
