@@ -57,6 +57,7 @@ from __future__ import annotations
 import __future__
 import ast
 import copy
+import functools
 import inspect
 import re
 import types
@@ -234,10 +235,28 @@ def _reference_definition(exercise_id: str, kit: Kit) -> tuple[Path, str, ast.Fu
     stem, function = exercise_id.split(".", 1)
     path = kit.solution_path(stem)
     text = path.read_text(encoding="utf-8")
-    for node in parse(text, filename=str(path)).body:
-        if isinstance(node, ast.FunctionDef) and node.name == function:
-            return path, text, node
-    raise CatalogueError(f"{catalogue_file(exercise_id, kit)}: {path} defines no function {function}")
+    node = _top_level_functions(text, str(path)).get(function)
+    if node is None:
+        raise CatalogueError(f"{catalogue_file(exercise_id, kit)}: {path} defines no function {function}")
+    return path, text, node
+
+
+@functools.lru_cache(maxsize=8)
+def _top_level_functions(text: str, filename: str) -> dict[str, ast.FunctionDef]:
+    """The first top-level ``def`` of each name in a reference file's ``text``, parsed once per text (every entry
+    of a catalogue reads its reference; callers copy a node before changing it)."""
+    found: dict[str, ast.FunctionDef] = {}
+    for node in parse(text, filename=filename).body:
+        if isinstance(node, ast.FunctionDef):
+            found.setdefault(node.name, node)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _renamed_reference(text: str, filename: str, function: str) -> str:
+    """:func:`_renamed` of the reference ``function`` as ``_right``, once per reference text (splitting a long file
+    into lines for every entry cost more than the rest of :func:`entry_source`)."""
+    return _renamed(text, _top_level_functions(text, filename)[function], RIGHT)
 
 
 def entry_source(exercise_id: str, name: str, kit: Kit = DEFAULT_KIT) -> str:
@@ -250,9 +269,9 @@ def entry_source(exercise_id: str, name: str, kit: Kit = DEFAULT_KIT) -> str:
     if node is None:
         raise KeyError(f"no misconception {name!r} for {exercise_id}")
     function = exercise_id.split(".", 1)[1]
-    _, reference_text, reference_node = _reference_definition(exercise_id, kit)
+    reference_path, reference_text, _ = _reference_definition(exercise_id, kit)
     pieces = [f"# misconception {name!r} ({path.parent.name}/{path.name}); {RIGHT} is the right {function}",
-              _renamed(reference_text, reference_node, RIGHT),
+              _renamed_reference(reference_text, str(reference_path), function),
               *(ast.get_source_segment(text, helper) for helper in helpers),
               _renamed(text, node, function)]
     return "\n\n\n".join(pieces) + "\n"
