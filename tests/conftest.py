@@ -76,6 +76,19 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+def pytest_runtest_teardown(item, nextitem) -> None:
+    """After a test file's last test, empty the caches its own functions keep (``functools.cache``): what they
+    hold (parsed trees, tables of cases) stayed alive for the rest of the run otherwise, and every later full
+    garbage collection in that pytest-xdist worker walked it again (issue 30: about 0.5 s a collection after
+    the settings scan's trees)."""
+    module = getattr(item, "module", None)
+    if module is None or getattr(nextitem, "module", None) is module:
+        return
+    for value in list(vars(module).values()):
+        if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == module.__name__:
+            value.cache_clear()
+
+
 def pytest_addoption(parser) -> None:
     """``--update-sweep-record``: where the public-test sweep of an exercise passes, record its digest
     (tests/public_sweep.py, tests/sweep_record.json) instead of failing on a stale record."""
