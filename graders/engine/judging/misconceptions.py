@@ -288,6 +288,15 @@ def _signature(function: Callable) -> list[tuple]:
     return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
 
 
+def _compiled(where: Path, definition: ast.FunctionDef, name: str) -> types.CodeType:
+    """The code of a module defining ``definition`` under ``name`` (a copy renamed; ``definition`` is unchanged)."""
+    renamed = copy.deepcopy(definition)
+    renamed.name = name
+    with AST_LOCK:  # an AST compiled while another thread parses: CPython 3.11's shared depth (loader.parse)
+        return compile(ast.Module(body=[renamed], type_ignores=[]), str(where), "exec",
+                       flags=__future__.annotations.compiler_flag, dont_inherit=True)
+
+
 def load_misconceptions(exercise_id: str, kit: Kit = DEFAULT_KIT) -> list[Misconception]:
     """Every catalogued misconception of ``exercise_id`` as a callable, in the grading process (sorted by name)."""
     path = catalogue_file(exercise_id, kit)
@@ -303,19 +312,17 @@ def load_misconceptions(exercise_id: str, kit: Kit = DEFAULT_KIT) -> list[Miscon
         if helper.name in vars(reference):
             _fail(path, helper.lineno, f"helper {helper.name} would replace {stem}'s own {helper.name}")
     reference_path, _reference_text, reference_node = _reference_definition(exercise_id, kit)
+    entries = read_entries(path)
+    # the reference as _right and the helpers are the same code for every entry: compiled once, run in each module
+    shared = [_compiled(where, definition, name) for where, definition, name in (
+        (reference_path, reference_node, RIGHT), *((path, helper, helper.name) for helper in helpers))] if entries else []
     found = []
-    for entry in read_entries(path):
+    for entry in entries:
         module = types.ModuleType(f"{reference.__name__}__misconception_{entry.name}")
         module.__dict__.update({k: v for k, v in vars(reference).items() if k not in ("__name__", "__spec__")})
         module.__dict__["__name__"] = reference.__name__  # dataclasses and pickling-free helpers resolve through it
         node = next(n for n in nodes if n.name == entry.name)
-        for where, definition, name in ((reference_path, reference_node, RIGHT),
-                                        *((path, helper, helper.name) for helper in helpers), (path, node, function)):
-            renamed = copy.deepcopy(definition)
-            renamed.name = name
-            with AST_LOCK:  # an AST compiled while another thread parses: CPython 3.11's shared depth (loader.parse)
-                code = compile(ast.Module(body=[renamed], type_ignores=[]), str(where), "exec",
-                               flags=__future__.annotations.compiler_flag, dont_inherit=True)
+        for code in (*shared, _compiled(path, node, function)):
             exec(code, module.__dict__)  # noqa: S102 - kit code, grader side only
         wrong = module.__dict__[function]
         if _signature(wrong) != _signature(right):
