@@ -18,6 +18,7 @@ with the module and its target. The layers, lowest first:
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -36,9 +37,13 @@ ALLOWED = {
     "nbgrader": set(PACKAGES),
 }
 MAX_MODULES = 15
-# module -> the dotted names it imports, as tests/test_imports.py reads them (function-level and relative
-# imports, importlib.import_module of a literal name)
-IMPORTS = {name: _imported_names(path, name) for name, path in _modules().items()}
+
+
+@cache  # read when a test first needs it, not at collection (where every pytest-xdist worker paid it)
+def imports() -> dict[str, set[str]]:
+    """module -> the dotted names it imports, as tests/test_imports.py reads them (function-level and relative
+    imports, importlib.import_module of a literal name)."""
+    return {name: _imported_names(path, name) for name, path in _modules().items()}
 
 
 def engine_targets(imported: set[str]) -> set[str]:
@@ -64,7 +69,7 @@ def test_every_engine_module_lives_in_a_package_of_its_job():
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_imports_point_down_the_layers(package):
-    wrong = [f"{name} imports graders.engine.{target}" for name, imported in IMPORTS.items()
+    wrong = [f"{name} imports graders.engine.{target}" for name, imported in imports().items()
              if name.startswith(f"graders.engine.{package}.") or name == f"graders.engine.{package}"
              for target in sorted(engine_targets(imported)) if not allowed(package, target)]
     assert not wrong, f"{package} may import only {sorted(ALLOWED[package])}:\n" + "\n".join(wrong)
@@ -72,7 +77,7 @@ def test_imports_point_down_the_layers(package):
 
 def test_checks_import_only_the_values():
     checks = ENGINE.parent / "checks"
-    wrong = [f"{name} imports graders.engine.{target}" for name, imported in IMPORTS.items()
+    wrong = [f"{name} imports graders.engine.{target}" for name, imported in imports().items()
              if name.startswith("graders.checks") for target in sorted(engine_targets(imported))
              if not target.startswith("values")]
     assert not wrong, "\n".join(wrong)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import symtable
 from pathlib import Path
 
@@ -58,7 +59,12 @@ def _defined_name(node: ast.stmt) -> str | None:
 def _definitions(path: Path, names: tuple[str, ...]) -> list[str]:
     """The source of each named top-level definition of ``path`` (decorators and trailing comment included;
     a tuple assignment is named by its targets, ``"RTOL, ATOL"``)."""
-    source = path.read_text(encoding="utf-8")
+    return list(_definitions_in(path.read_text(encoding="utf-8"), tuple(names), str(path)))
+
+
+@functools.lru_cache(maxsize=64)  # a function of the text: one build reads each file for every notebook
+def _definitions_in(source: str, names: tuple[str, ...], path: str) -> tuple[str, ...]:
+    """:func:`_definitions` of ``source``, the text of ``path``."""
     lines = source.splitlines()
     found: dict[str, str] = {}
     for node in ast.parse(source).body:
@@ -69,10 +75,11 @@ def _definitions(path: Path, names: tuple[str, ...]) -> list[str]:
     missing = [name for name in names if name not in found]
     if missing:
         raise ValueError(f"{path} no longer defines {missing}: update the kit's copy of it (graders/build/)")
-    return [found[name] for name in names]
+    return tuple(found[name] for name in names)
 
 
-def _undefined_names(program: str) -> set[str]:
+@functools.lru_cache(maxsize=16)  # a function of the text, as above
+def _undefined_names(program: str) -> frozenset[str]:
     """Global names the program reads but neither defines, imports nor finds among the builtins."""
     table = symtable.symtable(program, "<kit comparator>", "exec")
     defined = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}
@@ -86,7 +93,7 @@ def _undefined_names(program: str) -> set[str]:
             visit(child)
 
     visit(table)
-    return used - defined - set(dir(builtins))
+    return frozenset(used - defined - set(dir(builtins)))
 
 
 def comparator_program() -> str:

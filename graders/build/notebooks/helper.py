@@ -26,6 +26,7 @@ exercise's own body raises ``NotImplementedError``.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import textwrap
 import tokenize
@@ -213,6 +214,7 @@ def visible_checks(exercise):
 '''
 
 
+@functools.lru_cache(maxsize=8)  # a function of the text (raises again on every call; caches only a pass)
 def _only_docstrings_span_lines(program: str) -> None:
     """Indenting a program changes the value of a multi-line string literal; only docstrings may have one."""
     tree = ast.parse(program)
@@ -235,10 +237,15 @@ def helper_source(language: str = "en") -> str:
 
 def helper_names() -> set[str]:
     """The names the helper cell defines (functions, classes, assignments): no learner file may define them."""
+    return set(_defined_names(helper_source()))
+
+
+@functools.lru_cache(maxsize=8)  # a function of the text: every notebook of a build asks
+def _defined_names(source: str) -> frozenset[str]:
     names: set[str] = set()
-    for node in ast.parse(helper_source()).body:
+    for node in ast.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
             names |= {n.id for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name)}
-    return names
+    return frozenset(names)

@@ -19,6 +19,7 @@ Reading a passport someone else wrote, and checking its structure, is
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import math
 import platform
@@ -48,13 +49,18 @@ CURVE_KEYS = {"grpo": "reward", "dpo": "rewards/margins"}
 
 def library_versions() -> dict[str, str]:
     """{"python": ..., "torch": ..., ...}; "not installed" for a missing library."""
+    return dict(_installed_versions())
+
+
+@functools.cache  # what is installed does not change while a process runs; each look-up scans site-packages
+def _installed_versions() -> tuple[tuple[str, str], ...]:
     versions = {"python": platform.python_version()}
     for name in LIBRARIES:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = "not installed"
-    return versions
+    return tuple(versions.items())
 
 
 def json_safe(value):

@@ -57,6 +57,7 @@ from __future__ import annotations
 import __future__
 import ast
 import copy
+import functools
 import inspect
 import re
 import types
@@ -234,10 +235,28 @@ def _reference_definition(exercise_id: str, kit: Kit) -> tuple[Path, str, ast.Fu
     stem, function = exercise_id.split(".", 1)
     path = kit.solution_path(stem)
     text = path.read_text(encoding="utf-8")
-    for node in parse(text, filename=str(path)).body:
-        if isinstance(node, ast.FunctionDef) and node.name == function:
-            return path, text, node
-    raise CatalogueError(f"{catalogue_file(exercise_id, kit)}: {path} defines no function {function}")
+    node = _top_level_functions(text, str(path)).get(function)
+    if node is None:
+        raise CatalogueError(f"{catalogue_file(exercise_id, kit)}: {path} defines no function {function}")
+    return path, text, node
+
+
+@functools.lru_cache(maxsize=8)
+def _top_level_functions(text: str, filename: str) -> dict[str, ast.FunctionDef]:
+    """The first top-level ``def`` of each name in a reference file's ``text``, parsed once per text (every entry
+    of a catalogue reads its reference; callers copy a node before changing it)."""
+    found: dict[str, ast.FunctionDef] = {}
+    for node in parse(text, filename=filename).body:
+        if isinstance(node, ast.FunctionDef):
+            found.setdefault(node.name, node)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _renamed_reference(text: str, filename: str, function: str) -> str:
+    """:func:`_renamed` of the reference ``function`` as ``_right``, once per reference text (splitting a long file
+    into lines for every entry cost more than the rest of :func:`entry_source`)."""
+    return _renamed(text, _top_level_functions(text, filename)[function], RIGHT)
 
 
 def entry_source(exercise_id: str, name: str, kit: Kit = DEFAULT_KIT) -> str:
@@ -250,9 +269,9 @@ def entry_source(exercise_id: str, name: str, kit: Kit = DEFAULT_KIT) -> str:
     if node is None:
         raise KeyError(f"no misconception {name!r} for {exercise_id}")
     function = exercise_id.split(".", 1)[1]
-    _, reference_text, reference_node = _reference_definition(exercise_id, kit)
+    reference_path, reference_text, _ = _reference_definition(exercise_id, kit)
     pieces = [f"# misconception {name!r} ({path.parent.name}/{path.name}); {RIGHT} is the right {function}",
-              _renamed(reference_text, reference_node, RIGHT),
+              _renamed_reference(reference_text, str(reference_path), function),
               *(ast.get_source_segment(text, helper) for helper in helpers),
               _renamed(text, node, function)]
     return "\n\n\n".join(pieces) + "\n"
@@ -267,6 +286,15 @@ def mutant_source(exercise_id: str, name: str, kit: Kit = DEFAULT_KIT) -> str:
 
 def _signature(function: Callable) -> list[tuple]:
     return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
+
+
+def _compiled(where: Path, definition: ast.FunctionDef, name: str) -> types.CodeType:
+    """The code of a module defining ``definition`` under ``name`` (a copy renamed; ``definition`` is unchanged)."""
+    renamed = copy.deepcopy(definition)
+    renamed.name = name
+    with AST_LOCK:  # an AST compiled while another thread parses: CPython 3.11's shared depth (loader.parse)
+        return compile(ast.Module(body=[renamed], type_ignores=[]), str(where), "exec",
+                       flags=__future__.annotations.compiler_flag, dont_inherit=True)
 
 
 def load_misconceptions(exercise_id: str, kit: Kit = DEFAULT_KIT) -> list[Misconception]:
@@ -284,19 +312,17 @@ def load_misconceptions(exercise_id: str, kit: Kit = DEFAULT_KIT) -> list[Miscon
         if helper.name in vars(reference):
             _fail(path, helper.lineno, f"helper {helper.name} would replace {stem}'s own {helper.name}")
     reference_path, _reference_text, reference_node = _reference_definition(exercise_id, kit)
+    entries = read_entries(path)
+    # the reference as _right and the helpers are the same code for every entry: compiled once, run in each module
+    shared = [_compiled(where, definition, name) for where, definition, name in (
+        (reference_path, reference_node, RIGHT), *((path, helper, helper.name) for helper in helpers))] if entries else []
     found = []
-    for entry in read_entries(path):
+    for entry in entries:
         module = types.ModuleType(f"{reference.__name__}__misconception_{entry.name}")
         module.__dict__.update({k: v for k, v in vars(reference).items() if k not in ("__name__", "__spec__")})
         module.__dict__["__name__"] = reference.__name__  # dataclasses and pickling-free helpers resolve through it
         node = next(n for n in nodes if n.name == entry.name)
-        for where, definition, name in ((reference_path, reference_node, RIGHT),
-                                        *((path, helper, helper.name) for helper in helpers), (path, node, function)):
-            renamed = copy.deepcopy(definition)
-            renamed.name = name
-            with AST_LOCK:  # an AST compiled while another thread parses: CPython 3.11's shared depth (loader.parse)
-                code = compile(ast.Module(body=[renamed], type_ignores=[]), str(where), "exec",
-                               flags=__future__.annotations.compiler_flag, dont_inherit=True)
+        for code in (*shared, _compiled(path, node, function)):
             exec(code, module.__dict__)  # noqa: S102 - kit code, grader side only
         wrong = module.__dict__[function]
         if _signature(wrong) != _signature(right):
