@@ -206,10 +206,7 @@ class Remote:
             raise ServedError("an answer whose gradient flags do not match its tensors")
         if not (wanted and any(grads)):
             return value
-        attached = _Link(self, call, wanted, outputs, grads).attach(torch)
-        replaced = iter(attached)
-        return codec.decode(reply["value"], bundles.unpack_blob(reply["arrays"], MAX_ARRAY_BYTES),
-                            make_tensor=lambda spec: next(replaced))
+        return _replaced(value, iter(_Link(self, call, wanted, outputs, grads).attach(torch)), torch)
 
     def backward(self, call: int, wanted: list, grads: list) -> list:
         import torch
@@ -223,6 +220,19 @@ class Remote:
                 and all(isinstance(g, torch.Tensor) and g.shape == w.shape for g, w in zip(got, wanted))):
             raise ServedError("gradients that do not match the call's inputs")
         return [g.to(w.dtype) for g, w in zip(got, wanted)]
+
+
+def _replaced(value, tensors, torch):
+    """``value`` with its tensors (in :func:`_tensors`'s order) replaced by the next ones of ``tensors``."""
+    if isinstance(value, torch.Tensor):
+        return next(tensors)
+    if isinstance(value, tuple):
+        return tuple(_replaced(item, tensors, torch) for item in value)
+    if isinstance(value, list):
+        return [_replaced(item, tensors, torch) for item in value]
+    if isinstance(value, dict):
+        return {key: _replaced(item, tensors, torch) for key, item in value.items()}
+    return value
 
 
 def _detached(value, torch):
