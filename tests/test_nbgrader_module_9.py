@@ -4,7 +4,8 @@ hidden inputs shown).
 
 tests/test_nbgrader.py runs the workflow on Module 8's assignments; this file runs the same course tests (imported
 from there, so they are collected here too, on this file's own module-scoped course) and the tests that only
-Module 9's submissions make possible. Two files, so that ``--dist loadfile`` hands the two halves to two
+Module 9's submissions make possible, and a learner's ``nbgrader validate`` on Module 9's release (its own
+course's, as tests/test_nbgrader.py does for Module 8's). Two files, so that ``--dist loadfile`` hands the two halves to two
 pytest-xdist workers: one course of all four assignments took about 11 minutes on one worker.
 """
 
@@ -26,7 +27,7 @@ from graders.text import table_in  # noqa: E402
 from test_nbgrader import (  # noqa: E402, F401 - the fixtures and the course tests, collected here on Module 9's course
     ASSIGNMENTS, ATTACKED, COMPLETE, DECOY, FAKER, HIDE_ASSIGNMENT, HOSTILE_ASSIGNMENT, JUPYTER, PATCHER, TAMPERER,
     TOLERANCE, TOLERANCES, UNTOUCHED, _autograded_text, _cell_grades, _feedback_text, _graded_students, _log_by_student,
-    confined, course, engine, nbgrader_scoring,
+    check_validate, confined, course, engine, nbgrader_scoring, released, validated_in,
     test_a_misconception_loses_points_on_its_cell_only_and_is_named, test_complete_notebooks_get_full_marks,
     test_feedback_and_export_show_the_engine_score, test_feedback_never_holds_the_reference_solution,
     test_no_grader_artefact_lands_in_the_course, test_release_holds_stubs_and_visible_tests_only,
@@ -38,6 +39,11 @@ from test_nbgrader import (  # noqa: E402, F401 - the fixtures and the course te
 def assignments() -> dict[str, tuple[str, str]]:
     """The assignments this file's course runs: Module 9's, both languages."""
     return {name: value for name, value in ASSIGNMENTS.items() if value[0] == "module_09"}
+
+
+@pytest.mark.parametrize("assignment", validated_in("module_09"))
+def test_nbgrader_validate_fails_with_stubs_left_and_passes_when_solved(released, assignment):
+    check_validate(released, assignment)
 
 
 def test_hostile_notebooks_score_no_more_than_the_placebo_on_what_they_attack(course, confined):
