@@ -306,6 +306,11 @@ def _nbgrader_log(monkeypatch, student: str) -> str:
     return stream.getvalue()
 
 
+# slow: nbgrader's preprocessor run for real, with nbgrader's first import (about 3 s of CPU for the two); the fast
+# tier keeps the rule that every printing module writes through the cleaner
+# (test_the_modules_that_print_go_through_the_cleaner_only) and the cleaner's own cases
+# (test_every_hostile_kind_is_made_visible_not_acted_on)
+@pytest.mark.slow
 def test_nbgraders_warning_on_an_unreadable_cell_is_cleaned(monkeypatch):
     log = _nbgrader_log(monkeypatch, student=f"st{OSC52}")
     warning = [line for line in log.split("\n") if "module_9_reference.ipynb cell " in line]
@@ -313,6 +318,7 @@ def test_nbgraders_warning_on_an_unreadable_cell_is_cleaned(monkeypatch):
     assert not bad(log), bad(log)
 
 
+@pytest.mark.slow  # the control of the test above (the same nbgrader run)
 def test_nbgrader_control_without_the_cleaner_the_escape_reaches_the_log(monkeypatch):
     cleaner_off(monkeypatch)
     log = _nbgrader_log(monkeypatch, student=f"st{OSC52}")
