@@ -45,7 +45,7 @@ def harness_function(call: dict):
 
 
 def is_trusted(call: dict, kwargs) -> bool:
-    """Whether a case (its ``kwargs``, decoded or as encoded) is one of its harness's trusted cases."""
+    """Whether a case (its decoded ``kwargs``) is one of its harness's trusted cases (encoded: :func:`trusted_positions`)."""
     check = call.get("trusted_check")
     return bool(check) and isinstance(kwargs, dict) and kwargs.get("check") == check
 

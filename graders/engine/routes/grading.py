@@ -134,14 +134,13 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
         exercise.digest = cases_digest(entry, encoder.arrays)
         # the learner's child reads ex_<i> (through its parent); a harness's trusted part (its toy experiment,
         # with another exercise's formula) goes to a file of its own that only the trusted process reads
-        if "trusted" in entry["call"]:
+        call = entry["call"]
+        if "trusted" in call:
             entry["trusted_apart"] = TRUSTED_APART  # the grader takes its trusted cases from that process only
-        bundles.write_bundle(job_dir / f"ex_{exercise.index}",
-                             {**entry, "call": calls.learner_call(entry["call"]) if TRUSTED_APART else entry["call"]},
-                             encoder.arrays)
-        if "trusted" in entry["call"] and TRUSTED_APART:
-            (job_dir / f"trusted_{exercise.index}.json").write_text(json.dumps(entry["call"]["trusted"]),
-                                                                     encoding="utf-8")
+            if TRUSTED_APART:
+                (job_dir / f"trusted_{exercise.index}.json").write_text(json.dumps(call["trusted"]), encoding="utf-8")
+                call = calls.learner_call(call)
+        bundles.write_bundle(job_dir / f"ex_{exercise.index}", {**entry, "call": call}, encoder.arrays)
     # the given code travels inside the job (the starter's given modules, which learner files import and
     # harnesses run): workers never open the kit's starter/ folder, nor take a given module from a submission
     given_sources = {name: kit.starter_path(name).read_text(encoding="utf-8")

@@ -92,7 +92,7 @@ from graders.engine.values import shared_inputs
 from graders.engine.worker import served
 from graders.engine.worker.child import Child, read_exercise
 from graders.engine.worker.trusted import Trusted
-from graders.engine.worker.process import CpuClock, closed_root_folder, kill_descendants, _write_line
+from graders.engine.worker.process import CpuClock, closed_root_folder, complete_events, kill_descendants, _write_line
 
 
 MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child (a result with its arrays)
@@ -146,14 +146,8 @@ class TrustedReports:
                 self.close()
                 return
             self.buffer += chunk
-            while (end := self.buffer.find(b"\n")) >= 0:
-                line = bytes(self.buffer[:end])
-                del self.buffer[:end + 1]
-                try:
-                    event = json.loads(line.decode("utf-8"))
-                except (UnicodeDecodeError, ValueError, RecursionError):
-                    continue
-                if isinstance(event, dict) and isinstance(event.get("served"), int):
+            for event in complete_events(self.buffer):
+                if isinstance(event.get("served"), int):
                     self.cases.setdefault(event["served"], []).append(
                         {"position": event.get("position"), "result": event.get("result"),
                          "arrays": event.get("arrays")})
@@ -324,15 +318,7 @@ class Parent:
                     trusted.close()
                     return stage, finished, False
                 buffer += chunk
-                while (end := buffer.find(b"\n")) >= 0:
-                    line = bytes(buffer[:end])
-                    del buffer[:end + 1]
-                    try:
-                        event = json.loads(line.decode("utf-8"))
-                    except (UnicodeDecodeError, ValueError, RecursionError):
-                        continue
-                    if not isinstance(event, dict):
-                        continue
+                for event in complete_events(buffer):
                     if "sandbox" in event and stage == "load" and not self.sent_sandbox:
                         self.sent_sandbox = True
                         layers = dict(event["sandbox"]) if isinstance(event["sandbox"], dict) else {}

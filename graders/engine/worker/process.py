@@ -43,6 +43,22 @@ def _write_line(fd: int, event: dict) -> None:
         data = data[written:]
 
 
+def complete_events(buffer: bytearray) -> list[dict]:
+    """The JSON objects of the complete lines at the start of ``buffer``, taken out of it; a line that is not a
+    JSON object is skipped (what a child or the trusted process writes, read by the worker's parent)."""
+    events = []
+    while (end := buffer.find(b"\n")) >= 0:
+        line = bytes(buffer[:end])
+        del buffer[:end + 1]
+        try:
+            event = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
 def closed_root_folder(scratch: Path) -> Path:
     """The empty folder beside a child's scratch folder that its closed root is built on
     (:func:`graders.engine.sandbox.confine.enter_closed_root`); the parent removes it with the scratch folder."""

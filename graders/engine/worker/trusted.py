@@ -22,9 +22,6 @@ from graders.engine.worker import served
 from graders.engine.worker.child import Child, describe_exception
 from graders.engine.worker.process import dumps
 
-KIT_ERROR = {"type": "RuntimeError", "mro": ["RuntimeError", "Exception", "BaseException", "object"],
-             "message": "the toy run stopped: {why}", "where": ""}
-
 
 class Trusted(Child):
     """The trusted cases of a child's exercises, in this process, with the learner's function served by the child."""
@@ -69,7 +66,7 @@ class Trusted(Child):
                        "inputs_after": encoder.encode(codec.as_input_specs((args, kwargs)))}
         except served.ServedError as error:
             outcome = {"outcome": "raised", "exception": error.exception if isinstance(error.exception, dict)
-                       else {**KIT_ERROR, "message": KIT_ERROR["message"].format(why=error)}}
+                       else describe_exception(RuntimeError(f"the toy run stopped: {error}"), self.files_dir)}
         except BaseException as exc:  # noqa: BLE001 - what the learner's values made the toy raise
             outcome = {"outcome": "raised", "exception": describe_exception(exc, self.files_dir)}
         self.report(served=number, position=position, result=dumps({"cases": [outcome]}),
