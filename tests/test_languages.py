@@ -126,9 +126,9 @@ def test_the_texts_are_found():
     from graders.build.notebooks import texts as notebook_texts
     from graders.capstone.run import texts as capstone_texts
     from graders.engine.nbgrader import scoring as nbgrader_scoring
-    from graders.engine.values import texts as engine_texts
+    from graders.engine.values import kit_messages, texts as engine_texts
 
-    tables = [engine_texts.FEEDBACK, engine_texts.SCOREBOARD, engine_texts.DETAILS, engine_texts.KINDS,
+    tables = [engine_texts.FEEDBACK, engine_texts.SCOREBOARD, engine_texts.DETAILS, engine_texts.KINDS, kit_messages.KIT_EXCEPTIONS,
               nbgrader_scoring.TEXT, capstone_texts.TEXT, notebook_texts.TEXT, notebook_texts.MODULE_TEXT,
               walkthrough.TEXT, figures.FIGURE_TEXT, classreport.TEXT, learner_cli.HELP, starter_conftest().MESSAGES]
     FOUND = _reachable()[0]

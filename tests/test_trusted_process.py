@@ -38,7 +38,9 @@ from graders.engine.routes.batch import grade_sources
 from graders.engine.routes.grading import GradeOptions, prepare_job, write_settings
 from graders.engine.values import door
 from graders.engine.values.bundles import pack_blob
-from graders.engine.worker import served
+from graders.engine.sandbox.layers import merge_reported
+from graders.engine.worker import runner, served
+from graders.engine.worker.parent import TrustedReports
 
 STEM = "module_8_training"
 EXERCISES = (f"{STEM}.sequence_logprobs", f"{STEM}.dpo_loss")
@@ -213,11 +215,18 @@ def test_the_learners_child_reads_no_trusted_formula_and_the_trusted_process_doe
 # slow: a graded batch with both toy runs served (about 3 s of CPU); the fast tier keeps the serving itself
 # (test_a_served_answer_trains_through_the_trusted_side) and what the child reads (the test above)
 @pytest.mark.slow
-def test_a_correct_file_keeps_full_marks_through_the_served_runs():
+def test_a_correct_file_keeps_full_marks_through_the_served_runs(monkeypatch):
     """The toy checks of a correct file, run in the trusted process with its functions served, land in the
-    bands around the grader's own in-process reference run: full marks."""
+    bands around the grader's own in-process reference run: full marks. The trusted process's sandbox layers
+    reach the grader beside the child's (each sandbox report the runner merges, recorded)."""
+    reported = []
+    monkeypatch.setattr(runner, "merge_reported", lambda into, layers: (reported.append(dict(layers)),
+                                                                        merge_reported(into, layers)))
     reports = _grade({"correct": _solution()})
     assert _full(reports["correct"]) and len(reports["correct"]) == 2, reports
+    # the worker's first child, then one trusted process for each child with trusted cases (here: two)
+    assert len(reported) == 3 and all(layers.keys() == reported[0].keys() for layers in reported), reported
+    assert all(layers["syscall_filter"] == reported[0]["syscall_filter"] for layers in reported)
 
 
 @pytest.mark.slow
@@ -330,3 +339,74 @@ def test_a_served_answer_trains_through_the_trusted_side():
     assert [sorted(set(json.loads(line)) & {"call", "backward"}) for line in sent] == [["call"], ["backward"]]
     for fd in (*to_child, *from_child):
         os.close(fd)
+
+
+def test_a_served_function_trains_bit_for_bit_as_if_it_ran_in_the_trusted_process():
+    """Both sides over real pipes (the child's side in a thread): a function with two differentiable outputs
+    that share a graph gives the trusted side the same values and the same input gradients, bit for bit, as
+    calling it there; the child's vector-Jacobian product is the gradient of sum(<output, upstream>)."""
+    import threading
+
+    def function(logits, weights):
+        shared = torch.log_softmax(logits, dim=-1)
+        return (shared * weights).sum(dim=-1), shared.exp().max(dim=-1).values
+
+    generator = torch.Generator().manual_seed(0)
+    logits = torch.randn(4, 3, 5, dtype=torch.float64, generator=generator)
+    weights = torch.rand(4, 3, 5, dtype=torch.float64, generator=generator)
+    upstream = torch.randn(4, 3, dtype=torch.float64, generator=generator)
+
+    def run(fn):
+        x = logits.clone().requires_grad_(True)
+        first, second = fn(x, weights)
+        ((first * upstream).sum() + second.pow(2).sum()).backward()
+        return first.detach(), second.detach(), x.grad
+
+    to_child, from_child = os.pipe(), os.pipe()
+    child = threading.Thread(target=served.serve, args=(function, served.Lines(to_child[0], from_child[1]), [0, 0],
+                                                       lambda exc: {"type": type(exc).__name__}))
+    child.start()
+    lines = served.Lines(from_child[0], to_child[1])
+    assert lines.read() == {"ready": [0, 0]}
+    remote = served.Remote(lines)
+    got = run(remote)
+    lines.write({"end": [0, 0]})
+    child.join()
+    for fd in (*to_child, *from_child):
+        os.close(fd)
+    assert remote.calls == 1
+    for served_value, direct in zip(got, run(function), strict=True):
+        assert torch.equal(served_value, direct)
+
+
+def test_a_layer_counts_only_where_every_process_reported_it():
+    """The grader's record of a submission's sandbox: its child's, its trusted process's and its other lane's
+    reports together; one process without a layer makes it missing, and the first identity is kept."""
+    layers: dict = {}
+    merge_reported(layers, {"landlock_files": True, "syscall_filter": True, "identity": "uid 1000"})
+    assert layers == {"landlock_files": True, "syscall_filter": True, "identity": "uid 1000"}
+    merge_reported(layers, {"landlock_files": False, "syscall_filter": True, "identity": "forged"})
+    assert layers == {"landlock_files": False, "syscall_filter": True, "identity": "uid 1000"}
+    merge_reported(layers, {"landlock_files": True, "identity": "uid 1000"})  # a report without a layer: missing
+    assert layers == {"landlock_files": False, "syscall_filter": False, "identity": "uid 1000"}
+
+
+def test_the_parent_passes_on_the_trusted_processs_first_sandbox_report_once():
+    """What the trusted process writes before its first case (its layers) is read beside its served cases;
+    a second sandbox report is not read (the trusted process writes one)."""
+    read_fd, write_fd = os.pipe()
+    for event in ({"sandbox": {"landlock_files": True}, "identity": "x"}, {"served": 0, "position": 3,
+                  "result": "{}", "arrays": None}, {"sandbox": {"landlock_files": False}}):
+        os.write(write_fd, json.dumps(event).encode() + b"\n")
+    reports = TrustedReports(read_fd)
+    reports.read()
+    assert reports.layers == {"landlock_files": True}
+    assert reports.take(0) == [{"position": 3, "result": "{}", "arrays": None}]
+    emitted = []
+    parent = type("P", (), {"identity": "uid", "emit": lambda self, **event: emitted.append(event)})()
+    from graders.engine.worker.parent import Parent
+    Parent.pass_on_layers(parent, reports, True)
+    Parent.pass_on_layers(parent, reports, True)
+    assert emitted == [{"sandbox": {"landlock_files": True, "cpu_budget": True}, "identity": "uid"}]
+    reports.close()
+    os.close(write_fd)

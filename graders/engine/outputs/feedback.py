@@ -23,6 +23,7 @@ from graders.engine.values.protocol import CaseOutcome, CaseResult, ExerciseRepo
 from graders.engine.values.protocol import WALL_CAP_MESSAGE, ExerciseRun
 from graders.engine.values.scrub import without_addresses, without_temp_paths
 from graders.engine.values.protocol import Submission
+from graders.engine.values.kit_messages import kit_exception
 from graders.engine.values.texts import feedback_text, translated
 from graders.fences import positional_parameters
 from graders.text import in_
@@ -106,7 +107,7 @@ def _reason_line(judgement: Judgement, exercise, ctx, language: str) -> str:
     if reason is Reason.NO_RESULT:
         return say("no_result")
     if reason is Reason.LOAD_FAILED:
-        return say("load_failed", stem=stem, error=_exception_text(judgement.error))
+        return say("load_failed", stem=stem, error=_exception_text(judgement.error, language))
     if reason is Reason.LOAD_REFUSED:
         return say("load_refused", stem=stem, what=_refused(judgement.error["message"], language))
     if reason is Reason.LOAD_TIMEOUT:
@@ -154,9 +155,9 @@ def _refused(message: str, language: str) -> str:
     return translated(message.removeprefix("the grader does not allow "), language)
 
 
-def _exception_text(error: dict) -> str:
+def _exception_text(error: dict, language: str = "en") -> str:
     where = f" ({error['where']})" if error.get("where") else ""
-    return f"{error['type']}: {error['message']}{where}"
+    return f"{error['type']}: {kit_exception(error['message'], language)}{where}"
 
 
 def _output_lines(output: str, hide: bool, language: str = "en") -> list[str]:
@@ -231,9 +232,9 @@ def message(outcome: CaseOutcome, names: list[str], language: str = "en") -> str
     elif result is CaseResult.NOT_RAISED:
         text = say("not_raised", exception=case.raises.__name__, got=describe(outcome.got))
     elif result is CaseResult.WRONG_EXCEPTION:
-        text = say("wrong_exception", exception=case.raises.__name__, error=_exception_text(outcome.error))
+        text = say("wrong_exception", exception=case.raises.__name__, error=_exception_text(outcome.error, language))
     elif result is CaseResult.RAISED:
-        text = say("raised", error=_exception_text(outcome.error))
+        text = say("raised", error=_exception_text(outcome.error, language))
     elif result is CaseResult.MODIFIED_INPUT:
         changed = [names[n] if isinstance(n, int) and 0 <= n < len(names) else
                    (f"arg{n}" if isinstance(n, int) else str(n)) for n in outcome.changed]

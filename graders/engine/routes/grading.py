@@ -30,6 +30,7 @@ from graders.engine.judging.kit import Kit
 from graders.engine.values.protocol import ExerciseReport, SubmissionReport
 from graders.engine.judging.refcache import ReferenceStore, cases_digest, kept_cases, read_given_state
 from graders.engine.judging.references import ReferenceBook, uses_torch
+from graders.engine.sandbox.layers import merge_reported
 from graders.engine.worker.runner import run_worker
 from graders.engine.intake.submission import learner_source
 from graders.engine.values.protocol import Submission
@@ -268,8 +269,8 @@ def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
                     runs.update(run_worker(ctx.worker, server, ctx.job.job_dir, sub_dir, ctx.job.entries,
                                            indices, found))
                     with ctx._counter_lock:
-                        if not layers:
-                            layers.update(found)
+                        if found:  # every lane's processes: a layer is in force where all of them had it
+                            merge_reported(layers, found)
                 except BaseException as error:  # noqa: BLE001 - re-raised in the calling thread
                     failure.append(error)
                 finally:

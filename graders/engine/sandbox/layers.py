@@ -80,6 +80,23 @@ LAYER_TEXT = {
     "unprivileged_user": "workers run as a user other than root (as root: user nobody)",
     "grader_not_dumpable": "the grading process's memory is not readable by the worker's user",
 }
+
+
+def merge_reported(into: dict, reported: dict) -> None:
+    """Add one process's reported layers to ``into`` (those of the processes that reported before it): a layer
+    is in force only where every process had it (a learner's child, a trusted process, another lane's
+    worker); the first ``identity`` is kept."""
+    first = not into
+    for name, value in reported.items():
+        if name == "identity":
+            into.setdefault(name, value)
+        else:
+            into[name] = bool(value) if first else (into.get(name) is True and bool(value))
+    for name in into:
+        if name != "identity" and name not in reported:
+            into[name] = False
+
+
 # the instructor's switches, one per layer, for machines where a layer misbehaves (each reported missing)
 SWITCHES = settings.SANDBOX_SWITCHES
 WORKER_TASKS = 64  # processes + threads in one worker's cgroup: its parent, one child and their threads

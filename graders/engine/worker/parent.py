@@ -131,6 +131,8 @@ class TrustedReports:
         self.buffer = bytearray()
         self.size = 0
         self.cases: dict[int, list[dict]] = {}
+        self.layers: dict | None = None  # its sandbox report, until the parent has passed it on
+        self.reported = False
         if fd is not None:
             os.set_blocking(fd, False)
 
@@ -147,6 +149,8 @@ class TrustedReports:
                 return
             self.buffer += chunk
             for event in complete_events(self.buffer):
+                if "sandbox" in event and not self.reported and isinstance(event["sandbox"], dict):
+                    self.layers, self.reported = dict(event["sandbox"]), True
                 if isinstance(event.get("served"), int):
                     self.cases.setdefault(event["served"], []).append(
                         {"position": event.get("position"), "result": event.get("result"),
@@ -311,6 +315,7 @@ class Parent:
                 ready, _, _ = select.select([pipe, *trusted.fds], [], [], CPU_POLL_SECONDS)
                 if trusted_fd in ready:
                     trusted.read()
+                self.pass_on_layers(trusted, clock.works and limit is not None)
                 if pipe not in ready:
                     continue
                 chunk = pipe.read(1 << 20)
@@ -339,6 +344,7 @@ class Parent:
                         # and the trusted process's outcomes of its trusted cases, written before it let the
                         # child go on: all of them are in its pipe by now
                         served_cases = trusted.take(finished)
+                        self.pass_on_layers(trusted, clock.works and limit is not None)
                         self.emit(done=indices[finished], result=event["result"], arrays=event.get("arrays"),
                                   **({} if changed is None else {"inputs_changed": changed}),
                                   **({} if served_cases is None else {"served": served_cases}))
@@ -348,6 +354,13 @@ class Parent:
                             return "done", finished, False
                         limit, start = self.budget(stage, indices[finished]), clock.read()
                         self.emit(start=indices[finished])
+
+    def pass_on_layers(self, trusted: TrustedReports, cpu_budget: bool) -> None:
+        """The trusted process's sandbox report, once it has come, as the child's is passed on: the grader
+        counts a layer only where every process had it (:func:`graders.engine.sandbox.layers.merge_reported`)."""
+        if trusted.layers is not None:
+            self.emit(sandbox={**trusted.layers, "cpu_budget": cpu_budget}, identity=self.identity)
+            trusted.layers = None
 
     def clean_up(self, pid: int) -> int | None:
         """Wait for the child; then end everything else it left running. Returns its wait status."""

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from graders.engine.sandbox import cgroups
+from graders.engine.sandbox.layers import merge_reported
 from graders.engine.judging import calls
 from graders.engine.values import door
 from graders.engine.worker.fork_client import LOG_TAIL, ForkServer
@@ -234,7 +235,8 @@ def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir:
                indices: list[int], layers: dict | None = None) -> dict[int, ExerciseRun]:
     """Run exercises ``indices`` (positions in ``exercises``) of one submission; never raises for learner faults.
 
-    ``layers`` (a dict) receives the sandbox layers the first worker reported.
+    ``layers`` (a dict) receives the sandbox layers the worker's processes reported: each layer in force only
+    if every one had it (:func:`graders.engine.sandbox.layers.merge_reported`).
     """
     layers = {} if layers is None else layers
     results: dict[int, ExerciseRun] = {}
@@ -257,10 +259,11 @@ def run_worker(config: WorkerConfig, server: ForkServer, job_dir: Path, sub_dir:
                     break
                 started_anything = True
                 kind = event.kind
-                if kind == "sandbox" and not layers:
-                    layers.update({str(k): bool(v) for k, v in event.sandbox.items()})
-                    layers["cgroup_limits"] = process.group is not None
-                    layers["identity"] = event.identity[:200]
+                if kind == "sandbox":  # each process that runs the submission's work reports its own: a
+                    # learner's child (the first of a worker) and each trusted process; all must have a layer
+                    merge_reported(layers, {**{str(k): bool(v) for k, v in event.sandbox.items()},
+                                            "cgroup_limits": process.group is not None,
+                                            "identity": event.identity[:200]})
                     missing = [name for name in config.require if layers.get(name) is not True]
                     if missing:
                         process.kill()

@@ -156,7 +156,13 @@ def serve(function, lines: Lines, where: list[int], describe) -> str | None:
                 outputs, inputs = pending.pop(int(message["backward"]))
                 upstream = _unpack(message["grads"], message["arrays"], codec.make_torch_tensor)
                 try:
-                    computed = torch.autograd.grad(outputs, inputs, upstream, allow_unused=True)
+                    if not (isinstance(upstream, list) and len(upstream) == len(outputs)
+                            and all(isinstance(g, torch.Tensor) and g.shape == o.shape for g, o in zip(upstream, outputs))):
+                        return "gradients that do not match the call's outputs"
+                    # the vector-Jacobian product as the gradient of sum(<output, upstream>): the same numbers
+                    # (d/d output is upstream * 1, exactly), and no grad_outputs, whose check imports sympy
+                    surrogate = sum((o * g.to(o.dtype)).sum() for o, g in zip(outputs, upstream))
+                    computed = torch.autograd.grad(surrogate, inputs, allow_unused=True)
                 except BaseException as exc:  # noqa: BLE001
                     lines.write({"raised": describe(exc)})
                     continue
