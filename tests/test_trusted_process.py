@@ -37,7 +37,7 @@ from graders.engine.routes import grading
 from graders.engine.routes.batch import grade_sources
 from graders.engine.routes.grading import GradeOptions, prepare_job, write_settings
 from graders.engine.values import door
-from graders.engine.values.bundles import pack_blob
+from graders.engine.values.bundles import pack_raw
 from graders.engine.sandbox.layers import merge_reported
 from graders.engine.worker import runner, served
 from graders.engine.worker.parent import TrustedReports
@@ -296,6 +296,12 @@ def test_fuzz_served_reports_read_as_a_value_or_a_refusal(reports):
     assert isinstance(read, door.Refusal) or (set(read[0]) <= {2, 5} and all(k.startswith("t") for k in read[1]))
 
 
+def _frame(message: dict, arrays: dict) -> bytes:
+    """A served message as the child writes it: its JSON line with the arrays' index, then their bytes."""
+    index, raw = pack_raw(arrays)
+    return json.dumps({**message, "arrays": index, "bytes": len(raw)}).encode() + b"\n" + raw
+
+
 def _answer(reply: bytes):
     """The trusted side's call of a served function whose child answers ``reply``."""
     to_child, from_child = os.pipe(), os.pipe()
@@ -310,13 +316,18 @@ def _answer(reply: bytes):
 
 
 @FUZZ
-@given(JSONISH)
-def test_fuzz_any_answer_from_the_child_is_a_value_or_a_served_error(value):
-    for reply in (value, {"value": value, "arrays": pack_blob({"s0": np.zeros(3)}), "grads": [True]},
-                  {"value": {"__tensor__": "s0", "dtype": value, "requires_grad": True},
-                   "arrays": pack_blob({"s0": np.zeros(2)}), "grads": value}):
+@given(JSONISH, st.binary(max_size=64))
+def test_fuzz_any_answer_from_the_child_is_a_value_or_a_served_error(value, tail):
+    """Any line, any arrays index, any byte count and any bytes after it: a value or a ServedError."""
+    for reply in (json.dumps(value).encode() + b"\n",
+                  _frame({"value": value, "grads": [True]}, {"s0": np.zeros(3)}),
+                  _frame({"value": {"__tensor__": "s0", "dtype": value, "requires_grad": True}, "grads": value},
+                         {"s0": np.zeros(2)}),
+                  json.dumps({"value": value, "arrays": value, "grads": [True], "bytes": len(tail)}).encode()
+                  + b"\n" + tail,
+                  json.dumps({"value": 1.0, "arrays": [], "grads": [], "bytes": value}).encode() + b"\n" + tail):
         try:
-            _answer(json.dumps(reply).encode() + b"\n")
+            _answer(reply)
         except served.ServedError:
             pass
 
@@ -326,17 +337,16 @@ def test_a_served_answer_trains_through_the_trusted_side():
     x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
     to_child, from_child = os.pipe(), os.pipe()
     value = {"__tensor__": "s0", "dtype": "float64", "requires_grad": True}
-    os.write(from_child[1], json.dumps({"value": value, "arrays": pack_blob({"s0": np.array([2.0, 4.0])}),
-                                        "grads": [True]}).encode() + b"\n")
-    os.write(from_child[1], json.dumps({"grads": [{"__tensor__": "s0", "dtype": "float64", "requires_grad": False}],
-                                        "arrays": pack_blob({"s0": np.array([3.0, 5.0])})}).encode() + b"\n")
+    os.write(from_child[1], _frame({"value": value, "grads": [True]}, {"s0": np.array([2.0, 4.0])}))
+    os.write(from_child[1], _frame({"grads": [{"__tensor__": "s0", "dtype": "float64", "requires_grad": False}]},
+                                   {"s0": np.array([3.0, 5.0])}))
     remote = served.Remote(served.Lines(from_child[0], to_child[1]))
     out = remote(x)
     out.sum().backward()
     assert torch.equal(out.detach(), torch.tensor([2.0, 4.0], dtype=torch.float64))
     assert torch.equal(x.grad, torch.tensor([3.0, 5.0], dtype=torch.float64))  # what the child answered
-    sent = os.read(to_child[0], 1 << 20).decode().splitlines()
-    assert [sorted(set(json.loads(line)) & {"call", "backward"}) for line in sent] == [["call"], ["backward"]]
+    sent = served.Lines(to_child[0], -1)
+    assert [sorted(set(sent.read()) & {"call", "backward"}) for _ in range(2)] == [["call"], ["backward"]]
     for fd in (*to_child, *from_child):
         os.close(fd)
 

@@ -27,12 +27,8 @@ BLOB_KINDS = "biufUS"  # booleans, integers, floats, strings: never objects, nev
 MAX_BLOB_ARRAYS = 100_000  # arrays in one blob
 
 
-def pack_blob(arrays: dict[str, np.ndarray]) -> dict:
-    """Arrays as ``{"index": [[name, dtype, shape], ...], "data": base64}``: their raw bytes, one after another.
-
-    What a worker sends back (thousands of small arrays per submission): unlike an ``.npz``, reading it
-    parses no header (NumPy parses ``.npy`` headers with ``ast.literal_eval``).
-    """
+def pack_raw(arrays: dict[str, np.ndarray]) -> tuple[list, bytes]:
+    """Arrays as an index ``[[name, dtype, shape], ...]`` and their raw bytes, one after another."""
     index, parts = [], []
     for name, array in arrays.items():
         array = np.asarray(array, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
@@ -40,7 +36,17 @@ def pack_blob(arrays: dict[str, np.ndarray]) -> dict:
             raise TypeError(f"cannot send an array of dtype {array.dtype}")
         index.append([str(name), array.dtype.str, [int(n) for n in array.shape]])
         parts.append(array.tobytes())
-    return {"index": index, "data": base64.b64encode(b"".join(parts)).decode("ascii")}
+    return index, b"".join(parts)
+
+
+def pack_blob(arrays: dict[str, np.ndarray]) -> dict:
+    """Arrays as ``{"index": [[name, dtype, shape], ...], "data": base64}``: their raw bytes, one after another.
+
+    What a worker sends back (thousands of small arrays per submission): unlike an ``.npz``, reading it
+    parses no header (NumPy parses ``.npy`` headers with ``ast.literal_eval``).
+    """
+    index, data = pack_raw(arrays)
+    return {"index": index, "data": base64.b64encode(data).decode("ascii")}
 
 
 def unpack_blob(packed, limit: int) -> dict[str, np.ndarray]:
@@ -58,11 +64,20 @@ def unpack_blob(packed, limit: int) -> dict[str, np.ndarray]:
         data = base64.b64decode(packed["data"], validate=True)
     except (binascii.Error, ValueError) as error:
         raise ValueError(f"unreadable arrays ({error})") from error
+    return unpack_raw(packed["index"], data, limit)
+
+
+def unpack_raw(index, data: bytes, limit: int) -> dict[str, np.ndarray]:
+    """Inverse of :func:`pack_raw`, with :func:`unpack_blob`'s checks. Raises ``ValueError``."""
+    if not isinstance(index, list) or not isinstance(data, bytes):
+        raise ValueError("malformed arrays")
+    if len(data) > limit:
+        raise ValueError(f"arrays larger than {limit} bytes")
     arrays: dict[str, np.ndarray] = {}
     offset = 0
-    if len(packed["index"]) > MAX_BLOB_ARRAYS:
+    if len(index) > MAX_BLOB_ARRAYS:
         raise ValueError(f"more than {MAX_BLOB_ARRAYS} arrays")
-    for entry in packed["index"]:
+    for entry in index:
         if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str) and len(entry[0]) <= 64
                 and isinstance(entry[1], str) and len(entry[1]) <= 16 and isinstance(entry[2], list)
                 and len(entry[2]) <= 32

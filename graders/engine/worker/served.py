@@ -12,14 +12,15 @@ pass through an output sends its gradient, and the child answers with the gradie
 function ran in it, and the learner's process sees only the inputs of each call and the gradients of its
 outputs: no code, no reference value, no trusted formula.
 
-Messages are JSON lines, arrays as :func:`graders.engine.values.bundles.pack_blob` blobs, values in
-:mod:`graders.engine.values.codec`'s encoding. The trusted side reads the child's with caps
+Messages are JSON lines, values in :mod:`graders.engine.values.codec`'s encoding; a message's arrays follow
+its line as raw bytes (``"arrays"``: their index, :func:`graders.engine.values.bundles.pack_raw`; ``"bytes"``:
+how many), not as base64 inside it (a third of a call's cost). The trusted side reads the child's with caps
 (:data:`MAX_LINE` bytes a line, :data:`MAX_ARRAY_BYTES` of arrays, dtypes from :data:`DTYPES` only,
 outputs' gradients checked against their inputs' shapes and dtypes): anything else is the learner's
 error (:class:`ServedError`), never the grader's.
 
 - child -> trusted: ``{"ready": [exercise, case]}``; for a call, ``{"value": ..., "arrays": ...,
-  "grads": [bool, ...]}`` (per tensor of the output, whether it carries a gradient) or ``{"raised":
+  "grads": [bool, ...], "bytes": n}`` (per tensor of the output, whether it carries a gradient) or ``{"raised":
   <describe_exception>}``; for a backward, ``{"grads": ..., "arrays": ...}``;
 - trusted -> child: ``{"call": id, "inputs": [args, kwargs], "arrays": ...}``, ``{"backward": id,
   "grads": ..., "arrays": ...}``, ``{"end": [exercise, case]}``.
@@ -33,7 +34,6 @@ import os
 import numpy as np
 
 from graders.engine.values import bundles, codec
-from graders.engine.worker.process import _write_line
 
 MAX_LINE = 64 << 20  # one message
 MAX_ARRAY_BYTES = 48 << 20  # the arrays of one message, decoded
@@ -50,14 +50,28 @@ class ServedError(Exception):
 
 
 class Lines:
-    """JSON lines over a file descriptor, each at most ``limit`` bytes; ``read`` returns None at EOF."""
+    """Messages over a pipe pair: a JSON line, then the message's arrays as raw bytes (``"bytes": n``, at most
+    :data:`MAX_ARRAY_BYTES`), each line at most ``limit`` bytes; ``read`` returns None at EOF. A message read
+    carries its arrays' bytes in ``"bytes"`` (:func:`_unpack` reads them with their index, ``"arrays"``)."""
 
     def __init__(self, read_fd: int, write_fd: int, limit: int = MAX_LINE) -> None:
         self.read_fd, self.write_fd, self.limit = read_fd, write_fd, limit
         self.buffer = bytearray()
 
-    def write(self, message: dict) -> None:
-        _write_line(self.write_fd, message)
+    def write(self, message: dict, raw: bytes = b"") -> None:
+        # a plain JSON line: a lone surrogate in a learner's exception text travels escaped, and is read back
+        data = json.dumps({**message, "bytes": len(raw)} if raw else message, allow_nan=True).encode() + b"\n" + raw
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.write_fd, view):]
+
+    def _fill(self, size: int) -> bool:
+        while len(self.buffer) < size:
+            chunk = os.read(self.read_fd, max(1 << 20, size - len(self.buffer)))
+            if not chunk:
+                return False
+            self.buffer += chunk
+        return True
 
     def read(self):
         while (end := self.buffer.find(b"\n")) < 0:
@@ -70,15 +84,25 @@ class Lines:
         line = bytes(self.buffer[:end])
         del self.buffer[:end + 1]
         try:
-            return json.loads(line.decode("utf-8"))
+            message = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as error:
             raise ServedError(f"an unreadable message ({str(error)[:100]})") from None
+        if isinstance(message, dict) and "bytes" in message:
+            size = message["bytes"]
+            if not (isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= MAX_ARRAY_BYTES):
+                raise ServedError(f"a message longer than {self.limit} bytes")
+            if not self._fill(size):
+                return None
+            message["bytes"] = bytes(self.buffer[:size])
+            del self.buffer[:size]
+        return message
 
 
-def _pack(value) -> tuple[object, dict]:
+def _pack(value) -> tuple[object, list, bytes]:
+    """``(data, index, raw)``: a value in the codec's encoding, its arrays' index and their bytes."""
     encoder = codec.Encoder("s")
     data = encoder.encode(codec.as_input_specs(value))
-    return data, bundles.pack_blob(encoder.arrays)
+    return (data, *bundles.pack_raw(encoder.arrays))
 
 
 def _tensor(spec: codec.TensorSpec):
@@ -89,9 +113,10 @@ def _tensor(spec: codec.TensorSpec):
     return torch.tensor(np.array(spec.data), dtype=getattr(torch, spec.dtype))
 
 
-def _unpack(data, packed, make_tensor=_tensor):
+def _unpack(data, message: dict, make_tensor=_tensor):
+    """The value ``data`` of ``message``, its arrays read from the message's index and bytes."""
     try:
-        arrays = bundles.unpack_blob(packed, MAX_ARRAY_BYTES)
+        arrays = bundles.unpack_raw(message.get("arrays", []), message.get("bytes", b""), MAX_ARRAY_BYTES)
         return codec.decode(data, arrays, make_tensor=make_tensor)
     except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as error:
         raise ServedError(f"an unreadable value ({str(error)[:100]})") from None
@@ -132,7 +157,7 @@ def serve(function, lines: Lines, where: list[int], describe) -> str | None:
             return None
         try:
             if "call" in message:
-                args, kwargs = _unpack(message["inputs"], message["arrays"], codec.make_torch_tensor)
+                args, kwargs = _unpack(message["inputs"], message, codec.make_torch_tensor)
                 args, kwargs = tuple(args), dict(kwargs)
                 inputs = [t for t in _tensors((args, kwargs), torch) if t.requires_grad]
                 try:
@@ -147,14 +172,14 @@ def serve(function, lines: Lines, where: list[int], describe) -> str | None:
                     while len(pending) > MAX_PENDING:
                         del pending[next(iter(pending))]
                 try:
-                    data, packed = _pack(value)
+                    data, index, raw = _pack(value)
                 except Exception as exc:  # noqa: BLE001 - a value that cannot be sent: the learner's error
                     lines.write({"raised": describe(exc)})
                     continue
-                lines.write({"value": data, "arrays": packed, "grads": grads})
+                lines.write({"value": data, "arrays": index, "grads": grads}, raw)
             elif "backward" in message:
                 outputs, inputs = pending.pop(int(message["backward"]))
-                upstream = _unpack(message["grads"], message["arrays"], codec.make_torch_tensor)
+                upstream = _unpack(message["grads"], message, codec.make_torch_tensor)
                 try:
                     if not (isinstance(upstream, list) and len(upstream) == len(outputs)
                             and all(isinstance(g, torch.Tensor) and g.shape == o.shape for g, o in zip(upstream, outputs))):
@@ -166,8 +191,8 @@ def serve(function, lines: Lines, where: list[int], describe) -> str | None:
                 except BaseException as exc:  # noqa: BLE001
                     lines.write({"raised": describe(exc)})
                     continue
-                data, packed = _pack([torch.zeros_like(i) if g is None else g for g, i in zip(computed, inputs)])
-                lines.write({"grads": data, "arrays": packed})
+                data, index, raw = _pack([torch.zeros_like(i) if g is None else g for g, i in zip(computed, inputs)])
+                lines.write({"grads": data, "arrays": index}, raw)
             else:
                 return "an unknown request"
         except (ServedError, KeyError, TypeError, ValueError) as error:
@@ -184,8 +209,8 @@ class Remote:
         self.lines = lines
         self.calls = 0
 
-    def _ask(self, message: dict) -> dict:
-        self.lines.write(message)
+    def _ask(self, message: dict, raw: bytes) -> dict:
+        self.lines.write(message, raw)
         reply = self.lines.read()
         if reply is None:
             raise ServedError("the learner's process stopped answering")
@@ -201,11 +226,11 @@ class Remote:
         self.calls += 1
         call = self.calls
         wanted = [t for t in _tensors((args, kwargs), torch) if t.requires_grad and torch.is_grad_enabled()]
-        data, packed = _pack((tuple(_detached(args, torch)), _detached(kwargs, torch)))
-        reply = self._ask({"call": call, "inputs": data, "arrays": packed})
-        if set(reply) != {"value", "arrays", "grads"}:
+        data, index, raw = _pack((tuple(_detached(args, torch)), _detached(kwargs, torch)))
+        reply = self._ask({"call": call, "inputs": data, "arrays": index}, raw)
+        if not {"value", "arrays", "grads"} <= set(reply) <= {"value", "arrays", "grads", "bytes"}:
             raise ServedError("an answer without its value")
-        value = _unpack(reply["value"], reply["arrays"])
+        value = _unpack(reply["value"], reply)
         outputs = _tensors(value, torch)
         grads = reply["grads"]
         if not (isinstance(grads, list) and len(grads) == len(outputs) and all(isinstance(g, bool) for g in grads)):
@@ -217,11 +242,11 @@ class Remote:
     def backward(self, call: int, wanted: list, grads: list) -> list:
         import torch
 
-        data, packed = _pack(grads)
-        reply = self._ask({"backward": call, "grads": data, "arrays": packed})
-        if set(reply) != {"grads", "arrays"}:
+        data, index, raw = _pack(grads)
+        reply = self._ask({"backward": call, "grads": data, "arrays": index}, raw)
+        if not {"grads", "arrays"} <= set(reply) <= {"grads", "arrays", "bytes"}:
             raise ServedError("a gradient answer without its gradients")
-        got = _unpack(reply["grads"], reply["arrays"])
+        got = _unpack(reply["grads"], reply)
         if not (isinstance(got, list) and len(got) == len(wanted)
                 and all(isinstance(g, torch.Tensor) and g.shape == w.shape for g, w in zip(got, wanted))):
             raise ServedError("gradients that do not match the call's inputs")
