@@ -1,6 +1,6 @@
 """The grader's wall-clock measurements (``python -m devtools.benchmark``), and the helpers every measurement uses.
 
-``grade-one`` (cold, then ``grade-one-warm``), ``grade-50``, ``sandbox-cost``; the toy experiments'
+``grade-one`` (cold, then ``grade-one-warm``), ``grade-50``, ``sandbox-cost``, ``trusted-cost``; the toy experiments'
 command lines; the run's own reference cache (``$RL4LLM_CACHE``); :class:`Result`, a measurement with
 more to report than its seconds. The measurements' registry and the command line: :mod:`devtools.benchmark.cli`.
 """
@@ -124,6 +124,40 @@ def bench_sandbox_cost(count: int = 6, rounds: int = 2) -> float:
     per_submission = (min(with_sandbox) - min(without)) / count
     print(f"  sandbox on: {min(with_sandbox):.2f} s, off: {min(without):.2f} s for {count} submissions", flush=True)
     return per_submission
+
+
+def bench_trusted_cost(rounds: int = 10) -> float:
+    """Wall seconds the trusted process adds per submission with both training files: the reference's
+    ``module_8_training.py`` and ``module_9_training.py`` graded with the toy runs in the trusted process and
+    with the kit's switch off (``grading.TRUSTED_APART = False``: in the learner's child), ``rounds`` rounds
+    interleaved, the medians compared; the CPU time of the grader and every process it waited for
+    (``RUSAGE_CHILDREN``) is printed beside it."""
+    import resource
+    import statistics
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "student"
+        folder.mkdir()
+        for module, stem in (("module_08", "module_8_training"), ("module_09", "module_9_training")):
+            shutil.copy(SOLUTIONS_DIR / module / f"{stem}.py", folder)
+        measured: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+        for _ in range(rounds):
+            for apart in (True, False):
+                code = ("import sys; from graders.engine.routes import grading; "
+                        f"grading.TRUSTED_APART = {apart}; from graders.cli import main; "
+                        f"sys.exit(main(['grade', {str(folder)!r}, '--out', {str(Path(tmp) / 'out')!r}, "
+                        "'--quiet', '--no-class-report']))")
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                wall = _timed([PY, "-c", code])
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                measured[apart].append((cpu, wall))
+    median = {apart: (statistics.median(c for c, _ in runs), statistics.median(w for _, w in runs))
+              for apart, runs in measured.items()}
+    print(f"  trusted process: {median[True][1]:.2f} s wall, {median[True][0]:.2f} s CPU; in the child: "
+          f"{median[False][1]:.2f} s wall, {median[False][0]:.2f} s CPU (medians of {rounds}); "
+          f"+{median[True][0] - median[False][0]:.2f} s CPU", flush=True)
+    return median[True][1] - median[False][1]
 
 
 @dataclass
