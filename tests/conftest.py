@@ -27,6 +27,10 @@ PYCACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rl
 sys.pycache_prefix = str(PYCACHE)
 sys.dont_write_bytecode = False
 os.environ["RL4LLM_LANG"] = "en"  # the kit's tests assert English texts whatever the machine's locale
+# nbformat imports jsonschema, whose format checkers import rfc3987_syntax when installed, which builds a grammar
+# at import (1.2 s, for IRI formats nbformat's schemas never name): in the tests' processes it is not found, as
+# where it is not installed (the real nbgrader runs get the same, tests/test_nbgrader.py's _environment)
+sys.modules.setdefault("rfc3987_syntax", None)
 
 
 # The files that take longest (docs/timings.md), handed out first so that `-n 2 --dist loadfile` ends with both
