@@ -22,7 +22,10 @@ It needs write access to its own cgroup:
   ``memory``, ``pids`` and ``cpu`` to its children, which a cgroup with
   processes of its own cannot do (the "no internal processes" rule). Run the
   grader in a delegated scope of its own, e.g. ``systemd-run --user --scope
-  -p Delegate=yes rl4llm grade ...``;
+  -p Delegate=yes rl4llm grade ...``: the grader then moves itself (and its
+  fork servers) into a leaf of the scope (``rl4llm-self-<pid>``) and passes
+  the controllers on (:meth:`Manager._delegate`), so the workers' limits come
+  from the service manager's delegation;
 - anywhere else (a container without write access, macOS), the layer is
   missing: ``cgroup_limits`` is false in every report and ``rl4llm doctor``
   says why; the other layers still hold (the system-call filter refuses
@@ -155,17 +158,15 @@ class Manager:
         name = f"rl4llm-{os.getpid()}"
         if (ROOT / "cgroup.controllers").exists():  # v2 only
             own = _own_path("")
-            base = ROOT / (own or "/").lstrip("/") / name
+            folder = ROOT / (own or "/").lstrip("/")
+            missing = self._delegate(folder)
+            if missing:
+                self.reason = (f"cgroup v2: the grader's cgroup {own} does not delegate {missing} (run it in a "
+                               "delegated scope: systemd-run --user --scope -p Delegate=yes ...)")
+                return
+            base = folder / name
             base.mkdir(exist_ok=True)
             self.bases = {"": base}
-            wanted = set(CONTROLLERS)
-            available = set((base / "cgroup.controllers").read_text().split())
-            if not wanted <= available:
-                self.close()
-                self.reason = (f"cgroup v2: the grader's cgroup {own} does not delegate "
-                               f"{', '.join(sorted(wanted - available))} (run it in a delegated scope: "
-                               "systemd-run --user --scope -p Delegate=yes ...)")
-                return
             (base / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in CONTROLLERS))
             self.version = 2
             return
@@ -183,14 +184,44 @@ class Manager:
             bases[controller] = base
         self.bases, self.version = bases, 1
 
+    def _delegate(self, folder: Path) -> str:
+        """Make the controllers reach the grader's own cgroup's children; what is missing, or ``""``.
+
+        Where they already do (a cgroup whose ``cgroup.subtree_control`` has them), nothing changes. In a
+        delegated scope of the service manager (``systemd-run --user --scope -p Delegate=yes``), the scope has
+        them (``cgroup.controllers``) but passes none on, and cannot while a process lives in it (cgroup v2's
+        "no internal processes" rule): the grader first moves itself into a leaf of its own (``rl4llm-self-
+        <pid>``), then passes them on. A scope that holds another process is left as it is (it is not the
+        grader's to rearrange)."""
+        wanted = set(CONTROLLERS)
+        passed = set((folder / "cgroup.subtree_control").read_text().split())
+        if wanted <= passed:
+            return ""
+        available = set((folder / "cgroup.controllers").read_text().split())
+        if not wanted <= available:
+            return ", ".join(sorted(wanted - available))
+        mine = [os.getpid(), *_descendants(os.getpid())]  # the grader and what it started (its fork servers)
+        others = _members(folder) - {str(pid) for pid in mine}
+        if others:
+            return (f"{', '.join(sorted(wanted - passed))} to its children (it holds other processes: "
+                    f"{', '.join(sorted(others)[:5])})")
+        leaf = folder / f"rl4llm-self-{os.getpid()}"
+        leaf.mkdir(exist_ok=True)
+        for pid in mine:
+            (leaf / "cgroup.procs").write_text(str(pid))
+        (folder / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in sorted(wanted - passed)))
+        return ""
+
     def sweep_stale(self) -> list[Path]:
         """Remove the cgroups that graders killed before they could clean up left beside this one's
         (``rl4llm-<pid>`` whose process is gone), killing what is still in them; returns what it removed."""
         removed: list[Path] = []
         for _attempt in range(3):  # a killed worker may still be exiting (a busy machine): look again
+            # rl4llm-<pid> (a grader's workers) and rl4llm-self-<pid> (a grader in a delegated scope)
             stale = [folder for base in self.bases.values() for folder in base.parent.glob("rl4llm-*")
-                     if folder != base and folder.name.split("-", 1)[1].isdigit()
-                     and not Path(f"/proc/{folder.name.split('-', 1)[1]}").exists()]
+                     if folder != base and folder.name.rsplit("-", 1)[1].isdigit()
+                     and folder.name.rsplit("-", 1)[0] in ("rl4llm", "rl4llm-self")
+                     and not Path(f"/proc/{folder.name.rsplit('-', 1)[1]}").exists()]
             if not stale:
                 break
             for folder in stale:
