@@ -30,6 +30,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -246,11 +247,15 @@ def _grade(root: Path, label: str, env: dict) -> dict:
 
 class _SpinMeter:
     """Samples the CPU seconds of every thread named SPIN_NAME (``/proc/<pid>/task/<tid>/stat``) while a
-    batch runs; :attr:`seconds` is their sum (each thread's last reading before it ended)."""
+    batch runs; :attr:`seconds` is their sum (each thread's last reading before it ended). With
+    ``kill_past``, the meter itself kills the spinning process once their sum passes that many seconds:
+    a control has shown what it must by then, and need not wait for the wall-clock backstop."""
 
     TICKS = os.sysconf("SC_CLK_TCK")
 
-    def __init__(self) -> None:
+    def __init__(self, kill_past: float | None = None) -> None:
+        self.kill_past = kill_past
+        self.killed = False
         self.seen: dict[tuple[str, str], float] = {}
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -271,6 +276,10 @@ class _SpinMeter:
                     except OSError:
                         continue
                     self.seen[(pid, tid)] = (int(fields[11]) + int(fields[12])) / self.TICKS
+                    if self.kill_past is not None and sum(self.seen.values()) > self.kill_past:
+                        with contextlib.suppress(OSError):
+                            os.kill(int(pid), signal.SIGKILL)
+                            self.killed = True
 
     @property
     def seconds(self) -> float:
@@ -279,17 +288,17 @@ class _SpinMeter:
         return sum(self.seen.values())
 
 
-def _grade_busy(root: Path, label: str, env: dict) -> tuple[dict, float]:
-    """Grade the busy-threads submission alone; returns its report and the CPU seconds its spinning
-    threads used (sampled: a kill reparents the worker, so no rusage of ours ever counts them)."""
+def _grade_busy(root: Path, label: str, env: dict, kill_past: float | None = None) -> tuple[dict, _SpinMeter]:
+    """Grade the busy-threads submission alone; returns its report and the meter of the CPU seconds its
+    spinning threads used (sampled: a kill reparents the worker, so no rusage of ours ever counts them)."""
     folder = root / label / "in" / "busy"
     folder.mkdir(parents=True)
     placebo = _placebo().replace("def group_relative_advantages(*args, **kwargs):\n    return 0.0\n", "")
     (folder / f"{STEM}.py").write_text(placebo + BUSY, encoding="utf-8")
-    meter = _SpinMeter()
+    meter = _SpinMeter(kill_past)
     with _environment(env):
         result = grade_paths([folder], root / label / "out", OPTIONS, jobs=1, progress=False, log=lambda _m: None)
-    return result.reports[0], meter.seconds
+    return result.reports[0], meter
 
 
 @pytest.fixture(scope="module")
@@ -352,19 +361,22 @@ def test_each_attack_works_with_the_layers_off(unconfined):
 
 
 def test_busy_threads_are_held_to_the_cpu_budget(layers, tmp_path):
-    """Six spinning threads in one exercise: stopped after its CPU budget (4 s, on at most one core);
-    with the budget and cgroups off, only the wall-clock backstop (3 x 4 + 15 s on both cores) ends them."""
-    report, used = _grade_busy(tmp_path, "on", {})
+    """Six spinning threads in one exercise: stopped after its CPU budget (4 s, on at most one core).
+    The control, with the budget and cgroups off: nothing of the grader stops them at twice the budget
+    (only the wall-clock backstop would, 3 x 4 + 15 s later; the meter kills them at twice the budget
+    instead, since the point is made by then)."""
+    budget = OPTIONS.timeout
+    report, meter = _grade_busy(tmp_path, "on", {})
     entry = next(e for e in report["exercises"] if e["id"] == f"{STEM}.group_relative_advantages")
     assert entry["status"] == "timeout" and "CPU time" in entry["feedback"], entry
-    off_report, off_used = _grade_busy(tmp_path, "off", {"RL4LLM_NO_CPU_BUDGET": "1", "RL4LLM_NO_CGROUPS": "1"})
+    # CPU seconds of the spinning threads, not wall time: about the budget (sampled every 0.1 s: a little under)
+    assert meter.seconds <= budget + 1.0, meter.seconds
+    assert not meter.killed
+    off_report, off_meter = _grade_busy(tmp_path, "off", {"RL4LLM_NO_CPU_BUDGET": "1", "RL4LLM_NO_CGROUPS": "1"},
+                                        kill_past=2 * budget)
     off_entry = next(e for e in off_report["exercises"] if e["id"] == f"{STEM}.group_relative_advantages")
-    assert off_entry["status"] == "timeout"
-    budget = OPTIONS.timeout
-    # CPU seconds of the spinning threads, not wall time: about the budget with the layers on (sampled
-    # every 0.1 s: a little under), about 2 cores x the 27 s backstop without
-    assert used <= budget + 1.0, used
-    assert off_used > 3 * budget, off_used
+    assert off_entry["status"] != "passed" and "CPU time" not in off_entry["feedback"], off_entry
+    assert off_meter.seconds > 2 * budget and off_meter.killed, off_meter.seconds
 
 
 BUSY_LOOP = "while True:\n    pass\n"

@@ -7,6 +7,7 @@ attack works when its guard is off (the old code path, or the guard monkeypatche
 from __future__ import annotations
 
 import copy
+import functools
 import io
 import json
 import os
@@ -239,13 +240,19 @@ def test_a_long_path_name_is_refused_before_it_reaches_a_note(tmp_path, monkeypa
 
 
 # ----------------------------------------------------------------------------- shard manifests
+@functools.lru_cache(maxsize=1)
+def _base_manifest() -> str:
+    """A complete one-shard manifest, as JSON text (made once: its kit digest hashes the whole kit, some
+    20 ms, which was two thirds of every fuzz example's time)."""
+    manifest = {**shards.new_manifest(shards.ShardSpec(1, 1), ["zoe", "adam"], GradeOptions(modules=("9",))),
+                "complete": True, "exercise_ids": []}
+    return json.dumps(manifest)
+
+
 def _shard(root: Path) -> Path:
-    names = ["zoe", "adam"]
     folder = root / "shard1"
     folder.mkdir(parents=True)
-    manifest = {**shards.new_manifest(shards.ShardSpec(1, 1), names, GradeOptions(modules=("9",))),
-                "complete": True, "exercise_ids": []}
-    shards.write_manifest(folder, manifest)
+    shards.write_manifest(folder, json.loads(_base_manifest()))
     return folder
 
 
@@ -391,7 +398,7 @@ def test_fuzz_notebook_bytes_give_a_module_or_value_error(value, raw, use_raw):
 @_fuzz(40)
 @given(changes=MANIFEST_CHANGES)
 def test_fuzz_manifests_give_a_shard_or_a_refusal(tmp_path, changes):
-    base = json.loads((_shard(tmp_path / f"b{time.perf_counter_ns()}") / shards.MANIFEST).read_text())
+    base = json.loads(_base_manifest())
     _fuzz_manifest(tmp_path, base, changes)
 
 
@@ -402,7 +409,7 @@ def test_fuzz_every_reader_longer(tmp_path, data, entries, value, changes):
     _fuzz_zip(tmp_path, _zip_bytes(data.draw))
     _fuzz_tree(tmp_path, entries)
     _fuzz_notebook(json.dumps(value).encode())
-    base = json.loads((_shard(tmp_path / f"b{time.perf_counter_ns()}") / shards.MANIFEST).read_text())
+    base = json.loads(_base_manifest())
     _fuzz_manifest(tmp_path, base, changes)
 
 
