@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import json
 import os
 import re
 import subprocess
@@ -33,19 +34,52 @@ os.environ["RL4LLM_LANG"] = "en"  # the kit's tests assert English texts whateve
 sys.modules.setdefault("rfc3987_syntax", None)
 
 
-# The files that take longest (docs/timings.md), handed out first so that `-n 2 --dist loadfile` ends with both
-# workers busy: by default pytest-xdist hands out the files with the most tests first, which left the real
-# nbgrader workflow (about 11 minutes) to start late and run alone at the end. The workflow is now two files (Module
-# 9's assignments, Module 8's and `nbgrader validate`), one on each worker from the start.
-SLOWEST_FIRST = ("test_nbgrader_module_9.py", "test_nbgrader.py", "test_hint_truth.py", "test_public_means_full.py",
-                 "test_catalogue.py", "test_capstone_qwen3.py", "test_capstone.py", "test_capstone_gpu_smoke.py",
-                 "test_public_selection.py", "test_new_exercise.py")
+# The files that take longest first, so that `-n 2 --dist loadfile` ends with both workers busy (longest
+# processing time first: each file goes to whichever worker is free, and the short files fill the end). The
+# seconds each file took are recorded in tests/file_seconds.json by a run of the README's suite with
+# `--update-file-seconds`; a file not recorded yet goes last. (By default pytest-xdist hands out the files with
+# the most tests first, which left the real nbgrader workflow to start late and run alone at the end; a hand list
+# of the ten slowest files still left a 52 s file to start last: about 30 s of one worker alone, issue 30.)
+FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
+
+
+def _file_seconds() -> dict[str, float]:
+    try:
+        return {name: float(value) for name, value in json.loads(FILE_SECONDS.read_text(encoding="utf-8")).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
 
 
 def pytest_collection_modifyitems(session, config, items) -> None:
-    """The slowest files first, everything else in collection order (a stable sort: a file's order is kept)."""
-    rank = {name: index for index, name in enumerate(SLOWEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(SLOWEST_FIRST)))
+    """The files that took longest first, the rest in collection order (a stable sort: a file's order is kept)."""
+    seconds = _file_seconds()
+    items.sort(key=lambda item: -seconds.get(item.path.name, 0.0))
+
+
+_ran_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report) -> None:
+    """The seconds each test file took (setup, call and teardown), for ``--update-file-seconds``; in the
+    pytest-xdist controller too, which receives every worker's reports."""
+    name = report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    _ran_seconds[name] = _ran_seconds.get(name, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """With ``--update-file-seconds``, after a run of the whole suite, record the seconds each file took
+    (the other files' recorded seconds are kept); a run that deselected tests records nothing."""
+    config = session.config
+    if not config.getoption("--update-file-seconds") or hasattr(config, "workerinput"):
+        return
+    if config.option.keyword or config.option.markexpr not in ("", "not exhaustive"):
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("tests/file_seconds.json not updated: record it from the whole suite "
+                                "(-m \"not exhaustive\", no -k)")
+        return
+    seconds = {**_file_seconds(), **{name: round(value, 1) for name, value in _ran_seconds.items()}}
+    FILE_SECONDS.write_text(json.dumps(dict(sorted(seconds.items())), indent=1) + "\n", encoding="utf-8")
 
 
 WHOLLY_SLOW = re.compile(r"^pytestmark = pytest\.mark\.slow\b", re.MULTILINE)
@@ -107,9 +141,12 @@ def pytest_runtest_teardown(item, nextitem) -> None:
 
 def pytest_addoption(parser) -> None:
     """``--update-sweep-record``: where the public-test sweep of an exercise passes, record its digest
-    (tests/public_sweep.py, tests/sweep_record.json) instead of failing on a stale record."""
+    (tests/public_sweep.py, tests/sweep_record.json) instead of failing on a stale record.
+    ``--update-file-seconds``: record the seconds each test file took (tests/file_seconds.json)."""
     parser.addoption("--update-sweep-record", action="store_true", default=False,
                      help="record the exercises whose public-test sweep passed in tests/sweep_record.json")
+    parser.addoption("--update-file-seconds", action="store_true", default=False,
+                     help="record the seconds each test file took in tests/file_seconds.json (the order of files)")
 
 
 def _leave_at_once() -> None:
@@ -120,7 +157,7 @@ def _leave_at_once() -> None:
 
 def pytest_configure(config) -> None:
     """Compile the kit's bytecode once, before any test (and before pytest-xdist starts its workers)."""
-    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: hand files out in the order above
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: hand files out in our order (longest first)
         config.option.loadscopereorder = False
     if hasattr(config, "workerinput"):  # an xdist worker: the controller has done it
         # and when the worker has sent its last report, it leaves without tearing down its interpreter: freeing
