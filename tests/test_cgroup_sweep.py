@@ -29,7 +29,9 @@ grade_paths([folder], folder.parent / "out", GradeOptions(modules=("9",), timeou
 SLEEPER = "import time\ntime.sleep(120)\n\ndef group_relative_advantages(*a, **k):\n    return 0.0\n"
 
 
-def _killed_grader_leaves(tmp_path: Path) -> list[Path]:
+def _killed_grader_leaves(tmp_path: Path) -> tuple[list[Path], subprocess.Popen]:
+    """The cgroups of a grader killed with a worker inside, and the grader, killed but not reaped: while it is a
+    zombie its pid is taken, so no batch beside this test (the other pytest-xdist worker's) sweeps them yet."""
     folder = tmp_path / "learner"
     folder.mkdir()
     (folder / "module_9_reference.py").write_text(SLEEPER, encoding="utf-8")
@@ -43,9 +45,10 @@ def _killed_grader_leaves(tmp_path: Path) -> list[Path]:
         left = [base.parent / f"rl4llm-{grader.pid}" for base in mine.bases.values()]
         left = [f for f in left if any(cgroups._members(w) for w in f.glob("w*"))]  # a worker inside
     grader.send_signal(signal.SIGKILL)
-    grader.wait()
+    while _alive(grader.pid):
+        time.sleep(0.05)
     assert left, "the grader never put a worker in a cgroup"
-    return left
+    return left, grader
 
 
 def _alive(pid) -> bool:
@@ -66,10 +69,11 @@ def manager():
 
 
 def test_the_next_batch_sweeps_what_a_killed_grader_left(tmp_path, manager):
-    left = _killed_grader_leaves(tmp_path)
+    left, grader = _killed_grader_leaves(tmp_path)
     time.sleep(0.5)
     assert all(f.exists() for f in left)  # SIGKILL: the grader removed nothing, its worker still inside
     workers = {pid for f in left for w in f.glob("w*") for pid in cgroups._members(w)}
+    grader.wait()  # its pid is free now: the cgroups are stale
     ok, why = sandbox.cgroups_work()  # what every batch's probe runs first
     assert ok, why
     assert not any(f.exists() for f in left)
@@ -78,9 +82,10 @@ def test_the_next_batch_sweeps_what_a_killed_grader_left(tmp_path, manager):
 
 
 def test_control_without_the_sweep_they_stay(tmp_path, manager, monkeypatch):
-    left = _killed_grader_leaves(tmp_path)
+    left, grader = _killed_grader_leaves(tmp_path)
     monkeypatch.setattr(cgroups.Manager, "sweep_stale", lambda self: [])
     try:
+        grader.wait()  # stale from now on (a batch beside this test may sweep them from here: a short window)
         sandbox.cgroups_work()
         assert all(f.exists() for f in left)
     finally:
