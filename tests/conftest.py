@@ -124,16 +124,43 @@ def pytest_collection_finish(session) -> None:
     workers, fresh interpreters), and what becomes garbage later is still freed by reference counting."""
     gc.collect()
     gc.freeze()
+    _PLAIN_AT_START.update({name: sys.modules.get(name) for name in _plain_names()})
+
+
+# The plain names learner code is imported by (module_9_reference, grpo_toy, ...), as collection left them. A test
+# that loads a module under such a name in this process (a learner's file, a hostile one) leaves it in sys.modules,
+# where a later file's `import module_9_reference` would get it: each file's last test puts them back.
+_PLAIN_AT_START: dict[str, object] = {}
+
+
+def _plain_names() -> list[str]:
+    from graders import course
+
+    return sorted({f.stem for f in course.learner_files()} | set(course.given_modules()))
+
+
+def _restore_plain_modules() -> list[str]:
+    """Put the plain-named modules back as collection left them; the names that had changed."""
+    changed = []
+    for name, module in _PLAIN_AT_START.items():
+        if sys.modules.get(name) is not module:
+            changed.append(name)
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+    return changed
 
 
 def pytest_runtest_teardown(item, nextitem) -> None:
     """After a test file's last test, empty the caches its own functions keep (``functools.cache``): what they
     hold (parsed trees, tables of cases) stayed alive for the rest of the run otherwise, and every later full
     garbage collection in that pytest-xdist worker walked it again (issue 30: about 0.5 s a collection after
-    the settings scan's trees)."""
+    the settings scan's trees). The learner-named modules its tests left in ``sys.modules`` go too."""
     module = getattr(item, "module", None)
     if module is None or getattr(nextitem, "module", None) is module:
         return
+    _restore_plain_modules()  # and the learner-named modules it loaded go (see _PLAIN_AT_START)
     for value in list(vars(module).values()):
         if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == module.__name__:
             value.cache_clear()
@@ -251,3 +278,4 @@ def _no_bytecode_written_into_the_kit():
         pytest.fail(f"bytecode was written into the kit ({shown}) by this test, a process it started, or a test "
                     "running beside it: give every child the test environment (PYTHONDONTWRITEBYTECODE=1, as "
                     "tests/conftest.py sets in os.environ) or PYTHONPYCACHEPREFIX", pytrace=False)
+

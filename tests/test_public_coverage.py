@@ -67,6 +67,9 @@ def reference(exercise: str):
     if folder not in sys.path:
         sys.path.insert(0, folder)
     module = importlib.import_module(stem)
+    expected = SOLUTIONS_DIR / course.module_of(stem).folder / f"{stem}.py"
+    if getattr(module, "__file__", None) != str(expected):  # another test's module under this plain name
+        raise AssertionError(f"sys.modules[{stem!r}] is {module!r}, not {expected}: a test left it there")
     return module, getattr(module, function)
 
 

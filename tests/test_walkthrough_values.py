@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import re
 import shutil
 
@@ -119,7 +120,12 @@ def _learner_namespace(tmp_path, module_source: str) -> dict:
     from graders.loader import load_module
 
     (tmp_path / "module_9_reference.py").write_text(module_source, encoding="utf-8")
+    before = sys.modules.get("module_9_reference")
     module = load_module(tmp_path / "module_9_reference.py", "module_9_reference")
+    if before is None:  # the name is the seed's, so the ids are; the module does not stay in sys.modules
+        sys.modules.pop("module_9_reference", None)
+    else:
+        sys.modules["module_9_reference"] = before
     return dict(vars(module))
 
 
