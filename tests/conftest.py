@@ -278,4 +278,3 @@ def _no_bytecode_written_into_the_kit():
         pytest.fail(f"bytecode was written into the kit ({shown}) by this test, a process it started, or a test "
                     "running beside it: give every child the test environment (PYTHONDONTWRITEBYTECODE=1, as "
                     "tests/conftest.py sets in os.environ) or PYTHONPYCACHEPREFIX", pytrace=False)
-

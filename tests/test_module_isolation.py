@@ -11,20 +11,12 @@ import types
 import conftest
 
 
-def test_the_learner_names_are_put_back_after_a_file():
+def test_the_learner_names_are_put_back_after_a_file(monkeypatch):
     assert {"module_9_reference", "module_8_training", "grpo_toy"} <= set(conftest._PLAIN_AT_START)
-    before = {name: sys.modules.get(name) for name in ("module_9_reference", "grpo_toy")}
     stray = types.ModuleType("module_9_reference")
-    sys.modules["module_9_reference"] = stray
-    sys.modules["grpo_toy"] = types.ModuleType("grpo_toy")
-    try:
-        changed = conftest._restore_plain_modules()
-    finally:  # whatever happened, this test leaves nothing either
-        for name, module in before.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
+    monkeypatch.setitem(sys.modules, "module_9_reference", stray)  # monkeypatch puts both back after the test
+    monkeypatch.setitem(sys.modules, "grpo_toy", types.ModuleType("grpo_toy"))
+    changed = conftest._restore_plain_modules()
     assert {"module_9_reference", "grpo_toy"} <= set(changed)
     assert sys.modules.get("module_9_reference") is conftest._PLAIN_AT_START["module_9_reference"]
     assert sys.modules.get("module_9_reference") is not stray

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 import re
 import shutil
+import sys
 
 import numpy as np
 import pandas as pd
