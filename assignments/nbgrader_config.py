@@ -36,6 +36,8 @@ c.Autograde.autograde_preprocessors = autograde_preprocessors()
 # RestoreCells is nbgrader's OverwriteCells, made to tolerate duplicated graded cells with this option.
 c.Autograde.sanitize_preprocessors = sanitize_preprocessors()
 c.OverwriteCells.add_missing_cells = True
+# the feedback pages: nbconvert's HTML without a BeautifulSoup pass that would only write the page out again
+c.GenerateFeedback.exporter_class = "graders.engine.nbgrader.feedback_html.FeedbackHTML"
 # The inputs of hidden checks are withheld from the feedback by default (as on Gradescope); to show
 # them: RL4LLM_SHOW_HIDDEN_INPUTS=1, or c.EngineScores.hide_hidden_inputs = False
 
