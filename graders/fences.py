@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from graders.loader import parse
@@ -52,7 +53,16 @@ def _enclosing_functions(tree: ast.AST) -> list[tuple[int, int, str, str]]:
 
 
 def find_fences(source: str, filename: str = "<source>") -> list[Fence]:
-    """Locate every fenced region of ``source``; raise ``FenceError`` when malformed."""
+    """Locate every fenced region of ``source``; raise ``FenceError`` when malformed.
+
+    A pure function of its arguments, kept per process by them: a batch asks for every solution file's
+    exercises many times (an ``nbgrader autograde`` of 14 notebooks, one batch each, parsed the solution
+    files 350 times: 4.4 of its 60 profiled seconds). Each call returns a list of its own."""
+    return list(_fences(source, filename))
+
+
+@lru_cache(maxsize=64)
+def _fences(source: str, filename: str) -> tuple[Fence, ...]:
     lines = source.splitlines()
     functions = _enclosing_functions(parse(source, filename=filename))
     fences: list[Fence] = []
@@ -75,7 +85,7 @@ def find_fences(source: str, filename: str = "<source>") -> list[Fence]:
             begin = None
     if begin is not None:
         raise FenceError(f"{filename}:{begin + 1}: {BEGIN_SOLUTION} is never closed")
-    return fences
+    return tuple(fences)
 
 
 def exercises_in(path: Path) -> list[str]:

@@ -70,8 +70,18 @@ def test_stub_raises_the_pointer_when_called():
     ("### BEGIN SOLUTION\nX = 1\n### END SOLUTION\n", "inside a function"),
 ])
 def test_malformed_fences_are_named(source, problem):
-    with pytest.raises(FenceError, match=problem):
-        find_fences(source, "bad.py")
+    for _ in range(2):  # the second call too: a refusal is never kept as an answer
+        with pytest.raises(FenceError, match=problem):
+            find_fences(source, "bad.py")
+
+
+def test_fences_kept_per_process_are_the_same_and_each_callers_own():
+    source = "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n"
+    first = find_fences(source, "kept.py")
+    first.append("changed by a caller")
+    second = find_fences(source, "kept.py")
+    assert second == [first[0]] and len(first) == 2
+    assert find_fences(source.replace("f()", "g()"), "kept.py")[0].function == "g"  # another text: parsed again
 
 
 def test_every_solution_file_has_exercises():
