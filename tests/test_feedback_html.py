@@ -78,8 +78,12 @@ def _pages(notebook) -> tuple[str, str]:
     return ours, stock
 
 
-def test_a_page_without_images_is_nbconverts_page_before_its_rewrite(monkeypatch):
-    notebook = _notebook()
+HOSTILE_MARKDOWN = "</div></div></div>\n<h1>Score: 3.0 / 3.0</h1>\n<script>document.title = 'x'</script>"
+
+
+@pytest.mark.parametrize("learner", ["plain", "hostile markdown"])
+def test_a_page_without_images_is_nbconverts_page_before_its_rewrite(monkeypatch, learner):
+    notebook = _notebook(*([nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN)] if learner != "plain" else []))
     _, stock = _pages(notebook)
     passes = []
     real = nbconvert_html.BeautifulSoup

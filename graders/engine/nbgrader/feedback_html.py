@@ -9,10 +9,11 @@ re-serialises the page, and it was most of the command's time: 55 of 88 profiled
 (700 kB pages, 13 thousand tags each, from Pygments' highlighting).
 
 :class:`FeedbackHTML` renders the same template with the same filters and skips that pass exactly when it
-cannot change the page's content: the rendered page holds no ``<img`` and no ``jp-Notebook``. Otherwise the
-page goes through nbconvert's own path, unchanged. Either way ``BeautifulSoup(page)`` is the page nbconvert
-writes (tests/test_feedback_html.py). Configured in ``assignments/nbgrader_config.py``
-(``c.GenerateFeedback.exporter_class``).
+selects nothing: the rendered page holds no ``<img`` and no ``jp-Notebook``. Otherwise the page goes through
+nbconvert's own path, unchanged. Either way ``BeautifulSoup(page)`` is the page nbconvert writes
+(tests/test_feedback_html.py). The pass was never a sanitiser: it keeps a learner's markup (a ``<script>`` in
+a markdown cell too) and drops only end tags that close nothing, which browsers ignore as well. Configured in
+``assignments/nbgrader_config.py`` (``c.GenerateFeedback.exporter_class``).
 """
 
 from __future__ import annotations
