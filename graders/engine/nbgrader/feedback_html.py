@@ -10,8 +10,9 @@ re-serialises the page, and it was most of the command's time: 55 of 88 profiled
 
 :class:`FeedbackHTML` renders the same template with the same filters and skips that pass exactly when it
 selects nothing: the rendered page holds no ``<img`` and no ``jp-Notebook``. Otherwise the page goes through
-nbconvert's own path, unchanged. Either way ``BeautifulSoup(page)`` is the page nbconvert writes
-(tests/test_feedback_html.py). The pass was never a sanitiser: it keeps a learner's markup (a ``<script>`` in
+nbconvert's own path, unchanged, and so does every page with an nbconvert other than 7.x
+(:func:`knows_this_nbconvert`: the skip repeats 7.x's rendering steps). Either way ``BeautifulSoup(page)`` is
+the page nbconvert writes (tests/test_feedback_html.py). The pass was never a sanitiser: it keeps a learner's markup (a ``<script>`` in
 a markdown cell too) and drops only end tags that close nothing, which browsers ignore as well. Configured in
 ``assignments/nbgrader_config.py`` (``c.GenerateFeedback.exporter_class``).
 """
@@ -20,13 +21,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import nbconvert
 from nbconvert.exporters import HTMLExporter, TemplateExporter
-from nbconvert.filters.highlight import Highlight2HTML
-from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+
+try:  # nbconvert 7's layout, which the skip below repeats; any other nbconvert takes its own path, unchanged
+    from nbconvert.filters.highlight import Highlight2HTML
+    from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+except ImportError:  # pragma: no cover - another nbconvert
+    Highlight2HTML = WidgetsDataTypeFilter = None
 
 # what nbconvert's pass after rendering selects (html.py, HTMLExporter.from_notebook_node): where neither is in
 # the page, the pass selects nothing and only writes the same tree out again
 SOUP_TARGETS = ("<img", "jp-Notebook")
+
+
+def knows_this_nbconvert() -> bool:
+    """Whether the installed nbconvert is the one whose ``from_notebook_node`` :class:`FeedbackHTML` repeats
+    (7.x, with the filters and the private ``_init_resources`` it uses)."""
+    return (nbconvert.__version__.split(".")[0] == "7" and Highlight2HTML is not None
+            and hasattr(HTMLExporter, "_init_resources"))
 
 
 def soup_pass_changes_nothing(page: str) -> bool:
@@ -39,6 +52,8 @@ class FeedbackHTML(HTMLExporter):
     """nbconvert's HTML exporter, without the BeautifulSoup pass where it would change nothing."""
 
     def from_notebook_node(self, nb, resources: dict[str, Any] | None = None, **kw: Any):
+        if not knows_this_nbconvert() or not hasattr(self, "_nb_metadata"):
+            return super().from_notebook_node(nb, resources, **kw)
         # HTMLExporter.from_notebook_node up to its template rendering (nbconvert 7.17), then the check
         langinfo = nb.metadata.get("language_info", {})
         lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
