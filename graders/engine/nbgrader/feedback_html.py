@@ -1,4 +1,4 @@
-"""The feedback pages of ``nbgrader generate_feedback``: nbconvert's HTML, without a re-serialisation that changes nothing.
+"""``nbgrader generate_feedback``'s pages: nbconvert's HTML, without a re-serialisation that changes nothing.
 
 nbconvert 7's :meth:`HTMLExporter.from_notebook_node` renders the template, then parses the whole page with
 BeautifulSoup (``html.parser``) and writes it out again, to give ``<img>`` tags without ``alt`` a default text
@@ -11,10 +11,11 @@ re-serialises the page, and it was most of the command's time: 55 of 88 profiled
 :class:`FeedbackHTML` renders the same template with the same filters and skips that pass exactly when it
 selects nothing: the rendered page holds no ``<img`` and no ``jp-Notebook``. Otherwise the page goes through
 nbconvert's own path, unchanged, and so does every page with an nbconvert other than 7.x
-(:func:`knows_this_nbconvert`: the skip repeats 7.x's rendering steps). Either way ``BeautifulSoup(page)`` is
-the page nbconvert writes (tests/test_feedback_html.py). The pass was never a sanitiser: it keeps a learner's markup (a ``<script>`` in
-a markdown cell too) and drops only end tags that close nothing, which browsers ignore as well. Configured in
-``assignments/nbgrader_config.py`` (``c.GenerateFeedback.exporter_class``).
+(:func:`knows_this_nbconvert`: the skip repeats 7.x's rendering steps). Either way ``BeautifulSoup(page)``
+is the page nbconvert writes (tests/test_feedback_html.py). The pass was never a sanitiser: it keeps a
+learner's markup (a ``<script>`` in a markdown cell too) and drops only end tags that close nothing, which
+browsers ignore as well. Configured in ``assignments/nbgrader_config.py``
+(``c.GenerateFeedback.exporter_class``).
 """
 
 from __future__ import annotations
