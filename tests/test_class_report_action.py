@@ -17,7 +17,9 @@ import pytest
 
 from graders.classreport import (FIGURES, REPORT_FILE, STUDENTS_FILE, SUMMARY_FILE, UNEXPLAINED_FILE,
                                  build_class_report, catalogue_hint, read_reports)
-from graders.classreport.plots import LABEL_POINTS, heatmap_figure
+from graders.classreport.plots import (EXERCISE_CHARACTERS, LABEL_POINTS, exercises_figure, heatmap_figure,
+                                       scores_figure)
+from graders.classreport.tables import exercise_table
 from graders.engine.judging.kit import DEFAULT_KIT
 from graders.engine.outputs.outfolder import write_run_manifest
 from graders.engine.values.protocol import ExerciseReport, Status, SubmissionReport
@@ -172,6 +174,55 @@ def test_the_figures_stay_readable_at_300_submissions(tmp_path):
         plt.close(figure)
     print(f"heat map at 300 submissions x {len(exercises)} exercises: {width} x {height} px, "
           f"{sum(bool(axis.get_images()) for axis in figure.axes)} panels")
+
+
+def _texts_outside(figure) -> list[str]:
+    """The drawn texts of ``figure`` that reach past its edges (more than a pixel): what a reader would see cut."""
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    width, height = figure.canvas.get_width_height()
+    outside = []
+    for text in figure.findobj(lambda artist: hasattr(artist, "get_text") and hasattr(artist, "get_window_extent")):
+        if not text.get_visible() or not text.get_text():
+            continue
+        box = text.get_window_extent(renderer)
+        if box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1:
+            outside.append(text.get_text())
+    return outside
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+def test_every_text_of_the_three_figures_is_inside_the_figure(tmp_path, language):
+    """The figures are laid out in inches and drawn once (no ``bbox_inches="tight"`` second drawing): every
+    title, axis label, tick label and legend entry still lies inside the PNG, in both languages, with the
+    course's longest exercise ids and a forged report's overlong one (cut, so the figure stays bounded)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    forged = "module_9_reference." + "very_long_forged_exercise_" * 8
+    exercises = [*DEFAULT_KIT.exercises(("8", "9")), forged]
+    names = [f"student_{i:02d}" for i in range(12)]
+    for i, name in enumerate(names):
+        _write(tmp_path, name, [(e, "passed" if (i + j) % 4 else "failed", float((i + j) % 4 > 0), 1.0, (), ())
+                                for j, e in enumerate(exercises)])
+    write_run_manifest(tmp_path, names, exercises)
+    data = read_reports(tmp_path)
+    made = {"scores": scores_figure(data, language), "exercises": exercises_figure(exercise_table(data), language),
+            "heatmap": heatmap_figure(data, language)}
+    try:
+        for key, figure in made.items():
+            assert _texts_outside(figure) == [], key
+            assert figure.get_size_inches()[0] <= 12, key  # the forged id is cut, not the figure widened
+        labels = [t.get_text() for t in made["exercises"].axes[0].get_yticklabels()]
+        assert max(map(len, labels)) == EXERCISE_CHARACTERS and any(label.endswith("…") for label in labels)
+        # the check sees a cut: the same bar chart with no room on the left loses its labels past the edge
+        made["exercises"].subplots_adjust(left=0.0)
+        assert len(_texts_outside(made["exercises"])) >= len(exercises) - 1
+    finally:
+        for figure in made.values():
+            plt.close(figure)
 
 
 def test_a_hostile_name_is_escaped_in_its_link_and_anchor(tmp_path):

@@ -24,12 +24,15 @@ COLUMN_INCHES = 0.16  # 11.5 pt a column: a 7 pt label, rotated, fits with room 
 LABEL_POINTS = 7
 ROW_INCHES = 0.14  # an exercise's row: 10 pt, its 6 pt label fits
 LABEL_CHARACTERS = 24  # a longer submission name is cut, with "…"
+EXERCISE_CHARACTERS = 44  # a longer exercise id is cut, with "…" (the course's longest short id: 39)
+BAR_LABEL_POINTS = 7
 DPI = 110
 
 
-def png(figure, tight: bool = True) -> bytes:
+def png(figure) -> bytes:
+    """The figure as PNG bytes at :data:`DPI`, drawn once (its layout is in inches already)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI, **({"bbox_inches": "tight"} if tight else {}))
+    figure.savefig(buffer, format="png", dpi=DPI)
     return buffer.getvalue()
 
 
@@ -73,7 +76,7 @@ def heatmap_figure(data, language: str):
     panels = min(MAX_PANELS, max(1, math.ceil(len(ranked) / PANEL)))
     size = max(1, math.ceil(len(ranked) / panels))
     step = max(1, math.ceil(size / PANEL))  # past MAX_PANELS panels: every step-th label
-    labels = [short(e) for e in data.exercises]
+    labels = [exercise_label(e) for e in data.exercises]
     # inches: the exercise labels, the columns, the legend; per panel its title, rows and rotated labels
     left = 0.5 + 0.05 * max(len(label) for label in labels)
     columns = max(4.0, COLUMN_INCHES * size / step)
@@ -112,35 +115,71 @@ def heatmap_figure(data, language: str):
     return figure
 
 
-def figures(data, table, language: str) -> dict[str, bytes]:
-    """The three figures as PNG bytes: score histogram, exercises' mean fraction, status heat map."""
-    import matplotlib
+def _inches(figure, left: float, right: float, bottom: float, top: float) -> None:
+    """Place the figure's one axis by margins in inches: the layout is known before drawing, so the PNG
+    is drawn once (``bbox_inches="tight"`` draws it twice: once to measure, once to save)."""
+    width, height = figure.get_size_inches()
+    figure.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height)
 
-    matplotlib.use("Agg")
+
+def exercise_label(exercise: str) -> str:
+    """An exercise's label in the figures: :func:`short`, cut past :data:`EXERCISE_CHARACTERS` (every id
+    of the course fits; a forged report's longer one cannot widen the figure without bound)."""
+    label = short(exercise)
+    return label if len(label) <= EXERCISE_CHARACTERS else label[:EXERCISE_CHARACTERS - 1] + "…"
+
+
+def scores_figure(data, language: str):
+    """The histogram of total scores as a matplotlib figure (the caller closes it), margins in inches."""
     import matplotlib.pyplot as plt
     import numpy as np
 
     from graders.classreport.texts import TEXT
 
     text = table_in(TEXT, language)
-    out = {}
     figure, axis = plt.subplots(figsize=(7, 3.6))
+    _inches(figure, left=0.75, right=0.25, bottom=0.6, top=0.4)  # tick numbers and axis labels; the title
     bins = min(40, max(5, int(np.ceil(np.sqrt(len(data.totals))))))
     axis.hist(data.totals.to_numpy(), bins=bins, range=(0, data.max_score), color="#1565c0", edgecolor="white")
     axis.set(title=text["scores_figure"], xlabel=text["score_axis"].format(max_score=number(data.max_score)),
              ylabel=text["count_axis"])
-    out["scores"] = png(figure)
-    plt.close(figure)
+    return figure
 
-    figure, axis = plt.subplots(figsize=(7, 0.28 * len(table) + 1.2))
+
+def exercises_figure(table, language: str):
+    """The exercises' mean fraction of points as horizontal bars, hardest on top (the caller closes it); the
+    left margin holds the longest label (:data:`BAR_LABEL_POINTS` pt, about 0.6 of a point a character)."""
+    import matplotlib.pyplot as plt
+
+    from graders.classreport.texts import TEXT
+
+    text = table_in(TEXT, language)
+    labels = [exercise_label(e) for e in table.index]
+    left = 0.3 + 0.6 * BAR_LABEL_POINTS / 72 * max((len(label) for label in labels), default=0)
+    figure, axis = plt.subplots(figsize=(left + 5.5, 0.28 * len(table) + 1.2))
+    _inches(figure, left=left, right=0.3, bottom=0.6, top=0.4)
     axis.barh(range(len(table)), table["mean_fraction"].fillna(0).to_numpy(), color="#1565c0")
-    axis.set_yticks(range(len(table)), [short(e) for e in table.index], fontsize=7, parse_math=False)
+    axis.set_yticks(range(len(table)), labels, fontsize=BAR_LABEL_POINTS, parse_math=False)
     axis.invert_yaxis()  # hardest on top
     axis.set(title=text["exercises_figure"], xlabel=text["fraction_axis"], xlim=(0, 1))
-    out["exercises"] = png(figure)
-    plt.close(figure)
+    return figure
 
-    figure = heatmap_figure(data, language)
-    out["heatmap"] = png(figure, tight=False)  # laid out in inches already: one drawing, not two
-    plt.close(figure)
+
+def figures(data, table, language: str) -> dict[str, bytes]:
+    """The three figures as PNG bytes: score histogram, exercises' mean fraction, status heat map. Each is
+    laid out in inches and drawn once."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = {}
+    for key, figure in (("scores", lambda: scores_figure(data, language)),
+                        ("exercises", lambda: exercises_figure(table, language)),
+                        ("heatmap", lambda: heatmap_figure(data, language))):
+        made = figure()
+        try:
+            out[key] = png(made)
+        finally:
+            plt.close(made)
     return out
