@@ -131,10 +131,20 @@ def _fail(path: Path, line: int | None, problem: str):
 
 
 def _parse(path: Path) -> tuple[str, list[ast.FunctionDef], list[ast.FunctionDef]]:
-    """(text, helpers, entries) of a catalogue file, its layout checked."""
+    """(text, helpers, entries) of a catalogue file, its layout checked (parsed once per text: a grading
+    process reads each catalogue file for every batch, and every entry's source reads its file again)."""
     text = Path(path).read_text(encoding="utf-8")
+    helpers, entries = _layout(text, str(path))
+    return text, list(helpers), list(entries)
+
+
+@functools.lru_cache(maxsize=128)
+def _layout(text: str, filename: str) -> tuple[tuple[ast.FunctionDef, ...], tuple[ast.FunctionDef, ...]]:
+    """(helpers, entries) of a catalogue file's ``text``, its layout checked; a problem is raised on every call
+    (an exception is never kept). The nodes are shared: callers copy one before changing it (:func:`_compiled`)."""
+    path = Path(filename)
     try:
-        tree = parse(text, filename=str(path))
+        tree = parse(text, filename=filename)
     except SyntaxError as error:
         _fail(path, error.lineno, f"syntax error: {error.msg}")
     function = Path(path).stem
@@ -160,7 +170,7 @@ def _parse(path: Path) -> tuple[str, list[ast.FunctionDef], list[ast.FunctionDef
             _fail(path, calls_itself[0].lineno, f"{node.name} uses {function}, which the entry replaces: "
                                                 f"call {RIGHT} (the reference) instead")
         (helpers if node.name.startswith("_") else entries).append(node)
-    return text, helpers, entries
+    return tuple(helpers), tuple(entries)
 
 
 _LANGUAGE_PARAGRAPH = re.compile(r"(?P<language>[a-z]{2}):\s+(?P<text>.*)", re.DOTALL)
@@ -211,13 +221,16 @@ def _hint(path: Path, node: ast.FunctionDef) -> Text:
 
 
 def read_entries(path: Path) -> list[Entry]:
-    """The entries of a catalogue file, sorted by name, read without running it."""
-    _text, _helpers, entries = _parse(path)
-    exercise = exercise_of(path)
-    found = []
-    for node in entries:
-        found.append(Entry(exercise, node.name, _hint(path, node), Path(path), node.lineno))
-    return sorted(found, key=lambda entry: entry.name)
+    """The entries of a catalogue file, sorted by name, read without running it (once per text)."""
+    return list(_read_entries(Path(path).read_text(encoding="utf-8"), str(path), exercise_of(path)))
+
+
+@functools.lru_cache(maxsize=128)
+def _read_entries(text: str, filename: str, exercise: str) -> tuple[Entry, ...]:
+    _helpers, entries = _layout(text, filename)
+    path = Path(filename)
+    found = [Entry(exercise, node.name, _hint(path, node), path, node.lineno) for node in entries]
+    return tuple(sorted(found, key=lambda entry: entry.name))
 
 
 # ---------------------------------------------------------------------------
