@@ -116,6 +116,27 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+# What a test file may not import at collection unless it is marked slow as a whole: packages that take a second or
+# more to import and that few tests use (the nbgrader stack, TRL and transformers). Every pytest-xdist worker
+# collects every file, so such an import at a file's top costs each worker its time, and only one worker runs
+# the file's tests (issue 30: tests/test_feedback_html.py's nbconvert cost both workers 2 s); import them in
+# a fixture or the test instead. tests/test_collection_cost.py checks the record below.
+HEAVY_PACKAGES = ("nbgrader", "nbconvert", "nbformat", "nbclient", "jupyter_server", "bs4", "trl", "transformers",
+                  "peft", "datasets", "accelerate", "playwright")
+HEAVY_AT_COLLECTION: dict[str, list[str]] = {}  # test file -> the heavy packages it imported at collection
+
+
+def pytest_collectreport(report) -> None:
+    """Record the heavy packages (:data:`HEAVY_PACKAGES`) that first appeared while a test file was collected."""
+    name = report.nodeid.rsplit("/", 1)[-1]
+    if "::" in report.nodeid or not name.startswith("test_") or not name.endswith(".py"):
+        return
+    seen = {package for found in HEAVY_AT_COLLECTION.values() for package in found}
+    new = [package for package in HEAVY_PACKAGES if package in sys.modules and package not in seen]
+    if new:
+        HEAVY_AT_COLLECTION[name] = new
+
+
 def pytest_collection_finish(session) -> None:
     """Everything imported and built by collection (torch, the kit, every test module: most of a worker's
     objects) goes to the collector's permanent generation, as the grader's fork servers do: otherwise every full

@@ -16,16 +16,26 @@ import os
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbgrader = pytest.importorskip("nbgrader")
+from graders.paths import ASSIGNMENTS_DIR
 
-from bs4 import BeautifulSoup  # noqa: E402 - nbconvert's own dependency
-from nbconvert.exporters import HTMLExporter, html as nbconvert_html  # noqa: E402
-from traitlets.config import Config  # noqa: E402
+nbformat = nbgrader = BeautifulSoup = HTMLExporter = nbconvert_html = Config = None  # set by _nbconvert
+feedback_html = FeedbackHTML = soup_pass_changes_nothing = None
 
-from graders.engine.nbgrader import feedback_html  # noqa: E402
-from graders.engine.nbgrader.feedback_html import FeedbackHTML, soup_pass_changes_nothing  # noqa: E402
-from graders.paths import ASSIGNMENTS_DIR  # noqa: E402
+
+@pytest.fixture(autouse=True, scope="module")
+def _nbconvert() -> None:
+    """nbconvert and nbgrader, imported when this file's tests run: at collection every pytest-xdist worker
+    would pay their import (2 s), and only one runs these tests (tests/test_collection_cost.py)."""
+    global nbformat, nbgrader, BeautifulSoup, HTMLExporter, nbconvert_html, Config
+    global feedback_html, FeedbackHTML, soup_pass_changes_nothing
+    nbformat = pytest.importorskip("nbformat")
+    nbgrader = pytest.importorskip("nbgrader")
+    from bs4 import BeautifulSoup  # nbconvert's own dependency
+    from nbconvert.exporters import HTMLExporter, html as nbconvert_html
+    from traitlets.config import Config
+
+    from graders.engine.nbgrader import feedback_html
+    from graders.engine.nbgrader.feedback_html import FeedbackHTML, soup_pass_changes_nothing
 
 # one pixel, as a notebook's image output holds it
 PNG = base64.b64encode(bytes.fromhex(

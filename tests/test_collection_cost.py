@@ -1,0 +1,36 @@
+"""What collecting the tests costs every pytest-xdist worker: no test file that the fast tier collects imports a
+heavy package at its top (tests/conftest.py, ``HEAVY_PACKAGES``), so a worker pays that import only when it runs
+a test that needs it."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import HEAVY_AT_COLLECTION, HEAVY_PACKAGES, WHOLLY_SLOW, pytest_collectreport
+
+from graders.paths import REPO_ROOT
+
+
+def test_no_file_of_the_fast_tier_imports_a_heavy_package_at_collection():
+    """A file marked slow as a whole is never imported by the fast tier (tests/conftest.py's
+    ``pytest_ignore_collect``): it may import what it needs at its top."""
+    offending = {name: packages for name, packages in HEAVY_AT_COLLECTION.items()
+                 if not WHOLLY_SLOW.search((REPO_ROOT / "tests" / name).read_text(encoding="utf-8"))}
+    assert not offending, (f"imported at collection by test files the fast tier collects: {offending}; import these "
+                           "packages in a fixture or in the tests that use them (see HEAVY_PACKAGES in tests/conftest.py)")
+
+
+def test_the_record_names_the_file_whose_collection_imported_the_package(monkeypatch):
+    """The control: a package that appears while a file is collected is put down to that file, once."""
+    import sys
+    from types import SimpleNamespace
+
+    record: dict[str, list[str]] = {}
+    monkeypatch.setattr("conftest.HEAVY_AT_COLLECTION", record)
+    absent = next(package for package in HEAVY_PACKAGES if package not in sys.modules)
+    monkeypatch.setitem(sys.modules, absent, object())
+    pytest_collectreport(SimpleNamespace(nodeid="tests/test_heavy.py"))
+    pytest_collectreport(SimpleNamespace(nodeid="tests/test_after.py"))
+    pytest_collectreport(SimpleNamespace(nodeid="tests/test_heavy.py::test_one"))
+    assert record.get("test_heavy.py", []) and absent in record["test_heavy.py"]
+    assert "test_after.py" not in record and all(re.fullmatch(r"test_\w+\.py", name) for name in record)
