@@ -174,10 +174,10 @@ def figures(data, table, language: str) -> dict[str, bytes]:
     import matplotlib.pyplot as plt
 
     out = {}
-    for key, figure in (("scores", lambda: scores_figure(data, language)),
-                        ("exercises", lambda: exercises_figure(table, language)),
-                        ("heatmap", lambda: heatmap_figure(data, language))):
-        made = figure()
+    for key, make in (("scores", lambda: scores_figure(data, language)),
+                      ("exercises", lambda: exercises_figure(table, language)),
+                      ("heatmap", lambda: heatmap_figure(data, language))):
+        made = make()
         try:
             out[key] = png(made)
         finally:
