@@ -13,7 +13,9 @@ from graders.paths import REPO_ROOT
 
 def test_no_file_of_the_fast_tier_imports_a_heavy_package_at_collection():
     """A file marked slow as a whole is never imported by the fast tier (tests/conftest.py's
-    ``pytest_ignore_collect``): it may import what it needs at its top."""
+    ``pytest_ignore_collect``): it may import what it needs at its top. The fast tier is where this check
+    counts: in the whole suite such a file may import a package before a fast file does, which then goes
+    unrecorded."""
     offending = {name: packages for name, packages in HEAVY_AT_COLLECTION.items()
                  if not WHOLLY_SLOW.search((REPO_ROOT / "tests" / name).read_text(encoding="utf-8"))}
     assert not offending, (f"imported at collection by test files the fast tier collects: {offending}; import these "
