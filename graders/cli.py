@@ -70,7 +70,12 @@ def _cmd_new_exercise(args: argparse.Namespace) -> int:
     say("fill them in (docs/contributing.md, \"Add an exercise\"), then:\n"
         "  .venv/bin/rl4llm build\n"
         "  .venv/bin/python -m pytest -q -m \"not slow\" -n 2 --dist loadfile   "
-        "# tests/test_recipe.py names what is still missing")
+        "# tests/test_recipe.py names what is still missing\n"
+        "  .venv/bin/python -m pytest -q tests/test_catalogue.py tests/test_sweep_record.py tests/test_given_code.py "
+        "--update-sweep-record\n"
+        f"  .venv/bin/rl4llm mutate --exercise {args.file}.{args.function} --write-floors\n"
+        "and commit the exercise with tests/sweep_record.json, tests/given_record.json and "
+        "graders/mutation/floors.json")
     return 0
 
 

@@ -161,7 +161,11 @@ def test_a_score_under_its_floor_is_reported(tmp_path):
 def test_every_exercise_has_a_floor():
     from graders.engine.judging.kit import DEFAULT_KIT
 
-    assert sorted(report.floors()) == sorted(DEFAULT_KIT.exercises())
+    floors, exercises = set(report.floors()), set(DEFAULT_KIT.exercises())
+    missing = sorted(exercises - floors)
+    assert not missing, (f"no mutation floor for {missing}: run `.venv/bin/rl4llm mutate --exercise {missing[0]} "
+                         "--write-floors` and commit graders/mutation/floors.json (docs/contributing.md)")
+    assert not floors - exercises, f"floors of exercises the course does not have: {sorted(floors - exercises)}"
 
 
 @pytest.mark.slow

@@ -232,8 +232,14 @@ def checks_problems(exercise_id: str) -> tuple[list[str], object]:
     if spec is None:
         return [f'{function}: no hidden checks (@exercise("{exercise_id}", points=...)) in {where}'], None
     out = []
-    if SCAFFOLD in inspect.getsource(spec.make_cases):
+    source = inspect.getsource(spec.make_cases)
+    definition = re.search(r"^def ", source, re.MULTILINE)  # the generator itself, after its decorator
+    if SCAFFOLD in source[definition.start() if definition else 0:]:
         out.append(f"{function}'s hidden checks are still the scaffold in {where}")
+    edges = getattr(spec, "edges", None)
+    if edges is not None and any(SCAFFOLD in str(why) for why in edges.absent.values()):
+        out.append(f"{function}'s edge classes are still the scaffold: declare each one that applies (with a hidden "
+                   f"case and a public row tagged with it) or say why it does not, in {where}")
     cases = spec.cases()
     if not any(not case.hidden for case in cases):
         out.append(f"{function}: no public case (hidden=False) in its checks in {where}")

@@ -72,11 +72,23 @@ def test_{function}_golden_row():
 '''
 
 
-def _checks(exercise_id: str, function: str, register: str, case: str, text: str) -> str:
+def _edges(declare: str) -> str:
+    """The edge classes' skeleton (:mod:`graders.checks.edges`): every class excused with a TODO reason, so the
+    recipe check names it until each class is declared (with its tagged hidden case and public row) or excused."""
+    from graders.checks.edges import CLASSES
+
+    reasons = "".join(f'\n    {name}="{TODO}: declare it, or say why it does not apply",' for name in CLASSES)
+    return f"{declare}({reasons}\n)"
+
+
+def _checks(exercise_id: str, function: str, register: str, case: str, text: str, declare: str) -> str:
     return f'''
 
 # --- {function} ({TODO}: written by `rl4llm new-exercise`; fill in, then drop the TODO markers)
-@{register}("{exercise_id}", points=1)
+# {TODO}: each edge class (graders/checks/edges.py) that applies goes first in declare(...),
+# with a hidden Case(..., edge="<class>") and a public row marked pytest.mark.edge("<class>");
+# every other class keeps a reason why it does not apply
+@{register}("{exercise_id}", points=1, edges={_edges(declare)})
 def _{function}_cases():
     # {TODO}: the public tests' golden rows again, hidden=False
     yield {case}(args=(1.0, 2.0), label={text}("public: the golden row", "публичный: эталонная строка"),
@@ -191,9 +203,12 @@ def plan(stem: str, function: str) -> Plan:
     from graders.checks import Case
     from graders.text import Text
 
+    from graders.checks.edges import declare as declare_function
+
     register = _bound_name(checks, register_function)
     case = _bound_name(checks, Case)
     text = _bound_name(checks, Text)
+    declare = _bound_name(checks, declare_function)
     imports = ""
     if register is None or case is None:
         imports = "\nfrom graders.checks import Case as _NewCase\nfrom graders.checks import exercise as _new_exercise\n"
@@ -201,6 +216,9 @@ def plan(stem: str, function: str) -> Plan:
     if text is None:
         imports += "\nfrom graders.text import Text as _NewText\n"
         text = "_NewText"
+    if declare is None:
+        imports += "\nfrom graders.checks.edges import declare as _new_declare\n"
+        declare = "_new_declare"
     texts = {
         solution: solution.read_text(encoding="utf-8").rstrip("\n") + "\n" + _reference(function),
         public: public.read_text(encoding="utf-8").rstrip("\n") + "\n" + _public_test(function, _module_alias(public, stem),
@@ -211,11 +229,12 @@ def plan(stem: str, function: str) -> Plan:
     lines.insert(latex_end - 1, f'    "{function}": r"{TODO}: the formula in LaTeX",\n')
     latex_text = "".join(lines)
     if latex_file == checks_file:
-        texts[checks_file] = latex_text.rstrip("\n") + "\n" + imports + _checks(exercise_id, function, register, case, text)
+        texts[checks_file] = (latex_text.rstrip("\n") + "\n" + imports
+                              + _checks(exercise_id, function, register, case, text, declare))
     else:
         texts[latex_file] = latex_text
         texts[checks_file] = (checks_file.read_text(encoding="utf-8").rstrip("\n") + "\n" + imports
-                              + _checks(exercise_id, function, register, case, text))
+                              + _checks(exercise_id, function, register, case, text, declare))
     return Plan(exercise_id, texts)
 
 
