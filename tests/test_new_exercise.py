@@ -103,10 +103,19 @@ import numpy as np  # noqa: E402 - the new exercise's own imports, below the pac
 
 from graders.checks import Case  # noqa: E402
 from graders.checks import exercise as _register  # noqa: E402
+from graders.checks.edges import declare as _declare  # noqa: E402
 from graders.text import Text  # noqa: E402
 
 
-@_register("module_8_reference.throwaway_margin", points=1)
+@_register("module_8_reference.throwaway_margin", points=1, edges=_declare(
+    extremes="a product of finite reals at course scale: nothing to overflow",
+    zeros_and_empties="no empty input to reach: scalars or (B,) arrays of log-ratios",
+    ties_and_near_ties="no comparison between inputs",
+    boundaries="beta > 0 is open: beta = 0 is a refusal row",
+    large_padding="no padded positions",
+    dtypes="converts every input to float64 on entry: one dtype path",
+    number_formats="takes numbers, never answer text",
+))
 def _throwaway_margin_cases():
     yield Case(args=(1.0, 0.5, 2.0), label=Text("the golden row", "эталонная строка"), hidden=False)
     yield Case(args=(np.array([1.0, -2.0]), np.array([0.0, 3.0]), 0.5), label=Text("two pairs", "две пары"))
@@ -125,6 +134,22 @@ def beta_left_out(chosen, rejected, beta):
     ru: похоже на chosen - rejected без beta; отступ равен beta (chosen - rejected)
     """
     return _right(chosen, rejected, 1.0)
+
+
+def sides_swapped(chosen, rejected, beta):
+    """looks like rejected - chosen; the margin is beta (chosen - rejected)
+
+    ru: похоже на rejected - chosen; отступ равен beta (chosen - rejected)
+    """
+    return _right(rejected, chosen, beta)
+
+
+def beta_squared(chosen, rejected, beta):
+    """looks like beta is applied twice; the margin is beta (chosen - rejected)
+
+    ru: похоже, beta применена дважды; отступ равен beta (chosen - rejected)
+    """
+    return _right(chosen, rejected, beta * beta)
 ''', mistake="beta_left_out", refused=("beta = 0 is refused",))
 
 MODULE_9 = NewExercise("module_9_reference", "throwaway_excess", reference='''
@@ -157,7 +182,15 @@ def test_throwaway_excess_refuses_what_the_grader_refuses(args, kwargs, error):
     with pytest.raises(error):
         m9.throwaway_excess(*args, **kwargs)
 ''', checks='''
-@_new_exercise("module_9_reference.throwaway_excess", points=1)
+@_new_exercise("module_9_reference.throwaway_excess", points=1, edges=_new_declare(
+    extremes="a mean and a difference of finite reals at course scale: nothing to overflow",
+    zeros_and_empties="an empty group is refused (a public refusal row)",
+    ties_and_near_ties="no comparison between inputs",
+    boundaries="no domain parameter",
+    large_padding="no padded positions",
+    dtypes="converts every input to float64 on entry: one dtype path",
+    number_formats="takes numbers, never answer text",
+))
 def _throwaway_excess_cases():
     yield _NewCase(args=([1.0, 0.0, 1.0, 0.0], 0.25), label=_NewText("the golden row", "эталонная строка"),
                    hidden=False)
@@ -178,6 +211,22 @@ def baseline_added(rewards, baseline):
     ru: похоже, baseline прибавлен; превышение равно mean(r) - b
     """
     return _right(rewards, -baseline)
+
+
+def baseline_ignored(rewards, baseline):
+    """looks like the baseline is left out; the excess is mean(r) - b
+
+    ru: похоже, baseline не вычтен; превышение равно mean(r) - b
+    """
+    return _right(rewards, 0.0)
+
+
+def last_reward_only(rewards, baseline):
+    """looks like only the last reward counts; the excess uses the group's mean, mean(r) - b
+
+    ru: похоже, учтена только последняя награда; превышение использует среднее группы, mean(r) - b
+    """
+    return _right(list(rewards)[-1:], baseline)
 ''', mistake="baseline_added", refused=("no rewards are refused",))
 NEW = (MODULE_8, MODULE_9)
 FOUR = set(MODULE_8.four)  # the files the scaffold writes for STEM.FUNCTION
@@ -316,6 +365,16 @@ def test_an_exercise_in_each_module_is_four_files_and_every_omission_is_named(tm
     fast = _run(kit, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_no_literal_totals.py",
                 "tests/test_layout.py", check=False)
     assert fast.returncode == 0, fast.stdout[-3000:]
+    # the steps after the build (docs/contributing.md): each new exercise's mutation floor, then every fast test
+    # of the new exercises (edge classes, catalogue entries, ...), the floor test and the catalogue's rule pass;
+    # the two records are left to their own command (their tests name it)
+    for new in NEW:
+        _run(kit, "-m", "graders.cli", "mutate", "--exercise", new.id, "--write-floors")
+    names = " or ".join(new.function for new in NEW)
+    for selection in (["-m", "not slow", "-k", f"{names} or every_exercise_has_a_floor"],
+                      ["tests/test_catalogue.py", "-k", "enough_misconceptions"]):
+        rules = _run(kit, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection, check=False)
+        assert rules.returncode == 0 and " passed" in rules.stdout, rules.stdout[-3000:]
 
     # the new exercises' public tests pass on the reference, and the grader gives the reference full marks and
     # names each catalogued mistake where it loses the point
