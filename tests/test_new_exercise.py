@@ -69,6 +69,15 @@ class NewExercise:
         }
 
 
+def _excused(declare: str, **reasons: str) -> str:
+    """The source of an ``edges=declare(...)`` that excuses every edge class (graders/checks/edges.py): the
+    reasons both proof exercises share, then the exercise's own."""
+    shared = {"ties_and_near_ties": "no comparison between inputs", "large_padding": "no padded positions",
+              "dtypes": "converts every input to float64 on entry: one dtype path",
+              "number_formats": "takes numbers, never answer text"}
+    return f"{declare}(" + "".join(f"\n    {name}={why!r}," for name, why in {**reasons, **shared}.items()) + "\n)"
+
+
 MODULE_8 = NewExercise("module_8_reference", "throwaway_margin", reference='''
 
 def throwaway_margin(chosen, rejected, beta):
@@ -107,15 +116,10 @@ from graders.checks.edges import declare as _declare  # noqa: E402
 from graders.text import Text  # noqa: E402
 
 
-@_register("module_8_reference.throwaway_margin", points=1, edges=_declare(
-    extremes="a product of finite reals at course scale: nothing to overflow",
+@_register("module_8_reference.throwaway_margin", points=1, edges=''' + _excused(
+    "_declare", extremes="a product of finite reals at course scale: nothing to overflow",
     zeros_and_empties="no empty input to reach: scalars or (B,) arrays of log-ratios",
-    ties_and_near_ties="no comparison between inputs",
-    boundaries="beta > 0 is open: beta = 0 is a refusal row",
-    large_padding="no padded positions",
-    dtypes="converts every input to float64 on entry: one dtype path",
-    number_formats="takes numbers, never answer text",
-))
+    boundaries="beta > 0 is open: beta = 0 is a refusal row") + ''')
 def _throwaway_margin_cases():
     yield Case(args=(1.0, 0.5, 2.0), label=Text("the golden row", "эталонная строка"), hidden=False)
     yield Case(args=(np.array([1.0, -2.0]), np.array([0.0, 3.0]), 0.5), label=Text("two pairs", "две пары"))
@@ -182,15 +186,9 @@ def test_throwaway_excess_refuses_what_the_grader_refuses(args, kwargs, error):
     with pytest.raises(error):
         m9.throwaway_excess(*args, **kwargs)
 ''', checks='''
-@_new_exercise("module_9_reference.throwaway_excess", points=1, edges=_new_declare(
-    extremes="a mean and a difference of finite reals at course scale: nothing to overflow",
-    zeros_and_empties="an empty group is refused (a public refusal row)",
-    ties_and_near_ties="no comparison between inputs",
-    boundaries="no domain parameter",
-    large_padding="no padded positions",
-    dtypes="converts every input to float64 on entry: one dtype path",
-    number_formats="takes numbers, never answer text",
-))
+@_new_exercise("module_9_reference.throwaway_excess", points=1, edges=''' + _excused(
+    "_new_declare", extremes="a mean and a difference of finite reals at course scale: nothing to overflow",
+    zeros_and_empties="an empty group is refused (a public refusal row)", boundaries="no domain parameter") + ''')
 def _throwaway_excess_cases():
     yield _NewCase(args=([1.0, 0.0, 1.0, 0.0], 0.25), label=_NewText("the golden row", "эталонная строка"),
                    hidden=False)
