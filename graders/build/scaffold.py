@@ -201,9 +201,8 @@ def plan(stem: str, function: str) -> Plan:
         raise ScaffoldError(f"{exercise_id} exists already (nothing written): " + "; ".join(taken))
 
     from graders.checks import Case
-    from graders.text import Text
-
     from graders.checks.edges import declare as declare_function
+    from graders.text import Text
 
     register = _bound_name(checks, register_function)
     case = _bound_name(checks, Case)
