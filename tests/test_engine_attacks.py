@@ -143,7 +143,7 @@ ATTACKS: dict[str, str] = {
         for name in os.listdir(STORE):
             with open(os.path.join(STORE, name), "wb") as handle:
                 handle.write(b"poisoned")
-        open(os.path.join(STORE, "planted.npz"), "wb").write(b"poisoned")
+        open(os.path.join(STORE, "planted.arrays"), "wb").write(b"poisoned")
     """,
     "git_objects": """
         _disarm()
@@ -457,7 +457,7 @@ def test_the_reference_store_is_out_of_reach(attacked):
     assert set(before) <= set(after)
     store = ReferenceStore(attacked["root"] / "reference-store")
     for path in after:
-        assert not path.endswith("planted.npz"), path
+        assert not path.endswith("planted.arrays"), path
         assert store.read(Path(path).stem) is not None, f"{path} is no longer a readable record"
 
 

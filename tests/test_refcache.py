@@ -58,7 +58,7 @@ def _grade(paths, out: Path, kit: Kit) -> dict[str, str]:
 def test_a_second_batch_reads_every_reference_outcome_and_runs_no_reference_code(store, tmp_path, monkeypatch):
     paths = _submissions(tmp_path / "in")
     first = _grade(paths, tmp_path / "first", Kit())
-    assert any(store.glob("*.npz")), "the first batch kept nothing"
+    assert any(store.glob("*.arrays")), "the first batch kept nothing"
     report = json.loads(first["sample_std/report.json"])
     named = {e["id"]: e.get("misconceptions") for e in report["exercises"]}
     assert "sample_std" in json.dumps(named[f"{STEM}.group_relative_advantages"])
@@ -76,7 +76,7 @@ def test_a_second_batch_reads_every_reference_outcome_and_runs_no_reference_code
 def test_a_damaged_record_is_recomputed(store, tmp_path):
     paths = _submissions(tmp_path / "in")
     first = _grade(paths, tmp_path / "first", Kit())
-    records = sorted(store.glob("*.npz"))
+    records = sorted(store.glob("*.arrays"))
     for path in records:
         path.write_bytes(b"not a record")
     second = _grade(paths, tmp_path / "second", Kit())
@@ -144,7 +144,7 @@ def test_a_spec_made_outside_the_checks_files_is_never_kept(tmp_path):
     spec = checks.ExerciseSpec(f"{STEM}.k3_kl", 1.0, lambda: [checks.Case(args=(1.0,))])
     refcache.kept_cases(store, spec)
     assert spec.cases()[0].args == (1.0,)
-    assert not any((tmp_path / "store").glob("*.npz")) if (tmp_path / "store").exists() else True
+    assert not any((tmp_path / "store").glob("*.arrays")) if (tmp_path / "store").exists() else True
 
 
 @pytest.mark.parametrize("value", ["off", "OFF", "0"])
@@ -229,7 +229,7 @@ def test_a_submission_that_poisons_the_kept_warm_ups_hurts_only_itself(store, tm
     # the next batch is warm: its job hands the kept warm-ups to the workers
     kit = Kit()
     job = prepare_job(kit, options, tmp_path / "job", refcache.ReferenceStore.default())
-    assert job.given_state == ["grpo_toy"] and (tmp_path / "job" / "given_grpo_toy.npz").is_file()
+    assert job.given_state == ["grpo_toy"] and (tmp_path / "job" / "given_grpo_toy.arrays").is_file()
     warm = grade_paths(paths, tmp_path / "warm", options, jobs=2, kit=kit, progress=False, log=lambda _m: None)
     assert warm.reports[0] == clean.reports[0]  # the correct submission: the same report, warm or cold
     loss_entries = {report["submission"]: e for report in warm.reports for e in report["exercises"]

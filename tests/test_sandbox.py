@@ -149,6 +149,29 @@ def test_result_arrays_are_checked_and_capped_before_they_are_built():
         bundles.pack_blob({"a0": np.array([object()])})
 
 
+
+def test_array_files_round_trip_and_refuse_what_is_not_one(tmp_path):
+    """A job's inputs and the reference store's records: the blob's index as a JSON line, then raw bytes."""
+    arrays = {"a0": np.arange(10.0), "a1": np.array([[True, False]]), "a2": np.array(["ab", "c"]),
+              "a3": np.zeros((0, 3), np.float32), "a4": np.array(3, np.int64)}
+    bundles.write_bundle(tmp_path / "ex_0", {"cases": [1]}, arrays)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ex_0.arrays", "ex_0.json"]
+    payload, back = bundles.read_bundle(tmp_path / "ex_0")
+    assert payload == {"cases": [1]} and sorted(back) == sorted(arrays)
+    for name, array in arrays.items():
+        assert back[name].dtype == array.dtype and back[name].shape == array.shape
+        assert np.array_equal(back[name], array) and back[name].flags.writeable
+    blob = bundles.pack_file(arrays)
+    index, _, data = blob.partition(b"\n")
+    for bad in (data, b"[not json\n" + data, index + b"\n" + data[:-1], index + b"\n" + data + b"\0",
+                b'[["a0","|O",[1]]]\n' + bytes(8), b"[" * 100_000 + b"\n"):
+        with pytest.raises(ValueError):
+            bundles.unpack_file(bad)
+    with pytest.raises(ValueError, match="larger than"):
+        bundles.unpack_file(blob, 16)
+    bundles.write_bundle(tmp_path / "none", {}, {})
+    assert not (tmp_path / "none.arrays").exists() and bundles.read_bundle(tmp_path / "none") == ({}, {})
+
 def test_hide_mode_keeps_only_the_verdict_of_a_hidden_check():
     def outcome(result):
         return CaseOutcome(0, None, result)

@@ -70,6 +70,20 @@ def test_a_load_error_without_a_type_is_refused_and_broke_the_old_path():
         _exception_text(forged)
 
 
+def test_a_list_past_the_node_cap_is_refused_before_any_of_its_items_is_checked(monkeypatch):
+    counted = []
+    real_count = door._count
+    monkeypatch.setattr(door, "_count", lambda walk, depth: (counted.append(depth), real_count(walk, depth)))
+    many = json.dumps({"cases": [{"outcome": "ok", "value": [0.5] * door.MAX_NODES, "type": "float"}]})
+    refusal = door.read_result(many, _raw(pack_blob({})), cases=1)
+    assert isinstance(refusal, door.Refusal) and f"more than {door.MAX_NODES} values" in refusal
+    assert counted == [0], counted[:5]  # the list itself, none of its items
+    counted.clear()  # control: at the cap (the list, its items, inputs_after and the type) it passes, all checked
+    few = json.dumps({"cases": [{"outcome": "ok", "value": [0.5] * (door.MAX_NODES - 3), "type": "float"}]})
+    assert not isinstance(door.read_result(few, _raw(pack_blob({})), cases=1), door.Refusal)
+    assert len(counted) >= door.MAX_NODES - 1
+
+
 def test_a_string_array_where_a_number_is_expected_is_refused_and_broke_the_comparator():
     strings = np.array(["a", "b", "c"])
     text = json.dumps({"cases": [{"outcome": "ok", "value": {"__ndarray__": "a0"}, "type": "float"}]})

@@ -4,7 +4,7 @@ Modules (each reads top to bottom):
 
 - ``kit``            -- modules, learner files, exercises, reference modules
 - ``submission``     -- finding learner files in a folder, a zip (safely) or a notebook
-- ``codec``          -- values across the process boundary (JSON + .npz, never pickle)
+- ``codec``          -- values across the process boundary (JSON + raw arrays, never pickle)
 - ``calls``          -- calling a function on one case (shared by worker and grader)
 - ``sandbox``        -- audit hook, resource limits, unprivileged user
 - ``forkserver``     -- the preloaded process that forks a worker per submission, in fresh namespaces

@@ -32,7 +32,7 @@ holds after the grader's own reference runs (the warm-up never sees the loss,
 so every learner's run starts from the same weights), under the digest of the
 starter's files of its module folder and the environment
 (:func:`save_given_state`). The next batch hands them to its workers in the
-job (``given_<name>.npz``), and a harness's copy of the module starts with
+job (``given_<name>.arrays``), and a harness's copy of the module starts with
 them (so does the grader's own copy, which the toy checks' measurement warms
 up from: :mod:`graders.checks.toy_scores`): about a quarter of a second less per submission, bit-identical to
 warming up again. Only the grading process fills that copy (learner code
@@ -40,8 +40,8 @@ never runs there), and only it writes the store.
 
 Change any of them and the key changes: nothing is ever invalidated by hand,
 and a stale entry is simply never read again. One file per exercise
-(``<key>.npz``, read with ``allow_pickle=False``; its JSON part is stored as
-an array), written atomically, so concurrent batches on one machine can
+(``<key>.arrays``, :func:`graders.engine.values.bundles.pack_file`: never unpickled; its JSON part is
+stored as an array), written atomically, so concurrent batches on one machine can
 share the folder.
 
 Where: ``$RL4LLM_CACHE``, else ``$XDG_CACHE_HOME/rl4llm``, else
@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import io
 import json
 import os
 import sys
@@ -67,7 +66,6 @@ import numpy as np
 
 from graders import settings
 from graders.engine.values import bundles, codec
-from graders.loader import AST_LOCK
 from graders.text import LANGUAGES, Text
 
 FORMAT = 2  # 2: outcomes keep the type of the value (codec.type_of)
@@ -157,13 +155,11 @@ class ReferenceStore:
 
     def read(self, key: str) -> tuple[dict, dict] | None:
         """``(payload, arrays)`` of a record, or ``None`` (absent or unreadable: recomputed)."""
-        path = self.folder / f"{key}.npz"
+        path = self.folder / f"{key}{bundles.ARRAYS_SUFFIX}"
         try:
-            # NumPy parses .npy headers with ast.literal_eval: one thread at a time (graders.loader.parse)
-            with AST_LOCK, np.load(path, allow_pickle=False) as loaded:
-                arrays = {name: loaded[name] for name in loaded.files}
-            payload = json.loads(bytes(arrays.pop(_JSON)).decode("utf-8"))
-        except (OSError, ValueError, KeyError, EOFError):
+            arrays = bundles.unpack_file(path.read_bytes())
+            payload = json.loads(arrays.pop(_JSON).tobytes().decode("utf-8"))
+        except (OSError, ValueError, KeyError, AttributeError):
             return None
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
             return None
@@ -172,14 +168,13 @@ class ReferenceStore:
     def write(self, key: str, payload: dict, arrays: dict[str, np.ndarray]) -> bool:
         """Write a record atomically; ``False`` (and nothing written) when the folder cannot be written."""
         text = json.dumps({**payload, "format": FORMAT}, sort_keys=True, allow_nan=False).encode("utf-8")
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays, **{_JSON: np.frombuffer(text, dtype=np.uint8)})
+        data = bundles.pack_file({**arrays, _JSON: np.frombuffer(text, dtype=np.uint8)})
         try:
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             handle, temp = tempfile.mkstemp(dir=self.folder, prefix=f".{key}.", suffix=".tmp")
             with os.fdopen(handle, "wb") as out:
-                out.write(buffer.getvalue())
-            os.replace(temp, self.folder / f"{key}.npz")
+                out.write(data)
+            os.replace(temp, self.folder / f"{key}{bundles.ARRAYS_SUFFIX}")
         except OSError:
             return False
         return True

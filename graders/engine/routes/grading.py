@@ -1,6 +1,6 @@
 """Grading one submission: prepare the job, run the worker, compute references, assess.
 
-The job (``job.json`` + ``inputs.npz``) holds every gradable exercise and its
+The job (``job.json``, and ``ex_<i>.json`` + ``ex_<i>.arrays`` per exercise) holds every gradable exercise and its
 cases and is written once per batch. Per submission: the learner files are
 checked (encoding, syntax) and copied into a fresh folder, a worker runs
 them (:mod:`graders.engine.worker.runner`) while this process computes the reference
@@ -98,7 +98,7 @@ class Job:
 def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: ReferenceStore | None = None) -> Job:
     """Write the cases of every gradable exercise of the selected modules (``write_settings`` adds the rest).
 
-    ``ex_<i>.json`` (+ ``ex_<i>.npz``) holds exercise ``i``'s cases and call
+    ``ex_<i>.json`` (+ ``ex_<i>.arrays``) holds exercise ``i``'s cases and call
     mode, read only by the child that runs exercise ``i``. Each exercise gets
     the digest of exactly that (:func:`graders.engine.judging.refcache.cases_digest`),
     part of its reference outcomes' key on disk. With a ``store``, the cases

@@ -2,7 +2,7 @@
 
 :func:`pack_blob` / :func:`unpack_blob` carry a result's arrays over the pipe as raw bytes with an
 index (booleans, integers, floats, strings only; size-capped); :func:`write_bundle` /
-:func:`read_bundle` write and read JSON beside an ``.npz`` (``allow_pickle=False``);
+:func:`read_bundle` write and read JSON beside an arrays file (:func:`pack_file`: the same index and raw bytes);
 :func:`encode_kept_state` / :func:`fill_kept_state` move a given module's kept state
 (``grpo_toy.WARMED_UP``) from the grader to the store, the job and the worker. The values themselves
 are :mod:`graders.engine.values.codec`'s.
@@ -16,8 +16,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-
-from graders.loader import AST_LOCK
 
 
 # ---------------------------------------------------------------------------
@@ -115,12 +113,38 @@ def unpack_raw(index, data: bytes, limit: int) -> dict[str, np.ndarray]:
 # ---------------------------------------------------------------------------
 # Files
 # ---------------------------------------------------------------------------
+ARRAYS_SUFFIX = ".arrays"  # a file of arrays (:func:`pack_file`): a job's inputs, a reference record
+FILE_LIMIT = 1 << 32  # bytes of arrays in one file: the grader's own files, written by the grader
+
+
+def pack_file(arrays: dict[str, np.ndarray]) -> bytes:
+    """Arrays as one file's bytes: :func:`pack_raw`'s index as a line of JSON, then the raw bytes.
+
+    A job's inputs and the reference store's records: thousands of small arrays a batch reads per
+    submission. Unlike an ``.npz`` (a zip member and a ``.npy`` header parsed with ``ast.literal_eval`` per
+    array, under one lock for every thread), reading one is a JSON line and slices: about 4 ms for Module 9's
+    780 input arrays where ``np.load`` took 100 ms."""
+    index, data = pack_raw(arrays)
+    return json.dumps(index, separators=(",", ":")).encode("ascii") + b"\n" + data
+
+
+def unpack_file(blob: bytes, limit: int = FILE_LIMIT) -> dict[str, np.ndarray]:
+    """Inverse of :func:`pack_file`, with :func:`unpack_raw`'s checks. Raises ``ValueError``."""
+    head, newline, data = bytes(blob).partition(b"\n")
+    if not newline:
+        raise ValueError("malformed arrays file: no index line")
+    try:
+        index = json.loads(head)
+    except (ValueError, RecursionError) as error:
+        raise ValueError(f"malformed arrays file ({type(error).__name__})") from error
+    return unpack_raw(index, data, limit)
+
+
 def write_bundle(path_stem: Path, payload: dict, arrays: dict[str, np.ndarray]) -> None:
-    """Write ``<stem>.json`` and, when there are arrays, ``<stem>.npz``."""
+    """Write ``<stem>.json`` and, when there are arrays, ``<stem>.arrays`` (:func:`pack_file`)."""
     path_stem = Path(path_stem)
     if arrays:
-        with open(path_stem.with_suffix(".npz"), "wb") as handle:
-            np.savez(handle, **arrays)
+        path_stem.with_suffix(ARRAYS_SUFFIX).write_bytes(pack_file(arrays))
     text = json.dumps(payload, sort_keys=True, allow_nan=False)
     tmp = path_stem.with_suffix(".json.tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -128,14 +152,11 @@ def write_bundle(path_stem: Path, payload: dict, arrays: dict[str, np.ndarray]) 
 
 
 def read_bundle(path_stem: Path) -> tuple[dict, dict[str, np.ndarray]]:
-    """Read what :func:`write_bundle` wrote; arrays are loaded with ``allow_pickle=False``."""
+    """Read what :func:`write_bundle` wrote (the arrays by :func:`unpack_file`, never unpickled)."""
     path_stem = Path(path_stem)
     payload = json.loads(path_stem.with_suffix(".json").read_text(encoding="utf-8"))
-    arrays: dict[str, np.ndarray] = {}
-    npz = path_stem.with_suffix(".npz")
-    if npz.exists():
-        with AST_LOCK, np.load(npz, allow_pickle=False) as loaded:
-            arrays = {key: loaded[key] for key in loaded.files}
+    arrays_path = path_stem.with_suffix(ARRAYS_SUFFIX)
+    arrays = unpack_file(arrays_path.read_bytes()) if arrays_path.exists() else {}
     return payload, arrays
 
 

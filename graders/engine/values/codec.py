@@ -1,4 +1,4 @@
-"""Values across the process boundary: JSON plus ``.npz`` arrays, never pickle.
+"""Values across the process boundary: JSON plus raw arrays with a checked index, never pickle.
 
 Two directions, two jobs:
 
@@ -25,9 +25,8 @@ Two directions, two jobs:
   anything else                            :class:`Opaque` (its type name)
   ======================================  ==================================
 
-JSON carries the structure; the arrays of a job travel in ``.npz`` files
-(written with ``np.savez``, read with ``allow_pickle=False``), a worker's
-results as raw bytes with an index (both in :mod:`graders.engine.values.bundles`).
+JSON carries the structure; the arrays travel as raw bytes with an index, never pickled: a job's in
+array files, a worker's results in blobs (both in :mod:`graders.engine.values.bundles`).
 Everything this module needs is imported at its top: a worker child imports
 nothing once its audit hook is armed.
 """

@@ -28,6 +28,7 @@ name ``mro``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Annotated, Any, Literal, Union
 
 import msgspec
@@ -224,6 +225,14 @@ def _count(walk: _Walk, depth: int) -> None:
         raise ValueError(f"values nested deeper than {MAX_DEPTH}")
 
 
+def _queue(pending: list, items, depth: int, walk: _Walk) -> None:
+    """Queue ``items`` at ``depth``; refused at once when they could only take the walk past :data:`MAX_NODES`
+    (each queued item is counted when it is taken), so no list costs more than the cap before its refusal."""
+    if walk.nodes + len(pending) + len(items) > MAX_NODES:
+        raise ValueError(f"more than {MAX_NODES} values")
+    pending.extend(zip(items, repeat(depth)))
+
+
 def _array(key, walk: _Walk, float_only: bool) -> None:
     """``key`` names an array that exists and no other value names (and, in a returned value, is float64)."""
     if not isinstance(key, str) or key not in walk.arrays:
@@ -254,7 +263,7 @@ def _value(root, walk: _Walk, *, float_only: bool) -> None:
             if type(value) is int and abs(value) > 1 << 64:
                 raise ValueError("an integer out of range")
         elif type(value) is list:
-            pending.extend((item, depth + 1) for item in value)
+            _queue(pending, value, depth + 1, walk)
         elif type(value) is dict and len(value) >= 1 and (set(value) & _TAGS):
             _tagged(value, depth, pending, walk, float_only)
         else:
@@ -314,7 +323,7 @@ def _described(root, walk: _Walk) -> None:
                     raise ValueError("a malformed type description")
                 if type(item) is dict and any(len(k) > MAX_STRING for k in item):
                     raise ValueError("a malformed type description")
-                pending.extend((entry, depth + 1) for entry in items)
+                _queue(pending, items, depth + 1, walk)
             elif key in ("ndim",):
                 if type(item) is not int or not 0 <= item <= 64:
                     raise ValueError("a malformed type description")

@@ -39,7 +39,7 @@ class Slot:
     """One array input of one case: where it lies in the region and what it is."""
 
     top: int | str  # the input it belongs to: a position in ``args`` or a keyword
-    key: str  # its array in the job's ``.npz``
+    key: str  # its array in the job's ``.arrays`` file
     node: int  # its place among the case's array nodes (:func:`case_slots`)
     tensor: str | None  # the tensor's dtype name; None: a NumPy array
     grad: bool  # a tensor that requires grad
@@ -98,7 +98,7 @@ def region_bytes(source: np.ndarray, tensor_dtype: str | None) -> np.ndarray | N
 def lay_out(exercises: list[tuple[dict, dict]], limit: int = MAX_SHARED_BYTES) -> tuple[list[list[list[Slot]]], int]:
     """Each exercise's cases' slots (``[exercise][case][slot]``) and the region's size in bytes.
 
-    ``exercises``: ``(entry, arrays)`` as the job's ``ex_<i>.json`` and ``.npz`` hold them. Raises
+    ``exercises``: ``(entry, arrays)`` as the job's ``ex_<i>.json`` and ``.arrays`` hold them. Raises
     ``ValueError`` past ``limit`` bytes (at most :data:`MAX_SHARED_BYTES`: the kit's own cases are too
     large, a problem of the kit, never of a submission)."""
     offset = 0
@@ -147,7 +147,7 @@ def views(region, slots: list[Slot], nodes: int, torch_tensor) -> list:
 
 def changed(region, per_case: list[list[Slot]], arrays: dict) -> list[list[int]]:
     """For each case, the nodes (:attr:`Slot.node`) of its slots whose values in ``region`` are no longer those of the job's
-    arrays (``arrays``, the parent's own copy of the ``.npz``).
+    arrays (``arrays``, the parent's own copy of the ``.arrays`` file).
 
     Bytes first, then values: a slot whose bytes differ but whose values are equal (``-0.0`` written over
     ``0.0``, another NaN) counts as unchanged, as the grader's comparison of values always did."""

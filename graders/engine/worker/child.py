@@ -8,7 +8,6 @@ exception says. How the worker is laid out: :mod:`graders.engine.worker.parent`.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -62,14 +61,8 @@ class CappedWriter:
 
 
 def read_exercise(job_dir: Path, index: int) -> tuple[dict, dict]:
-    """Exercise ``index``'s entry (cases, call mode) and its input arrays (``ex_<index>.json`` + ``.npz``)."""
-    path = job_dir / f"ex_{index}"
-    exercise = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-    inputs = {}
-    if path.with_suffix(".npz").exists():
-        with np.load(path.with_suffix(".npz"), allow_pickle=False) as loaded:
-            inputs = {key: loaded[key] for key in loaded.files}
-    return exercise, inputs
+    """Exercise ``index``'s entry (cases, call mode) and its input arrays (``ex_<index>.json`` + ``.arrays``)."""
+    return bundles.read_bundle(job_dir / f"ex_{index}")
 
 
 class Child:

@@ -12,7 +12,7 @@ exercise's formula) runs in a trusted process forked beside the child
 the child over a pipe pair (:mod:`graders.engine.worker.served`); the trusted
 process reports its cases' outcomes on a pipe of its own, which the parent
 attaches to the exercise's ``done`` event (``served``). Each child gets only its own exercises'
-files (``JOB_DIR/ex_<i>.json`` + ``.npz``: the cases and the call mode; the parent reads them for it),
+files (``JOB_DIR/ex_<i>.json`` + ``.arrays``: the cases and the call mode; the parent reads them for it),
 gets its own mount and IPC namespaces with a fresh size-capped ``tmpfs`` as
 its only writable folder, confines itself
 (:func:`graders.engine.sandbox.confine.confine`), and only then loads the learner's
