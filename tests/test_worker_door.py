@@ -78,6 +78,10 @@ def test_a_list_past_the_node_cap_is_refused_before_any_of_its_items_is_checked(
     refusal = door.read_result(many, _raw(pack_blob({})), cases=1)
     assert isinstance(refusal, door.Refusal) and f"more than {door.MAX_NODES} values" in refusal
     assert counted == [0], counted[:5]  # the list itself, none of its items
+    counted.clear()  # a list is taken item by item: refused at its second item, the rest is never touched
+    twice = json.dumps({"cases": [{"outcome": "ok", "value": [{"__ndarray__": "a0"}] * 300_000, "type": "float"}]})
+    refusal = door.read_result(twice, _raw(pack_blob({"a0": np.zeros(3)})), cases=1)
+    assert isinstance(refusal, door.Refusal) and "more than once" in refusal and counted == [0, 1, 1]
     counted.clear()  # control: at the cap (the list, its items, inputs_after and the type) it passes, all checked
     few = json.dumps({"cases": [{"outcome": "ok", "value": [0.5] * (door.MAX_NODES - 3), "type": "float"}]})
     assert not isinstance(door.read_result(few, _raw(pack_blob({})), cases=1), door.Refusal)

@@ -28,7 +28,6 @@ name ``mro``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Annotated, Any, Literal, Union
 
 import msgspec
@@ -225,12 +224,32 @@ def _count(walk: _Walk, depth: int) -> None:
         raise ValueError(f"values nested deeper than {MAX_DEPTH}")
 
 
-def _queue(pending: list, items, depth: int, walk: _Walk) -> None:
-    """Queue ``items`` at ``depth``; refused at once when they could only take the walk past :data:`MAX_NODES`
-    (each queued item is counted when it is taken), so no list costs more than the cap before its refusal."""
-    if walk.nodes + len(pending) + len(items) > MAX_NODES:
-        raise ValueError(f"more than {MAX_NODES} values")
-    pending.extend(zip(items, repeat(depth)))
+_END = object()
+
+
+class _Pending:
+    """The values still to check, one iterator per level, depth first, without recursion: a list is taken item
+    by item, so a refusal costs only what was checked before it (a 300,000-item forged list refused at its
+    second item: no copy of it is made), and one that could only take the walk past :data:`MAX_NODES` is
+    refused before any of its items (each item is counted when it is taken)."""
+
+    def __init__(self, root, walk: _Walk) -> None:
+        self.walk = walk
+        self.stack = [(iter((root,)), 0)]
+
+    def add(self, items, depth: int) -> None:
+        if self.walk.nodes + len(items) > MAX_NODES:
+            raise ValueError(f"more than {MAX_NODES} values")
+        self.stack.append((iter(items), depth))
+
+    def __iter__(self):
+        while self.stack:
+            items, depth = self.stack[-1]
+            value = next(items, _END)
+            if value is _END:
+                self.stack.pop()
+            else:
+                yield value, depth
 
 
 def _array(key, walk: _Walk, float_only: bool) -> None:
@@ -248,9 +267,8 @@ def _value(root, walk: _Walk, *, float_only: bool) -> None:
     """Check one encoded value (:class:`graders.engine.values.codec.Encoder`'s form) without recursion: only the
     shapes it writes, strings within :data:`MAX_STRING`, arrays named once. ``float_only``: a returned,
     normalised value (numbers are floats, arrays float64, no scalars or tensors)."""
-    pending = [(root, 0)]
-    while pending:
-        value, depth = pending.pop()
+    pending = _Pending(root, walk)
+    for value, depth in pending:
         _count(walk, depth)
         if value is None or type(value) is float:
             continue
@@ -263,14 +281,14 @@ def _value(root, walk: _Walk, *, float_only: bool) -> None:
             if type(value) is int and abs(value) > 1 << 64:
                 raise ValueError("an integer out of range")
         elif type(value) is list:
-            _queue(pending, value, depth + 1, walk)
+            pending.add(value, depth + 1)
         elif type(value) is dict and len(value) >= 1 and (set(value) & _TAGS):
             _tagged(value, depth, pending, walk, float_only)
         else:
             raise ValueError("a value of an unknown form")
 
 
-def _tagged(value: dict, depth: int, pending: list, walk: _Walk, float_only: bool) -> None:
+def _tagged(value: dict, depth: int, pending: _Pending, walk: _Walk, float_only: bool) -> None:
     keys = set(value)
     if keys == {"__ndarray__"}:
         _array(value["__ndarray__"], walk, float_only)
@@ -279,14 +297,14 @@ def _tagged(value: dict, depth: int, pending: list, walk: _Walk, float_only: boo
     elif keys == {"__opaque__"} and type(value["__opaque__"]) is str and len(value["__opaque__"]) <= MAX_NAME:
         pass
     elif keys == {"__tuple__"} and type(value["__tuple__"]) is list:
-        pending.append((value["__tuple__"], depth + 1))
+        pending.add((value["__tuple__"],), depth + 1)
     elif keys == {"__dict__"} and type(value["__dict__"]) is list:
         for item in value["__dict__"]:
             if not (type(item) is list and len(item) == 2 and type(item[0]) is str
                     and (len(item[0]) <= MAX_STRING or not float_only)):
                 raise ValueError("a malformed dict entry")
             _count(walk, depth + 1)
-            pending.append((item[1], depth + 1))
+        pending.add([item[1] for item in value["__dict__"]], depth + 1)
     elif not float_only and keys == {"__npscalar__"}:
         _array(value["__npscalar__"], walk, False)
         if walk.arrays[value["__npscalar__"]].ndim != 0:
@@ -307,9 +325,8 @@ _TYPE_FORMS = {  # the keys of each form of a type description, and which of the
 
 def _described(root, walk: _Walk) -> None:
     """Check one :func:`graders.engine.values.codec.type_of` description without recursion: its forms only."""
-    pending = [(root, 0)]
-    while pending:
-        value, depth = pending.pop()
+    pending = _Pending(root, walk)
+    for value, depth in pending:
         _count(walk, depth)
         if type(value) is str and value in _SIMPLE_TYPES:
             continue
@@ -323,7 +340,7 @@ def _described(root, walk: _Walk) -> None:
                     raise ValueError("a malformed type description")
                 if type(item) is dict and any(len(k) > MAX_STRING for k in item):
                     raise ValueError("a malformed type description")
-                _queue(pending, items, depth + 1, walk)
+                pending.add(items, depth + 1)
             elif key in ("ndim",):
                 if type(item) is not int or not 0 <= item <= 64:
                     raise ValueError("a malformed type description")
