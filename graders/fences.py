@@ -97,8 +97,18 @@ def exercises_in(path: Path) -> list[str]:
 
 def positional_parameters(path: Path, function: str) -> list[str]:
     """The positional parameter names of the top-level ``def function`` in ``path``, read without running it."""
-    tree = parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
-            return [argument.arg for argument in (*node.args.posonlyargs, *node.args.args)]
-    raise AttributeError(f"{path} defines no function {function}")
+    found = _top_level_parameters(Path(path).read_text(encoding="utf-8"), str(path))
+    if function not in found:
+        raise AttributeError(f"{path} defines no function {function}")
+    return list(found[function])
+
+
+@lru_cache(maxsize=64)
+def _top_level_parameters(text: str, filename: str) -> dict[str, tuple[str, ...]]:
+    """Per top-level function of ``text`` (the first of a name), its positional parameter names: a file is
+    parsed once per text in a process, not once per exercise it holds."""
+    found: dict[str, tuple[str, ...]] = {}
+    for node in parse(text, filename=filename).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(node.name, tuple(argument.arg for argument in (*node.args.posonlyargs, *node.args.args)))
+    return found

@@ -220,6 +220,28 @@ def test_nobody_is_used_only_when_it_can_start_the_interpreter(tmp_path):
     assert user is None and reason
 
 
+def test_nobody_is_probed_once_a_process_while_it_runs_and_again_after_each_failure(tmp_path, monkeypatch):
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("the probe runs only as root")
+    monkeypatch.delenv("RL4LLM_KEEP_ROOT", raising=False)
+    probed = []
+
+    def probe(args, **_kwargs):  # "good": nobody imports the worker; "bad": it cannot
+        probed.append(args[0])
+        return subprocess.CompletedProcess(args, 0 if args[0] == "good" else 1, "", "ImportError: no numpy")
+
+    monkeypatch.setattr(sandbox.subprocess, "run", probe)
+    monkeypatch.setattr(sandbox, "_NOBODY_RUNS", set())
+    for _ in range(3):
+        assert sandbox.unprivileged_user("good", "kit", str(tmp_path / "a"))[0] == sandbox.NOBODY
+        user, reason = sandbox.unprivileged_user("bad", "kit", str(tmp_path / "a"))
+        assert user is None and "no numpy" in reason
+    assert probed == ["good", "bad", "bad", "bad"]
+    for python, pythonpath, cwd in (("good", "other kit", tmp_path / "a"), ("good", "kit", tmp_path / "b" / "c")):
+        assert sandbox.unprivileged_user(python, pythonpath, str(cwd))[0] == sandbox.NOBODY
+    assert probed == ["good", "bad", "bad", "bad", "good", "good"]  # another path or folder: probed again
+
+
 # ---------------------------------------------------------------------------- the checks API
 def test_hypothesis_cases_are_the_same_every_time():
     strategy = st.lists(st.floats(-1, 1, allow_subnormal=False), min_size=1, max_size=4)

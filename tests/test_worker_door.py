@@ -245,6 +245,22 @@ def test_fuzz_any_structure_as_an_event_a_load_error_or_a_result(value):
     _check_result(value, value)
 
 
+SPECIAL = st.sampled_from(["\ud800", "\udfff", "\\ud800", "\U0001f600"])  # lone, paired, a backslash spelling one
+ANY_TEXT = st.lists(st.characters(blacklist_categories=()) | SPECIAL, max_size=6).map("".join)
+
+
+@FUZZ
+@given(st.recursive(st.none() | st.floats(allow_nan=False, allow_infinity=False) | ANY_TEXT,
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(ANY_TEXT, inner, max_size=4)))
+def test_fuzz_a_workers_json_is_the_same_with_the_surrogate_walk_skipped(value):
+    """``process.dumps`` walks a message for lone surrogates only when its ASCII JSON spells a surrogate."""
+    from graders.engine.worker import process
+
+    text = process.dumps(value)
+    assert text == json.dumps(process.visible_surrogates(value), sort_keys=True) and text.isascii()
+    json.dumps(json.loads(text), ensure_ascii=False).encode("utf-8")  # read back, nothing lone is left
+
+
 @FUZZ
 @given(st.lists(st.tuples(st.text(max_size=3), st.text(max_size=6), st.lists(st.integers(-2, 1 << 50), max_size=3)),
                 max_size=4), st.binary(max_size=64))

@@ -192,16 +192,27 @@ def install_audit_hook(fence: Fence) -> Fence:
     return fence
 
 
+_NOBODY_RUNS: set[tuple[str, str, str]] = set()  # (python, pythonpath, cwd's folder) nobody was seen to run
+
+
 def unprivileged_user(python: str, pythonpath: str, cwd: str) -> tuple[int | None, str]:
     """``(65534, reason)`` when workers should run as ``nobody``, else ``(None, reason)``.
 
     Only when running as root, and only when ``nobody`` can actually start the
-    worker's interpreter and import the worker (probed once, in ``cwd``).
+    worker's interpreter and import the worker (probed in ``cwd``: a subprocess that imports NumPy and the
+    worker, about 0.35 s of CPU). A success is kept for the process, per interpreter, import path and folder
+    ``cwd`` is in (:data:`_NOBODY_RUNS`): a process that grades batch after batch (an nbgrader autograde, one
+    batch per notebook) probes once. A failure is never kept: the next batch probes again, so a fixed
+    folder mode is seen at once. A kept success that stopped being true costs no confinement: workers still
+    start as ``nobody``, and fail loudly where ``nobody`` can no longer start them.
     """
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None, "not running as root: workers run as the current user"
     if settings.get("RL4LLM_KEEP_ROOT"):
         return None, "RL4LLM_KEEP_ROOT=1: workers keep root (audit hook only)"
+    key = (python, pythonpath, os.path.dirname(os.path.abspath(cwd)))
+    if key in _NOBODY_RUNS:
+        return NOBODY, "running as root: workers run as user nobody"
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath, "HOME": cwd,
            "PYTHONDONTWRITEBYTECODE": "1"}
     try:
@@ -215,6 +226,7 @@ def unprivileged_user(python: str, pythonpath: str, cwd: str) -> tuple[int | Non
         last = (probe.stderr.strip().splitlines() or ["?"])[-1]
         return None, (f"running as root, but user nobody cannot import the worker ({last}): workers keep root"
                       + _what_to_do(python, pythonpath))
+    _NOBODY_RUNS.add(key)
     return NOBODY, "running as root: workers run as user nobody"
 
 

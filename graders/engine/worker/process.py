@@ -32,7 +32,13 @@ def visible_surrogates(value):
 
 
 def dumps(value, allow_nan: bool = False) -> str:
-    """JSON of a worker's message, lone surrogates made visible first (:func:`visible_surrogates`)."""
+    """JSON of a worker's message, lone surrogates made visible first (:func:`visible_surrogates`).
+
+    JSON written ASCII-only spells every surrogate, lone or paired, as a ``\\udXXX`` escape: a text without
+    one holds none, and is the answer as it is (the walk, which would change nothing, is skipped)."""
+    text = json.dumps(value, sort_keys=True, allow_nan=allow_nan)
+    if "\\ud" not in text:
+        return text
     return json.dumps(visible_surrogates(value), sort_keys=True, allow_nan=allow_nan)
 
 
