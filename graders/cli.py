@@ -56,7 +56,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_new_exercise(args: argparse.Namespace) -> int:
-    from graders.build.scaffold import ScaffoldError, new_exercise
+    from graders.build.scaffold import ScaffoldError, new_exercise, next_steps
     from graders.paths import REPO_ROOT
 
     try:
@@ -67,15 +67,7 @@ def _cmd_new_exercise(args: argparse.Namespace) -> int:
     say(f"the skeletons of {args.file}.{args.function}, marked TODO(new-exercise):")
     for path in written:
         say(f"  {path.relative_to(REPO_ROOT)}")
-    say("fill them in (docs/contributing.md, \"Add an exercise\"), then:\n"
-        "  .venv/bin/rl4llm build\n"
-        "  .venv/bin/python -m pytest -q -m \"not slow\" -n 2 --dist loadfile   "
-        "# tests/test_recipe.py names what is still missing\n"
-        "  .venv/bin/python -m pytest -q tests/test_catalogue.py tests/test_sweep_record.py tests/test_given_code.py "
-        "--update-sweep-record\n"
-        f"  .venv/bin/rl4llm mutate --exercise {args.file}.{args.function} --write-floors\n"
-        "and commit the exercise with tests/sweep_record.json, tests/given_record.json and "
-        "graders/mutation/floors.json")
+    say(next_steps(f"{args.file}.{args.function}"))
     return 0
 
 

@@ -413,6 +413,17 @@ def test_new_exercise_refuses_and_writes_nothing(tmp_path):
         scaffold.plan(STEM, "ipo_loss")
 
 
+def test_the_commands_new_exercise_prints_are_the_ones_the_docs_list():
+    page = (REPO_ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    for step in scaffold.NEXT_STEPS:
+        assert step.format(exercise="<file>.<function>") in page, step
+    for record in scaffold.RECORDS:
+        assert f"`{record}`" in page, record
+    printed = scaffold.next_steps(f"{STEM}.{FUNCTION}")
+    assert all(step.format(exercise=f"{STEM}.{FUNCTION}") in printed for step in scaffold.NEXT_STEPS)
+    assert all(record in printed for record in scaffold.RECORDS)
+
+
 def test_new_exercise_plans_the_four_files_only():
     planned = scaffold.plan(STEM, FUNCTION)
     assert {path.relative_to(REPO_ROOT).as_posix() for path in planned.texts} == FOUR

@@ -237,6 +237,27 @@ def plan(stem: str, function: str) -> Plan:
     return Plan(exercise_id, texts)
 
 
+# After the four pieces are filled in: the commands and the records to commit, as docs/contributing.md
+# ("Add an exercise") lists them; `rl4llm new-exercise` prints them and tests/test_new_exercise.py checks that
+# the page holds each one, so the two cannot drift apart.
+NEXT_STEPS = (
+    ".venv/bin/rl4llm build",
+    '.venv/bin/python -m pytest -q -m "not slow" -n 2 --dist loadfile',
+    ".venv/bin/python -m pytest -q tests/test_catalogue.py tests/test_sweep_record.py tests/test_given_code.py "
+    "--update-sweep-record",
+    ".venv/bin/rl4llm mutate --exercise {exercise} --write-floors",
+)
+RECORDS = ("tests/sweep_record.json", "tests/given_record.json", "graders/mutation/floors.json")
+
+
+def next_steps(exercise: str) -> str:
+    """What to run once exercise ``exercise``'s four pieces are filled in, and what to commit with it."""
+    steps = "\n".join(f"  {step.format(exercise=exercise)}" for step in NEXT_STEPS)
+    return (f"fill them in (docs/contributing.md, \"Add an exercise\"), then:\n{steps}\n"
+            f"(the fast tier's tests/test_recipe.py names what is still missing) and commit the exercise with "
+            f"{', '.join(RECORDS[:-1])} and {RECORDS[-1]}")
+
+
 def new_exercise(stem: str, function: str) -> list[Path]:
     """Write the skeletons; return the files written (``ScaffoldError`` before anything is written)."""
     planned = plan(stem, function)
