@@ -203,11 +203,30 @@ def _leave_at_once() -> None:
     os._exit(0)
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def share_the_cores(workers: int) -> int:
+    """Each of ``workers`` pytest-xdist workers gets its share of the cores for torch's and the BLAS's own
+    threads, and so does every process its tests start (the variables are inherited); a count the caller set
+    is kept. With two workers on two cores, torch's default (a thread a core) in both had each wait on the
+    other's core, spinning: a Qwen3 dry-run step beside a busy process took 31-34 s of CPU with the default,
+    25-28 s with one thread. Results do not depend on it (the toys' goldens are tested at 1 and 2 threads).
+    Returns the thread count."""
+    threads = max(1, (os.cpu_count() or 1) // max(1, workers))
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, str(threads))
+    if "torch" in sys.modules:  # imported already: its pool is sized now
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    return threads
+
+
 def pytest_configure(config) -> None:
     """Compile the kit's bytecode once, before any test (and before pytest-xdist starts its workers)."""
     if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: hand files out in our order (longest first)
         config.option.loadscopereorder = False
     if hasattr(config, "workerinput"):  # an xdist worker: the controller has done it
+        share_the_cores(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1))
         # and when the worker has sent its last report, it leaves without tearing down its interpreter: freeing
         # the heap of torch, the kit and two thousand tests' modules one object at a time kept the controller
         # waiting about 1.5 s at the end of every run (issue 30). Registered now, before the tests import

@@ -38,3 +38,26 @@ def test_the_record_names_the_file_whose_collection_imported_the_package(monkeyp
     pytest_collectreport(SimpleNamespace(nodeid="tests/test_heavy.py::test_one"))
     assert absent in record.get("test_heavy.py", [])
     assert "test_after.py" not in record and all(re.fullmatch(r"test_\w+\.py", name) for name in record)
+
+
+def test_each_worker_and_what_it_starts_get_their_share_of_the_cores(monkeypatch):
+    import os
+
+    import torch
+    from conftest import THREAD_VARIABLES, share_the_cores
+
+    if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):  # this run's own worker got its share at start
+        assert os.environ.get("OMP_NUM_THREADS") and torch.get_num_threads() == int(os.environ["OMP_NUM_THREADS"])
+    saved = torch.get_num_threads()
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    for name in THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    try:
+        assert share_the_cores(2) == 2 and torch.get_num_threads() == 2
+        assert all(os.environ[name] == "2" for name in THREAD_VARIABLES)
+        monkeypatch.setenv("OMP_NUM_THREADS", "3")  # what the caller set is kept
+        share_the_cores(4)
+        assert os.environ["OMP_NUM_THREADS"] == "3" and torch.get_num_threads() == 3
+        assert share_the_cores(8) == 1  # never fewer than one
+    finally:
+        torch.set_num_threads(saved)
