@@ -325,7 +325,7 @@ def load_misconceptions(exercise_id: str, kit: Kit = DEFAULT_KIT) -> list[Miscon
         if helper.name in vars(reference):
             _fail(path, helper.lineno, f"helper {helper.name} would replace {stem}'s own {helper.name}")
     reference_path, _reference_text, reference_node = _reference_definition(exercise_id, kit)
-    entries = read_entries(path)
+    entries = list(_read_entries(text, str(path), exercise_of(path)))  # the text _parse read: one read, one version
     # the reference as _right and the helpers are the same code for every entry: compiled once, run in each module
     shared = [_compiled(where, definition, name) for where, definition, name in (
         (reference_path, reference_node, RIGHT), *((path, helper, helper.name) for helper in helpers))] if entries else []
