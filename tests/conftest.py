@@ -212,7 +212,7 @@ def share_the_cores(workers: int) -> int:
     is kept. With two workers on two cores, torch's default (a thread a core) in both had each wait on the
     other's core, spinning: a Qwen3 dry-run step beside a busy process took 31-34 s of CPU with the default,
     25-28 s with one thread. Results do not depend on it (the toys' goldens are tested at 1 and 2 threads).
-    Returns the thread count."""
+    Returns the share it computed (what a caller's own setting replaces)."""
     threads = max(1, (os.cpu_count() or 1) // max(1, workers))
     for name in THREAD_VARIABLES:
         os.environ.setdefault(name, str(threads))

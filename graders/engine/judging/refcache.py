@@ -159,7 +159,7 @@ class ReferenceStore:
         try:
             arrays = bundles.unpack_file(path.read_bytes())
             payload = json.loads(arrays.pop(_JSON).tobytes().decode("utf-8"))
-        except (OSError, ValueError, KeyError, AttributeError):
+        except (OSError, ValueError, KeyError):
             return None
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
             return None
