@@ -22,6 +22,10 @@ from test_capstone_hardening import (CYRILLIC, FULL_SCORE, _by_name, _copy, _del
 
 __all__ = ["stubbed", "templates"]  # the fixtures, imported for this module's tests
 
+# slow: the capstone's tooling; the module's fixture builds real TRL trainer arguments (TRL's import, about 4 s a
+# worker, before any test). Not a risk of everyday changes (exercises, checks, hints, texts, docs).
+pytestmark = pytest.mark.slow
+
 
 def _claims(passport: dict, language: str = "en") -> dict[str, tuple[float, str]]:
     return {check.name: (check.points, check.message) for check in check_claims(passport, language)}

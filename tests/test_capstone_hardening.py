@@ -40,6 +40,10 @@ from graders.capstone.run.profiles import PASSPORT_SCHEMA, PROFILES, VERIFIER_VE
 from graders.cli import main
 from graders.paths import SOLUTIONS_DIR
 
+# slow: the capstone's tooling; the module's fixture builds real TRL trainer arguments (TRL's import, about 4 s a
+# worker, before any test). Not a risk of everyday changes (exercises, checks, hints, texts, docs).
+pytestmark = pytest.mark.slow
+
 KIT_VERIFIER = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
 KIT_LOSS = SOLUTIONS_DIR / "module_08" / LOSS_FILE
 VERIFIER_POINTS = 3.0

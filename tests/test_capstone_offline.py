@@ -62,6 +62,7 @@ def _data_line(lines):
     return next(line for line in lines if "data" in line.key)
 
 
+@pytest.mark.slow  # the capstone's tooling: pyarrow and datasets read a parquet snapshot (about 2.7 s)
 def test_a_parquet_snapshot_loads_offline_as_the_same_rows_as_the_data_dir(hub_home, tmp_path):
     train, test = _math_rows(200, "train"), _math_rows(30, "test")
     folder = hub_home("trl-lib/DeepMath-103K", {"data/train-00000-of-00002.parquet": train[:150],

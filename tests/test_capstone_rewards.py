@@ -20,6 +20,10 @@ from graders.capstone.run.passport import reward_curve, step_series
 from graders.capstone.run.texts import TEXT
 from graders.text import Text, table_in
 
+# slow: the capstone's tooling (its verifier, data and reward curves; about 4 s a worker with the first imports of
+# its parser and matplotlib). Not a risk of everyday changes (exercises, checks, hints, texts, docs).
+pytestmark = pytest.mark.slow
+
 OTHER = "other"  # parsed, not one real number: math-verify's equivalence decides
 # Reference strings in the forms of DeepMath-103K's final answers (typed here from the data set's
 # conventions; no download): the number the verifier gets, OTHER, or None = dropped (the parser reads nothing).

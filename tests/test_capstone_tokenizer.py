@@ -18,6 +18,10 @@ from graders import settings
 from graders.capstone.run.local_qwen import (QWEN3_SPECIALS, QWEN_SPLIT, qwen3_style_tokenizer,
                                              qwen3_tokenizer_from_tiktoken, read_tiktoken)
 
+# slow: the capstone's tooling; the module's fixture builds a tokenizer with transformers (about 2 s a worker). Not a
+# risk of everyday changes (exercises, checks, hints, texts, docs).
+pytestmark = pytest.mark.slow
+
 # Merged tokens of the synthetic file, by rank (the 256 single bytes take ranks 0..255 in a shuffled order).
 # Each is chosen so that a wrong derivation of the merges changes some encoding below:
 MERGED = [

@@ -191,7 +191,8 @@ def _texts_outside(figure) -> list[str]:
     return outside
 
 
-@pytest.mark.parametrize("language", ["en", "ru"])
+# Russian's longer texts stay fast; English (about 1.5 s of drawing) is slow
+@pytest.mark.parametrize("language", [pytest.param("en", marks=pytest.mark.slow), "ru"])
 def test_every_text_of_the_three_figures_is_inside_the_figure(tmp_path, language):
     """The figures are laid out in inches and drawn once (no ``bbox_inches="tight"`` second drawing): every
     title, axis label, tick label and legend entry still lies inside the PNG, in both languages, with the

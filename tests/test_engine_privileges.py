@@ -62,6 +62,7 @@ OVERRIDE = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow  # a grading batch as nobody (about 2.5 s); a security control, not a risk of everyday changes
 def test_workers_run_as_nobody_and_cannot_write_the_kit(tmp_path):
     target = DEFAULT_KIT.root / "graders" / "pwned_by_a_submission.txt"
     folder = tmp_path / "learner"

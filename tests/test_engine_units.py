@@ -434,6 +434,7 @@ def test_a_notebook_keeps_constants_but_not_its_runs():
     assert "experiment" not in source and "config.lr" not in source and "lower" not in source
 
 
+@pytest.mark.slow  # notebooks read from parallel threads (about 1.3 s); not a risk of everyday changes
 def test_notebooks_are_read_safely_from_parallel_batch_threads():
     """CPython 3.11's AST conversion is not thread-safe (SystemError "AST constructor recursion depth
     mismatch"): batch threads reading notebooks at once must still all succeed."""

@@ -68,6 +68,9 @@ def runs(tmp_path_factory):
     (1, ("Осталось написать функций: ", "в порядке страницы модуля: module_9_reference.verify_detailed, ",
          "начните с module_9_reference.verify_detailed: pytest -k verify_detailed")),
 ])
+# slow: four learner pytest runs in the module's fixture (about 12 s); the stubs' texts are built and checked fast by
+# the tests above
+@pytest.mark.slow
 def test_stubs_end_with_what_is_left_and_where_to_start(runs, index, words):
     result = runs[index]
     assert result.returncode == 1
@@ -81,6 +84,7 @@ def test_stubs_end_with_what_is_left_and_where_to_start(runs, index, words):
 
 @pytest.mark.parametrize("index, words", [(2, "the call that should have raised: "),
                                           (3, "вызов, который должен был выбросить исключение: ")])
+@pytest.mark.slow  # the same four learner pytest runs (about 12 s)
 def test_did_not_raise_shows_the_call(runs, index, words):
     result = runs[index]
     assert result.returncode == 1, result.stdout[-2000:]

@@ -378,6 +378,8 @@ def test_the_toy_dpo_warmup_scores_tokens_with_the_logprob_function_it_is_handed
     assert calls[:5] == [True] * 5  # the five warm-up steps, with gradient
 
 
+# slow: grading a PyTorch exercise, its toy experiment included (about 2.3 s); the given-code record test stays fast
+@pytest.mark.slow
 def test_grading_the_toy_grpo_step_never_calls_the_learners_module_9_reference():
     # the harness hands the starter's loop its own formulas: the starter's module_9_reference (stubs) is never
     # consulted, so the reference grpo_loss passes, toy experiment included

@@ -271,6 +271,9 @@ def test_in_process_grading_cleans_what_the_learner_raised():
     assert entry["status"] == "missing" and "Odd\\x01\\x1b" in entry["feedback"]
 
 
+# slow: nbgrader's import and a notebook's grading (about 1.8 s); the cleaner's own tests (test_one_cleaner.py)
+# stay fast
+@pytest.mark.slow
 def test_nbgrader_grades_a_notebook_with_a_lone_surrogate(monkeypatch):
     """nbformat writes a cell's lone surrogate as it is: the notebook handed to the engine is still written
     (the surrogate back as its JSON escape), and the stubs are still read."""
@@ -298,6 +301,8 @@ def test_nbgrader_grades_a_notebook_with_a_lone_surrogate(monkeypatch):
 HOSTILE_IDS = ["$\\x{$", "<script>alert(1)</script>", "../x", "a\x00b", "lone\ud800", *FORMULAS[:4]]
 
 
+# slow: nbgrader's kept reports and a class report (about 2 s); test_class_report_action.py's hostile name stays fast
+@pytest.mark.slow
 def test_the_class_report_survives_hostile_student_ids(tmp_path):
     """nbgrader's kept reports for hostile student ids: every folder inside the assignment's, the class
     report written (no mathtext error), its page escapes the ids, its CSVs hold no formula."""

@@ -269,6 +269,7 @@ def test_run_autograder_grades_a_submission_into_valid_results(bundle, tmp_path)
     assert "Traceback" not in completed.stdout + completed.stderr
 
 
+@pytest.mark.slow  # run_autograder end to end (about 1.6 s); the results' schema is tested fast above
 def test_run_autograder_without_a_submission_still_writes_valid_results(bundle, tmp_path):
     root = _unpack_like_gradescope(bundle, tmp_path / "autograder")  # no ROOT/submission
     completed = _run_autograder(root)

@@ -69,6 +69,8 @@ def _old_read_directory(root: Path) -> dict[str, bytes]:
 
 
 # ----------------------------------------------------------------------------- sparse big files
+# slow: 120 sparse files read up to the total cap (about 2 s); a security control, not a risk of everyday changes
+@pytest.mark.slow
 def test_sparse_big_files_are_counted_by_size_and_refused_within_the_total(tmp_path):
     _read_whole(discover(_correct(tmp_path / "correct"), STEMS))
     hostile = _correct(tmp_path / "hostile")
@@ -184,6 +186,8 @@ def _zip_member(path: Path, name: str) -> bytes:
         return archive.read(name)
 
 
+# slow: a reader spinning out its CPU budget (about 1 s); a security control, not a risk of everyday changes
+@pytest.mark.slow
 def test_a_notebook_past_its_cpu_budget_is_unreadable_not_the_batch(tmp_path, monkeypatch):
     monkeypatch.setattr(notebook_reader, "CPU_SECONDS", 1)
     heavy = _notebook(20_000)  # some 3 s of CPU to reduce
@@ -216,6 +220,7 @@ def _cpu(function, *args) -> float:
 
 
 @pytest.mark.parametrize("piece", [": is that your ", "module_9_", "Module9_Reference", "a/", "/b.py"])
+@pytest.mark.slow  # a linearity sweep over long names (0.5-0.7 s each); names are tested fast above
 def test_name_handling_is_linear_in_the_name(piece):
     def work(n: int) -> None:
         name = piece * (n // len(piece)) + ".py"
@@ -389,6 +394,7 @@ def test_fuzz_folder_trees_give_files_or_a_refusal(tmp_path, entries):
     _fuzz_tree(tmp_path, entries)
 
 
+@pytest.mark.slow  # a fuzz of notebook bytes (about 2.5 s); the zip fuzz and the reader's tests stay fast
 @_fuzz(80)
 @given(value=NOTEBOOK, raw=st.binary(max_size=200), use_raw=st.booleans())
 def test_fuzz_notebook_bytes_give_a_module_or_value_error(value, raw, use_raw):

@@ -39,6 +39,10 @@ K3 = "module_9_reference.k3_kl"
 
 NAMES = ["zoe", "placebo", "mallory"]
 
+# slow: every test reads the module's grading batch of three (about 4.5 s) and merges copies of it; a security
+# control, not a risk of everyday changes. test_shards.py keeps a merge in the fast tier.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> Path:

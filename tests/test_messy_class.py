@@ -19,6 +19,10 @@ import pytest
 from graders.classreport import TEXT, REPORT_FILE, STUDENTS_FILE, SUMMARY_FILE, UNEXPLAINED_FILE, build_class_report
 from graders.engine.judging.kit import DEFAULT_KIT
 
+# slow: every test reads the module's grading batch of a messy class (about 4.5 s); the class report's rules are
+# tested fast in test_class_report.py and test_class_report_action.py.
+pytestmark = pytest.mark.slow
+
 REF = "module_9_reference"
 ENTROPY, K3 = f"{REF}.categorical_entropy", f"{REF}.k3_kl"
 RANGE_CHECK = """    if np.any((p < 0) | (p > 1)) or np.any(np.abs(p.sum(axis=-1) - 1.0) > 1e-6):

@@ -182,6 +182,7 @@ def test_experiment_returns_the_spec_keys(reduced_run):
     assert result["teacher_forced_kl_chosen"] > 0 and result["teacher_forced_kl_rejected"] > 0
 
 
+@pytest.mark.slow  # a second training run (about 0.7 s); the spec keys' test above keeps the run itself fast
 def test_experiment_is_deterministic_and_leaves_the_callers_rng_and_threads_alone(reduced_run):
     torch.manual_seed(123)
     expected_next = torch.rand(3)
@@ -215,12 +216,14 @@ def _no_causal_shift(logits, input_ids, mask):
     return (token_logps * mask).sum(-1)
 
 
+@pytest.mark.slow  # a training run (about 0.7 s); the loss's formula is tested fast above
 def test_dpo_loss_with_the_sign_flipped_unlearns_the_preference(reduced_run):
     assert reduced_run["after"]["pair_accuracy"] == 1.0 and reduced_run["after"]["mean_margin"] > 1.0
     wrong = t8.run_toy_dpo_experiment(REDUCED, seed=7, loss_fn=_flipped_sign)
     assert wrong["after"]["pair_accuracy"] == 0.0 and wrong["after"]["mean_margin"] < -1.0
 
 
+@pytest.mark.slow  # a training run (about 0.7 s); the loss's formula is tested fast above
 def test_dpo_loss_without_the_reference_starts_from_the_wrong_loss(reduced_run):
     wrong = t8.run_toy_dpo_experiment(REDUCED, seed=7, loss_fn=_no_reference)
     # at step 0 the policy IS the reference, so a correct DPO loss is log 2 whatever beta is
@@ -228,6 +231,7 @@ def test_dpo_loss_without_the_reference_starts_from_the_wrong_loss(reduced_run):
     assert abs(wrong["after"]["loss"] - reduced_run["after"]["loss"]) > 0.1
 
 
+@pytest.mark.slow  # a training run (about 0.8 s); test_sequence_logprobs_matches_a_loop stays fast
 def test_sequence_logprobs_without_the_causal_shift_scores_the_wrong_tokens(reduced_run):
     wrong = t8.run_toy_dpo_experiment(REDUCED, seed=7, logprob_fn=_no_causal_shift)
     # the warm-up scores tokens with the same function: without the shift it rewards copying the token at

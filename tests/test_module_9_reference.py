@@ -185,10 +185,12 @@ HUGE_RESPONSES = megabyte_responses()  # how long each takes is the benchmark's:
 
 
 @pytest.mark.parametrize("name", sorted(HUGE_RESPONSES))
+@pytest.mark.slow  # a megabyte response each (0.4-0.6 s); the verifier's rules are tested fast on short texts
 def test_verify_detailed_grades_a_megabyte_response(name):
     assert m9.verify_detailed(HUGE_RESPONSES[name], 7).status in STATUSES
 
 
+@pytest.mark.slow  # megabyte responses (about 1 s); the verdicts are tested fast on short texts
 def test_verify_detailed_megabyte_verdicts():
     verdicts = {name: m9.verify_detailed(HUGE_RESPONSES[name], 7).status for name in
                 ("digits", "tiny_decimal", "long_decimal", "open_boxes", "deep_box", "huge_exponent",

@@ -119,6 +119,7 @@ def test_golden_holds_under_torch_thread_count(threads, smoke):
     assert observed == json.loads(json.dumps(_summary(smoke))), "the run should not depend on the thread count"
 
 
+@pytest.mark.slow  # the smoke training run (about 4 s); the loss and the loop's parts are tested fast below
 def test_smoke_run_shows_the_course_pattern(smoke):
     before, after = smoke["before_train"], smoke["after_train"]
     assert 0.1 < before["accuracy"] < 0.6, "the warm-up should leave room for RL (informative groups)"
@@ -130,6 +131,7 @@ def test_smoke_run_shows_the_course_pattern(smoke):
     assert history[-1]["eval_entropy"] < history[0]["eval_entropy"]
 
 
+@pytest.mark.slow  # the smoke training run (about 4 s)
 def test_smoke_run_moves_ratios_and_engages_clipping(smoke):
     history = smoke["history"]
     assert min(h["ratio_min"] for h in history) < 1 - 0.2 < 1 + 0.28 < max(h["ratio_max"] for h in history)
@@ -138,6 +140,7 @@ def test_smoke_run_moves_ratios_and_engages_clipping(smoke):
     assert any(h["informative_fraction"] < 1 for h in history), "dynamic sampling should drop some groups"
 
 
+@pytest.mark.slow  # the smoke training run (about 4 s)
 def test_experiment_returns_the_contracted_keys(smoke):
     for split in ("before_train", "after_train", "before_heldout", "after_heldout"):
         assert set(METRIC_KEYS) <= set(smoke[split]), split
@@ -173,6 +176,7 @@ def _dapo_per_response(new, old, advantages, mask, **kwargs):
     return m9t.grpo_loss(new, old, advantages, mask, **{**kwargs, "loss_type": "grpo"})
 
 
+@pytest.mark.slow  # a second training run (about 1.5 s); the loss's sign is tested fast by the gradient tests
 def test_sign_flipped_loss_makes_the_run_worse(smoke):
     run = m9t.run_toy_grpo_experiment(profile="smoke", seed=9, loss_type="dapo", loss_fn=_flipped)
     assert run["after_train"]["accuracy"] < run["before_train"]["accuracy"] - 0.2
@@ -180,6 +184,7 @@ def test_sign_flipped_loss_makes_the_run_worse(smoke):
 
 
 @pytest.mark.parametrize("wrong", [_no_mask, _dapo_per_response], ids=["no_mask", "dapo_per_response"])
+@pytest.mark.slow  # a training run each (about 2 s); reductions and masks are tested fast by the grpo_loss tests
 def test_wrong_reduction_or_missing_mask_changes_the_run(wrong, smoke):
     run = m9t.run_toy_grpo_experiment(profile="smoke", seed=9, loss_type="dapo", loss_fn=wrong)
     golden = load_golden("module09_smoke")
@@ -537,6 +542,8 @@ def test_the_experiment_defaults_to_the_files_own_grpo_loss_and_forwards_everyth
         toy.run_toy_grpo_experiment(toy.profile_config("smoke"))
 
 
+# slow: torch.optim.Adam's first use imports torch._dynamo (about 2 s); the toys' Adam changes with the toys only
+@pytest.mark.slow
 def test_the_toys_written_out_adam_is_bit_identical_to_torch_optim_adam():
     # the toys' Adam (one file, solutions/common/toy_optim.py, which both toys import) stands in for
     # torch.optim.Adam (whose first use imports torch._dynamo, a second in every grading worker): same

@@ -225,6 +225,7 @@ def _capstone(run_dir: Path, out: Path, capsys) -> str:
     return printed.out + printed.err
 
 
+@pytest.mark.slow  # the capstone's tooling: the templates fixture imports TRL (about 4 s a worker)
 @pytest.mark.parametrize("hostile", [_hostile_versions, _surrogate_path], ids=["versions", "surrogate"])
 def test_capstone_check_and_grade_print_and_write_passport_strings_cleaned(templates, stubbed, tmp_path, capsys,
                                                                            hostile):
@@ -240,6 +241,7 @@ def test_capstone_check_and_grade_print_and_write_passport_strings_cleaned(templ
     assert "score: 22/22" in _capstone(valid, tmp_path / "out-valid", capsys)  # the valid run beside it
 
 
+@pytest.mark.slow  # the capstone's tooling: the templates fixture imports TRL (about 4 s a worker)
 def test_capstone_control_without_the_cleaner_the_escape_reaches_the_terminal(templates, stubbed, tmp_path, capsys,
                                                                               monkeypatch):
     run_dir = shutil.copytree(templates["grpo"], tmp_path / "run")

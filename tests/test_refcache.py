@@ -171,6 +171,8 @@ def _bit_identical(a, b) -> bool:
     return isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
 
 
+# slow: toy runs with and without the kept warm-ups (about 1.3 s); the store's key and cases stay fast above
+@pytest.mark.slow
 def test_kept_warm_ups_give_bit_identical_toy_runs_without_warming_up(tmp_path, monkeypatch):
     from graders.checks.module_9_training import grpo_toy_run
     from graders.loader import load_module

@@ -110,6 +110,7 @@ def test_require_sandbox_refuses_a_machine_without_every_layer(tmp_path, monkeyp
                     progress=False, log=lambda _m: None)
 
 
+@pytest.mark.slow  # the doctor's probes (about 1.6 s); test_the_probe_reports_every_layer_and_the_identity stays fast
 def test_doctor_lists_the_layers():
     done = subprocess.run([sys.executable, "-m", "graders.cli", "doctor"], capture_output=True, text=True,
                           cwd=REPO_ROOT, timeout=120)
@@ -207,6 +208,7 @@ def test_the_tripwire_sees_a_changed_or_new_kit_file(tmp_path):
                        str(tmp_path / "starter" / "__pycache__" / "b.cpython-311.pyc")}
 
 
+@pytest.mark.slow  # a grading batch end to end (about 3 s); hide mode's rules are tested fast in test_engine_cli.py
 def test_hide_mode_end_to_end_withholds_what_learner_code_produced_on_hidden_checks(tmp_path):
     stem = "module_9_reference"
     text = DEFAULT_KIT.solution_path(stem).read_text(encoding="utf-8") + textwrap.dedent('''
@@ -235,6 +237,7 @@ def test_hide_mode_end_to_end_withholds_what_learner_code_produced_on_hidden_che
     assert "PRINTED-" not in shown[True]
 
 
+@pytest.mark.slow  # a grading batch with layers switched off (about 1.3 s); the probe is tested fast above
 def test_a_machine_without_namespaces_or_landlock_still_grades_and_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("RL4LLM_NO_NAMESPACES", "1")
     monkeypatch.setenv("RL4LLM_NO_LANDLOCK", "1")
@@ -256,7 +259,8 @@ def test_a_machine_without_namespaces_or_landlock_still_grades_and_says_so(tmp_p
     assert any("sandbox layers missing" in note for note in notes)
 
 
-@pytest.mark.parametrize("degraded", [False, True], ids=["every layer", "no namespaces, no Landlock"])
+@pytest.mark.parametrize("degraded", [False, pytest.param(True, marks=pytest.mark.slow)],  # a batch each (about 1.3 s)
+                         ids=["every layer", "no namespaces, no Landlock"])
 def test_an_import_inside_an_exercise_is_no_violation(tmp_path, monkeypatch, degraded):
     """Learner code may import a module the worker has not imported yet, after its child is confined:
     the import system must never be sent to list a forbidden folder (the fork server's working folder,

@@ -125,7 +125,8 @@ def _edit_manifest(folder: Path, **changes) -> None:
 NAMES = ["zoe", "adam", "x", "x-2", "grades.csv-submission"]
 
 
-@pytest.mark.parametrize("count", [1, 2, 3, 7])  # 7 > 5 submissions: two shards hold nothing
+# 7 > 5 submissions: two shards hold nothing (fast); each other count is a merge of about 1 s, slow
+@pytest.mark.parametrize("count", [pytest.param(count, marks=pytest.mark.slow) for count in (1, 2, 3)] + [7])
 def test_merge_writes_the_unsharded_grades_csv_and_every_report_folder(tmp_path, capsys, count):
     folders, every = _fake_batch(tmp_path, NAMES, count)
     out = tmp_path / "merged"

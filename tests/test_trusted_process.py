@@ -282,6 +282,7 @@ JSONISH = st.recursive(
 FUZZ = settings(deadline=None, max_examples=120, suppress_health_check=list(HealthCheck))
 
 
+@pytest.mark.slow  # a fuzz of served reports (about 1.5 s); the child's answers are fuzzed fast below
 @FUZZ
 @given(st.lists(st.tuples(st.integers(-1, 9), JSONISH, JSONISH), max_size=3))
 def test_fuzz_served_reports_read_as_a_value_or_a_refusal(reports):

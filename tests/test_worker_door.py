@@ -70,6 +70,7 @@ def test_a_load_error_without_a_type_is_refused_and_broke_the_old_path():
         _exception_text(forged)
 
 
+@pytest.mark.slow  # a 300,000-item list (about 1.7 s); a security control, not a risk of everyday changes
 def test_a_list_past_the_node_cap_is_refused_before_any_of_its_items_is_checked(monkeypatch):
     counted = []
     real_count = door._count
@@ -97,6 +98,7 @@ def test_a_string_array_where_a_number_is_expected_is_refused_and_broke_the_comp
         mismatch(np.zeros(3), strings, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.slow  # a many-megabyte forgery (about 1 s); a security control, not a risk of everyday changes
 def test_one_array_named_many_times_is_refused_before_a_copy():
     blob = _raw(pack_blob({"a0": np.zeros(MIB // 8)}))
     many = json.dumps({"cases": [{"outcome": "ok", "value": [{"__ndarray__": "a0"}] * 300_000, "type": "float"}]})
@@ -117,6 +119,7 @@ def test_one_array_named_many_times_is_refused_before_a_copy():
     assert len(decoded) == 64 and copied >= 64 * MIB
 
 
+@pytest.mark.slow  # a linearity sweep over megabytes (about 2.5 s); the door's fuzz tests stay fast
 def test_a_huge_error_message_is_refused_and_the_old_expression_was_quadratic():
     message = "/" * (6 * MIB)
     event = door.read_event(json.dumps({"loaded": "m", "error": {"type": "E", "mro": ["E"], "message": message,
@@ -249,6 +252,7 @@ SPECIAL = st.sampled_from(["\ud800", "\udfff", "\\ud800", "\U0001f600"])  # lone
 ANY_TEXT = st.lists(st.characters(blacklist_categories=()) | SPECIAL, max_size=6).map("".join)
 
 
+@pytest.mark.slow  # a fuzz of the JSON writer's fast path (about 1.9 s); the door's own fuzz stays fast
 @FUZZ
 @given(st.recursive(st.none() | st.floats(allow_nan=False, allow_infinity=False) | ANY_TEXT,
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(ANY_TEXT, inner, max_size=4)))
