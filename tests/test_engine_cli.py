@@ -94,7 +94,8 @@ def test_a_mutant_loses_points_on_its_exercise_only_and_is_named(submissions, tm
             assert entry["status"] == "passed" and not entry["misconceptions"], entry["id"]
 
 
-@pytest.mark.parametrize("hide", [True, False])
+# withheld (True) stays fast; shown (False), what every other grading test sees, is a second batch (about 1.2 s)
+@pytest.mark.parametrize("hide", [True, pytest.param(False, marks=pytest.mark.slow)])
 def test_hidden_inputs_can_be_withheld(submissions, tmp_path, monkeypatch, hide):
     def cases():
         yield Case(args=(np.array([1.0, 0.0, 0.0]),), label=Text("public one", "открытая проверка"), hidden=False)

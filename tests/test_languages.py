@@ -181,12 +181,17 @@ def _literal_nonempty(node) -> bool:
     return bool(node.values)
 
 
+@functools.cache  # each file parsed once for this file's scans (the cache is emptied after its last test)
+def _tree(path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
 def _written_texts():
     for path in _sources():
         source = path.read_text(encoding="utf-8")
         if "Text(" not in source and "say(" not in source:
             continue
-        for node in ast.walk(ast.parse(source)):
+        for node in ast.walk(_tree(path)):
             if (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("Text", "say")
                     and len(node.args) == 2 and not node.keywords):
                 fields = [_literal_fields(arg) for arg in node.args]
@@ -244,7 +249,7 @@ def test_no_table_keyed_by_language_is_left():
     found = []
     for path in _kit_sources():
         relative = str(path.relative_to(REPO_ROOT))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Dict) and _language_keyed(node):
                 found.append(f"{relative}:{node.lineno}")
     allowed = [where for where in found if where.split(":")[0] in ALLOWED]
@@ -281,7 +286,7 @@ def _capstone_keys_named() -> dict[str, str]:
     of keys too) and in the (passed, key, values) a passport check returns."""
     named = {}
     for path in CAPSTONE_CODE:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             found = None
             if isinstance(node, ast.Call):
                 name = getattr(node.func, "id", getattr(node.func, "attr", None))
