@@ -417,8 +417,8 @@ def _grpo_paths(templates) -> list[tuple]:
     return GRPO_PATHS
 
 
-# slow: 60 passports checked twice and graded (about 4 s of CPU); the fast tier keeps each read field of the wrong
-# kind failing its named check (tests/test_capstone_claims.py) and the named tamperings here
+# 60 passports checked twice and graded (about 4 s of CPU); each read field of the wrong kind failing its named
+# check (tests/test_capstone_claims.py) and the named tamperings here are the cheaper guards (the whole file is slow)
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])

@@ -220,7 +220,7 @@ def _cpu(function, *args) -> float:
 
 
 @pytest.mark.parametrize("piece", [": is that your ", "module_9_", "Module9_Reference", "a/", "/b.py"])
-@pytest.mark.slow  # a linearity sweep over long names (0.5-0.7 s each); names are tested fast above
+@pytest.mark.slow  # a linearity sweep over long names (0.5-0.7 s each); names' refusals stay fast
 def test_name_handling_is_linear_in_the_name(piece):
     def work(n: int) -> None:
         name = piece * (n // len(piece)) + ".py"

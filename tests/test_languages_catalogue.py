@@ -169,8 +169,8 @@ def test_the_starter_says_what_to_do_in_every_language():
     assert "Implement every function" in head and CYRILLIC.search(head)
 
 
-# slow: nbgrader's import and a notebook's grading (about 4 s); untouched stubs are read fast in
-# test_notebook_checks.py
+# slow: nbgrader's import and a notebook's grading (about 4 s); the release's not-implemented cells are checked fast
+# in test_notebook_checks.py
 @pytest.mark.slow
 def test_not_implemented_is_read_from_the_code_in_every_language():
     nbformat = pytest.importorskip("nbformat")

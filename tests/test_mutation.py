@@ -138,9 +138,6 @@ def test_the_public_plugin_runs_the_tests_once_per_mutant_in_one_process():
     assert results[equivalent.id]["failed"] is False, results
 
 
-# slow: a mutation campaign over one exercise (about 2.3 s); the sweep record test keeps the changed exercises'
-# catalogue fast
-@pytest.mark.slow
 def test_the_floor_of_one_small_exercise_holds():
     """The fast guard: the whole pipeline (judging, no public tests) on one cheap exercise, against its floor."""
     from graders.mutation.campaign import campaign
