@@ -112,7 +112,10 @@ def _python_reads() -> dict[str, tuple[set[str], set[str]]]:
     for path in _files((".py",)):
         if _rel(path) not in SETTINGS_FILES:
             text = path.read_text(encoding="utf-8")
-            tree = ast.parse(text, filename=str(path)) if "RL4LLM_" in text else ast.Module(body=[], type_ignores=[])
+            if "RL4LLM_" not in text:
+                reads[_rel(path)] = (set(), set())
+                continue
+            tree = ast.parse(text, filename=str(path))
             reads[_rel(path)] = (_environ_reads(tree), _settings_reads(tree))
     return reads
 
