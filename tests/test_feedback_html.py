@@ -147,3 +147,70 @@ def test_another_nbconvert_takes_its_own_path(monkeypatch, soup_passes):
     assert not feedback_html.knows_this_nbconvert()
     ours, stock = _pages(_notebook())
     assert ours == stock and len(soup_passes) == 2  # both went through nbconvert's pass
+
+
+# ---------------------------------------------------------------------------
+# Highlighting remembered across the notebooks of one process
+# ---------------------------------------------------------------------------
+@pytest.fixture
+def lexed(monkeypatch) -> list:
+    """The sources Pygments lexes from here on (nbconvert's ``_pygments_highlight``), with an empty memory."""
+    from nbconvert.filters import highlight
+
+    feedback_html.RememberedHighlight.forget()
+    calls, real = [], highlight._pygments_highlight
+    monkeypatch.setattr(highlight, "_pygments_highlight",
+                        lambda source, *a, **k: calls.append(source) or real(source, *a, **k))
+    yield calls
+    feedback_html.RememberedHighlight.forget()
+
+
+def test_a_second_student_s_page_reuses_the_shared_cells_and_is_the_same_page(lexed):
+    """Two students' notebooks share the released cells: the second page lexes only its own cell, and both pages
+    are, parsed, the stock exporter's pages (so a remembered cell is the HTML nbconvert would write)."""
+    first = _notebook()
+    second = _notebook(nbformat.v4.new_code_cell("def clip(x, low=0.0, high=1.0):\n    return x  # bob's\n"))
+    ours_first, _ = FeedbackHTML(config=_config()).from_notebook_node(first, _resources())
+    lexed_first = len(lexed)
+    ours_second, _ = FeedbackHTML(config=_config()).from_notebook_node(second, _resources())
+    assert lexed[lexed_first:] == [second.cells[-1].source]  # only the cell the first page did not have
+    stock_first, _ = HTMLExporter(config=_config()).from_notebook_node(first, _resources())
+    stock_second, _ = HTMLExporter(config=_config()).from_notebook_node(second, _resources())
+    assert str(BeautifulSoup(ours_first, features="html.parser")) == stock_first
+    assert str(BeautifulSoup(ours_second, features="html.parser")) == stock_second
+
+
+@pytest.mark.parametrize("magics", [{"magics_language": "bash"}, {"magics_language": "None"}, {"magics_language": None},
+                                    {"magics_language": "text"}, {}])
+def test_every_input_of_the_highlighting_is_in_the_key(lexed, magics):
+    """The same source under another lexer, another cell magic (a string "None" and None too) or other formatter
+    options is lexed again, and each answer is what nbconvert's own filter writes for those inputs."""
+    from nbconvert.filters.highlight import Highlight2HTML
+
+    source = "echo $HOME  # x = [1, 2]\n"
+    asked = (("ipython3", {}), ("ipython3", magics), ("python", magics), ("ipython3", magics))
+    stock = [Highlight2HTML(pygments_lexer="ipython3")(source, lexer, metadata) for lexer, metadata in asked]
+    wide = Highlight2HTML(extra_formatter_options={"linenos": True})(source, "ipython3", magics)
+    lexed.clear()
+    remembered = feedback_html.RememberedHighlight(pygments_lexer="ipython3")
+    assert [remembered(source, lexer, metadata) for lexer, metadata in asked] == stock
+    assert len(lexed) == len({(lexer, repr(metadata)) for lexer, metadata in asked})  # each new key once
+    plain = feedback_html.RememberedHighlight(pygments_lexer="ipython3")
+    plain.extra_formatter_options = {"linenos": True}
+    assert plain(source, "ipython3", magics) == wide != stock[1]
+
+
+def test_the_memory_is_bounded_and_a_huge_cell_is_not_kept(lexed, monkeypatch):
+    """A learner's huge cell cannot fill the grader's memory: one over a quarter of the bound is not kept, and the
+    oldest cells leave first when the bound is reached."""
+    monkeypatch.setattr(feedback_html, "REMEMBERED_CHARACTERS", 8_000)
+    remembered = feedback_html.RememberedHighlight(pygments_lexer="ipython3")
+    huge = "x = 1\n" * 100  # with its HTML, over a quarter of the bound
+    remembered(huge)
+    remembered(huge)
+    assert lexed == [huge, huge]
+    for number in range(120):
+        remembered(f"y_{number} = {number}\n")
+    assert 0 < feedback_html.RememberedHighlight._size <= 8_000
+    kept = [key[0] for key in feedback_html.RememberedHighlight._kept]
+    assert kept[-1] == "y_119 = 119\n" and "y_0 = 0\n" not in kept and huge not in kept
