@@ -46,7 +46,7 @@ except ImportError:  # pragma: no cover - another nbconvert
 SOUP_TARGETS = ("<img", "jp-Notebook")
 
 
-REMEMBERED_CHARACTERS = 64 << 20  # the highlighted HTML kept per process (keys and values), oldest dropped first
+REMEMBERED_CHARACTERS = 16 << 20  # sources and highlighted pages kept per process (at most 64 MB); oldest out first
 
 
 class RememberedHighlight(Highlight2HTML or object):
