@@ -408,6 +408,7 @@ def test_fuzz_manifests_give_a_shard_or_a_refusal(tmp_path, changes):
     _fuzz_manifest(tmp_path, base, changes)
 
 
+@pytest.mark.slow
 @pytest.mark.exhaustive  # 1500 examples of the readers' fuzzes (about 17 s of CPU); their short runs stay in the suite
 @_fuzz(1500)
 @given(data=st.data(), entries=TREE, value=NOTEBOOK, changes=MANIFEST_CHANGES)

@@ -222,6 +222,7 @@ def _route_problem(folder: str, exercise: str, run: Result) -> str | None:
 # names (test_every_exercise_selects_a_collected_test_that_carries_its_name), and tests/test_sweep_record.py,
 # which runs `-k <function>` with each catalogued mistake of every changed exercise (the record for the rest);
 # the reference passing every public test is tests/test_public_tests.py.
+@pytest.mark.slow
 @pytest.mark.exhaustive
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_one_wrong_function_fails_its_k_route(tmp_path, folder):

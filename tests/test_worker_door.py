@@ -273,6 +273,7 @@ def test_fuzz_any_array_index(index, data):
     _check_result({"cases": []}, packed)
 
 
+@pytest.mark.slow
 @pytest.mark.exhaustive  # a larger budget of the fuzzes above (about 19 s of CPU), which stay in the suite
 @FUZZ_SLOW
 @given(JSONISH, st.binary(max_size=2000))
