@@ -2,12 +2,23 @@
 
 Every entry of every file ``graders/misconceptions/<stem>/<function>.py`` (all
 modules) becomes a mutant submission: the reference ``<stem>.py`` with the entry
-applied after it (:func:`graders.engine.judging.misconceptions.mutant_source`). The mutants of one
-learner file are graded together in one batch (:func:`graders.engine.routes.batch.grade_sources`,
-workers in parallel), restricted to that learner file. Each mutant must lose
+applied after it (:func:`graders.engine.judging.misconceptions.mutant_source`), graded by
+:func:`graders.engine.routes.batch.grade_sources` (workers in parallel). Each mutant must lose
 points on its own exercise and be named in that exercise's ``misconceptions``,
-while every other exercise of the file keeps full marks. The unmodified
-reference is graded in the same batch as the baseline.
+while every other exercise it is graded on keeps full marks. The unmodified
+reference, graded on its whole file, is the baseline.
+
+Which exercises a mutant is graded on:
+
+- **the README's suite**: its own exercise and every exercise of its file whose
+  definition reaches the mutated function by name, directly or through other
+  definitions of the file (:func:`reach`; a dependent's answered dependencies
+  included). An entry only redefines that one function (and adds private
+  helpers), so no other exercise of the file can see it; the mutants with the
+  same reach are graded together, one batch per reach.
+- **the exhaustive tier** (:func:`test_no_mutant_costs_an_exercise_it_cannot_reach`):
+  every exercise of its file, all mutants of a file in one batch, which checks
+  that claim as well (about 100 s of CPU more on 2 cores).
 
 Coverage: every exercise of every learner file has at least 3 entries. A learner
 file with no catalogue at all is an expected failure (its catalogue is still to
@@ -18,6 +29,7 @@ Workers: ``RL4LLM_TEST_JOBS`` (default: the number of CPUs, at least 2).
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import time
@@ -74,40 +86,102 @@ class OneFileKit(Kit):
 
     stem: str = ""
 
+    only: frozenset[str] | None = None  # these exercises of the file only (None: all of them)
+
     def files(self, modules=None):
         return [f for f in super().files(modules) if f.stem == self.stem]
 
+    def exercises(self, modules=None):
+        return [e for e in super().exercises(modules) if self.only is None or e in self.only]
+
+
+def reach(stem: str) -> dict[str, frozenset[str]]:
+    """For each exercise of learner file ``stem``: itself and the exercises whose definitions reach it by name."""
+    path = DEFAULT_KIT.solution_path(stem)
+    return reach_in(path.read_text(encoding="utf-8"), exercises_in(path))
+
+
+def reach_in(source: str, exercises: list[str]) -> dict[str, frozenset[str]]:
+    """For each of ``exercises`` (``stem.function``) of module ``source``: itself and those that reach it.
+
+    A top-level definition or assignment reaches the names it mentions and, transitively, whatever their
+    definitions mention; so ``g`` is in ``f``'s reach when ``g``'s body calls ``f`` or a helper that does.
+    Conservative: a mere mention counts."""
+    mentions: dict[str, set[str]] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound = {node.name}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound = {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+        else:
+            continue
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        for name in bound:
+            mentions.setdefault(name, set()).update(used - {name})
+    found = {}
+    for exercise in exercises:
+        reached = {exercise.split(".", 1)[1]}
+        while grown := {name for name, used in mentions.items() if name not in reached and used & reached}:
+            reached |= grown
+        found[exercise] = frozenset(e for e in exercises if e.split(".", 1)[1] in reached)
+    return found
+
 
 class Batches:
-    """The graded reports of every mutant, one batch per learner file, computed on first use."""
+    """The graded reports of every mutant of a learner file, computed on first use.
 
-    def __init__(self) -> None:
+    ``everywhere=False`` (the README's suite): the reference on its whole file, then one batch per reach
+    (:func:`reach`), each mutant graded on its own exercise's reach. ``everywhere=True`` (the exhaustive tier):
+    the reference and every mutant of the file in one batch, each graded on every exercise of the file."""
+
+    def __init__(self, everywhere: bool = False) -> None:
+        self.everywhere = everywhere
         self.reports: dict[str, dict[str, dict]] = {}
         self.seconds: dict[str, float] = {}
 
     def __call__(self, stem: str) -> dict[str, dict]:
         if stem not in self.reports:
-            kit = OneFileKit(stem=stem)
             file_name = f"{stem}.py"
-            submissions = {REFERENCE: {file_name: kit.solution_path(stem).read_text(encoding="utf-8")}}
-            for entry in ENTRIES:
-                if entry.stem == stem and entry.exercise.split(".", 1)[0] == stem:
-                    submissions[entry.id] = {file_name: mutant_source(entry.exercise, entry.name)}
+            reference = {file_name: DEFAULT_KIT.solution_path(stem).read_text(encoding="utf-8")}
+            mutants = {entry: {file_name: mutant_source(entry.exercise, entry.name)} for entry in ENTRIES
+                       if entry.stem == stem and entry.exercise.split(".", 1)[0] == stem}
+            options = GradeOptions(modules=(_module_of(stem),))
             started = time.perf_counter()
-            self.reports[stem] = grade_sources(submissions, GradeOptions(modules=(_module_of(stem),)),
-                                               jobs=JOBS, kit=kit)
+            if self.everywhere:
+                batches = [({REFERENCE: reference} | {e.id: files for e, files in mutants.items()}, None)]
+            else:
+                reaches = reach(stem)
+                groups: dict[frozenset[str], dict[str, dict[str, str]]] = {}
+                for entry, files in mutants.items():
+                    groups.setdefault(reaches[entry.exercise], {})[entry.id] = files
+                batches = [({REFERENCE: reference}, None), *((group, only) for only, group in groups.items())]
+            self.reports[stem] = {}
+            for submissions, only in batches:
+                self.reports[stem] |= grade_sources(submissions, options, jobs=JOBS,
+                                                    kit=OneFileKit(stem=stem, only=only))
             self.seconds[stem] = time.perf_counter() - started
         return self.reports[stem]
 
 
-@pytest.fixture(scope="session")
-def graded():
-    batches = Batches()
+def _graded(everywhere: bool):
+    batches = Batches(everywhere)
     yield batches
     for stem, seconds in batches.seconds.items():
         count = len(batches.reports[stem]) - 1
-        print(f"\n[test_catalogue] {stem}: {count} mutants + reference graded in {seconds:.1f} s "
+        where = "every exercise of the file" if everywhere else "their reaches"
+        print(f"\n[test_catalogue] {stem}: {count} mutants ({where}) + reference graded in {seconds:.1f} s "
               f"({JOBS} workers)")
+
+
+@pytest.fixture(scope="session")
+def graded():
+    yield from _graded(everywhere=False)
+
+
+@pytest.fixture(scope="session")
+def graded_everywhere():
+    yield from _graded(everywhere=True)
 
 
 def _exercises(report: dict, stem: str) -> dict[str, dict]:
@@ -159,3 +233,33 @@ def test_mutant_loses_points_on_its_exercise_only_and_is_named(graded, entry: En
     hit_elsewhere = [_show(e) for exercise_id, e in exercises.items()
                      if exercise_id != entry.exercise and (e["status"] != "passed" or e["points"] != e["max_points"])]
     assert not hit_elsewhere, "other exercises lose points:\n" + "\n".join(hit_elsewhere)
+
+
+# ---------------------------------------------------------------------------- the reach, checked
+def test_the_reach_follows_calls_through_helpers_and_assignments():
+    source = ("import numpy as np\n\n"
+              "def f(x):\n    return x\n\n"
+              "def _helper(x):\n    return f(x) + 1\n\n"
+              "def g(x):\n    return _helper(x)\n\n"
+              "TABLE = {'f': f}\n\n"
+              "def h(x):\n    return TABLE['f'](x)\n\n"
+              "def alone(x):\n    return np.sum(x)\n")
+    reaches = reach_in(source, ["m.f", "m.g", "m.h", "m.alone"])
+    assert reaches == {"m.f": {"m.f", "m.g", "m.h"}, "m.g": {"m.g"}, "m.h": {"m.h"}, "m.alone": {"m.alone"}}
+    # in the kit: the token weights are dependents of the advantages they weigh
+    assert {"module_9_reference.dr_grpo_token_weights", "module_9_reference.dapo_token_weights"} <= \
+        reach("module_9_reference")["module_9_reference.group_relative_advantages"]
+
+
+@pytest.mark.slow
+@pytest.mark.exhaustive  # about 100 s of CPU on 2 cores; the suite grades each mutant on its reach (above)
+@pytest.mark.parametrize("stem", sorted({e.stem for e in ENTRIES} & set(LEARNER_STEMS)))
+def test_no_mutant_costs_an_exercise_it_cannot_reach(graded_everywhere, stem: str):
+    reports = graded_everywhere(stem)
+    for entry in (e for e in ENTRIES if e.stem == stem):
+        exercises = _exercises(reports[entry.id], stem)
+        assert entry.name in exercises[entry.exercise]["misconceptions"], _show(exercises[entry.exercise])
+        hit = [_show(e) for exercise_id, e in exercises.items()
+               if exercise_id != entry.exercise and (e["status"] != "passed" or e["points"] != e["max_points"])]
+        assert not hit, f"{entry.id}: other exercises lose points:\n" + "\n".join(hit)
+
