@@ -240,6 +240,9 @@ def checks_problems(exercise_id: str) -> tuple[list[str], object]:
     if edges is not None and any(SCAFFOLD in str(why) for why in edges.absent.values()):
         out.append(f"{function}'s edge classes are still the scaffold: declare each one that applies (with a hidden "
                    f"case and a public row tagged with it) or say why it does not, in {where}")
+    from graders.engine.judging.refcache import ReferenceStore, kept_cases
+
+    kept_cases(ReferenceStore.default(), spec)  # drawn once per version of the checks, as the grader does
     cases = spec.cases()
     if not any(not case.hidden for case in cases):
         out.append(f"{function}: no public case (hidden=False) in its checks in {where}")
