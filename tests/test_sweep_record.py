@@ -54,6 +54,22 @@ def test_the_digest_follows_an_exercises_mistakes():
     assert [e for e in before if before[e] != after[e]] == [CHEAP]  # one exercise's mistake: that exercise
 
 
+def test_what_a_run_of_the_starter_tests_leaves_is_not_an_input(tmp_path, monkeypatch):
+    """A contributor who runs the starter's tests (learner-style) leaves .hypothesis/, .pytest_cache/ and bytecode
+    in the module folder; the digests, so the fast tier, must not change with them."""
+    folder = tmp_path / "starter" / "module_09"
+    folder.mkdir(parents=True)
+    (folder / "test_x.py").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.setattr(sweep, "REPO_ROOT", tmp_path)
+    before = sweep._files_digest(folder.rglob("*"))
+    for left in (".hypothesis/examples/ab/cd", ".pytest_cache/v/cache/nodeids", "__pycache__/test_x.cpython-311.pyc"):
+        (folder / left).parent.mkdir(parents=True, exist_ok=True)
+        (folder / left).write_bytes(b"left behind")
+    assert sweep._files_digest(folder.rglob("*")) == before
+    (folder / "test_x.py").write_text("x = 2\n", encoding="utf-8")
+    assert sweep._files_digest(folder.rglob("*")) != before  # the control: a real input still counts
+
+
 @pytest.mark.slow  # two learner pytest runs from a fresh driver (torch imported): the mechanism, not the record
 def test_a_green_but_wrong_public_test_is_caught(tmp_path):
     stem = CHEAP.split(".")[0]
