@@ -12,8 +12,8 @@ Which exercises a mutant is graded on:
 
 - **the README's suite**: its own exercise and every exercise of its file whose
   definition reaches the mutated function by name, directly or through other
-  definitions of the file (:func:`reach`; a dependent's answered dependencies
-  included). An entry only redefines that one function (and adds private
+  definitions of the file, or whose checks declare it a dependency
+  (:func:`reach`). An entry only redefines that one function (and adds private
   helpers), so no other exercise of the file can see it; the mutants with the
   same reach are graded together, one batch per reach.
 - **the exhaustive tier** (:func:`test_no_mutant_costs_an_exercise_it_cannot_reach`):
@@ -96,9 +96,15 @@ class OneFileKit(Kit):
 
 
 def reach(stem: str) -> dict[str, frozenset[str]]:
-    """For each exercise of learner file ``stem``: itself and the exercises whose definitions reach it by name."""
+    """For each exercise of learner file ``stem``: itself, the exercises whose definitions reach it by name, and
+    those whose checks declare it a dependency (its answers stand in for it: ``call.describe()["names"]``)."""
     path = DEFAULT_KIT.solution_path(stem)
-    return reach_in(path.read_text(encoding="utf-8"), exercises_in(path))
+    found = reach_in(path.read_text(encoding="utf-8"), exercises_in(path))
+    for exercise in found:
+        for name in spec_for(exercise).call.describe().get("names", ()):
+            dependency = f"{stem}.{name}"
+            found[dependency] = found.get(dependency, frozenset({dependency})) | {exercise}
+    return found
 
 
 def reach_in(source: str, exercises: list[str]) -> dict[str, frozenset[str]]:
@@ -246,7 +252,13 @@ def test_the_reach_follows_calls_through_helpers_and_assignments():
               "def alone(x):\n    return np.sum(x)\n")
     reaches = reach_in(source, ["m.f", "m.g", "m.h", "m.alone"])
     assert reaches == {"m.f": {"m.f", "m.g", "m.h"}, "m.g": {"m.g"}, "m.h": {"m.h"}, "m.alone": {"m.alone"}}
-    # in the kit: the token weights are dependents of the advantages they weigh
+    # in the kit: every declared dependent is in the reach of what it depends on (the token weights of the
+    # advantages they weigh, among them)
+    for stem in LEARNER_STEMS:
+        reaches = reach(stem)
+        for exercise in reaches:
+            for name in spec_for(exercise).call.describe().get("names", ()):
+                assert exercise in reaches[f"{stem}.{name}"], (exercise, name)
     assert {"module_9_reference.dr_grpo_token_weights", "module_9_reference.dapo_token_weights"} <= \
         reach("module_9_reference")["module_9_reference.group_relative_advantages"]
 
