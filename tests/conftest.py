@@ -34,17 +34,20 @@ os.environ["RL4LLM_LANG"] = "en"  # the kit's tests assert English texts whateve
 sys.modules.setdefault("rfc3987_syntax", None)
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")  # what sizes torch's and BLAS's pools
+
+
 def _share_the_cores() -> int | None:
     """Under pytest-xdist, each worker's torch (and every process it starts) gets its share of the cores: the
     CPUs this process may use over the number of workers, at least one. Torch otherwise starts a thread per
-    core in every worker, so ``-n 2`` on two cores ran four busy threads on two (OpenMP's spinning threads
-    burned the difference; issue 30). A user's own ``OMP_NUM_THREADS`` is kept. The engine's workers set
+    core in every worker, so ``-n 2`` on two cores ran four busy threads on two (about 20% more CPU on the
+    capstone's tests; issue 30, docs/timings.md). A user's own ``OMP_NUM_THREADS`` is kept. The engine's workers set
     their own single thread, and no result depends on the count (the toys and references fix it to one)."""
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
     if not workers.isdigit() or "OMP_NUM_THREADS" in os.environ:
         return None
     share = str(max(1, len(os.sched_getaffinity(0)) // int(workers)))
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    for name in THREAD_VARIABLES:
         os.environ.setdefault(name, share)
     if "torch" in sys.modules:  # imported before this file: its pool may be sized already
         sys.modules["torch"].set_num_threads(int(share))

@@ -13,7 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import FILE_SECONDS, THREADS_PER_WORKER, _share_the_cores, pytest_collection_modifyitems
+from conftest import (FILE_SECONDS, THREAD_VARIABLES, THREADS_PER_WORKER, _share_the_cores,
+                      pytest_collection_modifyitems)
 
 TESTS = Path(__file__).resolve().parent
 
@@ -35,9 +36,6 @@ def test_files_go_longest_first_and_keep_their_own_order(monkeypatch, tmp_path):
     pytest_collection_modifyitems(None, None, items)
     assert [(item.path.name, item.index) for item in items] == [
         ("test_c.py", 4), ("test_c.py", 5), ("test_b.py", 1), ("test_b.py", 2), ("test_a.py", 0), ("test_new.py", 3)]
-
-
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 class _Torch:

@@ -188,8 +188,8 @@ def qwen3_model(layers: int | None = None, seed: int = 0, dtype=None):
 
     Built on the meta device and materialised once, in ``dtype``, then given transformers' own initialisation
     (normal, std ``initializer_range``; norms 1) and tied: constructing it on the CPU drew a Kaiming init for an
-    output head that tying throws away and filled 155M-entry float32 tables only to cast them (8.8 s of the
-    dry-run fixture's CPU, 2.3 s now; fresh memory is slow to touch on a virtual machine)."""
+    output head that tying throws away and filled 155M-entry float32 tables only to cast them to bfloat16 (one
+    layer, one thread: about 9-10 s of CPU before, 5 s now; fresh memory is slow to touch on a virtual machine)."""
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
