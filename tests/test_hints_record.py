@@ -41,6 +41,8 @@ def tree(tmp_path_factory):
     ("graders/misconceptions/module_9_reference/group_relative_advantages.py", True),  # a catalogue entry
     ("graders/build/hints.py", True),  # the stage's own code
     ("starter/module_09/_hints.json", False),  # the table itself: its bytes are checked against the record
+    ("graders/mutation/floors.json", False),  # written by `rl4llm mutate --write-floors`, a step of the recipe
+    ("graders/mutation/__init__.py", True),  # the mutation package's code beside it still counts
     ("starter/module_09/__pycache__/x.cpython-311.pyc", False),
     ("starter/.pytest_cache/v/cache/lastfailed", False),
 ])
