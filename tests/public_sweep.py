@@ -67,18 +67,21 @@ def _job(tmp_root: Path, number: int, stem: str, exercise: str, name: str, text:
                      "-k", function], env=env, cwd=str(REPO_ROOT))
 
 
-def slipped(tmp_root: Path, stem: str, chosen: list[tuple[str, str, str]]) -> list[str]:
-    """The mistakes of ``chosen`` (all of learner file ``stem``) that fail no public test of their own
-    function, each with the run's last lines; run two at a time, each a fork of one preloaded driver."""
+def own_failures(tmp_root: Path, stem: str, chosen: list[tuple[str, str, str]]) -> list[tuple[set[str], str]]:
+    """For each mistake of ``chosen`` (all of learner file ``stem``): the public tests of its own function that
+    failed, and the run's output; run two at a time, each a fork of one preloaded driver."""
     functions = [e.split(".", 1)[1] for e in exercises_in(DEFAULT_KIT.solution_path(stem))]
     runs = run_many([_job(tmp_root, number, stem, *mistake) for number, mistake in enumerate(chosen)], workers=2)
-    found = []
-    for (exercise, name, _), run in zip(chosen, runs):
-        function = exercise.split(".", 1)[1]
-        if not {test for test in FAILED.findall(run.stdout) if owner(test, functions) == function}:
-            found.append(f"{exercise} {name}: every public test of {function} passes "
-                         f"(exit {run.returncode})\n{run.stdout[-600:]}")
-    return found
+    return [({test for test in FAILED.findall(run.stdout) if owner(test, functions) == exercise.split(".", 1)[1]},
+             f"(exit {run.returncode})\n{run.stdout}") for (exercise, _, _), run in zip(chosen, runs)]
+
+
+def slipped(tmp_root: Path, stem: str, chosen: list[tuple[str, str, str]]) -> list[str]:
+    """The mistakes of ``chosen`` (all of learner file ``stem``) that fail no public test of their own
+    function, each with the run's last lines."""
+    return [f"{exercise} {name}: every public test of {exercise.split('.', 1)[1]} passes {output[-600:]}"
+            for (exercise, name, _), (failed, output) in zip(chosen, own_failures(tmp_root, stem, chosen))
+            if not failed]
 
 
 def _files_digest(paths) -> bytes:
