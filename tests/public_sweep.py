@@ -76,12 +76,17 @@ def own_failures(tmp_root: Path, stem: str, chosen: list[tuple[str, str, str]]) 
              f"(exit {run.returncode})\n{run.stdout}") for (exercise, _, _), run in zip(chosen, runs)]
 
 
+def unfailed(chosen: list[tuple[str, str, str]], failures: list[tuple[set[str], str]]) -> list[str]:
+    """The mistakes of ``chosen`` whose :func:`own_failures` entry names no failed test, each with the run's
+    last lines."""
+    return [f"{exercise} {name}: every public test of {exercise.split('.', 1)[1]} passes {output[-600:]}"
+            for (exercise, name, _), (failed, output) in zip(chosen, failures) if not failed]
+
+
 def slipped(tmp_root: Path, stem: str, chosen: list[tuple[str, str, str]]) -> list[str]:
     """The mistakes of ``chosen`` (all of learner file ``stem``) that fail no public test of their own
     function, each with the run's last lines."""
-    return [f"{exercise} {name}: every public test of {exercise.split('.', 1)[1]} passes {output[-600:]}"
-            for (exercise, name, _), (failed, output) in zip(chosen, own_failures(tmp_root, stem, chosen))
-            if not failed]
+    return unfailed(chosen, own_failures(tmp_root, stem, chosen))
 
 
 def _files_digest(paths) -> bytes:

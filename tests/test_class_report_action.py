@@ -11,6 +11,7 @@ import json
 import re
 import struct
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -235,7 +236,6 @@ def test_every_text_of_the_three_figures_is_inside_the_figure(tmp_path, language
             plt.close(figure)
 
 
-
 @pytest.mark.parametrize("max_score", [7, 39, 46, 99, 250])
 def test_the_score_histogram_keeps_its_texts_inside_whatever_the_course_total(max_score):
     """The histogram's x range is the course's total, which grows with every exercise: at any total its drawn
@@ -245,7 +245,6 @@ def test_the_score_histogram_keeps_its_texts_inside_whatever_the_course_total(ma
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from types import SimpleNamespace
 
     data = SimpleNamespace(totals=pd.Series([0.0, max_score / 3, max_score / 2, float(max_score)]), max_score=max_score)
     figure = scores_figure(data, "ru")
@@ -258,6 +257,7 @@ def test_the_score_histogram_keeps_its_texts_inside_whatever_the_course_total(ma
             assert past == ["45"], past
     finally:
         plt.close(figure)
+
 
 def test_a_hostile_name_is_escaped_in_its_link_and_anchor(tmp_path):
     _write(tmp_path, "evil", [(GRA, "failed", 0.0, 3.0, ("sample_std",), ())])

@@ -59,6 +59,12 @@ def test_the_digest_follows_every_input_and_nothing_else(tree, change, counts):
     assert hints.inputs_digest(tree) == before
 
 
+
+def test_the_records_left_out_are_exactly_the_recipes_records_in_the_input_folders():
+    from graders.build.scaffold import RECORDS
+
+    assert hints.NOT_INPUTS == {record for record in RECORDS if record.split("/", 1)[0] in hints.INPUT_FOLDERS}
+
 def test_a_stale_record_or_a_changed_table_means_computing(tmp_path, monkeypatch):
     record = json.loads(hints.RECORD.read_text(encoding="utf-8"))
     digest = record["inputs"]

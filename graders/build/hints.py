@@ -222,17 +222,19 @@ def _dump(table: dict) -> str:
 
 RECORD = REPO_ROOT / "graders" / "build" / "hints_record.json"  # the inputs the committed tables were built from
 INPUT_FOLDERS = ("graders", "solutions", "starter")
-# Records under graders/ that no table is computed from: each is written by its own command of the recipe
-# (`rl4llm mutate --write-floors`), so counting it would make that command leave this record stale.
+# The records the recipe's own commands write (graders/build/scaffold.py's RECORDS) that lie in the input folders:
+# no table is computed from them, and counting one would make its command (`rl4llm mutate --write-floors`) leave
+# this record stale. Spelled out here (scaffold imports the build's stages); tests/test_hints_record.py checks
+# that it is exactly those records.
 NOT_INPUTS = frozenset({"graders/mutation/floors.json"})
 
 
 def inputs_digest(root: Path = REPO_ROOT) -> str:
     """SHA-256 of every file the tables are computed from: everything under graders/, solutions/ and starter/
     (names and bytes; caches, hidden folders, the tables themselves, this record and :data:`NOT_INPUTS` left out).
-    Over-inclusive on purpose: any other change there is a rebuild. The libraries' versions are not in it, so the record means the same
-    on every machine: the slow test (tests/test_hints_record.py) computes the tables afresh with the installed
-    ones and compares."""
+    Over-inclusive on purpose: any other change there is a rebuild. The libraries' versions are not in it, so the
+    record means the same on every machine: the slow test (tests/test_hints_record.py) computes the tables afresh
+    with the installed ones and compares."""
     digest = hashlib.sha256()
     for folder in INPUT_FOLDERS:
         for path in sorted((root / folder).rglob("*")):
