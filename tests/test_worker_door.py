@@ -41,7 +41,7 @@ def _honest_result() -> tuple[str, msgspec.Raw]:
               "output": "printed"},
              {"outcome": "raised", "exception": {"type": "ValueError", "mro": ["ValueError", "Exception"],
                                                  "message": "bad", "where": "m.py, line 3, in f"}, "output": ""}]
-    text = json.dumps({"cases": cases, "missing": None, "violations": []}, sort_keys=True)
+    text = json.dumps({"cases": cases, "missing": False, "violations": []}, sort_keys=True)
     return text, _raw(pack_blob(encoder.arrays))
 
 

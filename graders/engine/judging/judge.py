@@ -60,7 +60,10 @@ def judge(exercise, submission: Submission, sources: dict, file_problems: dict,
     if run.status in simple:
         return _early(simple[run.status], notes, run.message, run.output)
     payload = run.payload
-    if payload.get("missing"):
+    if payload.get("missing") is True:  # the door's reading of a worker's result: a boolean, worded here
+        return _early(Reason.FUNCTION_MISSING, notes, detail_in_every_language(
+            "no_function", stem=exercise.stem, function=exercise.function))
+    if payload.get("missing"):  # the in-process route's own words (graders.engine.routes.inline: no worker)
         return _early(Reason.FUNCTION_MISSING, notes, str(payload["missing"]))
     violations = payload.get("violations") or []
     if violations:

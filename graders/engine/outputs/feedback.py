@@ -141,6 +141,9 @@ def cause(judgement: Judgement, exercise, ctx) -> dict | None:
     first = next((p for p in judgement.problems if p.result.is_error), None)
     if first is None:
         return None
+    if first.result is CaseResult.RAISED and (first.error or {}).get("withheld"):  # a hidden part's (hide mode)
+        return {"kind": first.result.value,
+                "text": {language: feedback_text(language, "withheld_cause") for language in LANGUAGES}}
     if first.result is CaseResult.RAISED:
         error = first.error or {}
         where = f" ({error['where']})" if error.get("where") else ""
@@ -275,7 +278,7 @@ def _problem_lines(problems: list[CaseOutcome], names: list[str], hide: bool, la
         problem, text = same[0]
         case = problem.case
         visibility = say("hidden") if case.hidden else say("public")
-        label = f"'{case.label_in(language)}'" if case.label else say("a_check")
+        label = f"'{shown_label(case, language, hide)}'" if case.label else say("a_check")
         lines.append(say("check", label=label, visibility=visibility,
                          input=describe_input(case, names, hide and case.hidden, language)))
         lines.append(f"    {text}")
@@ -284,15 +287,62 @@ def _problem_lines(problems: list[CaseOutcome], names: list[str], hide: bool, la
     return lines
 
 
+def shown_label(case, language: str, hide: bool) -> str:
+    """A check's label as a learner reads it: in hide mode a hidden check's label has every number and every
+    bracketed list masked (``the seed group [...]``), so no hidden label spells its input."""
+    label = case.label_in(language)
+    return mask_values(label) if hide and case.hidden else label
+
+
+def mask_values(label: str) -> str:
+    """``label`` (the kit's text, never a learner's) with each bracketed group holding a digit and each number
+    replaced by ``...``."""
+    out, depth, held, group = [], 0, False, []
+    for char in label:
+        if char in "[(":
+            depth += 1
+            group.append(char)
+            continue
+        if depth:
+            group.append(char)
+            held = held or char.isdigit()
+            if char in "])":
+                depth -= 1
+                if not depth:
+                    out.append(group[0] + "..." + group[-1] if held else "".join(group))
+                    group, held = [], False
+            continue
+        out.append(char)
+    out.append("".join(group))
+    text = "".join(out)
+    masked, number, word = [], False, False
+    for position, char in enumerate(text):
+        if word:  # a name's digits are the name's (float32, module_9): kept
+            word = char.isalnum() or char == "_"
+            masked.append(char)
+            continue
+        digit = char.isdigit() or (char in ".eE" and number and position + 1 < len(text) and text[position + 1].isdigit())
+        if digit and not number:
+            masked.append("...")
+        elif not digit:
+            masked.append(char)
+            word = char.isalpha() or char == "_"
+        number = digit
+    return "".join(masked)
+
+
 def _verdict_only(problem: CaseOutcome, text: str, language: str = "en") -> str:
     """A hidden check's result without anything the learner's code produced on it (hide mode).
 
     Kept: the verdict, and the grader's own judgements (changed inputs, the
-    misconception it names); dropped: values, exception texts, printed output.
+    misconception it names); dropped: values, exception texts, type and dtype
+    names (a learner's class may be named after an input), printed output.
     """
     first, *rest = text.split("\n")
-    if problem.result in (CaseResult.MODIFIED_INPUT, CaseResult.WRONG_TYPE):  # no value in these lines
+    if problem.result is CaseResult.MODIFIED_INPUT:  # the kit's own names of the inputs
         verdict = first
+    elif problem.result is CaseResult.WRONG_TYPE:
+        verdict = feedback_text(language, "withheld_type")
     elif problem.result.is_error:
         verdict = feedback_text(language, "withheld_error")
     else:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 
 from graders import course, settings
-from graders.engine.judging import answers, calls
+from graders.engine.judging import answers, calls, parts
 from graders.engine.values import bundles, codec, shared_inputs
 from graders.engine.outputs.feedback import assess
 from graders.engine.worker.fork_client import ForkServer
@@ -71,7 +71,9 @@ class Exercise:
     stem: str
     function: str
     spec: object | None  # graders.checks.ExerciseSpec
-    index: int | None = None  # position in the job (None: not run)
+    index: int | None = None  # position in the job (None: not run); in hide mode, its public part's
+    hidden_index: int | None = None  # in hide mode, its hidden part's position (None: not split)
+    parts: tuple | None = None  # in hide mode, (public, hidden) positions of its cases (graders.engine.judging.parts)
     problem: str | None = None  # why it cannot be graded (a kit problem)
     digest: str | None = None  # of its cases and call mode as the worker gets them (refcache.cases_digest)
 
@@ -123,25 +125,34 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
         if not cases:
             exercise.problem = "the kit's checks for this exercise have no cases"
             continue
-        encoder = codec.Encoder("i")
-        encoded = [{"args": encoder.encode(tuple(case.args)), "kwargs": encoder.encode(dict(case.kwargs))}
-                   for case in cases]
-        answers.attach(kit, spec, cases, encoded, store, encoder.arrays)  # a dependent's sealed answer tables
+        encoded, arrays = _encoded(cases)
+        answers.attach(kit, spec, cases, encoded, store, arrays)  # a dependent's sealed answer tables
         torch_used = uses_torch(exercise)
         exercise.index = len(entries)
         entry = {"id": exercise_id, "stem": stem, "function": function, "call": spec.call.describe(),
                  "cases": encoded, "timeout": float(options.timeout or spec.timeout), "torch": torch_used}
         entries.append(entry)
-        exercise.digest = cases_digest(entry, encoder.arrays)
-        # the learner's child reads ex_<i> (through its parent); a harness's trusted part (its toy experiment,
-        # with another exercise's formula) goes to a file of its own that only the trusted process reads
-        call = entry["call"]
-        if "trusted" in call:
-            entry["trusted_apart"] = TRUSTED_APART  # the grader takes its trusted cases from that process only
-            if TRUSTED_APART:
-                (job_dir / f"trusted_{exercise.index}.json").write_text(json.dumps(call["trusted"]), encoding="utf-8")
-                call = calls.learner_call(call)
-        bundles.write_bundle(job_dir / f"ex_{exercise.index}", {**entry, "call": call}, encoder.arrays)
+        exercise.digest = cases_digest(entry, arrays)
+        if not options.hide_hidden_inputs:
+            _write_entry(job_dir, exercise.index, entry, arrays)
+            continue
+        # hide mode: the public checks and the hidden ones in entries (and children) of their own, each entry's
+        # bundle holding its own cases' inputs only (graders.engine.judging.parts)
+        exercise.parts = parts.split(cases)
+        for part, places in zip((parts.PUBLIC, parts.HIDDEN), exercise.parts):
+            if not places:
+                continue
+            part_encoded, part_arrays = _encoded([cases[place] for place in places])
+            for place, item in zip(places, part_encoded):
+                if "answers" in encoded[place]:
+                    item["answers"] = encoded[place]["answers"]
+            index = exercise.index if part == parts.PUBLIC or not exercise.parts[0] else len(entries)
+            if index == len(entries):
+                entries.append(None)
+            if part == parts.HIDDEN:
+                exercise.hidden_index = index
+            entries[index] = {**entry, "cases": part_encoded, "part": part}
+            _write_entry(job_dir, index, entries[index], part_arrays)
     # the given code travels inside the job (the starter's given modules, which learner files import and
     # harnesses run): workers never open the kit's starter/ folder, nor take a given module from a submission
     given_sources = {name: kit.starter_path(name).read_text(encoding="utf-8")
@@ -157,6 +168,25 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
             # and the grader's own copy: the toy checks' measurement warms up from it too (toy_scores)
             bundles.fill_kept_state(kit.starter_module(name), *found)
     return Job(exercises, job_dir, entries, given_sources, options.load_timeout, given_state)
+
+
+def _encoded(cases) -> tuple[list[dict], dict]:
+    """The cases as the worker gets them (``{"args", "kwargs"}`` each, encoded), and their arrays."""
+    encoder = codec.Encoder("i")
+    return ([{"args": encoder.encode(tuple(case.args)), "kwargs": encoder.encode(dict(case.kwargs))}
+             for case in cases], encoder.arrays)
+
+
+def _write_entry(job_dir: Path, index: int, entry: dict, arrays: dict) -> None:
+    """``ex_<index>``: what the learner's child reads (through its parent); a harness's trusted part (its toy
+    experiment, with another exercise's formula) goes to a file of its own that only the trusted process reads."""
+    call = entry["call"]
+    if "trusted" in call:
+        entry["trusted_apart"] = TRUSTED_APART  # the grader takes its trusted cases from that process only
+        if TRUSTED_APART:
+            (job_dir / f"trusted_{index}.json").write_text(json.dumps(call["trusted"]), encoding="utf-8")
+            call = calls.learner_call(call)
+    bundles.write_bundle(job_dir / f"ex_{index}", {**entry, "call": call}, arrays)
 
 
 def write_settings(job: Job, sandbox_settings: dict) -> None:
@@ -175,6 +205,8 @@ def write_settings(job: Job, sandbox_settings: dict) -> None:
                # keep its lookups for later)
                | {str(i): f"answered:{entry['id']}" for i, entry in enumerate(entries)
                   if entry["call"]["kind"] == "answered"},
+               # hide mode: which part of its exercise each entry is; no child runs entries of two parts
+               "parts": {str(i): entry["part"] for i, entry in enumerate(entries) if entry.get("part")},
                "shared_inputs": SHARED_INPUTS,
                "given_sources": job.given_sources, "given_state": job.given_state, "sandbox": sandbox_settings,
                # CPU-time budgets the worker's parent holds each child to (seconds of CPU, not of the clock)
@@ -228,9 +260,12 @@ def worker_lanes(to_run: list[Exercise], torch_used: set[int]) -> list[tuple[boo
     each learner file with torch exercises (a training file: its toy runs are most of a grade's work)
     gets a worker of its own from the server with torch, so a submission's training files use both cores.
     """
-    lanes = [(False, [e.index for e in to_run if e.index not in torch_used])]
+    def indices(chosen: list[Exercise]) -> list[int]:  # hide mode: each hidden part after every public one
+        return [e.index for e in chosen] + [e.hidden_index for e in chosen if e.hidden_index not in (None, e.index)]
+
+    lanes = [(False, indices([e for e in to_run if e.index not in torch_used]))]
     for stem in dict.fromkeys(e.stem for e in to_run if e.index in torch_used):
-        lanes.append((True, [e.index for e in to_run if e.index in torch_used and e.stem == stem]))
+        lanes.append((True, indices([e for e in to_run if e.index in torch_used and e.stem == stem])))
     return [(with_torch, indices) for with_torch, indices in lanes if indices]
 
 
@@ -291,7 +326,15 @@ def grade_submission(submission: Submission, ctx: Context) -> SubmissionReport:
         if failure:
             continue  # the whole submission fails below, once every worker is done
         for index in indices:
+            if index not in position:  # a hidden part: judged with its exercise, below
+                continue
             exercise = exercises[position[index]]
+            if exercise.parts is not None:  # hide mode: the two parts' runs as one (the hidden one withheld)
+                found = parts.merged(runs.get(exercise.index) if exercise.parts[0] else None,
+                                     runs.pop(exercise.hidden_index, None), exercise.parts)
+                runs.pop(exercise.index, None)
+                if found is not None:
+                    runs[exercise.index] = found
             judge_inputs(exercise, runs.get(index))
             judged[position[index]] = assess(exercise, submission, sources, file_problems, runs, ctx)
     for thread in threads:

@@ -35,11 +35,11 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from graders.engine.values import bundles, codec
 from graders.engine.values.learner_text import clean as clean_learner_text
+from graders.engine.values.protocol import MAX_SUBMISSION_BYTES  # noqa: F401 - the door's limits, in one list
 
 MAX_EVENT_BYTES = 64 << 20  # one event line (a result with its arrays, base64)
 MAX_RESULT_JSON = 8 << 20  # the JSON part of one exercise's result
 MAX_ARRAY_BYTES = 48 << 20  # one result's arrays, decoded
-MAX_SUBMISSION_BYTES = 192 << 20  # everything read from a submission's workers (one lane), together
 MAX_CASES = 10_000  # cases of one result (and never more than the exercise has)
 MAX_NODES = 1_000_000  # values, lists, dicts and strings in one result's values and type descriptions
 MAX_DEPTH = codec.MAX_DEPTH + 4  # nesting of a value or a type description
@@ -91,6 +91,8 @@ class Event(Struct, forbid_unknown_fields=True):
     during: Literal["load", "exercise", ""] = ""
     code: Union[Annotated[int, Meta(ge=-(1 << 16), le=1 << 16)], None] = None
     cpu_timeout: bool = False
+    # why the worker's parent ended the child for what it wrote (the parent's own words, never the child's)
+    breach: Annotated[str, Meta(max_length=200)] = ""
     finished: bool = False
 
     @property
@@ -128,7 +130,9 @@ class Result(Struct, forbid_unknown_fields=True):
     """One exercise's result: its cases, or the missing function, and the sandbox's refusals."""
 
     cases: Annotated[list[Case], Meta(max_length=MAX_CASES)]
-    missing: Union[Annotated[str, Meta(max_length=MAX_NAME)], None] = None
+    # whether the learner's file lacks the function: one reading, a boolean (the grader words the message, and
+    # takes a trusted case's outcome from the trusted process whatever this says)
+    missing: bool = False
     violations: Annotated[list[Annotated[str, Meta(max_length=MAX_MESSAGE)]], Meta(max_length=MAX_ITEMS)] = []
 
 

@@ -193,6 +193,17 @@ class Submission:
 
 
 CPU_BUDGET_MESSAGE = "the exercise used more CPU time than its budget"
+MAX_SUBMISSION_BYTES = 192 << 20  # everything read from a submission's workers (one lane), together
+TOO_MUCH_MESSAGE = Text(
+    f"the submission's workers sent more than {MAX_SUBMISSION_BYTES >> 20} MiB: this exercise and those "
+    "after it were stopped",
+    f"рабочие процессы решения передали больше {MAX_SUBMISSION_BYTES >> 20} МиБ: это упражнение и "
+    "следующие остановлены")
+OUTSIDE_PROTOCOL_MESSAGE = Text(
+    "the learner's code wrote on the grader's result pipe (a line outside the grading protocol, or more than "
+    "its results may take): its process was stopped",
+    "код решения писал в канал результатов проверяющей программы (строку вне протокола проверки или больше, "
+    "чем занимают его результаты): его процесс остановлен")
 WALL_CAP_MESSAGE = Text(
     "the submission ran past its wall-clock cap (its exercises' CPU budgets together, plus 30 s): this exercise "
     "and those after it were stopped",

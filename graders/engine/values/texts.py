@@ -103,6 +103,10 @@ FEEDBACK = {
                            "функция выбросила исключение (подробности не показываются: скрытая проверка)"),
     "withheld_wrong": Text("wrong answer (details withheld: hidden check)",
                            "неверный ответ (подробности не показываются: скрытая проверка)"),
+    "withheld_type": Text("an answer of the wrong type (details withheld: hidden check)",
+                          "ответ не того типа (подробности не показываются: скрытая проверка)"),
+    "withheld_cause": Text("raised an exception in a hidden check (details withheld)",
+                           "функция выбросила исключение в скрытой проверке (подробности не показываются)"),
 }
 
 SCOREBOARD = {

@@ -189,10 +189,10 @@ class Child:
     def run_exercise(self, module, exercise: dict, inputs: dict, number: int = 0) -> None:
         name = exercise["function"]
         encoder = codec.Encoder()
-        result: dict = {"cases": [], "missing": None, "violations": []}
+        result: dict = {"cases": [], "missing": False, "violations": []}
         function = getattr(module, name, None)
         if not callable(function):
-            result["missing"] = f"{self.stem}.py has no function {name}"
+            result["missing"] = True  # the grader words it (the file and the function are its own)
         else:
             apart = set(calls.trusted_positions(exercise)) if self.channel is not None else set()
             for position, case in enumerate(exercise["cases"]):

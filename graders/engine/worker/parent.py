@@ -83,6 +83,7 @@ import select
 import shutil
 import signal
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -92,10 +93,11 @@ from graders.engine.values import shared_inputs
 from graders.engine.worker import served
 from graders.engine.worker.child import Child, read_exercise
 from graders.engine.worker.trusted import Trusted
-from graders.engine.worker.process import CpuClock, closed_root_folder, complete_events, kill_descendants, _write_line
+from graders.engine.worker.process import (CpuClock, OutsideProtocol, closed_root_folder, complete_events,
+                                           kill_descendants, protocol_events, _write_line)
 
 
-MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child (a result with its arrays)
+MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child in all (its results with their arrays)
 PR_SET_CHILD_SUBREAPER = 36
 CPU_POLL_SECONDS = 0.05  # how often the parent reads a child's CPU time while it is silent
 
@@ -180,6 +182,7 @@ class Parent:
         self.job = json.loads((job_dir / "job.json").read_text(encoding="utf-8"))
         self.failed_stems: set[str] = set()
         self.sent_sandbox = False
+        self.breach = ""  # why the last child was ended for what it wrote (outside the protocol, too much)
 
     def emit(self, **event) -> None:
         _write_line(self.events_fd, event)
@@ -213,13 +216,17 @@ class Parent:
         """The children of ``indices``: per learner file, one for its plain exercises, then one per harness.
 
         Exercises that share a harness (the same source) share a child; no other exercise joins them (and a
-        harness's trusted part runs beside that child, in the trusted process).
+        harness's trusted part runs beside that child, in the trusted process). In hide mode no child runs
+        entries of two parts (``parts``: public checks, hidden checks): a process that held a hidden input
+        never runs a public check (:mod:`graders.engine.judging.parts`).
         """
         harness = self.job.get("harness", {})
-        groups: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        parts = self.job.get("parts", {})
+        groups: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
         for index in indices:
             stem = self.job["stems"][str(index)]
-            groups.setdefault((stem, harness.get(str(index), "")), []).append((index, stem))
+            key = (stem, harness.get(str(index), ""), parts.get(str(index), ""))
+            groups.setdefault(key, []).append((index, stem))
         return list(groups.values())
 
     def run_child(self, indices: list[int], stem: str) -> list[tuple[int, str]]:
@@ -261,7 +268,8 @@ class Parent:
             if stage == "load":
                 self.failed_stems.add(stem)
             self.emit(crashed=indices[finished], stem=stem, during="load" if stage == "load" else "exercise",
-                      code=None if over_budget else code, cpu_timeout=over_budget)
+                      code=None if over_budget or self.breach else code, cpu_timeout=over_budget,
+                      **({"breach": self.breach} if self.breach else {}))
             left = [(index, stem) for index in indices[finished + 1:]]
         for folder in (scratch, scratch.with_name(f"{indices[0]}t")):
             shutil.rmtree(folder, ignore_errors=True)
@@ -304,11 +312,15 @@ class Parent:
         """
         stage, finished = "load", 0
         buffer = bytearray()
+        received = 0  # bytes read from the child in all: its cap counts every byte, not only what is unparsed
+        spent = 0.0  # this process's CPU seconds spent reading the child's lines: charged to the child's budget
+        reported = False  # whether this child has sent its sandbox report
+        self.breach = ""
         limit, start = self.budget("load", indices[0]), clock.read()
         trusted = TrustedReports(trusted_fd)
         with os.fdopen(fd, "rb", buffering=0) as pipe:
             while True:
-                if limit is not None and clock.read() - start > limit:
+                if limit is not None and clock.read() + spent - start > limit:
                     clock.kill()
                     trusted.close()
                     return stage, finished, True
@@ -318,17 +330,35 @@ class Parent:
                 self.pass_on_layers(trusted, clock.works and limit is not None)
                 if pipe not in ready:
                     continue
+                began = time.process_time()
                 chunk = pipe.read(1 << 20)
-                if not chunk or len(buffer) + len(chunk) > MAX_CHILD_BYTES:
+                received += len(chunk)
+                if not chunk:
                     trusted.close()
                     return stage, finished, False
+                if received > MAX_CHILD_BYTES:
+                    clock.kill()
+                    trusted.close()
+                    self.breach = f"more than {MAX_CHILD_BYTES >> 20} MiB"
+                    return stage, finished, False
                 buffer += chunk
-                for event in complete_events(buffer):
-                    if "sandbox" in event and stage == "load" and not self.sent_sandbox:
-                        self.sent_sandbox = True
-                        layers = dict(event["sandbox"]) if isinstance(event["sandbox"], dict) else {}
-                        layers["cpu_budget"] = clock.works and limit is not None
-                        self.emit(sandbox=layers, identity=event.get("identity", ""))
+                try:
+                    events = protocol_events(buffer)
+                except OutsideProtocol as breach:
+                    clock.kill()  # a line no child of the kit writes: the child ends here, its parent parses no more
+                    trusted.close()
+                    self.breach = str(breach)
+                    return stage, finished, False
+                finally:
+                    spent += time.process_time() - began
+                for event in events:
+                    if "sandbox" in event and stage == "load" and not reported:
+                        reported = True  # each child reports once, before any learner code runs
+                        if not self.sent_sandbox:
+                            self.sent_sandbox = True
+                            layers = dict(event["sandbox"]) if isinstance(event["sandbox"], dict) else {}
+                            layers["cpu_budget"] = clock.works and limit is not None
+                            self.emit(sandbox=layers, identity=event.get("identity", ""))
                     elif "loaded" in event and stage == "load":
                         error = event["loaded"] if isinstance(event["loaded"], dict) else None
                         self.emit(loaded=stem, error=error)
@@ -336,7 +366,7 @@ class Parent:
                             self.failed_stems.add(stem)
                             return "done", finished, False
                         stage = "exercise"
-                        limit, start = self.budget(stage, indices[0]), clock.read()
+                        limit, start, spent = self.budget(stage, indices[0]), clock.read(), 0.0
                         self.emit(start=indices[0])
                     elif "result" in event and stage == "exercise":
                         # the inputs as this process reads them back, beside what the child says
@@ -352,8 +382,13 @@ class Parent:
                         if finished == len(indices):
                             trusted.close()
                             return "done", finished, False
-                        limit, start = self.budget(stage, indices[finished]), clock.read()
+                        limit, start, spent = self.budget(stage, indices[finished]), clock.read(), 0.0
                         self.emit(start=indices[finished])
+                    else:  # an event out of its turn (a second sandbox report, a result before the load)
+                        clock.kill()
+                        trusted.close()
+                        self.breach = "an event out of its turn"
+                        return stage, finished, False
 
     def pass_on_layers(self, trusted: TrustedReports, cpu_budget: bool) -> None:
         """The trusted process's sandbox report, once it has come, as the child's is passed on: the grader

@@ -51,7 +51,8 @@ def _write_line(fd: int, event: dict) -> None:
 
 def complete_events(buffer: bytearray) -> list[dict]:
     """The JSON objects of the complete lines at the start of ``buffer``, taken out of it; a line that is not a
-    JSON object is skipped (what a child or the trusted process writes, read by the worker's parent)."""
+    JSON object is skipped (what the trusted process writes, read by the worker's parent: no learner code runs
+    there; a learner's child is read by :func:`protocol_events`)."""
     events = []
     while (end := buffer.find(b"\n")) >= 0:
         line = bytes(buffer[:end])
@@ -62,6 +63,33 @@ def complete_events(buffer: bytearray) -> list[dict]:
             continue
         if isinstance(event, dict):
             events.append(event)
+    return events
+
+
+# the events a learner's child writes (:class:`graders.engine.worker.child.Child`), by their key sets
+CHILD_EVENTS = (frozenset({"sandbox", "identity"}), frozenset({"loaded"}), frozenset({"result", "arrays"}))
+
+
+class OutsideProtocol(Exception):
+    """A learner's child wrote a line that no child of the kit writes (a blank line, text, an unknown event)."""
+
+
+def protocol_events(buffer: bytearray) -> list[dict]:
+    """The events of the complete lines at the start of ``buffer``, taken out of it; raises
+    :class:`OutsideProtocol` at the first line that is not one of :data:`CHILD_EVENTS` (learner code holds the
+    child's pipe: it may write anything there, and what it writes ends it instead of costing its parent a
+    parse per line)."""
+    events = []
+    while (end := buffer.find(b"\n")) >= 0:
+        line = bytes(buffer[:end])
+        del buffer[:end + 1]
+        try:
+            event = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise OutsideProtocol("a line that is not an event") from None
+        if not isinstance(event, dict) or frozenset(event) not in CHILD_EVENTS:
+            raise OutsideProtocol("an event no child writes")
+        events.append(event)
     return events
 
 

@@ -35,20 +35,14 @@ from graders.engine.worker.fork_client import LOG_TAIL, ForkServer
 from graders.engine.values.scrub import without_addresses, without_paths
 from graders.text import Text
 from graders.engine.worker.config import SandboxMissing, WorkerConfig, WorkerStartError, wall_backstop
-from graders.engine.values.protocol import CPU_BUDGET_MESSAGE, WALL_CAP_MESSAGE, ExerciseRun
+from graders.engine.values.protocol import (CPU_BUDGET_MESSAGE, OUTSIDE_PROTOCOL_MESSAGE, TOO_MUCH_MESSAGE,
+                                            WALL_CAP_MESSAGE, ExerciseRun)
 
 
 LOG_KEEP = 64 << 10  # bytes of the worker's stdout/stderr kept (the tail)
 MAX_EVENT_BYTES = door.MAX_EVENT_BYTES  # one event line (a result with its arrays, base64)
 MAX_RESULT_JSON = door.MAX_RESULT_JSON  # the JSON part of one exercise's result
 WALL_CAP_FACTOR, WALL_CAP_GRACE = 1.0, 30.0  # a submission's lane: 1 x its CPU budgets (loads too) + 30 s
-TOO_MUCH_MESSAGE = Text(
-    f"the submission's workers sent more than {door.MAX_SUBMISSION_BYTES >> 20} MiB: this exercise and those "
-    "after it were stopped",
-    f"рабочие процессы решения передали больше {door.MAX_SUBMISSION_BYTES >> 20} МиБ: это упражнение и "
-    "следующие остановлены")
-
-
 NOT_SERVED = {"outcome": "raised", "exception": {  # a trusted case the trusted process reported nothing for
     "type": "RuntimeError", "mro": ["RuntimeError", "Exception", "BaseException", "object"],
     "message": "the toy run reported nothing (the learner's process stopped serving the function)", "where": "",
@@ -350,8 +344,11 @@ def _loaded(event: door.Event, exercises: list[dict], remaining: list[int], resu
 def _crashed(event: door.Event, exercises: list[dict], remaining: list[int], results: dict, tail: str) -> None:
     """A ``crashed`` event: its child died (or spent its CPU budget) at load or in an exercise."""
     over_budget = event.cpu_timeout  # its parent ended it: CPU budget spent
-    message = CPU_BUDGET_MESSAGE if over_budget else describe_exit(event.code)
-    tail = "" if over_budget else tail
+    if event.breach:  # its parent ended it for writing outside the protocol (or too much): a crash, no tail
+        message, tail = OUTSIDE_PROTOCOL_MESSAGE, ""
+    else:
+        message = CPU_BUDGET_MESSAGE if over_budget else describe_exit(event.code)
+        tail = "" if over_budget else tail
     if event.during == "load":
         for other in [i for i in remaining if exercises[i]["stem"] == event.stem]:
             status = "load_timeout" if over_budget else "load_crashed"
@@ -369,9 +366,10 @@ def _read_result(event: door.Event, exercise: dict) -> ExerciseRun:
         return ExerciseRun("crashed", message=unreadable(read))
     payload, arrays = read
     positions = calls.trusted_positions(exercise) if exercise.get("trusted_apart") else []
-    if positions and payload.get("missing") is None:
-        # a trusted case's outcome comes from the trusted process only: what the child put there is a
-        # placeholder (only its printed output is kept), and no array of the child's has the served prefix
+    if positions:
+        # a trusted case's outcome comes from the trusted process only, whatever else the child's result says:
+        # what the child put there is a placeholder (only its printed output is kept), and no array of the
+        # child's has the served prefix
         served = door.read_served([] if event.served is door.UNSET else event.served, positions)
         if isinstance(served, door.Refusal) or any(name.startswith("t") for name in arrays):
             return ExerciseRun("crashed", message=unreadable(served if isinstance(served, door.Refusal)
