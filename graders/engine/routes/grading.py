@@ -45,6 +45,9 @@ SHARED_INPUTS = True
 # a harness's trusted cases (the toy experiments) run in the worker's trusted process, the learner's function
 # served to it (graders.engine.worker.served); False (the kit's own control test only): in the learner's child
 TRUSTED_APART = True
+# hide mode: a hidden check's inputs only in children of their own, what they send withheld (graders.engine.judging.
+# parts); False (the kit's own control test only): hidden checks beside public ones, hidden per case as before
+HIDDEN_APART = True
 
 
 @dataclass
@@ -133,7 +136,7 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
                  "cases": encoded, "timeout": float(options.timeout or spec.timeout), "torch": torch_used}
         entries.append(entry)
         exercise.digest = cases_digest(entry, arrays)
-        if not options.hide_hidden_inputs:
+        if not (options.hide_hidden_inputs and HIDDEN_APART):
             _write_entry(job_dir, exercise.index, entry, arrays)
             continue
         # hide mode: the public checks and the hidden ones in entries (and children) of their own, each entry's
