@@ -12,16 +12,17 @@ grader looks at the file names the submissions hold (folders, zips, notebooks; a
 - otherwise (every submission holds both, or none names a learner file): both modules, silently.
 
 Only names are read, never contents, and at most ``MAX_NAMES`` per submission (a folder is walked without
-following links).
+following links; a zip is opened by :func:`graders.engine.intake.reader.open_zip`, its end records checked
+first: a zip the reader would refuse has no names).
 """
 
 from __future__ import annotations
 
 import os
-import zipfile
 from pathlib import Path
 
 from graders import course
+from graders.engine.intake import reader as intake
 from graders.text import Text
 
 MAX_NAMES = 2000  # file names read per submission: enough for any real one, bounded for a hostile one
@@ -51,11 +52,11 @@ def file_names(path: Path) -> list[str]:
                 if len(names) >= MAX_NAMES:
                     break
         elif path.suffix.lower() == ".zip" and path.is_file():
-            with zipfile.ZipFile(path) as archive:
+            with intake.open_zip(path, intake.SUBMISSION_CAPS.but(files=MAX_NAMES)) as archive:
                 names = [Path(info.filename).name for info in archive.infolist()[:MAX_NAMES]]
         else:
             names = [path.name]
-    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError):
+    except (OSError, ValueError, RuntimeError):  # intake.UnsafeSubmission is a ValueError
         return []
     return names[:MAX_NAMES]
 

@@ -1,23 +1,21 @@
 """The one reader of every input from outside the kit: folders, zips, single files and shard folders.
 
-Every file the grader reads from a submission (a folder, a ``.zip``, a lone
-``.py``/``.ipynb``), a capstone folder or zip, or a shard folder of
-``rl4llm merge`` comes through here:
+Every file the grader reads from a submission (a folder, a ``.zip``, a lone ``.py``/``.ipynb``), a capstone
+folder or zip, or a shard folder of ``rl4llm merge`` comes through here:
 
-- no links and no special files: a folder is walked by descriptors
-  (``os.scandir`` of a folder opened with ``O_DIRECTORY | O_NOFOLLOW``, each
-  file opened with ``O_NOFOLLOW | O_NONBLOCK`` relative to it and checked
-  with ``fstat`` to be the regular file ``lstat`` saw); a symbolic link, a
-  named pipe, a socket or a device anywhere in it refuses the whole input with
-  its name and kind (a zip: a link or special member, an absolute or ``..``
-  name, the same);
-- caps counted WHILE reading (:class:`Caps`): files, bytes per file, bytes in
-  all, folder depth and the length of a path name. A file that is not kept
-  (not ``.py``/``.ipynb`` for a submission) is not read, but its ``st_size``
-  counts: a sparse 20 MiB file costs its 20 MiB of the total. A kept file is
-  read up to its cap and no further, whatever its header or ``st_size`` says.
+- no links and no special files: a folder is walked by descriptors (``os.scandir`` of a folder opened with
+  ``O_DIRECTORY | O_NOFOLLOW``, each file opened with ``O_NOFOLLOW | O_NONBLOCK`` relative to it and checked
+  with ``fstat`` to be the regular file ``lstat`` saw); a symbolic link, a named pipe, a socket or a device
+  anywhere in it refuses the whole input with its name and kind (a zip: a link or special member, an absolute
+  or ``..`` name, the same);
+- caps counted WHILE reading (:class:`Caps`): files, bytes per file, bytes in all, folder depth and the length
+  of a path name. A file that is not kept (not ``.py``/``.ipynb`` for a submission) is not read, but its
+  ``st_size`` counts: a sparse 20 MiB file costs its 20 MiB of the total. A kept file is read up to its cap
+  and no further, whatever its header or ``st_size`` says.
 
-A refusal is :class:`UnsafeSubmission` with the reason in one line.
+A zip is checked from its end records (:func:`check_zip_ends`) before ``zipfile``, which makes an object of
+every directory entry before a cap can count them, reads it: :func:`open_zip` is the one way to open one. A
+refusal is :class:`UnsafeSubmission` with the reason in one line.
 """
 
 from __future__ import annotations
@@ -26,8 +24,11 @@ import os
 import stat
 import struct
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+
+from graders.text import Text
 
 SKIP_DIRS = frozenset({"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints", "node_modules", ".venv", "venv"})
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -229,8 +230,89 @@ def _walk(fd: int, prefix: str, depth: int, count: _Count, files: dict, keep, sk
 
 
 # ---------------------------------------------------------------------------
-# Zips
+# Zips: the end records first, then zipfile
 # ---------------------------------------------------------------------------
+_END, _END64 = struct.Struct("<4s4H2LH"), struct.Struct("<4sQ2H2L4Q")  # the end record (22 bytes), ZIP64's (56)
+ENTRY_EXTRAS = 1024  # bytes of extra field and comment a member may take in the directory, on average
+ZIP_REASONS = {  # each but "members" inside "NAME is not a readable zip file (...)" (texts.DETAILS["zip_unreadable"])
+    "no_end": Text("no end-of-directory record in its last 64 KiB", "в последних 64 КиБ нет записи о конце каталога"),
+    "large": Text("its directory is {size} bytes, over the {limit} that {count} members may take",
+                  "его каталог занимает {size} байт, больше {limit}, допустимых для элементов: {count}"),
+    "outside": Text("its directory ({size} bytes at {offset}) passes byte {end}",
+                    "его каталог ({size} байт со смещения {offset}) заходит за байт {end}"),
+    "entries": Text("its directory lacks the {count} members listed", "в его каталоге нет всех {count} элементов"),
+    "members": Text("the zip has {count} members; the limit is {limit}",
+                    "элементов в zip-архиве: {count}; допустимо не больше {limit}"),
+}
+
+
+def _not_readable(name: str, key: str, **fields) -> UnsafeSubmission:
+    return UnsafeSubmission(f"{shown(name)} is not a readable zip file ({ZIP_REASONS[key].in_('en', **fields)})")
+
+
+def check_zip_ends(fd: int, name: str, caps: Caps = SUBMISSION_CAPS) -> int:
+    """The member count of the zip open as ``fd``, checked from its end records (found as ``zipfile`` finds them)
+    before ``zipfile``, which parses the ``size`` bytes before them entry by entry whatever the count says, reads
+    it. Refused (:class:`UnsafeSubmission`, naming ``name``): more than ``caps.files`` members; ``offset + size``
+    past the end records; ``size`` bytes that are not ``count`` entries (``count`` 46-byte headers read, a name
+    over ``caps.path_chars`` refused); a ``size`` over ``count`` x (46 + 4 ``caps.path_chars`` + ENTRY_EXTRAS)."""
+    start = max(os.fstat(fd).st_size - (1 << 16) - _END.size, 0)  # where zipfile looks: 64 KiB of comment, the record
+    tail = os.pread(fd, (1 << 16) + _END.size, start)
+    if tail[-22:-18] == b"PK\x05\x06" and tail[-2:] == b"\0\0":
+        at = len(tail) - _END.size  # no comment: the file's last 22 bytes
+    else:
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or at + _END.size > len(tail):
+            raise _not_readable(name, "no_end")
+    *_, count, size, offset, _ = _END.unpack_from(tail, at)
+    end = start + at  # where the directory stops: the end record, or the ZIP64 record before its 20-byte locator
+    if end >= 76 and os.pread(fd, 4, end - 20) == b"PK\x06\x07":
+        record = os.pread(fd, _END64.size, end - 76)
+        if record[:4] == b"PK\x06\x06":  # (a locator naming other disks: zipfile refuses the zip itself)
+            *_, count, size, offset = _END64.unpack(record)
+            end -= 76
+    if count > caps.files:
+        raise UnsafeSubmission(ZIP_REASONS["members"].in_("en", count=count, limit=caps.files))
+    if offset + size > end:
+        raise _not_readable(name, "outside", size=size, offset=offset, end=end)
+    step, walked, first = 0, 0, end - size
+    while walked < count and step + 46 <= size:
+        header = os.pread(fd, 46, first + step)
+        if header[:4] != b"PK\x01\x02":
+            break
+        name_bytes, extra, comment = struct.unpack_from("<3H", header, 28)
+        if name_bytes > 4 * caps.path_chars:  # more characters than the cap in any encoding: the reader's refusal
+            _Count(caps).name(os.pread(fd, name_bytes, first + step + 46).decode("utf-8", "replace"), 0)
+        step, walked = step + 46 + name_bytes + extra + comment, walked + 1
+    if (walked, step) != (count, size):
+        raise _not_readable(name, "entries", count=count)
+    if size > (limit := count * (46 + 4 * caps.path_chars + ENTRY_EXTRAS)):
+        raise _not_readable(name, "large", size=size, limit=limit, count=count)
+    return count
+
+
+@contextmanager
+def open_zip(path: Path, caps: Caps = SUBMISSION_CAPS):
+    """``with open_zip(path, caps) as archive``: the ``zipfile.ZipFile`` of a learner's zip, a regular file opened
+    without following a link and checked by :func:`check_zip_ends` first. Raises :class:`UnsafeSubmission`."""
+    name = Path(path).name
+    try:
+        fd = os.open(os.fspath(path), _FILE_FLAGS)
+    except OSError as error:
+        raise UnsafeSubmission(f"{shown(name)} cannot be read ({error.strerror})") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(mode := os.fstat(fd).st_mode):
+            raise UnsafeSubmission(f"{shown(name)} {_not_a(mode, 'a zip file')}")
+        check_zip_ends(fd, name, caps)
+        try:
+            archive = zipfile.ZipFile(handle)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, IndexError, KeyError, struct.error,
+                NotImplementedError) as error:  # ValueError: a non-UTF-8 "UTF-8" name
+            raise UnsafeSubmission(f"{shown(name)} is not a readable zip file ({error})") from error
+        with archive:
+            yield archive
+
+
 def _member_reason(info: zipfile.ZipInfo, count: _Count) -> str | None:
     name = info.filename
     if "\x00" in name:
@@ -255,65 +337,47 @@ def _member_reason(info: zipfile.ZipInfo, count: _Count) -> str | None:
 
 def read_zip(path: Path, caps: Caps = SUBMISSION_CAPS, keep: tuple[str, ...] | None = (".py", ".ipynb"),
              skip: frozenset = SKIP_DIRS) -> dict[str, bytes]:
-    """The regular members of a safe zip whose names end in ``keep`` (None: every one) as ``{posix path: bytes}``;
-    every member counts towards ``caps`` (bytes counted while decompressing), kept or not; the zip itself is a
-    regular file opened without following a link. Raises :class:`UnsafeSubmission`."""
-    count = _Count(caps)
-    try:
-        fd = os.open(os.fspath(path), _FILE_FLAGS)
-    except OSError as error:
-        raise UnsafeSubmission(f"{shown(Path(path).name)} cannot be read ({error.strerror})") from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafeSubmission(f"{shown(Path(path).name)} {_not_a(os.fstat(fd).st_mode, 'a zip file')}")
-        return _read_archive(handle, Path(path).name, count, keep, skip)
+    """The regular members of a safe zip (:func:`open_zip`) whose names end in ``keep`` (None: all) as ``{posix path:
+    bytes}``; every member counts towards ``caps`` (bytes counted while decompressing). Raises UnsafeSubmission."""
+    with open_zip(path, caps) as archive:
+        return _read_archive(archive, _Count(caps), keep, skip)
 
 
-def _read_archive(handle, name: str, count: _Count, keep, skip) -> dict[str, bytes]:
+def _read_archive(archive: zipfile.ZipFile, count: _Count, keep, skip) -> dict[str, bytes]:
     caps = count.caps
-    try:
-        archive = zipfile.ZipFile(handle)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, IndexError, KeyError, struct.error,
-            NotImplementedError) as error:  # ValueError: a non-UTF-8 "UTF-8" name
-        raise UnsafeSubmission(f"{shown(name)} is not a readable zip file ({error})") from error
-    with archive:
-        members = archive.infolist()
-        if len(members) > caps.files:
-            raise UnsafeSubmission(f"the zip has {len(members)} members; the limit is {caps.files}")
-        for info in members:
-            reason = _member_reason(info, count)
-            if reason:
-                raise UnsafeSubmission(f"unsafe zip: {reason}")
-        files: dict[str, bytes] = {}
-        for info in members:
-            if info.is_dir():
-                continue
-            parts = PurePosixPath(info.filename.replace("\\", "/")).parts
-            if any(part in skip for part in parts):
-                continue
-            wanted = keep is None or parts[-1].endswith(keep)
-            count.file(info.filename, 0)  # its bytes are counted as they come
-            member = bytearray()
-            try:
-                with archive.open(info) as handle:
-                    while chunk := handle.read(1 << 16):
-                        member += chunk
-                        if len(member) > caps.file_bytes:
-                            raise UnsafeSubmission(f"unsafe zip: member {shown(info.filename)} is larger than "
-                                                   f"{caps.file_bytes} bytes once decompressed")
-                        try:
-                            count.more(len(chunk))
-                        except UnsafeSubmission:
-                            raise UnsafeSubmission(f"unsafe zip: more than {caps.total_bytes} bytes once "
-                                                   "decompressed") from None
-                        if not wanted:
-                            member.clear()  # counted, not kept
-            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError, ValueError, IndexError,
-                    KeyError, struct.error) as error:  # what zipfile raises on a damaged member
-                raise UnsafeSubmission(f"the zip member {shown(info.filename)} cannot be read ({error})") from error
-            if wanted:
-                files["/".join(parts)] = bytes(member)
-        return files
+    members = archive.infolist()  # at most caps.files: check_zip_ends walked them
+    for info in members:
+        reason = _member_reason(info, count)
+        if reason:
+            raise UnsafeSubmission(f"unsafe zip: {reason}")
+    files: dict[str, bytes] = {}
+    for info in members:
+        if info.is_dir():
+            continue
+        parts = PurePosixPath(info.filename.replace("\\", "/")).parts
+        if any(part in skip for part in parts):
+            continue
+        wanted = keep is None or parts[-1].endswith(keep)
+        count.file(info.filename, 0)  # its bytes are counted as they come
+        member = bytearray()
+        try:
+            with archive.open(info) as handle:
+                while chunk := handle.read(1 << 16):
+                    member += chunk
+                    if len(member) > caps.file_bytes:
+                        raise UnsafeSubmission(f"unsafe zip: member {shown(info.filename)} is larger than "
+                                               f"{caps.file_bytes} bytes once decompressed")
+                    if count.bytes + len(chunk) > caps.total_bytes:
+                        raise UnsafeSubmission(f"unsafe zip: more than {caps.total_bytes} bytes once decompressed")
+                    count.more(len(chunk))
+                    if not wanted:
+                        member.clear()  # counted, not kept
+        except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError, ValueError, IndexError,
+                KeyError, struct.error) as error:  # what zipfile raises on a damaged member
+            raise UnsafeSubmission(f"the zip member {shown(info.filename)} cannot be read ({error})") from error
+        if wanted:
+            files["/".join(parts)] = bytes(member)
+    return files
 
 
 def read_submission(path: Path, caps: Caps = SUBMISSION_CAPS,

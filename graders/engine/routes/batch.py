@@ -298,6 +298,8 @@ def may_need_torch(paths: list[Path], files) -> bool:
     Only decides whether the fork server with torch starts at once (its imports then overlap the
     grader's own start); a submission that needs it anyway starts it on demand.
     """
+    from graders.engine.intake import reader as intake
+
     names = {f"{f.stem}{suffix}" for f in files if f.stem.endswith("_training") for suffix in (".py", ".ipynb")}
     for path in paths:
         try:
@@ -305,11 +307,13 @@ def may_need_torch(paths: list[Path], files) -> bool:
                 if any(name in names for _, _, found in os.walk(path) for name in found):
                     return True
             elif path.suffix.lower() == ".zip":
-                with zipfile.ZipFile(path) as archive:
+                with intake.open_zip(path) as archive:  # its end records first, as the reader opens it
                     if any(member.rsplit("/", 1)[-1] in names for member in archive.namelist()):
                         return True
             elif path.name in names:
                 return True
+        except intake.UnsafeSubmission:
+            continue  # the reader refuses it too: that submission's own error, and it needs no torch
         except (OSError, zipfile.BadZipFile):
             return True
     return False
