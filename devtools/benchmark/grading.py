@@ -160,6 +160,32 @@ def bench_trusted_cost(rounds: int = 10) -> float:
     return median[True][1] - median[False][1]
 
 
+def bench_hide_cost(rounds: int = 6) -> float:
+    """Wall seconds hide mode adds to one complete submission (both modules): graded with and without
+    ``--hide-hidden-inputs`` (hidden checks in children of their own: :mod:`graders.engine.judging.parts`),
+    ``rounds`` rounds interleaved, medians compared; CPU (the grader and every process it waited for) beside."""
+    import resource
+    import statistics
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = _complete_submission(Path(tmp) / "student")
+        measured: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+        for _ in range(rounds):
+            for hide in (True, False):
+                command = [PY, "-m", "graders.cli", "grade", str(folder), "--out", str(Path(tmp) / "out"),
+                           "--quiet", "--no-class-report", *(["--hide-hidden-inputs"] if hide else [])]
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                wall = _timed(command)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                measured[hide].append(((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall))
+    median = {hide: (statistics.median(c for c, _ in runs), statistics.median(w for _, w in runs))
+              for hide, runs in measured.items()}
+    print(f"  hide mode: {median[True][1]:.2f} s wall, {median[True][0]:.2f} s CPU; shown: {median[False][1]:.2f} s "
+          f"wall, {median[False][0]:.2f} s CPU (medians of {rounds}); +{median[True][0] - median[False][0]:.2f} s CPU",
+          flush=True)
+    return median[True][1] - median[False][1]
+
+
 @dataclass
 class Result:
     """A measurement with more to report than its seconds (printed as ``line``, saved as ``data``)."""
