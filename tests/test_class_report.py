@@ -233,3 +233,30 @@ def test_an_untouched_stub_is_counted_apart_from_errors(batch):
     stub = SubmissionReport("x", (ExerciseReport(B, Status.ERROR, 0.0, 1.0, "", (), True),)).to_dict()
     assert stub["exercises"][0]["not_implemented"] is True
     assert "not_implemented" not in _exercise(B, "error", 0.0, 1.0).to_dict()  # the other reports read as before
+
+
+def test_the_class_report_reads_each_hint_from_the_reports_in_both_languages(tmp_path, monkeypatch):
+    """A report carries each named misconception's hint in every language (``hints``); the class report takes
+    it from there, never from the catalogue's source (the control: a report without ``hints``, written before
+    reports carried them, still finds the catalogue's)."""
+    from graders.classreport import tables
+
+    hints = {"sample_std": {"en": "EN: divide by n", "ru": "RU: делите на n"}}
+    for name, rows in BATCH.items():
+        exercises = tuple(ExerciseReport(row[0], Status(row[1]), row[2], row[3], row[1], row[4] if len(row) > 4 else (),
+                                         hints=hints if len(row) > 4 else None) for row in rows)
+        write_submission_reports(tmp_path, name, SubmissionReport(name, exercises).to_dict())
+    entry = json.loads((tmp_path / "s2_partial" / "report.json").read_text(encoding="utf-8"))["exercises"][0]
+    assert entry["hints"] == hints
+    monkeypatch.setattr(tables, "_catalogue", lambda exercise: ())  # the catalogue cannot be read
+    data = tables.read_reports(tmp_path)
+    for language, text in hints["sample_std"].items():
+        assert tables.misconception_table(data, language)["hint"].tolist() == [text]
+        assert set(tables.student_table(data, language)["hint"]) >= {text}
+    old = tmp_path / "old"
+    for name, rows in BATCH.items():
+        write_submission_reports(old, name, SubmissionReport(name, tuple(_exercise(*row) for row in rows)).to_dict())
+    assert tables.misconception_table(tables.read_reports(old), "en")["hint"].tolist() == [""]
+    monkeypatch.undo()
+    assert tables.misconception_table(tables.read_reports(old), "en")["hint"].tolist() == [
+        catalogue_hint(A, "sample_std", "en")] != [""]

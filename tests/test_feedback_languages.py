@@ -330,6 +330,9 @@ def test_russian_feedback_of_a_failed_a_missing_and_an_error_exercise(graded):
     assert re.match(r"пройдено проверок: \d+ из \d+\.\n- '", failed["feedback"])
     assert "ожидалось: [" in failed["feedback"] and "не совпадают элементы: " in failed["feedback"]
     assert "    типичная ошибка 'sample_std': похоже на выборочное std (ddof=1)" in failed["feedback"]  # the hint too
+    # and report.json carries the hint in every language, for the class report and the LMS export to read
+    assert set(failed["hints"]["sample_std"]) == {"en", "ru"}
+    assert failed["hints"]["sample_std"]["ru"].startswith("похоже на выборочное std (ddof=1)")
 
     missing = mutant["module_9_training.grpo_loss"]
     assert missing["status"] == "missing"

@@ -118,7 +118,7 @@ def read_reports(folder: Path | str) -> ClassData:
             records.append(record)
         sets.add(frozenset(seen))
     columns = ["submission", "exercise", "status", "points", "max_points", "misconceptions", "candidates", "cause_kind",
-               "cause", "no_code"]
+               "cause", "no_code", "hints"]
     rows = pd.DataFrame.from_records(records, columns=columns)
     totals = rows.groupby("submission")["points"].sum().reindex(sorted(names), fill_value=0.0)
     if len(sets) > 1:
@@ -142,7 +142,10 @@ def _record(name: str, entry: dict) -> dict:
     cause = entry.get("cause") if isinstance(entry.get("cause"), dict) else {}
     kind = str(cause.get("kind") or "")
     lines = cause.get("text") if isinstance(cause.get("text"), dict) else {}
-    return {"submission": name, "exercise": str(entry["id"]), "status": status,
+    hints = entry.get("hints") if isinstance(entry.get("hints"), dict) else {}
+    return {"hints": {str(name): {str(k): str(v) for k, v in texts.items()} for name, texts in hints.items()
+                      if isinstance(texts, dict)},
+            "submission": name, "exercise": str(entry["id"]), "status": status,
             "points": float(entry["points"]), "max_points": float(entry["max_points"]), "misconceptions": named,
             "candidates": tuple(map(str, entry.get("candidates") or ())), "cause_kind": kind,
             "cause": {str(k): str(v) for k, v in lines.items()},
@@ -189,6 +192,15 @@ def exercise_table(data: ClassData):
     return table.sort_values(["mean_fraction", "pass_rate"], kind="stable", na_position="last")
 
 
+def report_hint(hints: dict, exercise: str, name: str, language: str) -> str:
+    """A named misconception's hint in ``language`` as its report carries it (``hints``: the row's); a report
+    written before reports carried hints falls back on the catalogue (:func:`catalogue_hint`)."""
+    texts = hints.get(name) if isinstance(hints, dict) else None
+    if texts:
+        return texts.get(language) or texts.get("en") or next(iter(texts.values()), "")
+    return catalogue_hint(exercise, name, language)
+
+
 def catalogue_hint(exercise: str, name: str, language: str) -> str:
     """The catalogue's hint for a misconception in ``language`` (English where it has no other); "" if unknown."""
     for entry in _catalogue(exercise):
@@ -213,14 +225,17 @@ def misconception_table(data: ClassData, language: str):
     first. Only claimed names count (a report's "candidates" are not claims: see :func:`unexplained_table`)."""
     import pandas as pd
 
-    named = data.rows[["submission", "exercise", "misconceptions"]].explode("misconceptions").dropna()
+    named = data.rows[["submission", "exercise", "misconceptions", "hints"]].explode("misconceptions").dropna(
+        subset=["misconceptions"])
     if named.empty:
         return pd.DataFrame(columns=["exercise", "misconception", "learners", "submissions", "hint"])
     grouped = named.groupby(["exercise", "misconceptions"])["submission"]
     counts = grouped.nunique().rename("learners").reset_index().rename(columns={"misconceptions": "misconception"})
     who = grouped.agg(lambda names: tuple(sorted(set(names))))
     counts["submissions"] = ["; ".join(who[(e, m)]) for e, m in zip(counts["exercise"], counts["misconception"])]
-    counts["hint"] = [catalogue_hint(e, m, language) for e, m in zip(counts["exercise"], counts["misconception"])]
+    hints = {(e, m): report_hint(h, e, m, language)
+             for e, m, h in zip(named["exercise"], named["misconceptions"], named["hints"])}
+    counts["hint"] = [hints[(e, m)] for e, m in zip(counts["exercise"], counts["misconception"])]
     return counts.sort_values(["learners", "exercise", "misconception"], ascending=[False, True, True],
                               kind="stable").reset_index(drop=True)
 
@@ -269,7 +284,7 @@ def student_table(data: ClassData, language: str):
         records.append({"submission": row["submission"], "exercise": row["exercise"], "status": row["status"],
                         "reason": reason_of(row, language), "points_lost": row["max_points"] - row["points"],
                         "misconceptions": "; ".join(row["misconceptions"]),
-                        "hint": " | ".join(h for h in (catalogue_hint(row["exercise"], m, language)
+                        "hint": " | ".join(h for h in (report_hint(row["hints"], row["exercise"], m, language)
                                                        for m in row["misconceptions"]) if h),
                         "candidates": "; ".join(row["candidates"]),
                         "order": data.exercises.index(row["exercise"])})

@@ -45,7 +45,9 @@ def assess(exercise, submission: Submission, sources: dict, file_problems: dict,
     return ExerciseReport(exercise.id, judgement.status, judgement.points, exercise.max_points,
                           render(judgement, exercise, ctx), tuple(judgement.misconceptions), judgement.not_implemented,
                           tuple(judgement.candidates), cause(judgement, exercise, ctx),
-                          tuple(p.result.value for p in judgement.problems))
+                          tuple(p.result.value for p in judgement.problems),
+                          {name: {language: hint_in(hint, language) for language in LANGUAGES}
+                           for name, (hint, _label) in judgement.misconceptions.items()} or None)
 
 
 def language_of(ctx) -> str:

@@ -7,7 +7,7 @@ schema is written:
 
     {"submission": str, "score": float, "max_score": float,
      "exercises": [{"id", "status", "points", "max_points", "feedback", "misconceptions"}],
-     # optional per exercise: "not_implemented": true, "candidates": [names],
+     # optional per exercise: "not_implemented": true, "candidates": [names], "hints": {name: {language: text}},
      #   "cause": {"kind": str, "text": {language: str}} (why an error or a timeout: its first line, never an
      #   input of a check), "failing": [kinds] (the CaseResult values of the failing checks, sorted)
      "sandbox": {layer: bool, ..., "identity": str}}
@@ -143,6 +143,9 @@ class ExerciseReport:
     # why an error or a timeout: {"kind": a Reason's or CaseResult's value, "text": {language: one line}}
     cause: dict | None = None
     failing: tuple[str, ...] = ()  # the CaseResult values of the failing checks ("not raised": no validation)
+    # each named misconception's hint in every language ({name: {language: text}}): what the class report and
+    # the LMS export read (never the catalogue's source)
+    hints: dict | None = None
 
     def to_dict(self) -> dict:
         entry = {"id": self.id, "points": round(self.points, 4), "max_points": round(self.max_points, 4),
@@ -156,6 +159,8 @@ class ExerciseReport:
             entry["cause"] = self.cause
         if self.failing:  # likewise: how the failing checks failed
             entry["failing"] = sorted(set(self.failing))
+        if self.hints:  # likewise: the named misconceptions' hints, in every language
+            entry["hints"] = {name: dict(sorted(texts.items())) for name, texts in sorted(self.hints.items())}
         return entry
 
 
