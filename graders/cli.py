@@ -229,11 +229,14 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from graders.engine.sandbox import landlock, layers as sandbox
+    from graders.engine.sandbox import landlock, layers as sandbox, wall
 
-    probe = sandbox.probe_layers()
+    # the interpreter and import path `rl4llm grade` gives its fork servers (tests/test_doctor_config.py)
+    python, pythonpath = wall.grading_interpreter()
+    probe = sandbox.probe_layers(python, pythonpath)
     probe.layers["grader_not_dumpable"] = sandbox.make_grader_not_dumpable()
     say(f"sandbox layers for grading workers on this machine (Landlock ABI {landlock.abi_version()}):")
+    say(f"workers' interpreter: {python}; PYTHONPATH: {pythonpath}")
     for name in sandbox.LAYERS:
         mark = "yes" if probe.layers.get(name) else "NO "
         say(f"  [{mark}] {name:<20} {sandbox.LAYER_TEXT[name]}")

@@ -294,14 +294,17 @@ class Probe:
         return [name for name in LAYERS if not self.layers.get(name)]
 
 
-def probe_layers(python: str | None = None, pythonpath: str = "") -> Probe:
+def probe_layers(python: str | None = None, pythonpath: str | None = None) -> Probe:
     """Start a confined probe the way a worker starts and read back which layers took effect.
 
+    ``python`` and ``pythonpath`` are the fork servers' (default: :func:`graders.engine.sandbox.wall.grading_interpreter`'s,
+    as a batch and ``rl4llm doctor`` use them): the probe runs, walled or not, as a server of that interpreter would.
     The probe also tries what a hostile submission would (read a file outside
     its scratch folder, open a TCP connection) and reports a layer as missing
     when the attempt succeeds.
     """
-    python = python or sys.executable
+    default_python, default_path = wall.grading_interpreter()
+    python, pythonpath = python or default_python, default_path if pythonpath is None else pythonpath
     with tempfile.TemporaryDirectory(prefix="rl4llm-probe-") as temp:
         os.chmod(temp, 0o755)
         scratch = os.path.join(temp, "scratch")

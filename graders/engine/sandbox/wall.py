@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 from functools import lru_cache
+from pathlib import Path
 
 from graders import settings
 
@@ -48,6 +49,19 @@ PROBE = ("import json, os, sys; import numpy, graders.engine.worker.parent; "
          "and isinstance(getattr(m, '__file__', None), str) and getattr(m, '__path__', None)]; "
          "print(json.dumps({'path': sys.path + places, 'prefixes': [sys.prefix, sys.base_prefix], "
          "'graders': sys.modules['graders'].__path__[0]}))")
+
+
+def grading_interpreter(worker_python: str | None = None, worker_pythonpath: tuple[str, ...] = ()) -> tuple[str, str]:
+    """``(python, PYTHONPATH)`` of a batch's fork servers, so of every worker, of the wall around them and of the
+    probes that speak for them: ``worker_python`` or this interpreter; the folder this process imports the kit
+    from, then ``worker_pythonpath``, as :mod:`graders.engine.routes.batch` gives them to its servers and its
+    probes. ``rl4llm doctor``, :func:`wall_works` and :func:`graders.engine.sandbox.layers.probe_layers` take
+    their default from here, so a kit run from a copy on ``PYTHONPATH`` (not installed) is probed where its
+    servers find it; tests/test_doctor_config.py holds the batch's pair equal to this one."""
+    import graders
+
+    kit_parent = str(Path(graders.__file__).resolve().parent.parent)
+    return worker_python or sys.executable, os.pathsep.join([kit_parent, *worker_pythonpath])
 
 
 def bwrap_path() -> str | None:
@@ -75,6 +89,8 @@ def wall_arguments(python: str, pythonpath: str, work: str) -> list[str]:
     # its root to this user without CAP_SETFCAP (which the wall drops); outside it stays who it was
     inner = os.getuid() or INNER_ROOT_UID
     args = [*NAMESPACES, *BEHAVIOUR, "--uid", str(inner), "--gid", str(os.getgid() or INNER_ROOT_UID)]
+    # the small /tmp first: what is bound below it (an interpreter or a kit copy under /tmp) stays visible on top
+    args += ["--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     for path in MERGED:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
@@ -107,7 +123,7 @@ def wall_arguments(python: str, pythonpath: str, work: str) -> list[str]:
     for path in covered:
         if os.path.isdir(path) and any(_under(path, r) for r in readable):
             args += ["--tmpfs", path, "--remount-ro", path]
-    args += ["--dev", "/dev", "--bind", "/proc", "/proc", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+    args += ["--dev", "/dev", "--bind", "/proc", "/proc"]
     work_real = os.path.realpath(work)
     args += ["--bind", work_real, work_real, "--chdir", work_real]
     if work_real != work:
@@ -123,11 +139,13 @@ def wall_command(python: str, pythonpath: str, work: str) -> list[str]:
     return [bwrap_path(), *wall_arguments(python, pythonpath, work), "--"]
 
 
-def wall_works(python: str | None = None, pythonpath: str = "") -> tuple[bool, str]:
-    """Whether servers run inside the wall on this machine, and why not (read per call: the switch)."""
+def wall_works(python: str | None = None, pythonpath: str | None = None) -> tuple[bool, str]:
+    """Whether servers of ``python`` on ``pythonpath`` (default: :func:`grading_interpreter`'s) run inside the
+    wall on this machine, and why not (read per call: the switch)."""
     if settings.get("RL4LLM_NO_BWRAP"):
         return False, "RL4LLM_NO_BWRAP=1"
-    return _probe(python or sys.executable, pythonpath)
+    default_python, default_path = grading_interpreter()
+    return _probe(python or default_python, default_path if pythonpath is None else pythonpath)
 
 
 @lru_cache(maxsize=8)
