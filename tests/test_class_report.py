@@ -243,8 +243,9 @@ def test_the_class_report_reads_each_hint_from_the_reports_in_both_languages(tmp
 
     hints = {"sample_std": {"en": "EN: divide by n", "ru": "RU: делите на n"}}
     for name, rows in BATCH.items():
-        exercises = tuple(ExerciseReport(row[0], Status(row[1]), row[2], row[3], row[1], row[4] if len(row) > 4 else (),
-                                         hints=hints if len(row) > 4 else None) for row in rows)
+        exercises = tuple(ExerciseReport(row[0], Status(row[1]), row[2], row[3], row[1],
+                                         row[4] if len(row) > 4 else (), hints=hints if len(row) > 4 else None)
+                          for row in rows)
         write_submission_reports(tmp_path, name, SubmissionReport(name, exercises).to_dict())
     entry = json.loads((tmp_path / "s2_partial" / "report.json").read_text(encoding="utf-8"))["exercises"][0]
     assert entry["hints"] == hints

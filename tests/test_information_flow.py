@@ -209,7 +209,8 @@ def test_the_parts_split_keeps_every_hidden_input_out_of_the_public_bundle(tmp_p
         public_entry, public_arrays = bundles.read_bundle(tmp_path / "job" / f"ex_{exercise.index}")
         hidden_entry, _ = bundles.read_bundle(tmp_path / "job" / f"ex_{exercise.hidden_index}")
         assert public_entry["part"] == "public" and hidden_entry["part"] == "hidden"
-        assert len(public_entry["cases"]) == len(exercise.parts[0]) and len(hidden_entry["cases"]) == len(exercise.parts[1])
+        assert len(public_entry["cases"]) == len(exercise.parts[0])
+        assert len(hidden_entry["cases"]) == len(exercise.parts[1])
         shown = {fingerprint(*inputs_of(cases[place])) for place in exercise.parts[0]}
         for encoded in public_entry["cases"]:  # each public bundle case is one of the public cases
             args = tuple(codec.decode(encoded["args"], public_arrays))

@@ -20,9 +20,10 @@ from graders.engine.values.kit_messages import KIT_EXCEPTIONS, kit_exception
 from graders.engine.worker import runner
 from graders.paths import REPO_ROOT
 
-WRITERS = ("graders/engine/worker/served.py", "graders/engine/worker/trusted.py", "graders/engine/worker/child.py")
+WRITERS = ("graders/engine/worker/served.py", "graders/engine/worker/trusted.py", "graders/engine/worker/child.py",
+           "graders/engine/worker/missing.py")
 SAMPLES = {"code": "3", "reason": "an answer without its value", "limit": "67108864", "detail": "Expecting value",
-           "dtype": "'complex64'"}
+           "dtype": "'complex64'", "what": "seaborn (module_9_reference.py, line 1)"}
 
 
 def _template(node) -> str | None:

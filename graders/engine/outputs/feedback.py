@@ -323,7 +323,8 @@ def mask_values(label: str) -> str:
             word = char.isalnum() or char == "_"
             masked.append(char)
             continue
-        digit = char.isdigit() or (char in ".eE" and number and position + 1 < len(text) and text[position + 1].isdigit())
+        digit = char.isdigit() or (char in ".eE" and number and position + 1 < len(text)
+                                   and text[position + 1].isdigit())
         if digit and not number:
             masked.append("...")
         elif not digit:

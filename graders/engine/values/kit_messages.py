@@ -28,6 +28,9 @@ KIT_EXCEPTIONS = (
     Text("Landlock could not be applied, and this batch relies on it: no learner code runs",
          "Landlock не удалось применить, а эта проверка на него опирается: код решения не запускается"),
     Text("the toy run stopped: {reason}", "игрушечный запуск остановлен: {reason}"),
+    # graders.engine.worker.missing: a package the grader lacks, used after the file loaded
+    Text("the grading machine has no package {what}: remove that import if the graded functions do not need it",
+         "на проверяющей машине нет пакета {what}: уберите этот импорт, если проверяемым функциям он не нужен"),
     Text("the toy run reported nothing (the learner's process stopped serving the function)",
          "игрушечный запуск ничего не сообщил (процесс с кодом решения перестал обслуживать функцию)"),
     # graders.engine.worker.served.ServedError: why the trusted process could not use what the child sent

@@ -19,6 +19,7 @@ import numpy as np
 from graders.engine.judging import calls
 from graders.engine.sandbox import confine, layers as sandbox
 from graders.engine.values import bundles, codec, shared_inputs
+from graders.engine.worker.missing import MissingPackages
 from graders.engine.worker.process import closed_root_folder, dumps, private_namespaces, _write_line
 
 OUTPUT_LIMIT = 4000  # characters of printed output kept per case
@@ -171,12 +172,20 @@ class Child:
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
         error = module = None
+        path = self.files_dir / f"{self.stem}.py"
+        # a package the grader lacks costs only the functions that use it (graders.engine.worker.missing); the
+        # kit's own packages are never stood in for
+        forbidden = {name.partition(".")[0] for name in self.parent.job["sandbox"].get("forbidden_modules", ())}
+        missing = MissingPackages(forbidden | {"graders", "solutions"}, str(path))
+        sys.meta_path.append(missing)
         try:
-            module = load_module(self.files_dir / f"{self.stem}.py", f"_rl4llm_learner_{self.stem}")
+            module = load_module(path, f"_rl4llm_learner_{self.stem}")
         except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is the learner's error
             error = describe_exception(exc, self.files_dir)
         finally:
             sys.stdout, sys.stderr = saved
+            missing.loading = False  # from now on a placeholder raises on any use
+            sys.meta_path.remove(missing)
         violations = self.fence.take_violations()
         if violations:
             error = {"type": "PermissionError", "mro": ["PermissionError"], "message": str(violations[0])[:2000],
