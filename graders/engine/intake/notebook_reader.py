@@ -12,6 +12,14 @@ graders.engine.intake.notebook_reader``) under ``RLIMIT_CPU`` :data:`CPU_SECONDS
 that runs out of any of them, or answers anything but its JSON, makes every
 notebook of that submission unreadable (the reason says which budget), never
 the batch. The child only reads: nothing of a notebook is executed.
+
+Within those, the child's CPU is :func:`cpu_budget` of what the notebooks hold, set
+before it parses a byte: :data:`FLOOR_SECONDS` and :data:`SECONDS_PER_PACKED_BYTE` for
+each byte of the notebooks compressed (zlib, level 6), at most :data:`CPU_SECONDS`. A
+notebook's size alone is no measure: a 27 KB zip holds 17 MB of one repeated cell, which
+took the whole 10 s (and 21 s of the batch's wall). Compressed, it is the 27 KB the
+learner sent (1.3 s); the course's own notebook, 36 KB compressed, costs 0.2 s of its 1.4 s.
+A profiling timer (``ITIMER_PROF``) ends the child when its CPU reaches the budget.
 """
 
 from __future__ import annotations
@@ -19,17 +27,30 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import NamedTuple
 
 from graders.engine.intake.notebook_cells import CellProblem
+from graders.text import Text
 
-CPU_SECONDS = 10  # one submission's notebooks, all of them
+CPU_SECONDS = 10  # one submission's notebooks, all of them: the most any budget may be
+FLOOR_SECONDS = 1.0  # the child's start (about 0.06 s) and a small notebook, on a machine a few times slower
+SECONDS_PER_PACKED_BYTE = 10e-6  # 100 KB of compressed notebook a second; the course's own read at 3 us a byte
 MEMORY_BYTES = 2 << 30
 WALL_SECONDS = 30
 MAX_ANSWER_BYTES = 256 << 20
+UNREADABLE = Text("not a readable notebook ({why})", "ноутбук не удаётся прочитать ({why})")
+WHY = {
+    "cpu": Text("reading took more than {seconds} s of CPU", "чтение заняло больше {seconds} с процессорного времени"),
+    "wall": Text("reading took more than {seconds} s", "чтение заняло больше {seconds} с"),
+    "memory": Text("reading needed more than {mib} MiB", "для чтения нужно больше {mib} МиБ"),
+    "stopped": Text("its reader stopped ({code})", "программа чтения остановилась ({code})"),
+    "silent": Text("its reader gave no answer", "программа чтения не дала ответа"),
+}
 
 
 class Reduced(NamedTuple):
@@ -53,6 +74,27 @@ def _limits(cpu_seconds: int, memory_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def cpu_budget(notebooks: list[bytes], most: float | None = None, floor: float | None = None,
+               rate: float | None = None) -> float:
+    """Seconds of CPU for reading ``notebooks``: ``floor`` (:data:`FLOOR_SECONDS`) + ``rate``
+    (:data:`SECONDS_PER_PACKED_BYTE`) for each byte of them compressed (what a learner must send for them, however
+    they are packed), at most ``most`` (:data:`CPU_SECONDS`)."""
+    most, floor = CPU_SECONDS if most is None else most, FLOOR_SECONDS if floor is None else floor
+    packed = sum(len(zlib.compress(data, 6)) for data in notebooks)
+    return round(min(float(most), floor + (SECONDS_PER_PACKED_BYTE if rate is None else rate) * packed), 2)
+
+
+def _said_budget(stderr: bytes) -> float:
+    """The budget the child wrote on its stderr before it began reading (:data:`CPU_SECONDS` if none)."""
+    for line in reversed(stderr.splitlines()):
+        if line.startswith(b"budget "):
+            try:
+                return float(line.split()[1])
+            except (ValueError, IndexError):
+                break
+    return float(CPU_SECONDS)
 
 
 def _frames(notebooks: dict[str, bytes]) -> bytes:
@@ -83,36 +125,50 @@ def _reduce(notebooks: dict[str, bytes]) -> dict[str, Reduced | str]:
     env["PYTHONHASHSEED"] = "0"
     try:
         done = subprocess.run([sys.executable, "-S", "-E", "-B", "-m", "graders.engine.intake.notebook_reader", str(CPU_SECONDS),
-                               str(MEMORY_BYTES)], input=_frames(notebooks), capture_output=True,
+                               str(MEMORY_BYTES), str(FLOOR_SECONDS), str(SECONDS_PER_PACKED_BYTE)],
+                              input=_frames(notebooks), capture_output=True,
                               timeout=WALL_SECONDS, env=env,
                               cwd=str(Path(__file__).resolve().parents[3]))  # the folder that holds graders/
     except subprocess.TimeoutExpired:
-        return dict.fromkeys(notebooks, f"not a readable notebook (reading took more than {WALL_SECONDS} s)")
+        return dict.fromkeys(notebooks, _unreadable("wall", seconds=WALL_SECONDS))
     if done.returncode != 0 or len(done.stdout) > MAX_ANSWER_BYTES:
-        why = (f"reading took more than {CPU_SECONDS} s of CPU" if done.returncode in (-9, -24) else
-               f"reading needed more than {MEMORY_BYTES >> 20} MiB" if b"MemoryError" in done.stderr[-2000:] else
-               f"its reader stopped ({done.returncode})")
-        return dict.fromkeys(notebooks, f"not a readable notebook ({why})")
+        why = (("cpu", {"seconds": f"{_said_budget(done.stderr):g}"})
+               if done.returncode in (-signal.SIGKILL, -signal.SIGXCPU, -signal.SIGPROF) else
+               ("memory", {"mib": MEMORY_BYTES >> 20}) if b"MemoryError" in done.stderr[-2000:] else
+               ("stopped", {"code": done.returncode}))
+        return dict.fromkeys(notebooks, _unreadable(why[0], **why[1]))
     try:
         answer = json.loads(done.stdout)
     except ValueError:
-        return dict.fromkeys(notebooks, "not a readable notebook (its reader gave no answer)")
+        return dict.fromkeys(notebooks, _unreadable("silent"))
     return {name: (answer[name] if isinstance(answer[name], str) else
                    Reduced(answer[name]["source"], [CellProblem(*p) for p in answer[name]["problems"]],
                            frozenset(answer[name]["functions"]), frozenset(answer[name]["stubs"])))
             for name in notebooks}
 
 
-def _child() -> None:
-    """Read the frames on stdin, answer ``{name: {"source", "problems", "functions"} or reason}`` on stdout."""
-    _limits(int(sys.argv[1]), int(sys.argv[2]))
-    from graders.engine.intake.notebook_cells import _defined_functions, read_notebook
+def _unreadable(key: str, **fields) -> str:
+    """Why a notebook is unreadable, in English (its Russian: the same ``Text``s, :data:`UNREADABLE` and :data:`WHY`)."""
+    return UNREADABLE.in_("en", why=WHY[key].in_("en", **fields))
 
-    stream, answer = sys.stdin.buffer, {}
+
+def _child() -> None:
+    """Read the frames on stdin, answer ``{name: {"source", "problems", "functions"} or reason}`` on stdout: first
+    the frames, then the CPU budget they earn (written on stderr, armed as ``ITIMER_PROF``), then the parsing."""
+    import time
+
+    _limits(int(sys.argv[1]), int(sys.argv[2]))
+    stream, frames, answer = sys.stdin.buffer, [], {}
     while header := stream.readline():
         name_length, data_length = map(int, header.split())
-        name = stream.read(name_length).decode("utf-8", "surrogateescape")
-        data = stream.read(data_length)
+        frames.append((stream.read(name_length).decode("utf-8", "surrogateescape"), stream.read(data_length)))
+    budget = cpu_budget([data for _, data in frames], *map(float, sys.argv[1:2] + sys.argv[3:5]))
+    sys.stderr.write(f"budget {budget}\n")
+    sys.stderr.flush()
+    signal.setitimer(signal.ITIMER_PROF, max(budget - time.process_time(), 0.001))  # SIGPROF's default: the end
+    from graders.engine.intake.notebook_cells import _defined_functions, read_notebook
+
+    for name, data in frames:
         try:
             source, problems = read_notebook(data)
         except ValueError as error:
