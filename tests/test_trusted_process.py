@@ -40,7 +40,7 @@ from graders.engine.values import door
 from graders.engine.values.bundles import pack_raw
 from graders.engine.sandbox.layers import merge_reported
 from graders.engine.worker import runner, served
-from graders.engine.worker.parent import TrustedReports
+from graders.engine.worker.trusted import TrustedReports
 
 STEM = "module_8_training"
 EXERCISES = (f"{STEM}.sequence_logprobs", f"{STEM}.dpo_loss")

@@ -29,6 +29,7 @@ import sys
 import numpy as np
 
 from graders.engine.judging.answers import answering
+from graders.engine.values import codec, shared_inputs
 from graders.engine.values.codec import _torch_module
 
 _HARNESS_CACHE: dict[str, object] = {}
@@ -192,3 +193,42 @@ def modified_inputs(before_args, before_kwargs, args, kwargs) -> list[int | str]
     changed: list[int | str] = [i for i, (b, a) in enumerate(zip(before_args, args)) if not _same(b, a)]
     changed += [key for key in before_kwargs if not _same(before_kwargs[key], kwargs[key])]
     return changed
+
+
+def judge_inputs(exercise, run) -> None:
+    """Turn each ``ok`` case whose inputs the call changed into ``modified_input`` (decided here, not in the worker);
+    ``exercise``: the grader's (:class:`graders.engine.routes.grading.Exercise`), ``run``: its
+    :class:`graders.engine.values.protocol.ExerciseRun` or None.
+
+    An input changed if the worker's parent read its array inputs back changed (``run.inputs_changed``: array
+    nodes, mapped to inputs through this process's own encoding of the case), or if the child says so
+    (:func:`graders.engine.judging.changed_inputs`: lists, scalars, strings, and anything the child
+    did to an input object). Learner code can only add to what the child says, never take from the parent's.
+    """
+    if run is None or run.status != "done" or not isinstance(run.payload, dict):
+        return
+    cases = exercise.spec.cases()
+    observed = run.inputs_changed if isinstance(run.inputs_changed, list) else []
+    for index, outcome in enumerate(run.payload.get("cases", [])):
+        if not isinstance(outcome, dict) or outcome.get("outcome") != "ok" or index >= len(cases):
+            continue
+        try:
+            after = codec.decode(outcome.get("inputs_after"), run.arrays)
+            changed = changed_inputs(cases[index], after)
+        except (ValueError, KeyError, TypeError, RecursionError):
+            changed = changed_inputs(cases[index], None)
+        if index < len(observed) and observed[index]:
+            changed = observed_inputs(cases[index], observed[index], changed)
+        if changed:
+            run.payload["cases"][index] = {"outcome": "modified_input", "changed": changed,
+                                           "output": outcome.get("output", "")}
+
+
+def observed_inputs(case, nodes: list[int], changed: list[int | str]) -> list[int | str]:
+    """``changed`` and the inputs of ``case`` that hold array nodes ``nodes`` (the worker parent's reading),
+    in the case's order (positions, then keywords)."""
+    encoder = codec.Encoder()
+    tops = [top for top, *_ in shared_inputs.case_slots(
+        {"args": encoder.encode(tuple(case.args)), "kwargs": encoder.encode(dict(case.kwargs))})]
+    found = set(changed) | {tops[node] for node in nodes if 0 <= node < len(tops)}
+    return [top for top in (*range(len(case.args)), *case.kwargs) if top in found]

@@ -41,8 +41,9 @@ HIDDEN_LOAD_FAILED = Text(
 HIDDEN_REFUSED = Text(
     "something the sandbox refuses, in the hidden checks (details withheld)",
     "то, что песочница запрещает, в скрытых проверках (подробности не показываются)")
-# the runner's own words for a stopped part: a verdict from the kit's fixed set, kept as it is
-KIT_MESSAGES = (CPU_BUDGET_MESSAGE, OUTSIDE_PROTOCOL_MESSAGE, TOO_MUCH_MESSAGE, WALL_CAP_MESSAGE, HIDDEN_STOPPED)
+# the runner's own words for a stopped part (their English forms): a verdict from the kit's fixed set, kept as it is
+KIT_VERDICTS = frozenset(str(message) for message in (CPU_BUDGET_MESSAGE, OUTSIDE_PROTOCOL_MESSAGE, TOO_MUCH_MESSAGE,
+                                                      WALL_CAP_MESSAGE, HIDDEN_STOPPED))
 
 
 def split(cases) -> tuple[list[int], list[int]]:
@@ -55,7 +56,7 @@ def withheld(run: ExerciseRun | None) -> ExerciseRun | None:
     """``run`` (a hidden part's) with nothing a learner could word: see the module's docstring."""
     if run is None:
         return None
-    message = run.message if any(run.message == kit for kit in KIT_MESSAGES) else HIDDEN_STOPPED
+    message = run.message if str(run.message) in KIT_VERDICTS else HIDDEN_STOPPED
     if run.status == "load_error":  # the hidden part's child did not load the file: the kit's words only
         return ExerciseRun("load_crashed", message=HIDDEN_LOAD_FAILED)
     if run.status != "done" or not isinstance(run.payload, dict):

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from graders import course, settings
 from graders.engine.judging import answers, calls, parts
-from graders.engine.values import bundles, codec, shared_inputs
+from graders.engine.judging.calls import judge_inputs
+from graders.engine.values import bundles, codec
 from graders.engine.outputs.feedback import assess
 from graders.engine.worker.fork_client import ForkServer
 from graders.engine.judging.kit import Kit
@@ -363,40 +364,3 @@ def sandbox_record(layers: dict, ctx) -> dict:
     record["unprivileged_user"] = bool((getattr(ctx, "probed", {}) or {}).get("unprivileged_user"))
     record["identity"] = str(layers.get("identity") or getattr(ctx, "identity", "") or "")
     return record
-
-
-def judge_inputs(exercise: Exercise, run: ExerciseRun | None) -> None:
-    """Turn each ``ok`` case whose inputs the call changed into ``modified_input`` (decided here, not in the worker).
-
-    An input changed if the worker's parent read its array inputs back changed (``run.inputs_changed``: array
-    nodes, mapped to inputs through this process's own encoding of the case), or if the child says so
-    (:func:`graders.engine.judging.calls.changed_inputs`: lists, scalars, strings, and anything the child
-    did to an input object). Learner code can only add to what the child says, never take from the parent's.
-    """
-    if run is None or run.status != "done" or not isinstance(run.payload, dict):
-        return
-    cases = exercise.spec.cases()
-    observed = run.inputs_changed if isinstance(run.inputs_changed, list) else []
-    for index, outcome in enumerate(run.payload.get("cases", [])):
-        if not isinstance(outcome, dict) or outcome.get("outcome") != "ok" or index >= len(cases):
-            continue
-        try:
-            after = codec.decode(outcome.get("inputs_after"), run.arrays)
-            changed = calls.changed_inputs(cases[index], after)
-        except (ValueError, KeyError, TypeError, RecursionError):
-            changed = calls.changed_inputs(cases[index], None)
-        if index < len(observed) and observed[index]:
-            changed = observed_inputs(cases[index], observed[index], changed)
-        if changed:
-            run.payload["cases"][index] = {"outcome": "modified_input", "changed": changed,
-                                           "output": outcome.get("output", "")}
-
-
-def observed_inputs(case, nodes: list[int], changed: list[int | str]) -> list[int | str]:
-    """``changed`` and the inputs of ``case`` that hold array nodes ``nodes`` (the worker parent's reading),
-    in the case's order (positions, then keywords)."""
-    encoder = codec.Encoder()
-    tops = [top for top, *_ in shared_inputs.case_slots(
-        {"args": encoder.encode(tuple(case.args)), "kwargs": encoder.encode(dict(case.kwargs))})]
-    found = set(changed) | {tops[node] for node in nodes if 0 <= node < len(tops)}
-    return [top for top in (*range(len(case.args)), *case.kwargs) if top in found]

@@ -92,12 +92,11 @@ from graders.engine.sandbox.libc import libc as _libc
 from graders.engine.values import shared_inputs
 from graders.engine.worker import served
 from graders.engine.worker.child import Child, read_exercise
-from graders.engine.worker.trusted import Trusted
-from graders.engine.worker.process import (CpuClock, OutsideProtocol, closed_root_folder, complete_events,
+from graders.engine.worker.trusted import Trusted, TrustedReports
+from graders.engine.worker.process import (MAX_CHILD_BYTES, CpuClock, OutsideProtocol, closed_root_folder,
                                            kill_descendants, protocol_events, _write_line)
 
 
-MAX_CHILD_BYTES = 64 << 20  # what the parent reads from one child in all (its results with their arrays)
 PR_SET_CHILD_SUBREAPER = 36
 CPU_POLL_SECONDS = 0.05  # how often the parent reads a child's CPU time while it is silent
 
@@ -121,54 +120,6 @@ class Shared:
         if self.region is None:
             return None
         return shared_inputs.changed(self.region, self.layout[number], self.exercises[number][1])
-
-
-class TrustedReports:
-    """What the trusted process reports on its pipe: per exercise number, its served cases' outcomes, read as
-    they come (so it never blocks on a full pipe) and taken when the child's result for the exercise comes."""
-
-    def __init__(self, fd: int | None) -> None:
-        self.fd = fd
-        self.fds = [] if fd is None else [fd]
-        self.buffer = bytearray()
-        self.size = 0
-        self.cases: dict[int, list[dict]] = {}
-        self.layers: dict | None = None  # its sandbox report, until the parent has passed it on
-        self.reported = False
-        if fd is not None:
-            os.set_blocking(fd, False)
-
-    def read(self) -> None:
-        """Everything the trusted process has written so far (at most MAX_CHILD_BYTES in all)."""
-        while self.fds:
-            try:
-                chunk = os.read(self.fd, 1 << 20)
-            except BlockingIOError:
-                return
-            self.size += len(chunk)
-            if not chunk or self.size > MAX_CHILD_BYTES:
-                self.close()
-                return
-            self.buffer += chunk
-            for event in complete_events(self.buffer):
-                if "sandbox" in event and not self.reported and isinstance(event["sandbox"], dict):
-                    self.layers, self.reported = dict(event["sandbox"]), True
-                if isinstance(event.get("served"), int):
-                    self.cases.setdefault(event["served"], []).append(
-                        {"position": event.get("position"), "result": event.get("result"),
-                         "arrays": event.get("arrays")})
-
-    def take(self, number: int) -> list[dict] | None:
-        """The served cases of the child's exercise ``number`` (None: these exercises have no trusted process)."""
-        if self.fd is None:
-            return None
-        self.read()
-        return self.cases.pop(number, [])
-
-    def close(self) -> None:
-        if self.fds:
-            os.close(self.fd)
-            self.fds = []
 
 
 class Parent:

@@ -66,6 +66,7 @@ def complete_events(buffer: bytearray) -> list[dict]:
     return events
 
 
+MAX_CHILD_BYTES = 64 << 20  # what the worker's parent reads from one child in all (its results with their arrays)
 # the events a learner's child writes (:class:`graders.engine.worker.child.Child`), by their key sets
 CHILD_EVENTS = (frozenset({"sandbox", "identity"}), frozenset({"loaded"}), frozenset({"result", "arrays"}))
 

@@ -33,7 +33,6 @@ from graders.engine.judging import calls
 from graders.engine.values import door
 from graders.engine.worker.fork_client import LOG_TAIL, ForkServer
 from graders.engine.values.scrub import without_addresses, without_paths
-from graders.text import Text
 from graders.engine.worker.config import SandboxMissing, WorkerConfig, WorkerStartError, wall_backstop
 from graders.engine.values.protocol import (CPU_BUDGET_MESSAGE, OUTSIDE_PROTOCOL_MESSAGE, TOO_MUCH_MESSAGE,
                                             WALL_CAP_MESSAGE, ExerciseRun)
