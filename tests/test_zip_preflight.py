@@ -265,3 +265,26 @@ def test_the_fuzz_would_see_a_raise(tmp_path, monkeypatch):
     monkeypatch.setattr(intake, "_not_readable", lambda *args, **kwargs: KeyError("boom"))
     with pytest.raises(KeyError):
         _fuzz_one(tmp_path, b"not a zip")
+
+
+@pytest.mark.parametrize("key, fields", [("no_end", {}), ("large", {"size": 9, "limit": 8, "count": 1}),
+                                         ("outside", {"size": 9, "offset": 3, "end": 10}), ("entries", {"count": 5})])
+def test_each_zip_refusal_reads_back_in_russian_whole(key, fields):
+    from graders.engine.values.texts import DETAILS, translated
+
+    reason = intake.ZIP_REASONS[key]
+    english = DETAILS["zip_not_readable"].in_("en", name="'x.zip'", reason=reason.in_("en", **fields))
+    russian = translated(english, "ru")
+    assert russian == DETAILS["zip_not_readable"].in_("ru", name="'x.zip'", reason=reason.in_("ru", **fields))
+    assert not any("a" <= char <= "z" for char in russian.replace("zip", "").replace("x.", "")), russian
+
+
+@pytest.mark.parametrize("key, fields", [("cpu", {"seconds": "1.27"}), ("wall", {"seconds": 30}),
+                                         ("memory", {"mib": 2048}), ("stopped", {"code": -9}), ("silent", {})])
+def test_each_notebook_refusal_reads_back_in_russian_whole(key, fields):
+    from graders.engine.intake import notebook_reader
+    from graders.engine.values.texts import translated
+
+    english = notebook_reader.UNREADABLE.in_("en", reason=notebook_reader.WHY[key].in_("en", **fields))
+    assert translated(english, "ru") == notebook_reader.UNREADABLE.in_(
+        "ru", reason=notebook_reader.WHY[key].in_("ru", **fields))

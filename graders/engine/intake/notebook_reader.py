@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from graders.engine.intake.notebook_cells import CellProblem
-from graders.text import Text
+from graders.engine.values.texts import DETAILS
 
 CPU_SECONDS = 10  # one submission's notebooks, all of them: the most any budget may be
 FLOOR_SECONDS = 1.0  # the child's start (about 0.06 s) and a small notebook, on a machine a few times slower
@@ -43,14 +43,8 @@ SECONDS_PER_PACKED_BYTE = 10e-6  # 100 KB of compressed notebook a second; the c
 MEMORY_BYTES = 2 << 30
 WALL_SECONDS = 30
 MAX_ANSWER_BYTES = 256 << 20
-UNREADABLE = Text("not a readable notebook ({why})", "ноутбук не удаётся прочитать ({why})")
-WHY = {
-    "cpu": Text("reading took more than {seconds} s of CPU", "чтение заняло больше {seconds} с процессорного времени"),
-    "wall": Text("reading took more than {seconds} s", "чтение заняло больше {seconds} с"),
-    "memory": Text("reading needed more than {mib} MiB", "для чтения нужно больше {mib} МиБ"),
-    "stopped": Text("its reader stopped ({code})", "программа чтения остановилась ({code})"),
-    "silent": Text("its reader gave no answer", "программа чтения не дала ответа"),
-}
+UNREADABLE = DETAILS["notebook_unreadable"]  # with one of WHY as its reason (read back in every language)
+WHY = {key: DETAILS[f"notebook_{key}"] for key in ("cpu", "wall", "memory", "stopped", "silent")}
 
 
 class Reduced(NamedTuple):
@@ -149,7 +143,7 @@ def _reduce(notebooks: dict[str, bytes]) -> dict[str, Reduced | str]:
 
 def _unreadable(key: str, **fields) -> str:
     """Why a notebook is unreadable, in English (its Russian: the same ``Text``s, :data:`UNREADABLE` and :data:`WHY`)."""
-    return UNREADABLE.in_("en", why=WHY[key].in_("en", **fields))
+    return UNREADABLE.in_("en", reason=WHY[key].in_("en", **fields))
 
 
 def _child() -> None:

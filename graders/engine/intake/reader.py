@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from graders.text import Text
+from graders.engine.values.texts import DETAILS
 
 SKIP_DIRS = frozenset({"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints", "node_modules", ".venv", "venv"})
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -234,20 +234,12 @@ def _walk(fd: int, prefix: str, depth: int, count: _Count, files: dict, keep, sk
 # ---------------------------------------------------------------------------
 _END, _END64 = struct.Struct("<4s4H2LH"), struct.Struct("<4sQ2H2L4Q")  # the end record (22 bytes), ZIP64's (56)
 ENTRY_EXTRAS = 1024  # bytes of extra field and comment a member may take in the directory, on average
-ZIP_REASONS = {  # each but "members" inside "NAME is not a readable zip file (...)" (texts.DETAILS["zip_unreadable"])
-    "no_end": Text("no end-of-directory record in its last 64 KiB", "в последних 64 КиБ нет записи о конце каталога"),
-    "large": Text("its directory is {size} bytes, over the {limit} that {count} members may take",
-                  "его каталог занимает {size} байт, больше {limit}, допустимых для элементов: {count}"),
-    "outside": Text("its directory ({size} bytes at {offset}) passes byte {end}",
-                    "его каталог ({size} байт со смещения {offset}) заходит за байт {end}"),
-    "entries": Text("its directory lacks the {count} members listed", "в его каталоге нет всех {count} элементов"),
-    "members": Text("the zip has {count} members; the limit is {limit}",
-                    "элементов в zip-архиве: {count}; допустимо не больше {limit}"),
-}
+ZIP_REASONS = {key: DETAILS[f"zip_{key}"] for key in ("no_end", "large", "outside", "entries", "members")}
 
 
 def _not_readable(name: str, key: str, **fields) -> UnsafeSubmission:
-    return UnsafeSubmission(f"{shown(name)} is not a readable zip file ({ZIP_REASONS[key].in_('en', **fields)})")
+    return UnsafeSubmission(DETAILS["zip_not_readable"].in_("en", name=shown(name),
+                                                            reason=ZIP_REASONS[key].in_("en", **fields)))
 
 
 def check_zip_ends(fd: int, name: str, caps: Caps = SUBMISSION_CAPS) -> int:
