@@ -44,17 +44,17 @@ def _canvas_zip(path: Path) -> Path:
 def test_a_moodle_download_is_read_student_by_student(tmp_path, folders):
     download = _moodle_zip(tmp_path / "moodle.zip", folders)
     assert lms.looks_like_download(download)
-    system, students = lms.read_download(download)
-    assert system == "moodle"
-    assert {(s.name, s.lms_id): sorted(s.files) for s in students} == {
+    download = lms.read_download(download)
+    assert download.system == "moodle" and not download.notes
+    assert {(s.name, s.lms_id): sorted(s.files) for s in download.students} == {
         ("Иван Петров", "1201"): ["module_9_reference.py", "module_9_training.py"],
         ("José García", "1202"): ["module_9_reference.py"]}
 
 
 def test_a_canvas_download_is_read_with_late_and_resubmitted_files(tmp_path):
-    system, students = lms.read_download(_canvas_zip(tmp_path / "canvas.zip"))
-    assert system == "canvas"
-    assert {(s.name, s.lms_id): sorted(s.files) for s in students} == {
+    download = lms.read_download(_canvas_zip(tmp_path / "canvas.zip"))
+    assert download.system == "canvas" and not download.notes
+    assert {(s.name, s.lms_id): sorted(s.files) for s in download.students} == {
         ("petrovivan", "5101"): ["module_9_reference.py", "module_9_training.py"],
         ("garciajose", "5102"): ["module_9_reference.py"]}
 
@@ -119,13 +119,18 @@ def test_a_download_graded_and_exported_for_its_lms(tmp_path, system):
     assert "wrote" in exported.stdout and "2 grade(s)" in exported.stdout
 
 
-def test_students_whose_labels_would_meet_get_folders_of_their_own(tmp_path):
-    """Two "Ann"s become "Ann (2)" and "Ann (3)": a third student really called "Ann (2)" keeps a folder too."""
+def test_students_whose_names_meet_get_folders_of_their_own(tmp_path):
+    """Two "Ann"s and a third student really called "Ann (2)": three ids, three staged folders, three output
+    folders, each carrying its id."""
+    from graders.engine.intake.submission import display_name, lms_id, submission_name
+
     with zipfile.ZipFile(tmp_path / "d.zip", "w") as archive:
         for name, number in (("Ann (2)", "9"), ("Ann", "2"), ("Ann", "3")):
             archive.writestr(f"{name}_{number}_assignsubmission_file_module_9_reference.py", REFERENCE)
     staged = tmp_path / "staged"
     staged.mkdir()
-    system, paths, ids = lms.stage(tmp_path / "d.zip", staged)
-    assert system == "moodle" and len({path.name for path in paths}) == 3
-    assert sorted(ids.values()) == ["2", "3", "9"]
+    found = lms.stage(tmp_path / "d.zip", staged)
+    assert found.system == "moodle" and len(set(found.paths)) == 3
+    assert found.students == {"2": "Ann", "3": "Ann", "9": "Ann (2)"}
+    assert sorted((lms_id(path), display_name(path), submission_name(path)) for path in found.paths) == [
+        ("2", "Ann", "Ann-2"), ("3", "Ann", "Ann-3"), ("9", "Ann (2)", "Ann_2-9")]

@@ -37,38 +37,128 @@ MAX_TOTAL_BYTES = SUBMISSION_CAPS.total_bytes
 MAX_FILE_BYTES = 5 << 20  # a learner .py file
 
 
-
-
 # Cyrillic letters as a reader of Latin would say them (a folder name stays readable: ivan_petrov-3f2a9c1b)
 _CYRILLIC = dict(zip("абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґ",
                      ["a", "b", "v", "g", "d", "e", "e", "zh", "z", "i", "i", "k", "l", "m", "n", "o", "p", "r", "s",
                       "t", "u", "f", "kh", "ts", "ch", "sh", "shch", "", "y", "", "e", "yu", "ya", "i", "i", "e", "g"]))
+NAME_BYTES = 200  # a folder name kept as given, at most (file systems allow 255 bytes; unique_names' NAME_LIMIT)
+LATIN_BYTES = 80  # the Latin spelling before a digest or an LMS id
+DIGEST_CHARS = 8
+ID_CHARS = 40  # an LMS id in a folder name: Moodle's and Canvas's ids are digits, far fewer than this
+# beside a student staged from an LMS download (graders.engine.outputs.lms.stage): the LMS id and the name as the
+# LMS gives it; a staged submission is <staging>/<id>/submission (a folder) or <id>/submission.zip
+STAGED_FILE = ".lms.json"
+STAGED_NAMES = ("submission", "submission.zip")
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_CHARS]
+
+
+def capped(name: str, limit: int) -> str:
+    """``name`` as a file name of at most ``limit`` UTF-8 bytes: as it is when it fits; else its head (whole
+    characters), ``-``, a digest of the whole name, and its extension (kept when short): two names that differ
+    anywhere stay two names. Bytes, not characters: 130 Cyrillic letters are 260 bytes."""
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size <= limit:
+        return name
+    stem, dot, suffix = name.rpartition(".")
+    suffix = f".{suffix}" if dot and stem and len(suffix.encode("utf-8", "surrogatepass")) < 16 else ""
+    room = limit - len(suffix.encode("utf-8", "surrogatepass")) - 1 - DIGEST_CHARS
+    head = name[:len(name) - len(suffix)].encode("utf-8", "surrogatepass")[:max(room, 0)]
+    head = head.decode("utf-8", "ignore")  # a character cut in two is dropped whole
+    return f"{head}-{_digest(name)}{suffix}"
+
+
+def _lms_id_part(lms_id: str) -> str:
+    """An LMS id as the end of a folder name: its digits, or (an id no LMS writes) ``x`` and a digest."""
+    if lms_id.isascii() and lms_id.isdigit() and len(lms_id) <= ID_CHARS:
+        return lms_id
+    return f"x{_digest(lms_id)}"
+
+
+def folder_name(given: str, lms_id: str | None = None) -> str:
+    """The output folder name for the name ``given``: ASCII letters, digits, ``. _ -`` only, at most
+    :data:`NAME_BYTES` bytes.
+
+    - A student of an LMS download (``lms_id``): the name spelt in Latin letters, ``-`` and the LMS's id
+      (``ivan_petrov-1201``): the id keeps two students apart, whatever their names.
+    - Else a name that is already so stays as it is (unless it ends as a digest does, ``-`` and 8 hex digits:
+      a name could copy another's folder name); any other is spelt in Latin letters (Cyrillic transliterated,
+      accents dropped), cut to :data:`LATIN_BYTES`, and gets a digest of the name as given
+      (``ivan_petrov-3f2a9c1b``): unique for every different name (NFC and NFD spellings, case), the same on
+      every run and every shard.
+    """
+    import unicodedata
+
+    latin = "".join(_CYRILLIC.get(char.lower(), char) if char.lower() in _CYRILLIC else char for char in given)
+    latin = unicodedata.normalize("NFKD", latin).encode("ascii", "ignore").decode("ascii")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", latin).strip("._") or "submission"
+    if lms_id is not None:
+        return f"{name[:LATIN_BYTES].rstrip('._') or 'submission'}-{_lms_id_part(lms_id)}"
+    if name == given and len(name) <= NAME_BYTES and not _ends_like_digest(name):
+        return name
+    return f"{name[:LATIN_BYTES]}-{_digest(given)}"
+
+
+def _ends_like_digest(name: str) -> bool:
+    tail = name[-DIGEST_CHARS - 1:]
+    return len(tail) == DIGEST_CHARS + 1 and tail[0] == "-" and all(c in "0123456789abcdef" for c in tail[1:])
+
+
+def staged(path: Path) -> dict | None:
+    """The record of a student staged from an LMS download (:func:`graders.engine.outputs.lms.stage` writes
+    ``<id>/submission`` or ``<id>/submission.zip`` beside ``<id>/.lms.json``): ``{"id": the LMS's own id,
+    "name": the name as the LMS gives it, "problem": why their files could not all be written, if so}``;
+    None for any other submission."""
+    import json
+
+    path = Path(path)
+    if path.name not in STAGED_NAMES:
+        return None
+    try:
+        record = json.loads(intake.read_file(path.parent / STAGED_FILE, 1 << 16).decode("utf-8"))
+    except (UnsafeSubmission, OSError, ValueError):
+        return None
+    if not (isinstance(record, dict) and record.get("id") == path.parent.name
+            and isinstance(record.get("name"), str)):
+        return None
+    return record
+
+
+def lms_id(path: Path) -> str | None:
+    """The LMS's own id of a student staged from an LMS download (:func:`staged`), else None: what their
+    report, ``grades.csv`` and the LMS export key their grade by."""
+    record = staged(path)
+    return record["id"] if record else None
+
+
+def staged_problem(path: Path) -> str | None:
+    """Why the files of a student staged from an LMS download could not all be written, else None: that
+    student's error (their report says it), never the batch's."""
+    record = staged(path)
+    problem = record.get("problem") if record else None
+    return problem if isinstance(problem, str) and problem else None
 
 
 def display_name(path: Path) -> str:
-    """A submission's name as given: its folder or file name (``.zip`` dropped), any Unicode, exactly as the
-    file system holds it (two spellings of one name, NFC and NFD, stay two names); what a person reads in
-    every output. Control characters are made visible by the outputs' cleaner."""
+    """A submission's name as given: the name the LMS gives a student staged from its download; else its folder
+    or file name (``.zip`` dropped), any Unicode, exactly as the file system holds it (two spellings of one name,
+    NFC and NFD, stay two names); what a person reads in every output. Control characters are made visible by
+    the outputs' cleaner."""
     path = Path(path)
+    record = staged(path)
+    if record is not None:
+        return record["name"] or "submission"
     return (path.name[:-4] if path.suffix.lower() == ".zip" else path.name) or "submission"
 
 
 def submission_name(path: Path) -> str:
-    """The submission's folder name in the outputs: ASCII letters, digits, ``. _ -`` only. A name that is
-    already so stays as it is; any other is spelt in Latin letters (Cyrillic transliterated, accents dropped)
-    and gets a digest of the name as given (``ivan_petrov-3f2a9c1b``): unique for every different name
-    (NFC and NFD spellings, case), the same on every run and every shard."""
-    import hashlib
-    import unicodedata
-
-    given = display_name(path)
-    latin = "".join(_CYRILLIC.get(char.lower(), char) if char.lower() in _CYRILLIC else char for char in given)
-    latin = unicodedata.normalize("NFKD", latin).encode("ascii", "ignore").decode("ascii")
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", latin).strip("._") or "submission"
-    if name == given:
-        return name
-    digest = hashlib.sha256(given.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{name[:80]}-{digest}"
+    """The submission's folder name in the outputs (:func:`folder_name` of its :func:`display_name`, with its LMS
+    id when it was staged from an LMS download)."""
+    return folder_name(display_name(path), lms_id(path))
 
 
 def read_zip(path: Path, *, keep: tuple[str, ...] | None = (".py", ".ipynb"), max_members: int | None = None,

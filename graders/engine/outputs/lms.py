@@ -1,27 +1,43 @@
 """Moodle and Canvas: their bulk downloads read as a class, and a grade file each imports.
 
+**Identity is the LMS's own id** (Moodle's participant id, Canvas's user id), never a name: read from each
+file's name in the download, carried by the staged submission (:func:`graders.engine.intake.submission.staged`)
+into the student's ``report.json`` and ``grades.csv`` (``lms_id``), and the export writes each grade against the
+id of its row. Two students of one name, or one renamed to the folder name the kit gives a classmate, are two
+ids, two folders (``anna_petrova-1201``, ``anna_petrova-1201-1305``: Latin spelling, ``-``, id), two grades.
+
 **In.** An assignment's "Download all submissions" is one zip (or the folder it unpacks to) whose names
 say whose each file is:
 
 - Moodle: ``Full Name_<participant id>_assignsubmission_file_<file name>`` (flat), or a folder
   ``Full Name_<participant id>_assignsubmission_file_`` holding the files ("Download submissions in
-  folders");
+  folders"); Moodle writes a name's own ``_`` as a space;
 - Canvas: ``<sortable name>_<user id>_<submission id>_<file name>``, with ``late_`` (or ``LATE_``) after the
   name for a late one; a resubmitted file may carry ``-1``, ``-2`` before its extension.
 
-:func:`stage` reads the download through the one capped reader (:mod:`graders.engine.intake.reader`), groups the
-files by student and writes each student's files, under their own names again, into a folder named after
-the student (``Иван Петров/module_9_reference.py``); a student who uploaded one zip gets that zip. The
-folders are then graded as any class is, so the names are kept (:func:`graders.engine.intake.submission.display_name`),
-and ``_lms.json`` in the output folder records each folder's LMS id for the export. Names are parsed with
-literal string operations only (no regular expression runs over a learner's file name).
+A name is read with literal string operations only (no regular expression runs over a learner's file name),
+and only when it reads one way: a Moodle name with ``_assignsubmission_`` twice, or a Canvas name with two
+places that could hold the two ids (a display or file name the learner chose can hold such text), is
+*nobody's*: graded as no one's, named in a note. No text a learner writes puts a file under another's id.
 
-**Out.** :func:`export` writes from a graded folder (``grades.csv`` and ``_lms.json``):
+:func:`stage` reads the download through the one capped reader (:mod:`graders.engine.intake.reader`), groups the
+files by id and writes them, under their own names again, into ``<id>/submission/`` (one uploaded zip:
+``<id>/submission.zip``) beside ``<id>/.lms.json`` (the id, the name as the LMS gives it). No display name
+becomes a file name (130 Cyrillic letters are 260 bytes, a file name holds 255): folder names are capped in
+bytes (:func:`graders.engine.intake.submission.folder_name`), a learner's file name over :data:`FILE_BYTES`
+bytes is cut and keeps a digest. A student whose files cannot be written (an ``OSError``) is graded with that
+reason as their problem, the class as usual. ``_lms.json`` in the output folder: the LMS, its students.
+
+**Out.** :func:`export` writes from a graded folder (``grades.csv`` with its ``lms_id`` column, and
+``_lms.json``), one row per id:
 
 - Moodle: the assignment's grading worksheet (``Identifier`` = ``Participant <id>``, ``Full name``,
   ``Grade``, ``Maximum Grade``), which "Upload grading worksheet" imports;
 - Canvas: a gradebook CSV (``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``, then the
   assignment's column, with a ``Points Possible`` row), which the gradebook's "Import" reads.
+
+A row with no id of the download is left out, a student with no row is "not graded" (both named); two rows
+with one id export nothing (the message names both).
 """
 
 from __future__ import annotations
@@ -30,10 +46,14 @@ import csv
 import io
 import json
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from graders.engine.intake import reader as intake
+from graders.engine.intake.submission import ID_CHARS, STAGED_FILE, STAGED_NAMES, capped
+from graders.text import Text
 
 LMS_FILE = "_lms.json"
 SYSTEMS = ("moodle", "canvas")
@@ -41,46 +61,137 @@ SYSTEMS = ("moodle", "canvas")
 DOWNLOAD_CAPS = intake.SUBMISSION_CAPS.but(files=50_000, total_bytes=2 << 30, depth=8)
 KEEP = (".py", ".ipynb", ".zip")
 MOODLE_MARK = "_assignsubmission_"
+MOODLE_PLUGINS = ("file", "onlinetext")
+FILE_BYTES = 200  # a learner's file name as staged, in UTF-8 bytes (a file name may hold 255)
+
+TEXTS = {
+    "not_download": Text("{path} is not a Moodle or Canvas bulk download (its file names follow neither's "
+                         "naming); pass the submissions themselves, or --lms moodle|canvas",
+                         "{path} — не выгрузка Moodle или Canvas (имена файлов не следуют ни одной из их схем); "
+                         "передайте сами работы или --lms moodle|canvas"),
+    "one_download": Text("--lms reads one bulk download (a zip or its folder), not {count} paths",
+                         "--lms читает одну выгрузку (zip или её папку), а не {count} путей"),
+    "unreadable": Text("{path}: {error}", "{path}: {error}"),
+    "no_student": Text("{path}: no file of it follows {system}'s naming",
+                       "{path}: ни один файл не назван по схеме {system}"),
+    "staging": Text("{path}: the download could not be unpacked into {folder} ({error})",
+                    "{path}: выгрузку не удалось распаковать в {folder} ({error})"),
+    "nobody": Text("{member} was graded as nobody's: its name can be read as more than one student's, so it "
+                   "is not put under any id; grade it by hand",
+                   "файл {member} не засчитан никому: его имя читается как имя нескольких студентов, поэтому он "
+                   "не отнесён ни к одному id; проверьте его вручную"),
+    "unnamed": Text("{member} does not follow {system}'s naming (no student id in it); it was not graded",
+                    "файл {member} не следует схеме имён {system} (в нём нет id студента); не проверен"),
+    "two_names": Text("{system} id {id} comes with two names, {first} and {second}: one student, graded as {first}",
+                      "у id {id} в {system} два имени, {first} и {second}: это один студент, он проверен как {first}"),
+    "unwritten": Text("{name} ({system} id {id}): the files could not be written ({error}); their report says so",
+                      "{name} (id {id} в {system}): файлы не удалось записать ({error}); это сказано в их отчёте"),
+    "no_grades": Text("{folder}: no graded LMS download here ({error}); grade one with "
+                      "`rl4llm grade DOWNLOAD.zip --lms {system} --out {folder}`",
+                      "{folder}: здесь нет проверенной выгрузки LMS ({error}); проверьте её командой "
+                      "`rl4llm grade DOWNLOAD.zip --lms {system} --out {folder}`"),
+    "no_ids": Text("{folder}: grades.csv has no lms_id column (graded by an older kit, or not from an LMS "
+                   "download); grade the download again with this kit",
+                   "{folder}: в grades.csv нет столбца lms_id (проверено старой версией или не из выгрузки LMS); "
+                   "проверьте выгрузку заново этой версией"),
+    "other_system": Text("{folder} was graded from a {graded} download; its ids are {graded}'s: export it with "
+                         "--lms {graded}",
+                         "{folder} проверена из выгрузки {graded}; её id — это id {graded}: экспортируйте с "
+                         "--lms {graded}"),
+    "same_id": Text("{folder}: two rows of grades.csv carry {system} id {id} ({first} and {second}); nothing "
+                    "was exported: grade the download again into an empty folder",
+                    "{folder}: у двух строк grades.csv один id {id} в {system} ({first} и {second}); ничего не "
+                    "экспортировано: проверьте выгрузку заново в пустую папку"),
+}
+# a student whose files could not be written: their report's problem, in texts.py's "submission_unreadable" words
+# (read in the report's language), the reason the system's; the instructor's note says more, in theirs
+UNWRITTEN_PROBLEM = "the submission could not be read ({error})"
 
 
 class LmsError(ValueError):
-    """A download or a graded folder the LMS route cannot use (the message says why, in one line)."""
+    """A download or a graded folder the LMS route cannot use (the message says why, in one line, in English;
+    :meth:`in_` in another language)."""
+
+    def __init__(self, key: str, **fields):
+        self.key, self.fields = key, fields
+        super().__init__(TEXTS[key].in_("en", **fields))
+
+    def in_(self, language: str) -> str:
+        return TEXTS[self.key].in_(language, **self.fields)
+
+    def said_in(self, language: str) -> LmsError:
+        """This error, its message in ``language`` (what a caller that prints ``str(error)`` shows)."""
+        error = LmsError(self.key, **self.fields)
+        error.args = (self.in_(language),)
+        return error
+
+
+Note = tuple[str, dict]  # a note for the instructor: a key of TEXTS and its fields (rendered in their language)
+
+
+def note_in(note: Note, language: str) -> str:
+    return TEXTS[note[0]].in_(language, **note[1])
 
 
 @dataclass
 class Student:
     name: str  # as the LMS wrote it (Moodle: the full name; Canvas: the sortable name, lower case)
-    lms_id: str  # Moodle's participant id, Canvas's user id
+    lms_id: str  # Moodle's participant id, Canvas's user id: the student's identity
     files: dict[str, bytes] = field(default_factory=dict)  # the file's own name -> bytes
 
 
-def _moodle(relative: str) -> tuple[str, str, str] | None:
-    """(full name, participant id, file name) of a Moodle download's member, else None."""
-    at = relative.find(MOODLE_MARK)
-    if at <= 0:
-        return None
-    name, _, number = relative[:at].rpartition("_")
-    rest = relative[at + len(MOODLE_MARK):]
-    plugin, _, file = rest.partition("_") if "/" not in rest.split("_", 1)[0] else rest.partition("/")
-    file = file.rsplit("/", 1)[-1]
-    if not (name and number.isdigit() and plugin.startswith(("file", "onlinetext")) and file):
-        return None
-    return name.rsplit("/", 1)[-1], number, file
+class Member(NamedTuple):
+    """Whose a download's member is (the name, the LMS id) and which file; :data:`NOBODY`: no one's."""
+
+    name: str
+    lms_id: str
+    file: str
 
 
-def _canvas(relative: str) -> tuple[str, str, str] | None:
-    """(sortable name, user id, file name) of a Canvas download's member, else None."""
-    base = relative.rsplit("/", 1)[-1]
-    parts = base.split("_")
-    at = 2 if len(parts) > 1 and parts[1].lower() == "late" else 1
-    if len(parts) < at + 3 or not (parts[at].isdigit() and parts[at + 1].isdigit()) or not parts[0]:
+NOBODY = Member("", "", "")
+
+
+def _is_id(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= ID_CHARS
+
+
+def _moodle(relative: str) -> Member | None:
+    """Whose a Moodle download's member is: ``[folders/]<name>_<id>_assignsubmission_<plugin>_<file>`` or
+    ``<name>_<id>_assignsubmission_<plugin>_/<path>/<file>``; :data:`NOBODY` when ``_assignsubmission_``
+    occurs twice (overlapping or not), else None when it is not so named."""
+    first = relative.find(MOODLE_MARK)
+    if first < 0:
         return None
-    file = "_".join(parts[at + 2:])
+    if relative.find(MOODLE_MARK, first + 1) >= 0:
+        return NOBODY
+    head, tail = relative[:first], relative[first + len(MOODLE_MARK):]
+    name, _, number = head.rsplit("/", 1)[-1].rpartition("_")
+    cut = min((at for at in (tail.find("_"), tail.find("/")) if at >= 0), default=-1)
+    if cut < 0:
+        return None
+    plugin, file = tail[:cut], tail[cut + 1:].rsplit("/", 1)[-1]
+    if not (name and _is_id(number) and plugin in MOODLE_PLUGINS and file not in ("", ".", "..")):
+        return None
+    return Member(name, number, file)
+
+
+def _canvas(relative: str) -> Member | None:
+    """Whose a Canvas download's member is: ``<name>_[late_]<user id>_<submission id>_<file>``;
+    :data:`NOBODY` when two places of the name could hold the two ids, else None when it is not so named."""
+    parts = relative.rsplit("/", 1)[-1].split("_")
+    spots = [at for at in range(len(parts) - 2) if _is_id(parts[at]) and _is_id(parts[at + 1])]
+    if len(spots) != 1:
+        return NOBODY if spots else None
+    at = spots[0]
+    names = parts[:at - 1] if at > 1 and parts[at - 1].lower() == "late" else parts[:at]
+    name, file = "_".join(names), "_".join(parts[at + 2:])
+    if not name or file in ("", ".", ".."):
+        return None
     stem, dot, suffix = file.rpartition(".")
     head, dash, count = stem.rpartition("-")
     if dot and dash and count.isdigit() and head:  # module_9_reference-1.py: Canvas's resubmission count
         file = f"{head}.{suffix}"
-    return parts[0], parts[at], file
+    return Member(name, parts[at], file)
 
 
 PARSERS = {"moodle": _moodle, "canvas": _canvas}
@@ -116,73 +227,147 @@ def looks_like_download(path: Path) -> bool:
     return any(MOODLE_MARK in name for name in names) or detect(names) == "canvas"
 
 
-def read_download(path: Path, system: str | None = None) -> tuple[str, list[Student]]:
-    """(the LMS, its students) of a bulk download (a zip or a folder); ``system`` None: detected."""
+@dataclass
+class Download:
+    system: str
+    students: list[Student]  # one per LMS id, in the order of their first file's name
+    notes: list[Note]  # files graded as nobody's, an id with two names
+
+
+def _shown(text: str, limit: int = 120) -> str:
+    """A learner's name in a note: cut to ``limit`` characters (the printer makes control characters visible)."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def read_download(path: Path, system: str | None = None) -> Download:
+    """The LMS and its students (by id) of a bulk download (a zip or a folder); ``system`` None: detected."""
     try:
         files = intake.read_submission(Path(path), DOWNLOAD_CAPS, KEEP)
     except intake.UnsafeSubmission as error:
-        raise LmsError(f"{path}: {error}") from None
+        raise LmsError("unreadable", path=path, error=error) from None
     system = system or detect(list(files))
     if system not in PARSERS:
-        raise LmsError(f"{path} is not a Moodle or Canvas bulk download (its file names follow neither's "
-                       "naming); pass the submissions themselves, or --lms moodle|canvas")
-    students: dict[tuple[str, str], Student] = {}
+        raise LmsError("not_download", path=path)
+    students: dict[str, Student] = {}
+    notes: list[Note] = []
     for relative, data in sorted(files.items()):
-        parsed = PARSERS[system](relative)
-        if parsed is None:
+        member = PARSERS[system](relative)
+        if member is None or member is NOBODY:
+            notes.append(("unnamed" if member is None else "nobody", {"member": _shown(relative), "system": system}))
             continue
-        name, number, file = parsed
-        student = students.setdefault((name, number), Student(name, number))
-        student.files.setdefault(file, data)
+        student = students.setdefault(member.lms_id, Student(member.name, member.lms_id))
+        said = ("two_names", {"system": system, "id": student.lms_id, "first": _shown(student.name),
+                              "second": _shown(member.name)})
+        if member.name != student.name and said not in notes:
+            notes.append(said)
+        student.files.setdefault(member.file, data)
     if not students:
-        raise LmsError(f"{path}: no file of it follows {system}'s naming")
-    return system, list(students.values())
+        raise LmsError("no_student", path=path, system=system)
+    return Download(system, list(students.values()), notes)
 
 
-def stage(path: Path, folder: Path, system: str | None = None) -> tuple[str, list[Path], dict[str, str]]:
-    """Write each student of the download into ``folder``: (the LMS, the paths to grade, path name -> LMS id)."""
-    system, students = read_download(path, system)
-    counts: dict[str, int] = {}
-    for student in students:
-        counts[student.name] = counts.get(student.name, 0) + 1
-    paths, ids = [], {}
-    for student in students:
-        label = student.name if counts[student.name] == 1 else f"{student.name} ({student.lms_id})"
-        label = label.replace("/", "_").strip(". ") or student.lms_id
-        if any((folder / name).exists() for name in (label, f"{label}.zip")):  # "Ann (2)" beside Ann of id 2
-            label = f"{label} [{student.lms_id}]"
-        zips = [name for name in student.files if name.lower().endswith(".zip")]
-        if zips and len(student.files) == 1:  # one uploaded zip: the zip is the submission
-            target = folder / f"{label}.zip"
-            target.write_bytes(student.files[zips[0]])
-        else:
-            target = folder / label
-            target.mkdir()
-            for name, data in student.files.items():
-                if not name.lower().endswith(".zip"):
-                    (target / name.replace("/", "_")).write_bytes(data)
+@dataclass
+class Staged:
+    system: str
+    paths: list[Path]  # the submissions to grade, one per student: <id>/submission or <id>/submission.zip
+    students: dict[str, str]  # LMS id -> the name as the LMS gives it
+    notes: list[Note]
+
+
+def stage(path: Path, folder: Path, system: str | None = None) -> Staged:
+    """Write each student of the download into ``folder`` as ``<id>/submission`` (or ``<id>/submission.zip``)
+    beside ``<id>/.lms.json``. A student whose files cannot be written is staged empty, with the reason as
+    their problem (:func:`graders.engine.intake.submission.staged_problem`); only a folder that cannot hold
+    the staging at all stops the class."""
+    download = read_download(path, system)
+    paths, notes = [], list(download.notes)
+    for student in download.students:
+        home = Path(folder) / student.lms_id
+        record = {"id": student.lms_id, "name": student.name, "system": download.system}
+        try:
+            home.mkdir()
+            try:
+                target = _write_files(home, student.files)
+            except (OSError, ValueError) as error:  # a name the file system refuses, a full disk: theirs alone
+                target = _emptied(home)
+                reason = getattr(error, "strerror", None) or str(error)
+                record["problem"] = UNWRITTEN_PROBLEM.format(error=reason)
+                notes.append(("unwritten", {"name": _shown(student.name), "system": download.system,
+                                            "id": student.lms_id, "error": reason}))
+            (home / STAGED_FILE).write_text(json.dumps(record), encoding="ascii")  # any name, escaped
+        except OSError as error:  # not even the student's own folder: the staging folder itself is unusable
+            raise LmsError("staging", path=path, folder=folder, error=error.strerror or error) from None
         paths.append(target)
-        ids[target.name] = student.lms_id
-    return system, paths, ids
+    return Staged(download.system, paths, {s.lms_id: s.name for s in download.students}, notes)
 
 
-def write_ids(out_dir: Path, system: str, folders: dict[str, str]) -> None:
-    """``_lms.json``: which LMS, and each output folder's LMS id (``folders``: output folder name -> id)."""
-    text = json.dumps({"system": system, "ids": dict(sorted(folders.items()))}, indent=1, ensure_ascii=False)
+def _write_files(home: Path, files: dict[str, bytes]) -> Path:
+    """A student's files under ``home``: their one uploaded zip as ``submission.zip``, else the other files in
+    ``submission/`` under their own names (capped at :data:`FILE_BYTES` bytes; a name met again is skipped)."""
+    zips = [name for name in files if name.lower().endswith(".zip")]
+    if zips and len(files) == 1:  # one uploaded zip: the zip is the submission
+        target = home / STAGED_NAMES[1]
+        target.write_bytes(files[zips[0]])
+        return target
+    target = home / STAGED_NAMES[0]
+    target.mkdir()
+    for name, data in files.items():
+        if name.lower().endswith(".zip"):
+            continue
+        try:
+            with open(target / capped(name, FILE_BYTES), "xb") as out:
+                out.write(data)
+        except FileExistsError:
+            continue
+    return target
+
+
+def _emptied(home: Path) -> Path:
+    """``home/submission`` as an empty folder (what could be written of a student's files removed)."""
+    shutil.rmtree(home / STAGED_NAMES[0], ignore_errors=True)
+    (home / STAGED_NAMES[1]).unlink(missing_ok=True)
+    (home / STAGED_NAMES[0]).mkdir()
+    return home / STAGED_NAMES[0]
+
+
+def write_ids(out_dir: Path, system: str, students: dict[str, str]) -> None:
+    """``_lms.json``: which LMS, and the download's students (``students``: LMS id -> name as the LMS gives it)."""
+    data = {"system": system, "students": dict(sorted(students.items()))}
+    text = json.dumps(data, indent=1, ensure_ascii=False)
+    if any("\ud800" <= char <= "\udfff" for char in text):  # a name read from a disk as undecodable bytes
+        text = json.dumps(data, indent=1)
     (Path(out_dir) / LMS_FILE).write_text(text + "\n", encoding="utf-8")
 
 
-def export(out_dir: Path, system: str, assignment: str = "rl4llm") -> tuple[str, list[str]]:
-    """(the grade file's CSV text, the submissions left out: no LMS id) of a graded folder, for ``system``."""
+class Export(NamedTuple):
+    text: str  # the grade file's CSV
+    left_out: list[str]  # rows of grades.csv with no id of the download (a folder added by hand): not exported
+    ungraded: list[str]  # students of the download with no row in grades.csv (an interrupted run)
+
+
+def export(out_dir: Path, system: str, assignment: str = "rl4llm") -> Export:
+    """The grade file of a graded folder for ``system``: each row of ``grades.csv`` written against the LMS id
+    it carries (its ``lms_id`` column), never against a key made from a name."""
     out_dir = Path(out_dir)
     try:
         lms = json.loads(intake.read_file(out_dir / LMS_FILE, 16 << 20).decode("utf-8"))
         rows = list(csv.DictReader(io.StringIO(intake.read_file(out_dir / "grades.csv", 64 << 20)
                                                .decode("utf-8"))))
     except (intake.UnsafeSubmission, OSError, ValueError) as error:
-        raise LmsError(f"{out_dir}: no graded LMS download here ({error}); grade one with "
-                       f"`rl4llm grade DOWNLOAD.zip --lms {system} --out {out_dir}`") from None
-    ids = lms.get("ids", {}) if isinstance(lms, dict) else {}
+        raise LmsError("no_grades", folder=out_dir, error=error, system=system) from None
+    lms = lms if isinstance(lms, dict) else {}
+    students = lms.get("students")
+    if not isinstance(students, dict) or any(row.get("lms_id") is None for row in rows):
+        raise LmsError("no_ids", folder=out_dir)
+    if lms.get("system") in SYSTEMS and lms["system"] != system:
+        raise LmsError("other_system", folder=out_dir, graded=lms["system"])
+    seen: dict[str, str] = {}
+    for row in rows:
+        number = row["lms_id"]
+        if number and number in seen:
+            raise LmsError("same_id", folder=out_dir, system=system, id=number, first=seen[number],
+                           second=row.get("submission", ""))
+        seen[number] = row.get("submission", "")
     buffer, left_out = io.StringIO(), []
     writer = csv.writer(buffer, lineterminator="\n")
     if system == "moodle":
@@ -191,17 +376,18 @@ def export(out_dir: Path, system: str, assignment: str = "rl4llm") -> tuple[str,
         writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment])
         writer.writerow(["Points Possible", "", "", "", "", rows[0]["max_total"] if rows else ""])
     for row in rows:
-        folder, name = row.get("submission", ""), row.get("name") or row.get("submission", "")
-        name = name[1:] if name.startswith("'") else name  # grades.csv's guard against formulas
-        number = ids.get(folder) or ids.get(name)
-        if not number:
-            left_out.append(name)
+        number = row["lms_id"]
+        if not (_is_id(number) and isinstance(students.get(number), str)):
+            name = row.get("name") or row.get("submission", "")
+            left_out.append(name[1:] if name.startswith("'") else name)  # grades.csv's guard against formulas
             continue
+        name = students[number]  # the name as the LMS gives it
         if system == "moodle":
             writer.writerow([f"Participant {number}", _cell(name), row["total"], row["max_total"]])
         else:
             writer.writerow([_cell(name), number, "", "", "", row["total"]])
-    return buffer.getvalue(), left_out
+    ungraded = [f"{name} ({number})" for number, name in sorted(students.items()) if number not in seen]
+    return Export(buffer.getvalue(), left_out, ungraded)
 
 
 def _cell(text: str) -> str:

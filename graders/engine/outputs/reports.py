@@ -128,16 +128,19 @@ def junit_xml(report: dict) -> str:
 
 def grades_csv(reports: list[dict], exercise_ids: list[str]) -> str:
     """A row per submission (sorted by folder name): its folder name, its name as given (``Иван Петров``; the
-    folder name where they are the same), a column per exercise, then total and max.
+    folder name where they are the same), for a class from an LMS download its LMS id (``lms_id``: the key of
+    the LMS export), a column per exercise, then total and max.
 
     Names and ids are text cells (:func:`csv_cell`); the points are numbers, written as they are.
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([csv_cell(text) for text in ["submission", "name", *exercise_ids, "total", "max_total"]])
+    ids = ["lms_id"] if any("lms_id" in report for report in reports) else []
+    writer.writerow([csv_cell(text) for text in ["submission", "name", *ids, *exercise_ids, "total", "max_total"]])
     for report in sorted(reports, key=lambda r: r["submission"]):
         points = {e["id"]: e["points"] for e in report["exercises"]}
         writer.writerow([csv_cell(report["submission"]), csv_cell(report.get("name", report["submission"])),
+                         *(csv_cell(str(report.get("lms_id", ""))) for _ in ids),
                          *(f"{points.get(i, 0):g}" for i in exercise_ids),
                          f"{report['score']:g}", f"{report['max_score']:g}"])
     return buffer.getvalue()

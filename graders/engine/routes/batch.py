@@ -31,7 +31,8 @@ from graders.engine.judging.references import ReferenceBook
 from graders.engine.judging.kit import CHECKS_DIR, DEFAULT_KIT, Kit
 from graders.engine.values.learner_text import clean, say
 from graders.engine.values.protocol import ExerciseReport, Status, SubmissionReport
-from graders.engine.intake.submission import discover, display_name, is_cell_note, submission_name
+from graders.engine.intake.submission import (discover, display_name, is_cell_note, lms_id, staged_problem,
+                                              submission_name)
 from graders.engine.values.texts import cli_text, translated
 from graders.engine.worker.config import WorkerConfig, WorkerStartError
 
@@ -203,6 +204,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                       not_dumpable=not_dumpable, identity=probe.identity)
         names = list(names) if names is not None else unique_names([submission_name(p) for p in paths])
         displays = [display_name(p) for p in paths]  # the names as given, in every output beside the folder's
+        lms_ids = [lms_id(p) for p in paths]  # a student of an LMS download: the LMS's own id, the export's key
         functions = kit.functions_by_stem(options.modules)
         results: dict[int, dict] = {}
         internal: list[str] = []
@@ -210,6 +212,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         def grade(index: int) -> dict:
             submission = discover(paths[index], functions)
             submission.name = names[index]
+            submission.problem = submission.problem or staged_problem(paths[index])  # files not staged: theirs
             for note in dict.fromkeys(n for notes in submission.notes.values() for n in notes if is_cell_note(n)):
                 log(cli_text(options.lang, "warning", message=f"{names[index]}: {translated(note, options.lang)}"))  # a cell it could not read
             # what the runner did not see as learner text (a crashed worker's last output) is cleaned here too
@@ -244,6 +247,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                         internal.append(f"{names[index]}: {type(error).__name__}: {error}")
                         log(f"internal error while grading {names[index]}:\n{traceback.format_exc()}")
                         report = _internal_error_report(names[index], job, error)
+                    identity = {} if lms_ids[index] is None else {"lms_id": lms_ids[index]}  # an error's too
+                    report.update(identity)
                     results[index] = report
                     try:  # each report is written on its own: one failed write never stops the others
                         reports.write_submission_reports(out_dir, names[index], report)
@@ -251,7 +256,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                         internal.append(f"{names[index]}: the reports could not be written "
                                         f"({type(error).__name__}: {error})")
                         log(f"error: the reports of {names[index]} could not be written:\n{traceback.format_exc()}")
-                        results[index] = _unwritten(out_dir, names[index], job, error, log)
+                        results[index] = {**_unwritten(out_dir, names[index], job, error, log), **identity}
                     if bar is not None:
                         bar.update(1)
             except KeyboardInterrupt:  # stop every worker (each ends within half a second), keep what finished
