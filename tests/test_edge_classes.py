@@ -117,15 +117,16 @@ def test_the_public_scan_reads_marks_on_tests_and_on_rows(tmp_path):
 def test_mutation_draws_vary_the_edge_cases_first_and_keep_all_their_draws():
     import numpy as np
 
-    from graders.mutation.draws import extra_cases
+    from graders.mutation.draws import VARIANTS, extra_cases, structure_draws
     from graders.text import Text
 
     plain = [Case(args=(np.array([1.0, 2.0]),), label=Text(f"plain {i}", f"plain {i}")) for i in range(20)]
     edged = Case(args=(np.array([1000.0, -1000.0]),), label=Text("edge", "edge"), edge="extremes")
     draws = extra_cases(plain + [edged], harness=False, limit=30)
     from_edge = [d for d in draws if str(d.label).startswith("edge")]
-    assert len(from_edge) == 11 and draws[:11] == from_edge  # every float variant of the edge case, first
+    every = len(VARIANTS) + len(structure_draws(edged, "edge"))  # every float and structure variant of the edge case
+    assert len(from_edge) == every and draws[:every] == from_edge  # first
     assert len(draws) == 30
     # control: untagged, the same case's draws are thinned with the rest
     untagged = extra_cases(plain + [Case(args=edged.args, label=edged.label)], harness=False, limit=30)
-    assert len([d for d in untagged if str(d.label).startswith("edge")]) < 11
+    assert len([d for d in untagged if str(d.label).startswith("edge")]) < every

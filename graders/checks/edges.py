@@ -20,7 +20,17 @@ CLASSES: dict[str, str] = {
     "large_padding": "padding that holds large or infinite values where the docstring allows any padding",
     "dtypes": "each input dtype the spec allows (float32 in, float64 out; integer lists)",
     "number_formats": "every answer format the verifier promises (fractions, separators, exponents, signs)",
+    "shapes": ("the structures the spec admits beyond the usual rows: (N, T) with (N,) or (N, 1) operands "
+               "(broadcasting), N = T (where a transposed reduction agrees), a batch of one (1, K), an empty "
+               "batch (0, K) where allowed, a group or a distribution of one"),
+    "python_types": ("the Python types the spec admits beyond the usual rows: int lists, NumPy scalars, ndarrays "
+                     "where the rows pass lists (an in-place change is seen) and lists where they pass arrays"),
 }
+
+# The structure classes (issue 53, point 1): what the checks vary besides values. ``dtypes`` (float32 and
+# integer inputs) belongs with them; the mutation draws realise them with :func:`as_lists`,
+# :func:`as_arrays`, :func:`as_float32` and :func:`as_numpy_scalars` (graders/mutation/draws.py).
+STRUCTURE_CLASSES = ("shapes", "python_types", "dtypes")
 
 # Reasons shared by many exercises (each exercise still names them, class by class).
 NO_TEXT = "takes numbers, never answer text"
@@ -29,6 +39,8 @@ SCALAR_FLOATS = "reads Python floats/ints (or converts any input to float64 on e
 NO_EXTREMES = "bounded inputs (probabilities, counts, small lengths): no overflow or underflow to reach"
 NO_TIES = "no comparison, sort or max between inputs: ties change nothing"
 HARNESS = "a training run per case: its edge inputs are covered by the exercise it trains with"
+SCALARS_ONLY = "takes scalars (numbers and counts) only: no array, batch or group to shape"
+TENSORS_ONLY = "takes torch tensors of the dtypes the spec fixes: no list or NumPy scalar is a legal input"
 
 
 @dataclass(frozen=True)
@@ -65,3 +77,72 @@ def edge_tags(value) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"unknown edge classes {unknown}: the vocabulary is {list(CLASSES)}")
     return tags
+
+
+# ---------------------------------------------------------------------------
+# The structure classes' transformations: the same values in another Python type or dtype
+# ---------------------------------------------------------------------------
+def _map(value, leaf):
+    """``value`` with ``leaf`` applied to every number and array in it (tuples, lists and dicts walked)."""
+    if isinstance(value, dict):
+        return {key: _map(item, leaf) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_map(item, leaf) for item in value)
+    if isinstance(value, list) and not _numbers(value):
+        return [_map(item, leaf) for item in value]
+    return leaf(value)
+
+
+def _numbers(value) -> bool:
+    """A (nested) list of Python numbers: a row a learner would write as a literal."""
+    if not isinstance(value, list):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return bool(value) and all(_numbers(item) for item in value)
+
+
+def as_lists(value):
+    """Every float ndarray of ``value`` as a nested Python list (bool and integer arrays kept: masks, ids)."""
+    import numpy as np
+
+    def leaf(item):
+        return item.tolist() if isinstance(item, np.ndarray) and item.dtype.kind == "f" and item.ndim else item
+    return _map(value, leaf)
+
+
+def as_arrays(value):
+    """Every (nested) list of Python numbers in ``value`` as a float64 ndarray (an in-place change is then
+    seen by the caller); a ragged list is kept."""
+    import numpy as np
+
+    def leaf(item):
+        if _numbers(item) and isinstance(item, list):
+            try:
+                return np.array(item, dtype=np.float64)
+            except ValueError:
+                return item
+        return item
+    return _map(value, leaf)
+
+
+def as_float32(value):
+    """Every float64 ndarray of ``value`` as float32 (other dtypes kept)."""
+    import numpy as np
+
+    def leaf(item):
+        return item.astype(np.float32) if isinstance(item, np.ndarray) and item.dtype == np.float64 else item
+    return _map(value, leaf)
+
+
+def as_numpy_scalars(value):
+    """Every Python float of ``value`` as ``np.float64`` and every Python int (not a bool) as ``np.int64``."""
+    import numpy as np
+
+    def leaf(item):
+        if isinstance(item, bool):
+            return item
+        if isinstance(item, int):
+            return np.int64(item)
+        if isinstance(item, float):
+            return np.float64(item)
+        return item
+    return _map(value, leaf)

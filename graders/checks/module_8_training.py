@@ -77,7 +77,7 @@ import math
 
 import numpy as np
 
-from graders.checks.edges import NO_PADDING, NO_TEXT, NO_TIES, declare
+from graders.checks.edges import NO_PADDING, NO_TEXT, NO_TIES, TENSORS_ONLY, declare
 from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
 from graders.checks.module_9_training import compare_with_bands
 from graders.checks.toy_scores import dpo_toy_metrics
@@ -252,14 +252,14 @@ def _drawn_sequence_case(seed: int) -> Case:
 
 
 @exercise(f"{M}.sequence_logprobs",
-          edges=declare("extremes", "zeros_and_empties", "dtypes", ties_and_near_ties=NO_TIES, boundaries="no domain parameter: a mask of False is zeros_and_empties", large_padding="padding positions hold ordinary logits and id 0 (the toy batch), masked out", number_formats=NO_TEXT),
+          edges=declare("extremes", "zeros_and_empties", "dtypes", "shapes", python_types=TENSORS_ONLY, ties_and_near_ties=NO_TIES, boundaries="no domain parameter: a mask of False is zeros_and_empties", large_padding="padding positions hold ordinary logits and id 0 (the toy batch), masked out", number_formats=NO_TEXT),
           points=3, call=Harness(sequence_logprobs_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics,
                        trusted=sequence_logprobs_toy), timeout=60,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _sequence_logprobs():
     # --- public: the rows of starter/module_08/test_module_8_training.py
     hand = [[[0.0, 0.0], [math.log(3.0), 0.0], [5.0, 5.0]]]
-    yield _seq_case(hand, [[1, 1, 0]], [[True, True]], [1.0], hidden=False,
+    yield _seq_case(hand, [[1, 1, 0]], [[True, True]], [1.0], hidden=False, edge="shapes",
                     label=Text("one sequence of 3 tokens, V = 2 (log 1/2 + log 3/4)", "одна последовательность из 3 токенов, V = 2 (log 1/2 + log 3/4)"))
     yield _seq_case(hand, [[1, 1, 0]], [[False, True]], [1.0], hidden=False, label=Text("only the last target scored", "учитывается только последний целевой токен"))
     yield _seq_case(np.zeros((2, 4, 3)), [[0, 1, 2, 0], [0, 2, 2, 1]], [[False, True, True], [True, True, False]],
@@ -270,6 +270,13 @@ def _sequence_logprobs():
     mask = np.array([[False, False, True, True, True, False], [False, True, True, True, True, True],
                      [False, False, False, True, False, False]])
     yield _seq_case(logits, ids, mask, [1.0, -0.5, 2.0], label=Text("three sequences: prompt, response, padding", "три последовательности: промпт, ответ, паддинг"))
+    square_logits, square_ids, _ = _random_sequences(np.random.default_rng(8_104), 3, 4, 3)
+    square_mask = np.array([[True, True, False], [False, True, True], [True, False, False]])
+    yield _seq_case(square_logits, square_ids, square_mask, [1.0, -0.5, 2.0], edge="shapes",
+                    label=Text("B = T - 1 = V = 3: a transposed gather or sum has the right shape",
+                               "B = T - 1 = V = 3: транспонированные gather или сумма дают верную форму"))
+    yield _seq_case(logits[:1], ids[:1], mask[:1], [1.5], edge="shapes",
+                    label=Text("a batch of one sequence (B = 1)", "батч из одной последовательности (B = 1)"))
     yield _seq_case(logits, ids, mask, [1.0, -0.5, 2.0], dtype="float32", edge="dtypes", label=Text("the same in float32", "то же во float32"))
     yield _seq_case(logits, ids, np.zeros_like(mask), [0.3, 1.0, -1.0], edge="zeros_and_empties", label=Text("nothing masked in: every sum is 0", "маска пуста: каждая сумма равна 0"))
     yield _seq_case(logits * 8.0, ids, mask, [1.0, 1.0, 1.0], label=Text("large logits (spread of about +-50)", "большие логиты (разброс около +-50)"))
@@ -323,13 +330,13 @@ def _drawn_pair_case(seed: int) -> Case:
 
 
 @exercise(f"{M}.dpo_loss",
-          edges=declare("extremes", "zeros_and_empties", "dtypes", ties_and_near_ties=NO_TIES, boundaries="label_smoothing in [0, 0.5): 0 is every plain row, 0.5 a refusal row; beta > 0 is open", large_padding=NO_PADDING, number_formats=NO_TEXT),
+          edges=declare("extremes", "zeros_and_empties", "dtypes", "shapes", python_types=TENSORS_ONLY, ties_and_near_ties=NO_TIES, boundaries="label_smoothing in [0, 0.5): 0 is every plain row, 0.5 a refusal row; beta > 0 is open", large_padding=NO_PADDING, number_formats=NO_TEXT),
           points=4, call=Harness(dpo_loss_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics,
                        trusted=dpo_loss_toy), timeout=60,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _dpo_loss():
     # --- public: the rows of starter/module_08/test_module_8_training.py
-    yield _dpo_case([-1.0], [-2.0], [-1.5], [-1.5], beta=0.5, dtype="float32", hidden=False,
+    yield _dpo_case([-1.0], [-2.0], [-1.5], [-1.5], beta=0.5, dtype="float32", hidden=False, edge="shapes",
                     label=Text("h = 1, beta = 0.5: loss log(1 + e^-0.5), rewards +-0.25", "h = 1, beta = 0.5: функция потерь log(1 + e^-0.5), награды +-0.25"))
     yield _dpo_case([-3.0, -7.0], [-7.0, -3.0], [-3.0, -7.0], [-7.0, -3.0], beta=0.1, hidden=False, edge="zeros_and_empties",
                     label=Text("policy = reference: loss log 2", "политика = референс: функция потерь log 2"))
@@ -344,6 +351,8 @@ def _dpo_loss():
     yield _dpo_case(*pairs, beta=0.1, label=Text("five pairs, beta 0.1", "пять пар, beta 0.1"))
     yield _dpo_case(*pairs, beta=2.0, label_smoothing=0.1, label=Text("five pairs, beta 2, eps 0.1", "пять пар, beta 2, eps 0.1"))
     yield _dpo_case(*pairs, beta=0.3, label_smoothing=0.45, label=Text("five pairs, beta 0.3, eps 0.45", "пять пар, beta 0.3, eps 0.45"))
+    yield _dpo_case([-2.5], [-1.0], [-2.0], [-1.5], beta=2.0, label_smoothing=0.1, edge="shapes",
+                    label=Text("a batch of one pair (B = 1), float64", "батч из одной пары (B = 1), float64"))
     yield _dpo_case(*_random_pairs(rng, 6), beta=0.3, label_smoothing=0.2, dtype="float32", edge="dtypes",
                     label=Text("six pairs in float32, beta 0.3, eps 0.2", "шесть пар во float32, beta 0.3, eps 0.2"))
     yield _dpo_case([-1.0, -30.0, -5.0, -2.0], [-25.0, -1.0, -5.5, -2.0], [-8.0, -8.0, -5.0, -3.0],

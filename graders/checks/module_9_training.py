@@ -85,7 +85,7 @@ import math
 
 import numpy as np
 
-from graders.checks.edges import NO_TEXT, declare
+from graders.checks.edges import NO_TEXT, TENSORS_ONLY, declare
 from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
 from graders.checks.toy_scores import grpo_toy_metrics
 from graders.text import Text
@@ -301,7 +301,7 @@ def _drawn_case(seed: int) -> Case:
 
 
 @exercise(f"{M}.grpo_loss",
-          edges=declare("large_padding", "dtypes", "zeros_and_empties", "boundaries", extremes="ratios are exp(new - old) of one token under two nearby policies: large values sit in the padding (large_padding)", ties_and_near_ties="a ratio on a clip edge is boundaries", number_formats=NO_TEXT),
+          edges=declare("large_padding", "dtypes", "zeros_and_empties", "boundaries", "shapes", python_types=TENSORS_ONLY, extremes="ratios are exp(new - old) of one token under two nearby policies: large values sit in the padding (large_padding)", ties_and_near_ties="a ratio on a clip edge is boundaries", number_formats=NO_TEXT),
           points=6, call=Harness(grpo_checks, given=("grpo_toy",), prelude=_PRELUDE, score=grpo_toy_metrics,
                        trusted=grpo_toy_run), timeout=90,
           compare=compare_with_bands(OUTCOME_BANDS, close()))
@@ -331,6 +331,19 @@ def _grpo_loss():
                                     f"пустой ответ учитывается в N, max_length не задан ({loss_type})"))
     yield _loss_case([[-1.0]], [[-1.0]], [2.0], [[1]], loss_type="dapo", eps_low=0.2, eps_high=0.28, hidden=False,
                      edge="boundaries", label=Text("one active token in the batch (dapo)", "один активный токен в батче (dapo)"))
+
+    # --- shapes: a batch of one (1, T) and a square batch (N = T), where an (N,) advantage broadcast along the
+    # wrong axis or a reduction over the wrong dimension still runs
+    one = dict(new=[[-1.0, -0.5, -2.0]], old=[[-1.25, -0.5, -1.5]], advantages=[0.75], mask=[[1, 1, 0]])
+    square = dict(new=[[-1.0, -0.5, -2.0], [-0.3, -1.2, -0.7], [-2.0, -0.1, -0.4]],
+                  old=[[-1.1, -0.4, -2.0], [-0.35, -1.0, -0.6], [-1.9, -0.2, -0.45]],
+                  advantages=[1.2, -0.6, 0.3], mask=[[1, 1, 1], [1, 0, 0], [1, 1, 0]])
+    for loss_type in LOSS_TYPES:
+        yield _loss_case(**one, loss_type=loss_type, eps_low=0.2, eps_high=0.28, edge="shapes", hidden=loss_type != "grpo",
+                         label=Text(f"a batch of one response (1, T) ({loss_type})", f"батч из одного ответа (1, T) ({loss_type})"))
+        yield _loss_case(**square, loss_type=loss_type, eps_low=0.2, eps_high=0.28, edge="shapes",
+                         label=Text(f"a square batch (N = T): one advantage per row ({loss_type})",
+                                    f"квадратный батч (N = T): одно преимущество на строку ({loss_type})"))
 
     # --- hidden: clipping on both sides, every reduction
     padded_clip = dict(new=[[math.log(1.5), 7.0], [math.log(0.5), -3.0], [math.log(0.5), 0.5], [math.log(1.5), 2.0]],

@@ -22,9 +22,25 @@ and, one integer argument at a time (counts and sizes: ``n``, ``c``, ``k``,
 a group size), that integer set to 0, 1, one less, one more and 10 times it
 plus 7 (the boundaries of a combinatorial formula, an empty count, a large one).
 
-Draws are capped at :data:`MAX_DRAWS` per exercise, spread evenly over the cases; the draws of the cases
-tagged with an edge class (``Case(edge=...)``, the classes each exercise declares) come first and are never
-thinned. A draw is a :class:`graders.checks.Case` like the checks' (no ``raises``: the
+and the structure classes (:data:`graders.checks.edges.STRUCTURE_CLASSES`), the same values in another
+structure (:func:`structure_draws`):
+
+- ``as_lists`` / ``as_arrays``: float arrays as nested lists, lists of numbers as float64 arrays (an in-place
+  change is then seen); ``float32``: float64 arrays as float32; ``numpy_scalars``: Python floats and ints as
+  NumPy scalars;
+- ``batch_of_one`` / ``empty_batch``: every array sharing the batch axis (the first axis of the 2-D inputs,
+  else of the 1-D ones) cut to its first row, or to none;
+- ``square``: where a 2-D input is (N, T) with N != T, every axis of length N or T cut to min(N, T), so a
+  reduction over the wrong axis keeps its shape.
+
+An exercise whose checks hold answer formats (a case tagged ``number_formats``: the verifier) also gets
+:data:`GRAMMAR_PER_FORM` draws of every construct, form and target of the answer grammar
+(:mod:`graders.checks.grammar`, the generator its hidden checks draw from, with another seed:
+``MUTATION_SEED``), since its inputs are strings, which the variants above keep as they are.
+
+Draws are capped at :data:`MAX_DRAWS` per exercise, spread evenly over the cases; the grammar's draws and
+the draws of the cases tagged with an edge class (``Case(edge=...)``, the classes each exercise declares)
+come first and are never thinned. A draw is a :class:`graders.checks.Case` like the checks' (no ``raises``: the
 reference's own outcome, value or exception, is the expectation). A harness's
 cases are run as the checks give them, no more (each one is a training run).
 """
@@ -36,12 +52,15 @@ import dataclasses
 import numpy as np
 
 from graders.checks import Case
+from graders.checks.edges import as_arrays, as_float32, as_lists, as_numpy_scalars
 from graders.engine.values.codec import TensorSpec
 from graders.text import Text
 
 VARIANTS = ("zeros", "ties", "near_ties", "large", "tiny", "negated", "shifted", "random", "one_negated", "one_large",
             "moved")
 MAX_DRAWS = 400  # per exercise: enough variety, a bounded cost per mutant
+GRAMMAR_CLASS = "number_formats"  # the edge class whose cases are answers of the verifier's grammar
+GRAMMAR_PER_FORM = 4  # draws of each (construct, form, target) of graders.checks.grammar.combinations()
 
 
 def _vary(array: np.ndarray, variant: str, rng: np.random.Generator) -> np.ndarray:
@@ -148,10 +167,87 @@ def _int_draws(case: Case, label: str) -> list[Case]:
     return found
 
 
+STRUCTURE_VARIANTS = ("as_lists", "as_arrays", "float32", "numpy_scalars", "batch_of_one", "empty_batch", "square")
+_RETYPE = {"as_lists": as_lists, "as_arrays": as_arrays, "float32": as_float32, "numpy_scalars": as_numpy_scalars}
+
+
+def _arrays(value) -> list[np.ndarray]:
+    """The ndarrays in a case's inputs (tuples, lists and dicts walked)."""
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [a for item in value for a in _arrays(item)]
+    if isinstance(value, dict):
+        return [a for item in value.values() for a in _arrays(item)]
+    return []
+
+
+def _cut(value, cut):
+    """``value`` with ``cut(array)`` applied to each ndarray (tuples, lists and dicts walked)."""
+    if isinstance(value, np.ndarray):
+        return cut(value)
+    if isinstance(value, (list, tuple)):
+        items = [_cut(item, cut) for item in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {key: _cut(item, cut) for key, item in value.items()}
+    return value
+
+
+def _reshaped(probe, variant: str):
+    """``probe`` (args, kwargs) in the shape of ``variant``, or None when it has no such shape to take."""
+    arrays = _arrays(probe)
+    two_d = [a for a in arrays if a.ndim == 2]
+    if variant == "square":
+        sizes = [a.shape for a in two_d if a.shape[0] != a.shape[1] and min(a.shape) > 0]
+        if not sizes:
+            return None
+        rows, width = max(sizes, key=min)  # the widest square that every such input can give
+        side = min(rows, width)
+        return _cut(probe, lambda a: a[tuple(slice(0, side) if n in (rows, width) else slice(None) for n in a.shape)])
+    batched = two_d or [a for a in arrays if a.ndim == 1 and a.shape[0] > 1]
+    if not batched:
+        return None
+    size = batched[0].shape[0]
+    keep = 1 if variant == "batch_of_one" else 0
+    if size <= keep:
+        return None
+    return _cut(probe, lambda a: a[:keep] if a.ndim and a.shape[0] == size else a)
+
+
+def structure_draws(case: Case, label: str) -> list[Case]:
+    """``case``'s values in each structure of :data:`STRUCTURE_VARIANTS` that changes something (the
+    structure classes: shapes, Python types and dtypes)."""
+    probe = (tuple(case.args), dict(case.kwargs))
+    found = []
+    for variant in STRUCTURE_VARIANTS:
+        changed = _RETYPE[variant](probe) if variant in _RETYPE else _reshaped(probe, variant)
+        if changed is None or not _structure_differs(probe, changed):
+            continue
+        args, kwargs = changed
+        found.append(dataclasses.replace(case, args=tuple(args), kwargs=kwargs, raises=None,
+                                         label=Text(f"{label} [{variant}]", f"{label} [{variant}]")))
+    return found
+
+
+def _structure_differs(a, b) -> bool:
+    """A change of type, dtype or shape anywhere (values alone are :func:`_differs`'s business)."""
+    if type(a) is not type(b):
+        return True
+    if isinstance(a, np.ndarray):
+        return a.dtype != b.dtype or a.shape != b.shape
+    if isinstance(a, (list, tuple)):
+        return len(a) != len(b) or any(_structure_differs(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return any(_structure_differs(a[k], b[k]) for k in a)
+    return False
+
+
 def _draws_of(case: Case, position: int) -> list[Case]:
-    """Every draw built from one value case: its integer variants, then (if it holds floats) its float ones."""
+    """Every draw built from one value case: its integer variants, its structure variants, then (if it holds
+    floats) its float ones."""
     label = str(case.label) or f"case {position}"
-    found = _int_draws(case, label)
+    found = _int_draws(case, label) + structure_draws(case, label)
     if not _has_floats(case):
         return found
     for variant in VARIANTS:
@@ -162,16 +258,28 @@ def _draws_of(case: Case, position: int) -> list[Case]:
     return found
 
 
+def grammar_draws(cases: list[Case]) -> list[Case]:
+    """The answer grammar's draws (:mod:`graders.checks.grammar`, its mutation seed) when a case of the checks
+    is tagged with :data:`GRAMMAR_CLASS`, else none; labelled ``<construct> (drawn case N) [grammar]``."""
+    if not any(GRAMMAR_CLASS in case.edge for case in cases):
+        return []
+    from graders.checks.grammar import MUTATION_SEED, grammar_cases
+
+    return [dataclasses.replace(case, label=Text(f"{case.label.in_('en')} [grammar]",
+                                                 f"{case.label.in_('ru')} [грамматика]"))
+            for case in grammar_cases(per_form=GRAMMAR_PER_FORM, seed=MUTATION_SEED)]
+
+
 def extra_cases(cases: list[Case], harness: bool, limit: int = MAX_DRAWS) -> list[Case]:
     """The draws the checks lack, built from their value cases (none for a harness).
 
-    The cases tagged with an edge class (``Case.edge``, :mod:`graders.checks.edges`) are drawn from first and
-    keep every draw: an exercise's declared extremes, ties, empties and boundaries are the inputs a mutant
+    The answer grammar's draws (:func:`grammar_draws`) come first; then the cases tagged with an edge class
+    (``Case.edge``, :mod:`graders.checks.edges`) are drawn from and keep every draw: an exercise's declared extremes, ties, empties and boundaries are the inputs a mutant
     is likeliest to mishandle near. The draws of the other cases fill what is left of ``limit`` (if anything),
     spread over them: every variant of the first case, then of the next, ..., in a fixed order."""
     if harness:
         return []
-    edge: list[Case] = []
+    edge: list[Case] = grammar_draws(cases)
     rest: list[Case] = []
     for position, case in enumerate(cases):
         if case.raises is None:

@@ -672,3 +672,159 @@ def test_likelihood_displacement_curve_large_t():
     np.testing.assert_allclose(curve["chosen"], chosen, rtol=1e-9)
     np.testing.assert_allclose(curve["rejected"], np.exp(-2.0 * t) * chosen, rtol=1e-9)
     np.testing.assert_allclose(curve["log_margin"], 2.0 * t, rtol=1e-12)
+
+
+# --- structure rows: shapes and Python types ---------------------------------------------------------
+# @pytest.mark.edge("shapes"): an array of one, an empty array, a square broadcast table, a batch of one.
+# @pytest.mark.edge("python_types") / ("dtypes"): int lists, NumPy scalars, ndarrays (never changed in
+# place), float32 arrays. Each row compares the call with the same values written the plain way (float64
+# arrays, Python floats), or with a value by hand, types included.
+def _same_answer(got, want, what: str):
+    if isinstance(want, dict):
+        for key in want:
+            _same_answer(got[key], want[key], f"{what}[{key!r}]")
+    elif isinstance(want, np.ndarray):
+        assert isinstance(got, np.ndarray) and got.dtype == want.dtype and got.shape == want.shape, say(
+            f"{what}: expected a {want.dtype} array of shape {want.shape}, got {_described(got)}",
+            f"{what}: ожидался массив {want.dtype} формы {want.shape}, получено {_described(got)}")
+        assert np.allclose(got, want, rtol=1e-6, atol=1e-12), say(f"{what}: expected {want}, got {got}",
+                                                                 f"{what}: ожидалось {want}, получено {got}")
+    else:
+        assert type(got) is float and got == pytest.approx(want, rel=1e-6, abs=1e-12), say(
+            f"{what}: expected the Python float {want!r}, got {got!r} ({type(got).__name__})",
+            f"{what}: ожидалось число float {want!r}, получено {got!r} ({type(got).__name__})")
+
+
+def _structure_row(function, args, want):
+    """function(*args) returns ``want`` (its types too) and leaves every input unchanged."""
+    got = _call_leaving_inputs_unchanged(function, *args)
+    _same_answer(got, want, function.__name__)
+
+
+def _as_float(values):
+    return np.asarray(values, dtype=np.float64)
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+@pytest.mark.edge("dtypes")
+def test_optimal_kl_policy_structures():
+    _structure_row(ref.optimal_kl_policy, (np.array([1.0]), np.array([-2.0]), 0.25), np.array([1.0]))
+    plain = ref.optimal_kl_policy(np.array([0.25, 0.25, 0.5]), _as_float([1, 0, 2]), 1.0)
+    _structure_row(ref.optimal_kl_policy, (np.array([0.25, 0.25, 0.5]), [1, 0, 2], 1), plain)
+    plain = ref.optimal_kl_policy(np.array([0.25, 0.25, 0.5]), np.array([1.0, 0.0, 2.0]), 0.5)
+    _structure_row(ref.optimal_kl_policy, (np.array([0.25, 0.25, 0.5], dtype=np.float32),
+                                           np.array([1.0, 0.0, 2.0], dtype=np.float32), np.float32(0.5)), plain)
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_reward_kl_frontier_structures():
+    plain = ref.reward_kl_frontier(PI_REF, REWARDS, np.array([0.5, 2.0]))
+    one = {key: value[:1] for key, value in plain.items()}
+    _structure_row(ref.reward_kl_frontier, (PI_REF, REWARDS, np.array([0.5])), one)  # (1, K) policies
+    plain = ref.reward_kl_frontier(np.array([0.25, 0.25, 0.5]), _as_float([1, 0, 2]), _as_float([1, 2]))
+    _structure_row(ref.reward_kl_frontier, ([0.25, 0.25, 0.5], [1, 0, 2], [1, 2]), plain)
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+@pytest.mark.edge("dtypes")
+def test_shape_token_rewards_structures():
+    # a batch of one: -0.5 (log pi - log pi_ref) per active token, R = 2 on the last active one
+    _structure_row(ref.shape_token_rewards, (np.array([[-1.0, -0.5, -0.25]]), np.array([[-0.75, -0.5, -1.0]]),
+                                             np.array([2.0]), 0.5, np.array([[1.0, 1.0, 0.0]])),
+                   np.array([[0.125, 2.0, 0.0]]))
+    plain = ref.shape_token_rewards(_as_float([[-1.0, -0.5], [-0.25, -1.0]]), _as_float([[-0.5, -0.5], [-1.0, -0.25]]),
+                                    _as_float([1, 2]), 1.0, _as_float([[1, 1], [1, 0]]))
+    _structure_row(ref.shape_token_rewards, ([[-1.0, -0.5], [-0.25, -1.0]], [[-0.5, -0.5], [-1.0, -0.25]], [1, 2], 1,
+                                             [[1, 1], [1, 0]]), plain)
+    policy, reference = np.array([-0.8, -1.1, -0.4, -0.7]), np.array([-0.9, -0.9, -0.5, -0.6])
+    plain = ref.shape_token_rewards(policy.astype(np.float32).astype(np.float64), reference.astype(np.float32).astype(np.float64),
+                                    2.0, 0.25, np.array([0.0, 1.0, 1.0, 1.0]))
+    _structure_row(ref.shape_token_rewards, (policy.astype(np.float32), reference.astype(np.float32), np.float32(2.0),
+                                             np.float32(0.25), np.array([0.0, 1.0, 1.0, 1.0], dtype=np.float32)), plain)
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_constrained_lagrangian_structures():
+    _structure_row(ref.constrained_lagrangian, (1.0, np.array([0.3]), np.array([0.1]), np.array([2.0])), 0.6)
+    _structure_row(ref.constrained_lagrangian, (2, [1, 0, 3], [0, 1, 1], [1, 2, 0]), 3.0)  # 2 - (1 - 2 + 0)
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_dual_ascent_step_structures():
+    _structure_row(ref.dual_ascent_step, (np.array([0.5]), np.array([0.1]), np.array([0.3]), 2.0), np.array([0.1]))
+    _structure_row(ref.dual_ascent_step, ([1, 0, 2], [1, 2, 0], [0, 1, 1], 1), np.array([2.0, 1.0, 1.0]))
+    _structure_row(ref.dual_ascent_step, (np.zeros(0), np.zeros(0), np.zeros(0), 1.0), np.zeros(0))  # no constraints
+
+
+@pytest.mark.edge("python_types")
+def test_two_action_constrained_optimum_python_types():
+    _structure_row(ref.two_action_constrained_optimum, (0, 2, 4, 1),
+                   {"q": 0.25, "expected_reward": 0.5, "expected_cost": 1.0, "multiplier": 0.5})
+
+
+def _dpo_family_rows(function, one, square, ints):
+    """An array of one, a square broadcast table, int inputs: each against the float64 call of its values."""
+    plain = [tuple(_as_float(a) if isinstance(a, (list, int)) else a for a in args) for args in (one, square, ints)]
+    for args, floats in zip((one, square, ints), plain):
+        _structure_row(function, args, function(*floats))
+    assert function(*square).shape == (2, 2)
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_dpo_loss_from_margin_structures():
+    _dpo_family_rows(ref.dpo_loss_from_margin, (np.array([0.5]), 2.0), (np.array([[-1.0], [1.0]]), np.array([0.5, 2.0])),
+                     ([1, -2, 0], 1))
+    _structure_row(ref.dpo_loss_from_margin, (np.array([0.5]), 2.0), np.array([math.log1p(math.exp(-1.0))]))
+    _structure_row(ref.dpo_loss_from_margin, (0.8, np.float32(0.25)), math.log1p(math.exp(-0.2)))  # a Python float back
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_dpo_gradient_weight_structures():
+    _dpo_family_rows(ref.dpo_gradient_weight, (np.array([0.5]), 2.0), (np.array([[-1.0], [1.0]]), np.array([0.5, 2.0])),
+                     ([1, -2, 0], 1))
+    _structure_row(ref.dpo_gradient_weight, (np.array([0.5]), 2.0), np.array([2.0 / (1.0 + math.exp(1.0))]))
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_conservative_dpo_loss_structures():
+    _dpo_family_rows(ref.conservative_dpo_loss, (np.array([0.5]), 2.0, 0.25),
+                     (np.array([[-1.0], [2.0]]), 1.0, np.array([0.0, 0.25])), ([1, -1], 1, 0))
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_ipo_loss_structures():
+    _dpo_family_rows(ref.ipo_loss, (np.array([0.25]), 2.0), (np.array([[0.0], [1.0]]), np.array([0.5, 2.0])),
+                     ([1, 0, 3], 1))
+    _structure_row(ref.ipo_loss, ([1, 0, 3], 1), np.array([0.25, 0.25, 6.25]))  # (h - 1/2)^2
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_simpo_loss_structures():
+    _dpo_family_rows(ref.simpo_loss, (np.array([-4.0]), np.array([4]), np.array([-6.0]), np.array([3]), 2.0, 0.5),
+                     (np.array([[-3.0], [-6.0]]), 3, np.array([-4.0, -5.0]), np.array([5, 2]), 1.5, 0.25),
+                     (-4, 4, [-6, -3], [3, 2], 2, 0))
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_orpo_total_loss_structures():
+    _dpo_family_rows(ref.orpo_total_loss, (np.array([0.5]), np.array([-0.5]), np.array([-1.5]), 0.25),
+                     (0.5, np.array([[-0.25], [-1.0]]), np.array([-0.5, -2.0]), 1.0), (1, [-1, -2], [-2, -1], 1))
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_likelihood_displacement_curve_structures():
+    plain = ref.likelihood_displacement_curve(np.array([0.5, 1.0]))
+    _structure_row(ref.likelihood_displacement_curve, (np.array([0.5]),), {k: v[:1] for k, v in plain.items()})
+    _structure_row(ref.likelihood_displacement_curve, ([0, 1, -1],), ref.likelihood_displacement_curve(_as_float([0, 1, -1])))

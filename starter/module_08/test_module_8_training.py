@@ -238,3 +238,30 @@ def test_dpo_loss_margins_of_1000():
     loss, _, _ = training.dpo_loss(zeros, torch.tensor([-1000.0, 1000.0], dtype=torch.float64), zeros, zeros, beta=1.0)
     assert math.isclose(loss.item(), 500.0, rel_tol=1e-12), say(
         f"h = +-1000: expected 500, got {loss.item()!r}", f"h = +-1000: ожидалось 500, получено {loss.item()!r}")
+
+
+# --- structure rows: a batch of one, and B = T - 1 = V (a transposed gather or sum keeps the right shape) --
+@pytest.mark.edge("shapes")
+def test_sequence_logprobs_structures():
+    torch.manual_seed(0)
+    logits, ids = torch.randn(3, 4, 3, dtype=torch.float64), torch.randint(0, 3, (3, 4))
+    mask = torch.tensor([[True, True, False], [False, True, True], [True, False, False]])
+    by_hand = torch.stack([sum(torch.log_softmax(logits[b, t], -1)[ids[b, t + 1]] for t in range(3) if mask[b, t])
+                           for b in range(3)])
+    observed = training.sequence_logprobs(logits, ids, mask)
+    assert torch.allclose(observed, by_hand), say(f"B = T - 1 = V = 3: expected {by_hand}, got {observed}",
+                                                  f"B = T - 1 = V = 3: ожидалось {by_hand}, получено {observed}")
+    one = training.sequence_logprobs(logits[:1], ids[:1], mask[:1])
+    assert one.shape == (1,) and torch.allclose(one, by_hand[:1]), say(
+        f"a batch of one: expected {by_hand[:1]}, got {one}", f"батч из одной последовательности: ожидалось {by_hand[:1]}, получено {one}")
+
+
+@pytest.mark.edge("shapes")
+def test_dpo_loss_structures():
+    # a batch of one pair: h = (-2.5 + 2) - (-1 + 1.5) = -1, beta 2, eps 0.1: 0.9 softplus(2) + 0.1 softplus(-2)
+    loss, chosen, rejected = training.dpo_loss(*(torch.tensor([x], dtype=torch.float64) for x in (-2.5, -1.0, -2.0, -1.5)),
+                                               beta=2.0, label_smoothing=0.1)
+    expected = 0.9 * math.log1p(math.exp(2.0)) + 0.1 * math.log1p(math.exp(-2.0))
+    assert loss.dim() == 0 and loss.item() == pytest.approx(expected, rel=1e-9), say(
+        f"a batch of one pair: expected a 0-d loss {expected}, got {loss}", f"батч из одной пары: ожидалась 0-мерная функция потерь {expected}, получено {loss}")
+    assert chosen.shape == rejected.shape == (1,)

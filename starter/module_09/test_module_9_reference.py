@@ -96,6 +96,69 @@ def test_verify_numeric_answer_tolerance_is_max_of_abs_and_rel():
     assert m9.verify_numeric_answer("0.000002", 0, abs_tol=1e-5) == 1
 
 
+def _formats(*row, also=()):
+    """A row of the answer-format table, marked with its edge classes (pytest -m edge runs them alone)."""
+    return pytest.param(*row, marks=[pytest.mark.edge("number_formats"), *(pytest.mark.edge(name) for name in also)])
+
+
+EXACT = {"rel_tol": 0.0, "abs_tol": 0.0}
+VERIFIER_NUMBER_FORMATS = [  # text, reference, tolerances, status, extracted: one row (or two) per answer format
+    _formats(r"\boxed{+7}", 7, {}, "correct", "+7"),                           # a plus sign
+    _formats("so x = +2.5", "2.5", {}, "correct", "+2.5"),
+    _formats(r"\boxed{.75}", "3/4", {}, "correct", ".75"),                     # no digit before the point
+    _formats("so p = -.5", -0.5, {}, "correct", "-.5"),
+    _formats(r"\boxed{2.5e-3}", "0.0025", {}, "correct", "2.5e-3"),            # a negative exponent
+    _formats("the rate is 4E-2", 0.04, {}, "correct", "4E-2"),
+    _formats("about 3E+2 metres", 300, {}, "correct", "3E+2"),                 # capital E, explicit plus
+    _formats(r"\boxed{1.5/3}", "1/2", {}, "correct", "1.5/3"),                 # a fraction of decimals
+    _formats("the ratio is 0.5/0.25", 2, {}, "correct", "0.5/0.25"),
+    _formats(r"\boxed{+3/4}", 0.75, {}, "correct", "+3/4"),                    # a signed fraction
+    _formats("balance: -1,234.5", -1234.5, {}, "correct", "-1,234.5"),         # separators, sign and decimals
+    _formats("the code is 1,2345", 2345, {}, "correct", "2345"),               # four digits after a comma:
+    _formats(r"\boxed{1,2345}", 12345, {}, "parse_error", "1,2345"),           # no thousands separator
+    _formats(r"\boxed{- 3}", -3, {}, "correct", "- 3"),                        # whitespace in a box is removed
+    _formats("\\boxed{ 3 /\t4 }", 0.75, {}, "correct", " 3 /\t4 "),
+    _formats("boxed{3} is not a box, 4 is", 4, {}, "correct", "4"),            # no backslash: no box
+    _formats(r"\boxed{\frac{1}{2}}", "1/2", {}, "parse_error", r"\frac{1}{2}"),  # LaTeX in a box: no number
+    _formats(r"\boxed{1\,234}", 1234, {}, "parse_error", r"1\,234"),           # LaTeX spacing is no separator
+    _formats(r"about 1\,234 people", 234, {}, "correct", "234"),
+    _formats(r"\boxed{25\%}", 25, {}, "parse_error", r"25\%"),                 # a percent sign in a box
+    _formats("a 25% rise", 25, {}, "correct", "25"),                           # ... and after the last number
+    _formats(r"\boxed{5 cm}", 5, {}, "parse_error", "5 cm"),                   # units in a box
+    _formats("it is 5 cm long", 5, {}, "correct", "5"),
+    _formats("the value n-4", 4, {}, "correct", "4"),                          # a minus after a letter
+    _formats("the ratio 2/0.0", 0, {}, "zero_division", "2/0.0"),
+    _formats(r"\boxed{-\infty}", 0, {}, "non_finite", r"-\infty"),
+    _formats("the constant is 1234567.8", 1234567.8, {}, "correct", "1234567.8"),  # a float of 8 digits
+    _formats("we get 0.1", 0.1, EXACT, "correct", "0.1"),                      # a float reference by its digits
+    _formats("total 9007199254740993", 9007199254740993, EXACT, "correct", "9007199254740993"),  # 2^53 + 1
+    _formats("total 9007199254740992", 9007199254740993, EXACT, "wrong", "9007199254740992"),
+    _formats(r"\boxed{-12}", np.int64(-12), EXACT, "correct", "-12"),           # a NumPy integer reference
+    _formats("x = 111", 100, {"rel_tol": 0.1, "abs_tol": 0.0}, "wrong", "111", also=("boundaries",)),
+    _formats("x = 90.5", 100, {"rel_tol": 0.1, "abs_tol": 0.0}, "correct", "90.5", also=("boundaries",)),
+    _formats("x = 112", 100, {"rel_tol": 0.1, "abs_tol": 5.0}, "wrong", "112", also=("boundaries",)),
+    _formats("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.5}, "correct", "12.5", also=("boundaries",)),
+    _formats("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.25}, "wrong", "12.5", also=("boundaries",)),
+]
+
+
+@pytest.mark.parametrize("text, reference, tolerances, status, extracted", VERIFIER_NUMBER_FORMATS)
+def test_verify_detailed_number_formats(text, reference, tolerances, status, extracted):
+    # the tolerance is rel_tol * |ref| (the reference's, not the answer's), and max(abs_tol, ...), not a sum
+    result = m9.verify_detailed(text, reference, **tolerances)
+    assert (result.status, result.extracted) == (status, extracted), say(
+        f"{text!r} vs {reference!r} ({tolerances or 'default tolerances'}): expected status {status!r} and "
+        f"extracted {extracted!r}, got {result.status!r} and {result.extracted!r}",
+        f"{text!r} против {reference!r} ({tolerances or 'допуски по умолчанию'}): ожидались статус {status!r} и "
+        f"extracted {extracted!r}, получены {result.status!r} и {result.extracted!r}")
+    assert result.accuracy == (status == "correct") and result.reward == float(result.accuracy)
+
+
+@pytest.mark.parametrize("text, reference, tolerances, status, _extracted", VERIFIER_NUMBER_FORMATS)
+def test_verify_numeric_answer_number_formats(text, reference, tolerances, status, _extracted):
+    assert m9.verify_numeric_answer(text, reference, **tolerances) == (status == "correct")
+
+
 @FAST
 @given(st.text(max_size=200))
 @example(r"\\boxed{3}")
@@ -1068,3 +1131,181 @@ def test_synthetic_mode_training_one_step_by_hand(beta, rewards, logits):
     assert np.allclose(state["logits"], expected, rtol=1e-12, atol=1e-15), say(
         f"one step, beta {beta}: expected logits {expected}, got {state['logits']}",
         f"один шаг, beta {beta}: ожидались логиты {expected}, получено {state['logits']}")
+
+
+# --- structure rows: shapes and Python types ---------------------------------------------------------
+# @pytest.mark.edge("shapes"): a batch of one, a square batch (N = T, where a reduction over the wrong axis
+# still has the right shape), an empty batch, a group of one. @pytest.mark.edge("python_types") /
+# ("dtypes"): int lists, NumPy scalars, ndarrays (never changed in place), float32 arrays. Each row compares
+# the call with the same values written the plain way (float64 arrays, Python floats), or with a value by hand.
+def _same_answer(got, want, what: str):
+    if isinstance(want, dict):
+        for key in want:
+            _same_answer(got[key], want[key], f"{what}[{key!r}]")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), say(f"{what}: expected a list of {len(want)}, got {_described(got)}",
+                                                                    f"{what}: ожидался список из {len(want)}, получено {_described(got)}")
+        for index, (g, w) in enumerate(zip(got, want)):
+            _same_answer(g, w, f"{what}[{index}]")
+    elif isinstance(want, np.ndarray):
+        assert isinstance(got, np.ndarray) and got.dtype == want.dtype and got.shape == want.shape, say(
+            f"{what}: expected a {want.dtype} array of shape {want.shape}, got {_described(got)}",
+            f"{what}: ожидался массив {want.dtype} формы {want.shape}, получено {_described(got)}")
+        assert np.allclose(got, want, rtol=1e-6, atol=1e-12), say(f"{what}: expected {want}, got {got}",
+                                                                 f"{what}: ожидалось {want}, получено {got}")
+    else:
+        assert type(got) is float and got == pytest.approx(want, rel=1e-6, abs=1e-12), say(
+            f"{what}: expected the Python float {want!r}, got {got!r} ({type(got).__name__})",
+            f"{what}: ожидалось число float {want!r}, получено {got!r} ({type(got).__name__})")
+
+
+def _structure_row(function, args, want, kwargs=None):
+    """function(*args, **kwargs) returns ``want`` (its types too) and leaves every input unchanged."""
+    kwargs = kwargs or {}
+    before = copy.deepcopy((args, kwargs))
+    got = function(*args, **kwargs)
+    for old, new in zip(jsonable(before), jsonable((args, kwargs))):
+        assert old == new, say(f"{function.__name__} changed its input in place", f"{function.__name__} изменила свой вход на месте")
+    _same_answer(got, want, function.__name__)
+
+
+def jsonable(value):
+    """A comparable snapshot of inputs (arrays by dtype and values)."""
+    if isinstance(value, np.ndarray):
+        return [(str(value.dtype), value.shape, value.tolist())]
+    if isinstance(value, dict):
+        return [(key, jsonable(item)) for key, item in value.items()]
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    return [repr(value)]
+
+
+@pytest.mark.edge("python_types")
+def test_informative_group_probability_python_types():
+    _structure_row(m9.informative_group_probability, (np.float32(0.25), 2), 0.375)  # 1 - 1/16 - 9/16
+    _structure_row(m9.informative_group_probability, (1, 3), 0.0)
+
+
+@pytest.mark.edge("python_types")
+def test_expected_draws_for_informative_groups_python_types():
+    _structure_row(m9.expected_draws_for_informative_groups, (np.int64(3), np.float32(0.25), 4), 3 / 0.6796875)
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_group_relative_advantages_structures():
+    row = np.array([0.2, 0.9, 0.4, 0.0])
+    _structure_row(m9.group_relative_advantages, (row[None, :],), m9.group_relative_advantages(row)[None, :])
+    _structure_row(m9.group_relative_advantages, ([[1, 0, 0], [1, 1, 0]],),
+                   m9.group_relative_advantages(np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]), eps=0.25),
+                   {"eps": np.float32(0.25)})
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+@pytest.mark.edge("dtypes")
+def test_leave_one_out_baseline_structures():
+    _structure_row(m9.leave_one_out_baseline, (np.array([[1.0, 2.0, 6.0]]),), np.array([[4.0, 3.5, 1.5]]))
+    _structure_row(m9.leave_one_out_baseline, ([[1, 2, 3], [4, 5, 9]],), np.array([[2.5, 2.0, 1.5], [7.0, 6.5, 4.5]]))
+    _structure_row(m9.leave_one_out_baseline, (np.array([1.5, 2.0, 0.25, 4.0], dtype=np.float32),),
+                   np.array([6.25 / 3, 5.75 / 3, 2.5, 1.25]))
+
+
+SQUARE_RATIOS = np.array([[0.5, 1.1, 1.6], [0.7, 1.3, 0.9], [1.5, 0.95, 0.6]])
+SQUARE_ADVANTAGES = np.array([1.0, -1.0, 2.0])
+FLOAT32_RATIOS = np.array([0.5, 1.1, 1.3, 2.0, 0.7], dtype=np.float32)
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+@pytest.mark.edge("dtypes")
+@pytest.mark.parametrize("function", ["clipped_surrogate_terms", "clip_activity"])
+def test_clipped_surrogate_terms_and_clip_activity_structures(function):
+    f = getattr(m9, function)
+    per_row = np.stack([f(SQUARE_RATIOS[i], SQUARE_ADVANTAGES[i], 0.2, 0.2) for i in range(3)])
+    _structure_row(f, (SQUARE_RATIOS, SQUARE_ADVANTAGES[:, None], 0.2, 0.2), per_row)  # one advantage per ROW
+    per_column = np.stack([f(SQUARE_RATIOS[:, j], SQUARE_ADVANTAGES[j], 0.2, 0.2) for j in range(3)], axis=1)
+    _structure_row(f, (SQUARE_RATIOS, SQUARE_ADVANTAGES, 0.2, 0.2), per_column)  # (T,): NumPy broadcasting, per COLUMN
+    _structure_row(f, ([1, 2, 0, 1], [1, -1, 2, -2]), f(np.array([1.0, 2.0, 0.0, 1.0]), np.array([1.0, -1.0, 2.0, -2.0])))
+    _structure_row(f, (FLOAT32_RATIOS, np.array([1.0, 1.0, 1.0, -1.0, -1.0])),
+                   f(FLOAT32_RATIOS.astype(np.float64), np.array([1.0, 1.0, 1.0, -1.0, -1.0])))
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+def test_gspo_sequence_ratios_structures():
+    _structure_row(m9.gspo_sequence_ratios, (np.array([[-1.0, -0.5, -2.0]]), np.array([[-1.5, -0.5, -1.0]]),
+                                            np.array([[1.0, 1.0, 0.0]])), np.array([math.exp(0.25)]))
+    _structure_row(m9.gspo_sequence_ratios, ([[-1.0, -2.0], [-0.5, -0.25]], [[-1.5, -1.0], [-0.5, -0.75]], [[1, 1], [1, 0]]),
+                   np.array([math.exp(-0.25), 1.0]))
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+@pytest.mark.parametrize("function, extra", [("original_grpo_token_weights", ()), ("dapo_token_weights", ()),
+                                             ("dr_grpo_token_weights", (8,))])
+def test_original_grpo_token_weights_dapo_token_weights_dr_grpo_token_weights_structures(function, extra):
+    f = getattr(m9, function)
+    _structure_row(f, (np.array([1.0]), [3], *extra), [np.zeros(3)])  # a group of one: nothing to compare with
+    _structure_row(f, ([1, 0, 1], np.array([2, 5, 8]), *extra), f(np.array([1.0, 0.0, 1.0]), [2, 5, 8], *extra))
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+@pytest.mark.edge("dtypes")
+def test_response_contributions_and_flatten_token_weights_structures():
+    _structure_row(m9.response_contributions, ([np.array([0.25, 0.25, 0.25])],), np.array([0.75]))
+    _structure_row(m9.flatten_token_weights, ([np.array([0.25, 0.25, 0.25])],), np.array([0.25, 0.25, 0.25]))
+    _structure_row(m9.response_contributions, ([np.array([1, 2]), np.array([-3])],), np.array([3.0, -3.0]))
+    _structure_row(m9.flatten_token_weights, ([np.array([1, 2]), np.array([-3])],), np.array([1.0, 2.0, -3.0]))
+
+
+@pytest.mark.edge("python_types")
+def test_overlong_penalty_python_types():
+    _structure_row(m9.overlong_penalty, (np.int64(18), 20, 5), -0.6)  # (15 - 18) / 5
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+@pytest.mark.edge("dtypes")
+def test_k3_kl_structures():
+    logp, ref = np.array([-0.5, -3.0, -1.0]), np.array([-1.5, -1.0, -1.0])
+    _structure_row(m9.k3_kl, (logp[None, :], ref[None, :]), m9.k3_kl(logp, ref)[None, :])
+    _structure_row(m9.k3_kl, ([-1, -2, 0], [-2, -1, 0]), m9.k3_kl(np.array([-1.0, -2.0, 0.0]), np.array([-2.0, -1.0, 0.0])))
+    low, high = np.array([-0.5, -1.25, -2.0], dtype=np.float32), np.array([-1.0, -1.0, -0.25], dtype=np.float32)
+    _structure_row(m9.k3_kl, (low, high), m9.k3_kl(low.astype(np.float64), high.astype(np.float64)))
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+@pytest.mark.edge("dtypes")
+def test_categorical_entropy_structures():
+    h = -(0.5 * math.log(0.5) + 0.5 * math.log(0.25))
+    _structure_row(m9.categorical_entropy, (np.array([[0.5, 0.25, 0.25]]),), np.array([h]))
+    _structure_row(m9.categorical_entropy, ([[1, 0], [0, 1]],), np.array([0.0, 0.0]))
+    _structure_row(m9.categorical_entropy, (np.array([0.5, 0.25, 0.25], dtype=np.float32),), h)
+
+
+@pytest.mark.edge("python_types")
+def test_pass_at_k_independent_python_types():
+    _structure_row(m9.pass_at_k_independent, (np.float32(0.25), 2), 0.4375)
+
+
+@pytest.mark.edge("python_types")
+def test_pass_at_k_unbiased_python_types():
+    _structure_row(m9.pass_at_k_unbiased, (10, np.int64(3), 4), 1 - 35 / 210)
+
+
+@pytest.mark.edge("shapes")
+@pytest.mark.edge("python_types")
+@pytest.mark.edge("dtypes")
+def test_synthetic_mode_training_structures():
+    one = {"probabilities": np.array([1.0]), "expected_reward": 1.0, "successful_mass": 1.0, "entropy": 0.0,
+           "logits": np.array([0.5])}
+    _structure_row(m9.synthetic_mode_training, (), one, {"steps": 10, "rewards": [1.0], "initial_logits": [0.5]})
+    plain = m9.synthetic_mode_training(beta_entropy=0.2, steps=15, rewards=[1.0, 0.6, 0.0], initial_logits=[0.5, 1.0, 0.0])
+    _structure_row(m9.synthetic_mode_training, (), plain, {"beta_entropy": 0.2, "steps": 15, "rewards": np.array([1.0, 0.6, 0.0]),
+                                                          "initial_logits": np.array([0.5, 1.0, 0.0])})
+    plain = m9.synthetic_mode_training(steps=8, rewards=[1.0, 0.5, 0.0], initial_logits=[0.25, 0.5, -0.5])
+    _structure_row(m9.synthetic_mode_training, (), plain, {"steps": 8, "rewards": np.array([1.0, 0.5, 0.0], dtype=np.float32),
+                                                          "initial_logits": np.array([0.25, 0.5, -0.5], dtype=np.float32)})

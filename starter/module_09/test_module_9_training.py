@@ -268,3 +268,29 @@ def test_grpo_loss_one_active_token():
     loss = grpo_loss(_t([[-1.0]]), _t([[-1.0]]), _t([2.0]), _t([[1]]), loss_type="dapo", eps_low=0.2, eps_high=0.28)
     assert math.isclose(float(loss), -2.0, rel_tol=REL), say(f"one token, A = 2: expected -2.0, got {float(loss)}",
                                                              f"один токен, A = 2: ожидалось -2.0, получено {float(loss)}")
+
+
+# --- structure rows: a batch of one (1, T) and a square batch (N = T) ------------------------------------
+# In a square batch an (N,) advantage broadcast along the wrong axis, or a mean over the wrong dimension, still
+# runs: each response's loss is checked against the same response alone, weighted as the reduction says.
+@pytest.mark.edge("shapes")
+@pytest.mark.parametrize("loss_type", ["grpo", "dr_grpo", "dapo"])
+def test_grpo_loss_structures(loss_type):
+    new = torch.tensor([[-1.0, -0.5, -2.0], [-0.3, -1.2, -0.7], [-2.0, -0.1, -0.4]], dtype=torch.float64)
+    old = torch.tensor([[-1.1, -0.4, -2.0], [-0.35, -1.0, -0.6], [-1.9, -0.2, -0.45]], dtype=torch.float64)
+    advantages = torch.tensor([1.2, -0.6, 0.3], dtype=torch.float64)
+    mask = torch.tensor([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0]], dtype=torch.float64)
+    ratio = torch.exp(new - old)
+    terms = torch.minimum(ratio * advantages[:, None], ratio.clamp(0.8, 1.28) * advantages[:, None]) * mask
+    lengths = mask.sum(dim=1)
+    expected = {"grpo": -(terms.sum(dim=1) / lengths).mean(), "dr_grpo": -terms.sum() / (3 * 3),
+                "dapo": -terms.sum() / lengths.sum()}[loss_type]
+    observed = grpo_loss(new, old, advantages, mask, loss_type=loss_type, eps_low=0.2, eps_high=0.28)
+    assert float(observed) == pytest.approx(float(expected), rel=1e-9), say(
+        f"a square batch (N = T = 3), {loss_type}: expected {float(expected)}, got {float(observed)}",
+        f"квадратный батч (N = T = 3), {loss_type}: ожидалось {float(expected)}, получено {float(observed)}")
+    one = grpo_loss(new[:1], old[:1], advantages[:1], mask[:1], loss_type=loss_type, eps_low=0.2, eps_high=0.28)
+    single = {"grpo": -terms[0].sum() / 3, "dr_grpo": -terms[0].sum() / 3, "dapo": -terms[0].sum() / 3}[loss_type]
+    assert one.dim() == 0 and float(one) == pytest.approx(float(single), rel=1e-9), say(
+        f"a batch of one (1, T), {loss_type}: expected {float(single)}, got {float(one)}",
+        f"батч из одного ответа (1, T), {loss_type}: ожидалось {float(single)}, получено {float(one)}")

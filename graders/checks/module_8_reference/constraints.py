@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graders.checks.edges import NO_PADDING, NO_TEXT, NO_TIES, SCALAR_FLOATS, declare
+from graders.checks.edges import NO_PADDING, NO_TEXT, NO_TIES, SCALAR_FLOATS, SCALARS_ONLY, declare
 from graders.checks import Case, hypothesis_cases, st
 from graders.text import Text
 from graders.checks.module_8_reference.common import M, _floats, exercise
@@ -22,7 +22,7 @@ def _constraint_problem():
 
 
 @exercise(f"{M}.constrained_lagrangian", 
-          edges=declare("zeros_and_empties", extremes="linear in every input: no exp or log to overflow", ties_and_near_ties=NO_TIES, boundaries="multipliers >= 0: the 0 edge is zeros_and_empties", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          edges=declare("zeros_and_empties", "shapes", "python_types", extremes="linear in every input: no exp or log to overflow", ties_and_near_ties=NO_TIES, boundaries="multipliers >= 0: the 0 edge is zeros_and_empties", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
           points=1)
 def _constrained_lagrangian():
     yield Case(kwargs={"expected_reward": 1.4, "expected_costs": [0.10, 0.03], "limits": [0.06, 0.04],
@@ -32,6 +32,15 @@ def _constrained_lagrangian():
                edge="zeros_and_empties", label=Text("J = 3, one zero multiplier, slack and violation", "J = 3, один нулевой множитель, запас и нарушение"))
     yield Case(args=(0.0, np.array([0.05, 0.01]), np.array([0.10, 0.03]), np.array([4.0, 2.0])),
                label=Text("both constraints satisfied with slack", "оба ограничения выполнены с запасом"))
+    yield Case(args=(1.0, np.array([0.3]), np.array([0.1]), np.array([2.0])), edge="shapes", hidden=False,
+               label=Text("public: J = 1 as arrays of one", "открытый пример: J = 1, массивы из одного элемента"))
+    yield Case(args=(1.5, np.zeros(0), np.zeros(0), np.zeros(0)), edge="shapes",
+               label=Text("no constraints (J = 0): E[R]", "нет ограничений (J = 0): E[R]"))
+    yield Case(args=(2, [1, 0, 3], [0, 1, 1], [1, 2, 0]), edge="python_types", hidden=False,
+               label=Text("public: int lists and an int reward (a Python float back)",
+                          "открытый пример: списки целых и целая награда (возвращается число float)"))
+    yield Case(args=(np.float32(0.5), np.array([0.25, 0.75]), np.array([0.5, 0.25]), np.array([1.0, 2.0])),
+               edge="python_types", label=Text("a NumPy float32 expected reward", "ожидаемая награда — NumPy float32"))
     yield Case(args=(1.0, [0.1, 0.2], [0.1, 0.1], [1.0, -0.5]), raises=ValueError,
                label=Text("a negative multiplier is refused", "отрицательный множитель отклоняется"))
     yield Case(args=(1.0, [0.1, 0.2], [0.1], [1.0, 0.5]), raises=ValueError,
@@ -41,7 +50,7 @@ def _constrained_lagrangian():
 
 
 @exercise(f"{M}.dual_ascent_step", 
-          edges=declare("boundaries", extremes="linear in every input: no exp or log to overflow", ties_and_near_ties=NO_TIES, zeros_and_empties="a multiplier at 0 is the projection boundary (boundaries)", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          edges=declare("boundaries", "shapes", "python_types", extremes="linear in every input: no exp or log to overflow", ties_and_near_ties=NO_TIES, zeros_and_empties="a multiplier at 0 is the projection boundary (boundaries)", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
           points=2)
 def _dual_ascent_step():
     yield Case(args=(np.array([0.5, 0.1]), np.array([0.10, 0.00]), np.array([0.06, 0.04])),
@@ -52,6 +61,15 @@ def _dual_ascent_step():
     yield Case(args=(0.2, 0.3, 0.1, 1.0), label=Text("scalars: a violated constraint raises lambda", "скаляры: нарушенное ограничение увеличивает lambda"))
     yield Case(args=(np.array([3.0, 0.0]), np.array([0.1, 0.1]), np.array([0.1, 0.1]), 2.0),
                edge="boundaries", label=Text("constraints exactly met: unchanged", "ограничения выполнены в точности: без изменений"))
+    yield Case(args=(np.array([0.5]), np.array([0.1]), np.array([0.3]), 2.0), edge="shapes", hidden=False,
+               label=Text("public: J = 1 as arrays of one, projected to 0", "открытый пример: J = 1, массивы из одного элемента, проекция в 0"))
+    yield Case(args=(np.zeros(0), np.zeros(0), np.zeros(0), 1.0), edge="shapes", hidden=False,
+               label=Text("public: no constraints (J = 0): an empty array", "открытый пример: нет ограничений (J = 0): пустой массив"))
+    yield Case(args=([1, 0, 2], [1, 2, 0], [0, 1, 1], 1), edge="python_types", hidden=False,
+               label=Text("public: int lists and an int learning_rate give floats",
+                          "открытый пример: списки целых и целый learning_rate дают числа float"))
+    yield Case(args=(np.array([0.5, 1.0]), np.array([0.25, 0.5]), np.array([0.5, 0.25]), np.float32(2.0)),
+               edge="python_types", label=Text("learning_rate as a NumPy float32 scalar", "learning_rate — скаляр NumPy float32"))
     yield Case(args=(np.array([-0.1, 1.0]), np.array([0.1, 0.1]), np.array([0.1, 0.1]), 1.0),
                raises=ValueError, label=Text("a negative multiplier is refused", "отрицательный множитель отклоняется"))
     yield Case(args=(np.array([0.1, 1.0]), np.array([0.1, 0.1]), np.array([0.1, 0.1]), 0.0),
@@ -68,7 +86,7 @@ def _dual_ascent_step():
 
 
 @exercise(f"{M}.two_action_constrained_optimum", 
-          edges=declare("boundaries", "zeros_and_empties", "ties_and_near_ties", extremes="linear in every input: no exp or log to overflow", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          edges=declare("boundaries", "zeros_and_empties", "ties_and_near_ties", "python_types", extremes="linear in every input: no exp or log to overflow", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT, shapes=SCALARS_ONLY),
           points=2)
 def _two_action_constrained_optimum():
     yield Case(args=(0.6, 1.0, 1.0, 0.25), label=Text("the spec's example (q = 0.25, E[R] = 0.7)", "пример из условия (q = 0.25, E[R] = 0.7)"), hidden=False)
@@ -90,6 +108,10 @@ def _two_action_constrained_optimum():
     yield Case(args=(0.5, 0.5, 1.0, 0.5), edge="ties_and_near_ties",
                label=Text("public: equal rewards, q = 0, multiplier 0", "открытый пример: равные награды, q = 0, множитель 0"),
                hidden=False)
+    yield Case(args=(0, 2, 4, 1), edge="python_types", hidden=False,
+               label=Text("public: ints (Python floats back), q = 0.25", "открытый пример: целые числа (возвращаются float), q = 0.25"))
+    yield Case(args=(np.float32(0.5), np.float32(1.0), np.float32(2.0), np.float32(0.5)), edge="python_types",
+               label=Text("NumPy float32 scalars (Python floats back)", "скаляры NumPy float32 (возвращаются float)"))
     yield Case(args=(0.6, 1.0, -1.0, 0.25), raises=ValueError, label=Text("a negative cost is refused", "отрицательная стоимость отклоняется"))
     yield Case(args=(0.6, 1.0, 1.0, -0.25), raises=ValueError, hidden=False, label=Text("a negative budget is refused", "отрицательный бюджет отклоняется"))
     problems = st.tuples(_floats(-2.0, 2.0), _floats(-2.0, 2.0), _floats(0.01, 3.0), _floats(0.0, 3.0))

@@ -14,7 +14,7 @@ from graders.checks.module_8_reference.common import M, PI_REF, REWARDS, SEED_BE
 # The KL-regularised optimum
 # ---------------------------------------------------------------------------
 @exercise(f"{M}.optimal_kl_policy", 
-          edges=declare("extremes", "zeros_and_empties", "dtypes", ties_and_near_ties="tied rewards weigh alike; a tie in the max that shifts the logits gives the same policy", boundaries="beta > 0 is an open interval: beta = 0 is a refusal row, a zero reference entry is zeros_and_empties", large_padding=NO_PADDING, number_formats=NO_TEXT),
+          edges=declare("extremes", "zeros_and_empties", "dtypes", "shapes", "python_types", ties_and_near_ties="tied rewards weigh alike; a tie in the max that shifts the logits gives the same policy", boundaries="beta > 0 is an open interval: beta = 0 is a refusal row, a zero reference entry is zeros_and_empties", large_padding=NO_PADDING, number_formats=NO_TEXT),
           points=2)
 def _optimal_kl_policy():
     yield Case(args=(PI_REF, REWARDS), kwargs={"beta": 1.0}, label=Text("seed: beta = 1 optimum", "из ноутбука: оптимум при beta = 1"), hidden=False)
@@ -32,7 +32,14 @@ def _optimal_kl_policy():
     yield Case(args=(np.array([0.5, 0.5, 0.0]), np.array([0.0, 1.0, 1000.0]), 0.01),
                edge=('zeros_and_empties', 'extremes'), label=Text("zero-probability entry with a huge reward stays at 0", "элемент с нулевой вероятностью и огромной наградой остаётся равным 0"))
     yield Case(args=([0.2, 0.3, 0.5], [1.0, -1.0, 0.5], 2.0), edge="dtypes", label=Text("lists as inputs", "списки на входе"))
-    yield Case(args=(np.array([1.0]), np.array([3.0]), 0.7), label=Text("a single response", "единственный ответ"))
+    yield Case(args=(np.array([1.0]), np.array([3.0]), 0.7), edge="shapes", label=Text("a single response", "единственный ответ"))
+    yield Case(args=(np.array([1.0]), np.array([-2.0]), 0.25), edge="shapes", hidden=False,
+               label=Text("public: one response: pi* = (1,)", "открытый пример: один ответ: pi* = (1,)"))
+    yield Case(args=(np.array([0.25, 0.25, 0.5]), [1, 0, 2], 1), edge="python_types", hidden=False,
+               label=Text("public: int rewards and an int beta", "открытый пример: целые награды и целое beta"))
+    yield Case(args=(np.array([0.25, 0.25, 0.5], dtype=np.float32), np.array([1.0, 0.0, 2.0], dtype=np.float32),
+                     np.float32(0.5)), edge="dtypes", hidden=False,
+               label=Text("public: float32 inputs give a float64 policy", "открытый пример: входы float32 дают политику float64"))
     yield Case(args=(np.array([0.5, 0.5]), np.array([1000.0, 0.0]), 1.0), edge="extremes",
                label=Text("public: rewards 1000 apart, pi* = (1, 0) (exp(1000) overflows: shift first)",
                           "открытый пример: награды различаются на 1000, pi* = (1, 0) (exp(1000) переполняется: сначала сдвиг)"),
@@ -52,11 +59,18 @@ OPTIMUM = Answered(("optimal_kl_policy",))
 
 
 @exercise(f"{M}.reward_kl_frontier", 
-          edges=declare("extremes", "zeros_and_empties", "ties_and_near_ties", boundaries="betas > 0 is open: beta = 0 is a refusal row; a zero reference entry is zeros_and_empties", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          edges=declare("extremes", "zeros_and_empties", "ties_and_near_ties", "shapes", "python_types", boundaries="betas > 0 is open: beta = 0 is a refusal row; a zero reference entry is zeros_and_empties", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
           points=2, call=OPTIMUM)
 def _reward_kl_frontier():
     yield Case(args=(PI_REF, REWARDS, SEED_BETAS), label=Text("seed: the frontier table", "из ноутбука: таблица границы «награда–KL»"), hidden=False)
-    yield Case(args=(PI_REF, REWARDS, np.array([0.25, 1.0, 4.0])), label=Text("betas in increasing order", "значения beta по возрастанию"))
+    yield Case(args=(PI_REF, REWARDS, np.array([0.25, 1.0, 4.0])), edge="shapes", label=Text("betas in increasing order", "значения beta по возрастанию"))
+    yield Case(args=(PI_REF, REWARDS, np.array([0.5])), edge="shapes", hidden=False,
+               label=Text("public: an array of one beta: a (1, K) table of policies",
+                          "открытый пример: массив из одного beta: таблица политик (1, K)"))
+    yield Case(args=(np.array([0.25, 0.75]), np.array([1.0, 0.0]), np.array([0.5, 2.0])), edge="shapes",
+               label=Text("two responses, two betas (a square table)", "два ответа, два beta (квадратная таблица)"))
+    yield Case(args=([0.25, 0.25, 0.5], [1, 0, 2], [1, 2]), edge="python_types", hidden=False,
+               label=Text("public: lists, int rewards and betas", "открытый пример: списки, целые награды и beta"))
     yield Case(args=(PI_REF, REWARDS, 1.0), label=Text("a scalar beta counts as M = 1", "скалярное beta считается как M = 1"))
     yield Case(args=(np.array([0.5, 0.0, 0.5]), np.array([0.0, 3.0, 1.0]), np.array([0.5, 2.0])),
                edge="zeros_and_empties", label=Text("a zero-probability reference entry (0 log 0 = 0)", "элемент референса с нулевой вероятностью (0 log 0 = 0)"))
@@ -89,7 +103,7 @@ def _shaping_problem():
 
 
 @exercise(f"{M}.shape_token_rewards", 
-          edges=declare("zeros_and_empties", "large_padding", "dtypes", extremes="log-probabilities enter linearly (beta times a difference): no exp to overflow", ties_and_near_ties="the only argmax runs over the 0/1 mask, whose last active token is the rule", boundaries="beta = 0 is zeros_and_empties; an all-zero mask is a refusal row", number_formats=NO_TEXT),
+          edges=declare("zeros_and_empties", "large_padding", "dtypes", "shapes", "python_types", extremes="log-probabilities enter linearly (beta times a difference): no exp to overflow", ties_and_near_ties="the only argmax runs over the 0/1 mask, whose last active token is the rule", boundaries="beta = 0 is zeros_and_empties; an all-zero mask is a refusal row", number_formats=NO_TEXT),
           points=3)
 def _shape_token_rewards():
     policy = np.array([-0.8, -1.1, -0.4, -0.7])
@@ -121,7 +135,26 @@ def _shape_token_rewards():
     yield Case(args=(policy, reference, 2.0, 0.0, np.array([0.0, 1.0, 1.0, 1.0])),
                edge="zeros_and_empties", label=Text("beta = 0: only the terminal reward", "beta = 0: только финальная награда"))
     yield Case(args=(policy.tolist(), reference.tolist(), 1.5, 1.0, [0, 0, 1, 0]),
-               edge="dtypes", label=Text("lists, a single active token", "списки, единственный активный токен"))
+               edge=("dtypes", "python_types"), label=Text("lists, a single active token", "списки, единственный активный токен"))
+    yield Case(args=(np.array([[-1.0, -0.5, -0.25]]), np.array([[-0.75, -0.5, -1.0]]), np.array([2.0]), 0.5,
+                     np.array([[1.0, 1.0, 0.0]])), edge="shapes", hidden=False,
+               label=Text("public: a batch of one (1, T) with R of shape (1,)", "открытый пример: батч из одного ответа (1, T) и R формы (1,)"))
+    yield Case(args=(np.array([[-1.0, -0.5, -0.25], [-0.5, -2.0, -1.0], [-0.25, -0.25, -3.0]]),
+                     np.array([[-0.75, -0.5, -1.0], [-1.0, -1.0, -1.0], [-0.5, -0.75, -0.25]]),
+                     np.array([1.0, -2.0, 3.0]), 0.5,
+                     np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])), edge="shapes",
+               label=Text("a square batch (N = T), R per row: the last active token of each row",
+                          "квадратный батч (N = T), R для каждой строки: последний активный токен строки"))
+    yield Case(args=(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), 0.5, np.zeros((0, 3))), edge="shapes",
+               label=Text("an empty batch (0, T)", "пустой батч (0, T)"))
+    yield Case(args=([[-1.0, -0.5], [-0.25, -1.0]], [[-0.5, -0.5], [-1.0, -0.25]], [1, 2], 1, [[1, 1], [1, 0]]),
+               edge="python_types", hidden=False,
+               label=Text("public: nested lists, int R and beta, an int mask", "открытый пример: вложенные списки, целые R и beta, целочисленная маска"))
+    yield Case(args=(policy, reference, 2.0, 0.15, np.array([False, True, True, False])), edge="python_types",
+               label=Text("a boolean mask", "булева маска"))
+    yield Case(args=(policy.astype(np.float32), reference.astype(np.float32), np.float32(2.0), np.float32(0.25),
+                     np.array([0.0, 1.0, 1.0, 1.0], dtype=np.float32)), edge="dtypes", hidden=False,
+               label=Text("public: float32 inputs give float64 rewards", "открытый пример: входы float32 дают награды float64"))
     yield Case(args=(policy, reference, 2.0, 0.15, np.zeros(4)), raises=ValueError,
                label=Text("an all-zero mask is refused", "полностью нулевая маска отклоняется"))
     yield Case(args=(policy, reference, 2.0, 0.15, np.array([0.0, 2.0, 1.0, 1.0])), raises=ValueError,

@@ -46,8 +46,9 @@ def _clip_cases():
     yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), -2.0), kwargs={"eps_low": 0.2, "eps_high": 0.28},
                label=Text("a scalar negative advantage broadcasts", "бродкастинг скалярного отрицательного преимущества"))
     yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), 0.5), label=Text("a scalar positive advantage broadcasts", "бродкастинг скалярного положительного преимущества"))
-    yield Case(args=(np.array([[0.5, 1.5], [1.1, 0.9]]), np.array([[1.0], [-1.0]]), 0.25, 0.25),
+    yield Case(args=(np.array([[0.5, 1.5], [1.1, 0.9]]), np.array([[1.0], [-1.0]]), 0.25, 0.25), edge="shapes",
                label=Text("(N, T) ratios with (N, 1) advantages", "отношения (N, T) и преимущества (N, 1)"))
+    yield from _structure_cases()
     yield Case(args=(np.array([0.3, 1.0, 2.5]), np.zeros(3)), edge="zeros_and_empties", label=Text("zero advantages", "нулевые преимущества"))
     yield Case(args=(BOUNDARY_RATIOS, np.ones(6), 0.25, 0.5), edge="boundaries", label=Text("ratios on the clip boundaries, A > 0", "отношения на границах клиппинга, A > 0"))
     yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.25, 0.5), edge="boundaries", label=Text("ratios on the clip boundaries, A < 0", "отношения на границах клиппинга, A < 0"))
@@ -59,22 +60,49 @@ def _clip_cases():
     yield from hypothesis_cases(clip_inputs, count=20, seed=9_307, to_case=_clip_case)
 
 
+def _structure_cases():
+    """Shapes and Python types: a square batch both ways (per row and per column), a batch of one, an empty
+    batch, (N, T) with (N,) (refused: NumPy broadcasting aligns the last axis), int lists, NumPy scalars,
+    float32 ratios (away from the clip edges)."""
+    square = np.array([[0.5, 1.1, 1.6], [0.7, 1.3, 0.9], [1.5, 0.95, 0.6]])
+    yield Case(args=(square, np.array([[1.0], [-1.0], [2.0]]), 0.2, 0.2), edge="shapes", hidden=False,
+               label=Text("public: a square batch (N = T), one advantage per row (N, 1)",
+                          "открытый тест: квадратный батч (N = T), одно преимущество на строку (N, 1)"))
+    yield Case(args=(square, np.array([1.0, -1.0, 2.0]), 0.2, 0.2), edge="shapes", hidden=False,
+               label=Text("public: a square batch (N = T) with (T,) advantages: one per column",
+                          "открытый тест: квадратный батч (N = T) и преимущества (T,): по одному на столбец"))
+    yield Case(args=(np.array([[0.5, 1.5, 1.1, 0.7]]), np.array([[-1.0]]), 0.2, 0.28), edge="shapes",
+               label=Text("a batch of one (1, T)", "батч из одного ответа (1, T)"))
+    yield Case(args=(np.zeros((0, 3)), np.zeros((0, 1))), edge="shapes",
+               label=Text("an empty batch (0, T)", "пустой батч (0, T)"))
+    yield Case(args=(np.ones((2, 3)), np.ones(2)), raises=ValueError, edge="shapes",
+               label=Text("(N, T) ratios with (N,) advantages do not broadcast: refused",
+                          "отношения (N, T) и преимущества (N,) несовместимы при бродкастинге: отклоняется"))
+    yield Case(args=([1, 2, 0, 1], [1, -1, 2, -2]), edge="python_types", hidden=False,
+               label=Text("public: int lists", "открытый тест: списки целых"))
+    yield Case(args=(np.array([0.5, 0.9, 1.4, 3.0]), np.float32(-2.0), np.float32(0.25), 0),
+               edge="python_types", label=Text("NumPy float32 scalars and an int eps", "скаляры NumPy float32 и целое eps"))
+    yield Case(args=(np.array([0.5, 1.1, 1.3, 2.0, 0.7], dtype=np.float32), np.array([1.0, 1.0, 1.0, -1.0, -1.0])),
+               edge="dtypes", hidden=False, label=Text("public: float32 ratios, away from the clip edges",
+                                                      "открытый тест: отношения float32 вдали от границ клиппинга"))
+
+
 @exercise(f"{M}.clipped_surrogate_terms", 
-          edges=declare("boundaries", "zeros_and_empties", ties_and_near_ties="a ratio on a clip edge is boundaries", extremes="ratios and advantages enter a product and a clip: no exp to overflow", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          edges=declare("boundaries", "zeros_and_empties", "shapes", "python_types", "dtypes", ties_and_near_ties="a ratio on a clip edge is boundaries", extremes="ratios and advantages enter a product and a clip: no exp to overflow", large_padding=NO_PADDING, number_formats=NO_TEXT),
           points=3)
 def _clipped_surrogate_terms():
     yield from _clip_cases()
 
 
 @exercise(f"{M}.clip_activity", 
-          edges=declare("boundaries", "zeros_and_empties", ties_and_near_ties="a ratio on a clip edge is boundaries", extremes="ratios and advantages enter a product and a clip: no exp to overflow", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          edges=declare("boundaries", "zeros_and_empties", "shapes", "python_types", "dtypes", ties_and_near_ties="a ratio on a clip edge is boundaries", extremes="ratios and advantages enter a product and a clip: no exp to overflow", large_padding=NO_PADDING, number_formats=NO_TEXT),
           points=2)
 def _clip_activity():
     yield from _clip_cases()
 
 
 @exercise(f"{M}.gspo_sequence_ratios", 
-          edges=declare("large_padding", "zeros_and_empties", ties_and_near_ties=NO_TIES, extremes="active log-probabilities are finite and <= 0; the ratio is exp of their mean difference, as specified", boundaries="the mask holds only 0 and 1 (a 2 is a refusal row); no other domain edge", dtypes="a bool mask and a 0/1 float mask are both in the public rows", number_formats=NO_TEXT),
+          edges=declare("large_padding", "zeros_and_empties", "shapes", "python_types", ties_and_near_ties=NO_TIES, extremes="active log-probabilities are finite and <= 0; the ratio is exp of their mean difference, as specified", boundaries="the mask holds only 0 and 1 (a 2 is a refusal row); no other domain edge", dtypes="a bool mask and a 0/1 float mask are both in the public rows", number_formats=NO_TEXT),
           points=2, rtol=1e-6, atol=1e-9)
 def _gspo_sequence_ratios():
     new = np.array([[-1.0, -2.0, -9.0], [-0.5, -0.5, -0.5]])
@@ -92,6 +120,21 @@ def _gspo_sequence_ratios():
                      np.array([[0.0, 0.0], [1.0, 1.0]])), edge="zeros_and_empties", label=Text("a response with no active token has ratio 1", "у ответа без активных токенов отношение равно 1"))
     yield Case(args=(np.array([[-0.3, -0.2, -0.9, -0.4]]), np.array([[-0.6, -0.1, -0.2, -2.0]]),
                      np.array([[1.0, 1.0, 1.0, 0.0]])), edge="large_padding", label=Text("the padding holds a finite log-prob", "в паддинге конечный логарифм вероятности"))
+    yield Case(args=(np.array([[-1.0, -0.5, -2.0]]), np.array([[-1.5, -0.5, -1.0]]), np.array([[1.0, 1.0, 0.0]])),
+               edge="shapes", hidden=False, label=Text("public: a batch of one (1, T)", "открытый тест: батч из одного ответа (1, T)"))
+    yield Case(args=(np.array([[-1.0, -0.5, -2.0], [-0.2, -0.4, -0.8], [-3.0, -1.0, -0.1]]),
+                     np.array([[-1.5, -0.5, -1.0], [-0.2, -0.1, -0.3], [-2.0, -2.0, -0.6]]),
+                     np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])),
+               edge="shapes", label=Text("a square batch (N = T): the mean runs along each row",
+                                         "квадратный батч (N = T): среднее берётся по каждой строке"))
+    yield Case(args=(np.zeros((0, 4)), np.zeros((0, 4)), np.zeros((0, 4))), edge="shapes",
+               label=Text("an empty batch (0, T)", "пустой батч (0, T)"))
+    yield Case(args=([[-1.0, -2.0], [-0.5, -0.25]], [[-1.5, -1.0], [-0.5, -0.75]], [[1, 1], [1, 0]]),
+               edge="python_types", hidden=False, label=Text("public: nested lists, an int 0/1 mask",
+                                                             "открытый тест: вложенные списки, целочисленная маска 0/1"))
+    yield Case(args=(np.array([[-1.0, -2.0, -0.5]], dtype=np.float32), np.array([[-1.5, -1.0, -0.5]], dtype=np.float32),
+                     np.array([[1, 1, 1]])), edge="python_types",
+               label=Text("float32 log-probabilities, an int mask", "логарифмы вероятностей float32, целочисленная маска"))
     yield Case(args=(np.zeros((2, 3)), np.zeros((2, 2)), np.ones((2, 3))), raises=ValueError,
                label=Text("mismatched shapes are refused", "несовпадающие формы отклоняются"))
     yield Case(args=(np.zeros(3), np.zeros(3), np.ones(3)), raises=ValueError, label=Text("1-D inputs are refused", "1-мерные входы отклоняются"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graders.checks.edges import NO_EXTREMES, NO_PADDING, NO_TEXT, NO_TIES, SCALAR_FLOATS, declare
+from graders.checks.edges import NO_EXTREMES, NO_PADDING, NO_TEXT, NO_TIES, SCALAR_FLOATS, SCALARS_ONLY, declare
 from graders.checks import Case, exercise, hypothesis_cases, st
 from graders.text import Text
 from graders.checks.module_9_reference.harnesses import INFORMATIVE, M
@@ -18,7 +18,7 @@ probabilities = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_s
 
 
 @exercise(f"{M}.informative_group_probability", 
-          edges=declare("boundaries", "extremes", zeros_and_empties="p = 0 and G = 1 are the domain edges (boundaries)", ties_and_near_ties=NO_TIES, large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          edges=declare("boundaries", "extremes", "python_types", zeros_and_empties="p = 0 and G = 1 are the domain edges (boundaries)", ties_and_near_ties=NO_TIES, large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT, shapes=SCALARS_ONLY),
           points=2)
 def _informative_group_probability():
     for p in SEED_P:
@@ -30,6 +30,12 @@ def _informative_group_probability():
     yield Case(args=(0.2, 3), label=Text("G=3: 1 - 0.2^3 - 0.8^3", "G=3: 1 - 0.2^3 - 0.8^3"))
     yield Case(args=(0.7, 5), label=Text("p above 1/2", "p больше 1/2"))
     yield Case(args=(1e-9, 16), label=Text("public: tiny p", "открытый тест: очень малое p"), hidden=False, edge="extremes")
+    yield Case(args=(np.float32(0.25), 2), edge="python_types", hidden=False,
+               label=Text("public: p as a NumPy float32 scalar (a Python float back)",
+                          "открытый тест: p — скаляр NumPy float32 (возвращается число float)"))
+    yield Case(args=(1, 3), edge="python_types", label=Text("p as the int 1", "p — целое число 1"))
+    yield Case(args=(np.float32(0.75), 3), edge="python_types",
+               label=Text("p as a NumPy float32 scalar above 1/2", "p — скаляр NumPy float32 больше 1/2"))
     for p, group_size, label, russian in ((1.5, 4, "p above 1", "p больше 1 отклоняется"),
                                            (-0.1, 4, "negative p", "отрицательное p отклоняется"),
                                            (float("nan"), 4, "NaN p", "p = NaN отклоняется"),
@@ -42,7 +48,7 @@ def _informative_group_probability():
 
 
 @exercise(f"{M}.expected_draws_for_informative_groups", 
-          edges=declare("zeros_and_empties", "boundaries", ties_and_near_ties=NO_TIES, extremes="the draws are B / P_info with P_info in [0, 1]: its 0 edge (inf) is boundaries", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          edges=declare("zeros_and_empties", "boundaries", "python_types", ties_and_near_ties=NO_TIES, extremes="the draws are B / P_info with P_info in [0, 1]: its 0 edge (inf) is boundaries", large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT, shapes=SCALARS_ONLY),
           points=1, call=INFORMATIVE)
 def _expected_draws_for_informative_groups():
     for p in SEED_P:
@@ -53,6 +59,11 @@ def _expected_draws_for_informative_groups():
     yield Case(args=(1, 0.5, 2), hidden=False,  # B = 1: tells a guard on B = 1 from one on B = 0
                label=Text("public: one informative group at P_info = 1/2", "открытый тест: одна информативная группа при P_info = 1/2"))
     yield Case(args=(3, 0.25, 4), label=Text("B=3, p=0.25, G=4", "B=3, p=0.25, G=4"))
+    yield Case(args=(np.int64(3), np.float32(0.25), 4), edge="python_types", hidden=False,
+               label=Text("public: B a NumPy int, p a NumPy float32 (a Python float back)",
+                          "открытый тест: B — целое NumPy, p — NumPy float32 (возвращается число float)"))
+    yield Case(args=(np.int64(0), np.float32(0.5), 2), edge="python_types",
+               label=Text("B = 0 as a NumPy int", "B = 0 как целое NumPy"))
     for wanted, p, group_size in ((0, 0.5, 8), (0, 1.0, 8)):
         yield Case(args=(wanted, p, group_size), edge="zeros_and_empties", label=Text("public test row: B = 0 needs no draws", "строка открытого теста: B = 0, сэмплировать группы не нужно"), hidden=False)
     yield Case(args=(0, 0.0, 8), edge="zeros_and_empties", label=Text("B = 0 needs no draws even when P_info = 0 (p = 0)", "B = 0: сэмплировать группы не нужно даже при P_info = 0 (p = 0)"))
@@ -78,7 +89,7 @@ def _rectangle(groups):
 
 
 @exercise(f"{M}.group_relative_advantages", 
-          edges=declare("ties_and_near_ties", "boundaries", "dtypes", extremes="rewards are bounded scores; the only division is by std + eps, whose 0 edge is ties_and_near_ties", zeros_and_empties="an empty group is a refusal row; zero rewards are a tie (ties_and_near_ties)", large_padding=NO_PADDING, number_formats=NO_TEXT),
+          edges=declare("ties_and_near_ties", "boundaries", "dtypes", "shapes", "python_types", extremes="rewards are bounded scores; the only division is by std + eps, whose 0 edge is ties_and_near_ties", zeros_and_empties="an empty group is a refusal row; zero rewards are a tie (ties_and_near_ties)", large_padding=NO_PADDING, number_formats=NO_TEXT),
           points=3, rtol=1e-5, atol=1e-8, float_trap=True)
 def _group_relative_advantages():
     yield Case(args=(SEED_REWARDS,), kwargs={"scale": True}, label=Text("seed table, standardised", "таблица из ноутбука, стандартизация"), hidden=False)
@@ -91,8 +102,20 @@ def _group_relative_advantages():
     yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), label=Text("two groups of 4", "две группы по 4"))
     yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]]),), kwargs={"scale": False},
                label=Text("two groups of 4, centred", "две группы по 4, только центрирование"))
-    yield Case(args=(np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]),),
+    yield Case(args=(np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]),), edge="shapes",
                label=Text("three groups of 3 (square)", "три группы по 3 (квадратная матрица)"))
+    yield Case(args=(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 0.0]]),), kwargs={"scale": False},
+               edge="shapes", label=Text("three groups of 3 (square), centred", "три группы по 3 (квадратная матрица), только центрирование"))
+    yield Case(args=(np.array([[0.2, 0.9, 0.4, 0.0]]),), edge="shapes", hidden=False,
+               label=Text("public: a batch of one group (1, G)", "открытый тест: батч из одной группы (1, G)"))
+    yield Case(args=(np.array([3.0]),), edge="shapes", label=Text("a group of one: zero", "группа из одного ответа: ноль"))
+    yield Case(args=(np.array([[2.0], [5.0]]),), kwargs={"scale": False}, edge="shapes",
+               label=Text("two groups of one, centred", "две группы из одного ответа, только центрирование"))
+    yield Case(args=(np.zeros((0, 4)),), edge="shapes", label=Text("an empty batch (0, G)", "пустой батч (0, G)"))
+    yield Case(args=([[1, 0, 0], [1, 1, 0]],), kwargs={"eps": np.float32(0.25)}, edge="python_types", hidden=False,
+               label=Text("public: nested int lists, eps a NumPy float32", "открытый тест: вложенные списки целых, eps — NumPy float32"))
+    yield Case(args=(np.array([0.5, 1.0, 0.0, 0.25]),), kwargs={"ddof": 1}, edge="python_types",
+               label=Text("an ndarray group (unchanged), ddof = 1", "группа в ndarray (не меняется), ddof = 1"))
     yield Case(args=([0.2, 0.9, 0.4],), kwargs={"ddof": 1}, edge="dtypes", label=Text("ddof=1 on request (a list input)", "ddof=1 по запросу (вход — список)"))
     yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.0}, edge="boundaries", label=Text("eps = 0", "eps = 0"))
     yield Case(args=(np.array([3.0, 1.0]),), kwargs={"eps": 0.5}, label=Text("a large eps", "большое eps"))
@@ -119,7 +142,7 @@ def _group_relative_advantages():
 
 
 @exercise(f"{M}.leave_one_out_baseline", 
-          edges=declare("boundaries", zeros_and_empties="G = 1 (no other answer) is a refusal row; zero rewards follow the same mean", extremes="a mean of the other rewards: no exp, no division by a value", ties_and_near_ties=NO_TIES, large_padding=NO_PADDING, dtypes=SCALAR_FLOATS, number_formats=NO_TEXT),
+          edges=declare("boundaries", "shapes", "python_types", "dtypes", zeros_and_empties="G = 1 (no other answer) is a refusal row; zero rewards follow the same mean", extremes="a mean of the other rewards: no exp, no division by a value", ties_and_near_ties=NO_TIES, large_padding=NO_PADDING, number_formats=NO_TEXT),
           points=2, rtol=1e-6, atol=1e-9)
 def _leave_one_out_baseline():
     yield Case(args=([1.0, 2.0, 3.0, 4.0],), label=Text("public test row", "строка открытого теста"), hidden=False)
@@ -132,6 +155,15 @@ def _leave_one_out_baseline():
                label=Text("public: two groups of one are refused (G is the last axis)",
                           "открытый тест: две группы из одного ответа отклоняются (G — последняя ось)"))
     yield Case(args=([1.0],), raises=ValueError, label=Text("G = 1 has no other answers", "при G = 1 других ответов нет"))
+    yield Case(args=(np.array([[1.0, 2.0, 6.0]]),), edge="shapes", hidden=False,
+               label=Text("public: a batch of one group (1, G)", "открытый тест: батч из одной группы (1, G)"))
+    yield Case(args=(np.array([[1.0, 2.0, 3.0], [0.0, 4.0, 8.0], [5.0, 5.0, 2.0]]),), edge="shapes",
+               label=Text("three groups of 3 (square)", "три группы по 3 (квадратная матрица)"))
+    yield Case(args=(np.zeros((0, 3)),), edge="shapes", label=Text("an empty batch (0, G)", "пустой батч (0, G)"))
+    yield Case(args=([[1, 2, 3], [4, 5, 9]],), edge="python_types", hidden=False,
+               label=Text("public: nested int lists give floats", "открытый тест: вложенные списки целых дают числа float"))
+    yield Case(args=(np.array([1.5, 2.0, 0.25, 4.0], dtype=np.float32),), edge="dtypes", hidden=False,
+               label=Text("public: float32 rewards give float64 baselines", "открытый тест: награды float32 дают базы float64"))
     yield Case(args=(np.zeros((2, 2, 2)),), raises=ValueError, label=Text("3-D rewards are refused", "3-мерные награды отклоняются"))
     yield Case(args=(np.array([1.0, np.inf]),), raises=ValueError, label=Text("infinite rewards are refused", "бесконечные награды отклоняются"))
     rows = st.lists(st.floats(-10.0, 10.0, allow_subnormal=False), min_size=2, max_size=6)
