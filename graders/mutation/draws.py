@@ -221,7 +221,10 @@ def structure_draws(case: Case, label: str) -> list[Case]:
     probe = (tuple(case.args), dict(case.kwargs))
     found = []
     for variant in STRUCTURE_VARIANTS:
-        changed = _RETYPE[variant](probe) if variant in _RETYPE else _reshaped(probe, variant)
+        try:
+            changed = _RETYPE[variant](probe) if variant in _RETYPE else _reshaped(probe, variant)
+        except OverflowError:  # a Python int beyond int64 (a verifier's reference) has no NumPy scalar form
+            continue
         if changed is None or not _structure_differs(probe, changed):
             continue
         args, kwargs = changed

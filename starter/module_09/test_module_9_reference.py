@@ -97,11 +97,12 @@ def test_verify_numeric_answer_tolerance_is_max_of_abs_and_rel():
 
 
 def _formats(*row, also=()):
-    """A row of the answer-format table, marked with its edge classes (pytest -m edge runs them alone)."""
-    return pytest.param(*row, marks=[pytest.mark.edge("number_formats"), *(pytest.mark.edge(name) for name in also)])
+    """A row of the answer-format table, marked number_formats and ``also`` (pytest -m edge runs them alone)."""
+    return pytest.param(*row, marks=[pytest.mark.edge("number_formats"), *also])
 
 
 EXACT = {"rel_tol": 0.0, "abs_tol": 0.0}
+BOUNDARY = (pytest.mark.edge("boundaries"),)
 VERIFIER_NUMBER_FORMATS = [  # text, reference, tolerances, status, extracted: one row (or two) per answer format
     _formats(r"\boxed{+7}", 7, {}, "correct", "+7"),                           # a plus sign
     _formats("so x = +2.5", "2.5", {}, "correct", "+2.5"),
@@ -133,12 +134,13 @@ VERIFIER_NUMBER_FORMATS = [  # text, reference, tolerances, status, extracted: o
     _formats("we get 0.1", 0.1, EXACT, "correct", "0.1"),                      # a float reference by its digits
     _formats("total 9007199254740993", 9007199254740993, EXACT, "correct", "9007199254740993"),  # 2^53 + 1
     _formats("total 9007199254740992", 9007199254740993, EXACT, "wrong", "9007199254740992"),
-    _formats(r"\boxed{-12}", np.int64(-12), EXACT, "correct", "-12"),           # a NumPy integer reference
-    _formats("x = 111", 100, {"rel_tol": 0.1, "abs_tol": 0.0}, "wrong", "111", also=("boundaries",)),
-    _formats("x = 90.5", 100, {"rel_tol": 0.1, "abs_tol": 0.0}, "correct", "90.5", also=("boundaries",)),
-    _formats("x = 112", 100, {"rel_tol": 0.1, "abs_tol": 5.0}, "wrong", "112", also=("boundaries",)),
-    _formats("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.5}, "correct", "12.5", also=("boundaries",)),
-    _formats("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.25}, "wrong", "12.5", also=("boundaries",)),
+    _formats(r"\boxed{-12}", np.int64(-12), EXACT, "correct", "-12",  # a NumPy integer reference
+             also=(pytest.mark.edge("python_types"),)),
+    _formats("x = 111", 100, {"rel_tol": 0.1, "abs_tol": 0.0}, "wrong", "111", also=BOUNDARY),
+    _formats("x = 90.5", 100, {"rel_tol": 0.1, "abs_tol": 0.0}, "correct", "90.5", also=BOUNDARY),
+    _formats("x = 112", 100, {"rel_tol": 0.1, "abs_tol": 5.0}, "wrong", "112", also=BOUNDARY),
+    _formats("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.5}, "correct", "12.5", also=BOUNDARY),
+    _formats("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.25}, "wrong", "12.5", also=BOUNDARY),
 ]
 
 

@@ -1,10 +1,19 @@
 """Hidden checks of the numeric verifier (verify_detailed, verify_numeric_answer).
+
+The fixed cases below (the seed notebook's, the public rows, hand-picked hidden ones), then draws of the
+answer grammar (:mod:`graders.checks.grammar`: every construct the spec admits or refuses, in a box and in a
+text, against its own value and a misreading, with references of every legal type and the tolerance's edges),
+tagged ``number_formats``; the mutation tool draws the same grammar with another seed
+(:data:`graders.checks.grammar.MUTATION_SEED`).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from graders.checks.edges import NO_EXTREMES, NO_PADDING, NO_TEXT, NO_TIES, SCALAR_FLOATS, declare
 from graders.checks import Case, exercise, hypothesis_cases, st
+from graders.checks.grammar import HIDDEN_SEED, grammar_cases
 from graders.text import Text
 from graders.checks.module_9_reference.harnesses import M, VERIFIER
 
@@ -30,6 +39,22 @@ PUBLIC_VERIFIER = [  # rows of the public learner tests
 ]
 PUBLIC_EDGES = {"1e999999": "extremes", "": "zeros_and_empties", "Total: 1,234,567 apples": "number_formats",
                 "about 1.5e3 metres": "number_formats", r"$\boxed{ -2/4 }$": "number_formats"}
+EXACT = {"rel_tol": 0.0, "abs_tol": 0.0}
+WIDE, WIDE_SUM = {"rel_tol": 0.1, "abs_tol": 0.0}, {"rel_tol": 0.1, "abs_tol": 5.0}
+PUBLIC_FORMATS = [  # rows of the public VERIFIER_NUMBER_FORMATS table: text, reference, tolerances (one per format)
+    (r"\boxed{+7}", 7, {}), ("so x = +2.5", "2.5", {}), (r"\boxed{.75}", "3/4", {}), ("so p = -.5", -0.5, {}),
+    (r"\boxed{2.5e-3}", "0.0025", {}), ("the rate is 4E-2", 0.04, {}), ("about 3E+2 metres", 300, {}),
+    (r"\boxed{1.5/3}", "1/2", {}), ("the ratio is 0.5/0.25", 2, {}), (r"\boxed{+3/4}", 0.75, {}),
+    ("balance: -1,234.5", -1234.5, {}), ("the code is 1,2345", 2345, {}), (r"\boxed{1,2345}", 12345, {}),
+    (r"\boxed{- 3}", -3, {}), ("\\boxed{ 3 /\t4 }", 0.75, {}), ("boxed{3} is not a box, 4 is", 4, {}),
+    (r"\boxed{\frac{1}{2}}", "1/2", {}), (r"\boxed{1\,234}", 1234, {}), (r"about 1\,234 people", 234, {}),
+    (r"\boxed{25\%}", 25, {}), ("a 25% rise", 25, {}), (r"\boxed{5 cm}", 5, {}), ("it is 5 cm long", 5, {}),
+    ("the value n-4", 4, {}), ("the ratio 2/0.0", 0, {}), (r"\boxed{-\infty}", 0, {}),
+    ("the constant is 1234567.8", 1234567.8, {}), ("we get 0.1", 0.1, EXACT),
+    ("total 9007199254740993", 9007199254740993, EXACT), ("total 9007199254740992", 9007199254740993, EXACT),
+    (r"\boxed{-12}", np.int64(-12), EXACT), ("x = 111", 100, WIDE), ("x = 90.5", 100, WIDE), ("x = 112", 100, WIDE_SUM),
+    ("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.5}), ("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.25}),
+]
 HIDDEN_VERIFIER = [  # (text, reference, label, its Russian)
     (r"so \boxed{3} is wrong; the answer is \boxed{5}", "5", "single backslash boxes, the last wins",
      "\\boxed{} с одной обратной косой чертой: побеждает последний"),
@@ -77,12 +102,24 @@ texts = st.lists(st.one_of(st.sampled_from(NUMBER_TOKENS), st.sampled_from(WORDS
 references = st.sampled_from(["12", "-3", "0.75", "3/4", "1234", "1000", 0, 12, 1e3])
 
 
+VERIFIER_EDGES = declare(
+    "number_formats", "zeros_and_empties", "extremes", "boundaries", "python_types",
+    ties_and_near_ties="one number is compared with one reference: the tolerance edge is boundaries",
+    large_padding=NO_PADDING, dtypes="str, int and float references are answer formats (number_formats)",
+    shapes="one answer text and one scalar reference: no array, batch or group to shape")
+
+
 def _verifier_cases():
     for text, reference, label, russian in SEED_VERIFIER:
         yield Case(args=(text, reference), label=Text(label, russian), hidden=False)
     for text, reference in PUBLIC_VERIFIER:
         yield Case(args=(text, reference), label=Text("public test row", "строка открытого теста"), hidden=False,
                    edge=PUBLIC_EDGES.get(text, ()))
+    for text, reference, tolerances in PUBLIC_FORMATS:
+        edges = ("number_formats", "boundaries") if tolerances and tolerances is not EXACT else ("number_formats",)
+        edges += ("python_types",) if isinstance(reference, np.generic) else ()
+        yield Case(args=(text, reference), kwargs=dict(tolerances), hidden=False, edge=edges,
+                   label=Text("public test row", "строка открытого теста"))
     for text, reference, label, russian in HIDDEN_VERIFIER:
         yield Case(args=(text, reference), label=Text(label, russian), edge=HIDDEN_EDGES.get(label, ()))
     yield Case(args=("0.000002", 0), kwargs={"abs_tol": 1e-5}, label=Text("abs_tol is passed through", "abs_tol передаётся дальше"))
@@ -101,10 +138,11 @@ def _verifier_cases():
     pairs = st.one_of(answers.map(lambda a: (a, a)), st.tuples(answers, answers))  # right and wrong answers
     yield from hypothesis_cases(pairs, count=12, seed=9_301,
                                 to_case=lambda ab: Case(args=(f"we get \\\\boxed{{{ab[0]}}}", str(ab[1]))))
+    yield from grammar_cases(per_form=2, seed=HIDDEN_SEED)  # two of every construct's forms and targets
 
 
 @exercise(f"{M}.verify_detailed", 
-          edges=declare("number_formats", "zeros_and_empties", "extremes", "boundaries", ties_and_near_ties="one number is compared with one reference: the tolerance edge is boundaries", large_padding=NO_PADDING, dtypes="str, int and float references are answer formats (number_formats)"),
+          edges=VERIFIER_EDGES,
           points=2)
 def _verify_detailed():
     # The catalogued mistakes of this exercise are in its fields (status, extracted) and in the decision
@@ -114,7 +152,7 @@ def _verify_detailed():
 
 
 @exercise(f"{M}.verify_numeric_answer", 
-          edges=declare("number_formats", "zeros_and_empties", "extremes", "boundaries", ties_and_near_ties="one number is compared with one reference: the tolerance edge is boundaries", large_padding=NO_PADDING, dtypes="str, int and float references are answer formats (number_formats)"),
+          edges=VERIFIER_EDGES,
           points=3, call=VERIFIER)
 def _verify_numeric_answer():
     yield from _verifier_cases()
