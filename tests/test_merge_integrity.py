@@ -279,7 +279,7 @@ def _extra_file(shard: Path) -> str:
 
 def _stray_file(shard: Path) -> str:
     (shard / "extra.txt").write_text("hello\n", encoding="utf-8")
-    return "extra.txt: unexpected file: a shard holds only _shard.json, grades.csv and a folder"
+    return "extra.txt: unexpected file: a shard holds only _shard.json, grades.csv, _lms.json (an LMS download's) and a folder"
 
 
 def _stray_folder(shard: Path) -> str:

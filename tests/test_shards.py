@@ -385,3 +385,41 @@ def test_the_node_check_passes_a_request_that_fits_or_is_skipped(tmp_path):
 def test_submitting_refuses_a_request_that_is_no_size(tmp_path, env):
     completed = _run_script(tmp_path, ["subs/a"], env, returncode=2)
     assert "must be a positive number of CPUs and a size" in completed.stderr
+
+
+@pytest.mark.slow
+def test_shards_of_an_lms_download_merge_with_their_ids_and_export(tmp_path, capsys):
+    """A Moodle download graded in two shards: each report keeps its LMS id (and a named mistake's hints), the
+    merge accepts them and carries the download's ``_lms.json``, and the merged folder exports every student;
+    shards of two downloads (their ``_lms.json`` differ) are refused."""
+    import zipfile
+
+    from graders.engine.outputs.lms import LMS_FILE
+
+    reference = DEFAULT_KIT.solution_path("module_9_reference").read_bytes()
+    mutant = mutant_source(GRA, "sample_std").encode("utf-8")
+    students = [("Анна Петрова", "1201", reference), ("Ivan Petrov", "1202", mutant), ("Ли Мин", "1203", b"x = (\n")]
+    download = tmp_path / "download.zip"
+    with zipfile.ZipFile(download, "w") as archive:
+        for name, number, data in students:
+            archive.writestr(f"{name}_{number}_assignsubmission_file_/module_9_reference.py", data)
+    folders = []
+    for index in (1, 2):
+        folders.append(tmp_path / f"shard{index}")
+        assert main(["grade", str(download), "--out", str(folders[-1]), "--module", "9", "--quiet",
+                     "--shard", f"{index}/2"]) == 0
+    ids = {json.loads(p.read_text(encoding="utf-8"))["lms_id"] for f in folders for p in f.glob("*/report.json")}
+    assert ids == {number for _, number, _ in students}
+    assert main(["merge", str(tmp_path / "merged"), *map(str, folders)]) == 0, capsys.readouterr().err
+    merged = tmp_path / "merged"
+    assert (merged / LMS_FILE).read_bytes() == (folders[0] / LMS_FILE).read_bytes()
+    hinted = [e for p in merged.glob("*/report.json") for e in json.loads(p.read_text(encoding="utf-8"))["exercises"]
+              if e.get("hints")]
+    assert hinted and all(set(e["hints"]["sample_std"]) == {"en", "ru"} for e in hinted)
+    capsys.readouterr()
+    assert main(["export", str(merged), "--lms", "moodle"]) == 0, capsys.readouterr().err
+    exported = next(merged.glob("moodle*.csv")).read_text(encoding="utf-8")
+    assert all(number in exported for _, number, _ in students), exported
+    (folders[1] / LMS_FILE).write_text('{"system": "moodle", "students": {}}\n', encoding="utf-8")
+    assert main(["merge", str(tmp_path / "merged-again"), *map(str, folders)]) != 0
+    assert "not graded from one LMS download" in capsys.readouterr().err

@@ -113,7 +113,7 @@ def _entry_problems(entry: dict, registry: Registry) -> list[str]:
 
 
 def _optional_problems(entry: dict, where: str) -> list[str]:
-    """Why an entry's optional fields (candidates, cause, failing) are not as the grader writes them."""
+    """Why an entry's optional fields (candidates, cause, failing, hints) are not as the grader writes them."""
     from graders.course import LANGUAGES
     from graders.engine.values.protocol import CaseResult
 
@@ -130,6 +130,12 @@ def _optional_problems(entry: dict, where: str) -> list[str]:
                                  and set(cause["text"]) == set(LANGUAGES)
                                  and all(isinstance(v, str) for v in cause["text"].values())):
         problems.append(f"{where}: cause {_shown(cause)} is not {{kind, text: {{language: line}}}}")
+    hints = entry.get("hints")
+    if "hints" in entry and not (isinstance(hints, dict) and set(hints) <= set(entry.get("misconceptions") or ())
+                                 and all(isinstance(texts, dict) and set(texts) == set(LANGUAGES)
+                                         and all(isinstance(v, str) for v in texts.values())
+                                         for texts in hints.values())):
+        problems.append(f"{where}: hints {_shown(hints)} are not {{named misconception: {{language: hint}}}}")
     return problems
 
 
@@ -150,6 +156,9 @@ def report_problems(report, name: str, registry: Registry) -> list[str]:
     if "name" in report and not (isinstance(report["name"], str) and 0 < len(report["name"]) <= 4096
                                  and report["name"] != name):
         return [f"its name {_shown(report['name'])} is not a submission's name as given"]
+    if "lms_id" in report and not (isinstance(report["lms_id"], str) and report["lms_id"].isascii()
+                                   and report["lms_id"].isdigit() and len(report["lms_id"]) <= 40):
+        return [f"its LMS id {_shown(report['lms_id'])} is not one an LMS download gives (digits)"]
     entries = report["exercises"]
     if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
         return ["its exercises are not a list of entries"]
@@ -265,8 +274,8 @@ def _check_shard(shard: Shard, registry: Registry | None, scratch: Path,
     try:
         top = os.open(shard.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            _unexpected(shard, top, "", (*SHARD_FILES, *held), f"a shard holds only {MANIFEST}, grades.csv and a "
-                        "folder for each submission it graded", problems)
+            _unexpected(shard, top, "", (*SHARD_FILES, *held), f"a shard holds only {MANIFEST}, grades.csv, "
+                        "_lms.json (an LMS download's) and a folder for each submission it graded", problems)
             grades = _read_or_say(shard, top, "grades.csv", problems)
             for name in held:
                 files = _read_submission(shard, top, name, problems)

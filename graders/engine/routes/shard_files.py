@@ -22,12 +22,14 @@ MAX_MANIFEST_BYTES = 16 * 2**20  # a manifest holds every name of the batch: som
 MAX_FILE_BYTES = 4 * 2**20  # every other file a merge reads; a real report.json is some kB
 MAX_SUBMISSIONS = 1_000_000  # a batch's submissions (its names fit MAX_MANIFEST_BYTES well before)
 REPORT_FILES = ("report.json", "results.json", "junit.xml")  # a submission's folder: these and nothing else
-SHARD_FILES = (MANIFEST, "grades.csv")  # what a shard holds beside its submissions' folders
+# what a shard holds beside its submissions' folders (``_lms.json``: graded from an LMS download; graders.engine.
+# outputs.lms.LMS_FILE, which the merge carries over when every shard holds the same one)
+SHARD_FILES = (MANIFEST, "grades.csv", "_lms.json")
 DIGEST = re.compile(r"[0-9a-f]{64}")  # a kit digest as kit_digest writes it
 VERSION = re.compile(r"[0-9A-Za-z.+_-]{1,64}")
-REPORT_KEYS, REPORT_OPTIONAL = {"submission", "score", "max_score", "exercises"}, {"sandbox", "name"}
+REPORT_KEYS, REPORT_OPTIONAL = {"submission", "score", "max_score", "exercises"}, {"sandbox", "name", "lms_id"}
 ENTRY_KEYS = {"id", "points", "max_points", "status", "feedback", "misconceptions"}
-ENTRY_OPTIONAL = {"not_implemented", "candidates", "cause", "failing"}
+ENTRY_OPTIONAL = {"not_implemented", "candidates", "cause", "failing", "hints"}
 
 
 @dataclass

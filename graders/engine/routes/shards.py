@@ -177,7 +177,30 @@ def _write_file(dir_fd: int, name: str, data: bytes) -> None:
     os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
-def _write_out(out: Path, names: list[str], checked: dict[str, CheckedReport], grades: str, run: str) -> None:
+def _lms_record(shards: list[Shard]) -> bytes | None:
+    """The shards' ``_lms.json`` (which LMS, and the download's students: ``rl4llm export`` reads it), the same
+    bytes in every shard of one download; ``None`` when no shard has one. Refused when only some shards have
+    it, or when they differ (shards of two downloads)."""
+    from graders.engine.intake.reader import UnsafeSubmission, read_file
+    from graders.engine.outputs.lms import LMS_FILE
+
+    found = []
+    for shard in shards:
+        path = Path(shard.folder) / LMS_FILE
+        try:
+            found.append(read_file(path, 16 << 20) if path.exists() else None)
+        except (UnsafeSubmission, OSError) as error:
+            raise ShardError(f"{shard.label}: its {LMS_FILE} cannot be read ({error})") from None
+    if all(record is None for record in found):
+        return None
+    if len(set(found)) != 1:
+        raise ShardError(f"the shards' {LMS_FILE} files differ (or some shards lack one): they were not graded "
+                         "from one LMS download")
+    return found[0]
+
+
+def _write_out(out: Path, names: list[str], checked: dict[str, CheckedReport], grades: str, run: str,
+               lms: bytes | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     top = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
@@ -190,6 +213,10 @@ def _write_out(out: Path, names: list[str], checked: dict[str, CheckedReport], g
                     _write_file(folder, file, data)
             finally:
                 os.close(folder)
+        if lms is not None:  # the LMS download's record, for `rl4llm export` of the merged folder
+            from graders.engine.outputs.lms import LMS_FILE
+
+            _write_file(top, LMS_FILE, lms)
         _write_file(top, "grades.csv", grades.encode("utf-8"))  # after every report folder
         _write_file(top, outfolder.RUN_MANIFEST, run.encode("utf-8"))  # last: it marks a finished run
     finally:
@@ -217,11 +244,12 @@ def merge_shards(out: Path, folders: list[Path], kit: Kit = DEFAULT_KIT) -> Merg
     out = Path(out)
     _check_out(out, shards, names)
     checked = verify_shards(shards, kit)
+    lms = _lms_record(shards)
     ordered = [checked[name].report for name in names]
     try:  # every check passed: an earlier run in OUT is moved aside (never deleted), then OUT is written
         aside = outfolder.set_aside(out, [shard.folder for shard in shards])
         _write_out(out, names, checked, reports.grades_csv(ordered, first["exercise_ids"]),
-                   outfolder.manifest_text(names, first["exercise_ids"], display=outfolder.displays(ordered)))
+                   outfolder.manifest_text(names, first["exercise_ids"], display=outfolder.displays(ordered)), lms)
     except (OSError, _Unfit, outfolder.OutFolderError) as error:
         raise ShardError(f"the merged reports could not be written to {out}: {error}") from error
     internal = [f"{shard.label}: {text}" for shard in sorted(shards, key=lambda s: s.manifest["index"])
