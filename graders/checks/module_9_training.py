@@ -51,26 +51,8 @@ mode is per exercise, so the loss-and-gradient cases and the experiment share it
   ``categorical_entropy`` and ``pass_at_k_unbiased``, which only feed logged
   metrics that nothing measures.
 
-Sizing: the two toy runs are nearly all of this harness's time (the other 46
-cases take about 0.02 s together, the 24 Hypothesis draws about 0.01 s; the
-fixed cases alone already catch every catalogue entry, and
-tests/test_given_modules.py counts the 48 checks). So the runs are sized for the
-after-training bands, which must on their own separate a working loss from a
-broken one. The warm-up is about two thirds of a run and is at its floor: after
-60 steps the policy solves 12-27% of the train prompts (seeds 1-6 and 9), after
-40 or 50 steps 7-9% at seed 9, and with 40 steps a sign-flipped loss lands inside
-both after-training bands. With two updates the all-zero, sign-flipped, unclipped
-and max-instead-of-min losses miss the accuracy or the KL band by at least 2.1
-times its width (seeds 1-6 and 9); with one update by as little as 1.1 times.
-Two update epochs instead of four let the sign-flipped loss into the KL band; two
-evaluation samples instead of four save about 0.01 s and leave the accuracy band
-about 3 samples wide.
-Since the grader measures the trained parameters itself (not the learner's
-loss values as the run logged them), a loss off by a constant factor trains like
-the reference (Adam's steps do not see it): ``dapo_fixed_denominator`` in the
-dapo run and ``dr_grpo_padded_width`` in the dr_grpo run land inside every band
-(0.04 of a width at worst) and only the value cases catch them; every other
-entry the run can see misses a band by at least 790 widths.
+Sizing: the two toy runs are nearly all of this harness's time; how they are sized (warm-up, updates,
+samples, and what each band separates) is in docs/design.md, "How the GRPO toy check is sized".
 
 Tolerances: float64 inputs rtol 1e-5 / atol 1e-6 (a correct implementation that
 computes in float32 internally passes); float32 inputs rtol 1e-4 / atol 1e-5.

@@ -149,7 +149,8 @@ def _consistent_state(got, case) -> Text | None:
     rewards = np.asarray(case.kwargs.get("rewards") or (1.0, 0.6, 0.0, 0.0), dtype=np.float64)
 
     def fails(en: str, ru: str) -> Text:
-        return Text(f"{CHAOTIC}: {en}", f"{CHAOTIC.in_('ru')}: {ru}")
+        reason = Text(en, ru)
+        return Text(f"{CHAOTIC}: {reason}", f"{CHAOTIC.in_('ru')}: {reason.in_('ru')}")
     if not isinstance(got, dict) or not all(key in got for key in ("probabilities", "logits", "entropy",
                                                                     "expected_reward", "successful_mass")):
         return fails("expected the dict of the spec", "ожидался словарь из условия")

@@ -31,6 +31,7 @@ import string
 
 from graders.course import LANGUAGES
 from graders.text import Text
+from graders.engine.values.intake_texts import INTAKE_DETAILS
 
 FEEDBACK = {
     # one line saying why the checks were not judged (graders.engine.values.protocol.Reason)
@@ -69,7 +70,7 @@ FEEDBACK = {
                         "(тот же результат ещё в проверках: {count})"),
     "more_failing": Text("- ... and {count} more failing check(s)", "- ... и ещё непройденных проверок: {count}"),
     "kit_problem": Text("(kit problem, check skipped: {problem})",
-                        "(проблема кита, проверка пропущена: {problem})"),
+                        "(проблема комплекта заданий, проверка пропущена: {problem})"),
     "misconception": Text("misconception '{name}'", "типичная ошибка '{name}'"),  # how both misconception lines begin: they are found by it
     "misconception_on_check": Text("misconception '{name}': {hint}", "типичная ошибка '{name}': {hint}"),
     "misconception_summary": Text("- misconception '{name}' (on check '{label}'): {hint}",
@@ -164,12 +165,20 @@ DETAILS = {
                           "RL4LLM_KEEP_ROOT=1: рабочие процессы остаются под root (только audit hook)"),
     "keep_root_start_fix": Text(
         "running as root, but user nobody cannot start {python} ({error}): workers keep root; user nobody cannot "
-        "enter {folder}, on the way to {what} ({path}): run `chmod o+x {folder2}` (others may then pass through it, "
-        "not list it), or install the kit with a Python outside it (e.g. python3 -m venv /opt/rl4llm-venv)",
+        "enter {folder}, on the way to the interpreter ({path}): run `chmod o+x {folder2}` (others may then pass "
+        "through it, not list it), or install the kit with a Python outside it (e.g. python3 -m venv /opt/rl4llm-venv)",
         "запуск под root, но пользователь nobody не может запустить {python} ({error}): рабочие процессы остаются "
-        "под root; nobody не может войти в {folder} на пути к {what} ({path}): выполните `chmod o+x {folder2}` "
-        "(другие смогут проходить через папку, но не читать её список) или установите набор с Python вне её "
-        "(например, python3 -m venv /opt/rl4llm-venv)"),
+        "под root; nobody не может войти в {folder} на пути к интерпретатору ({path}): выполните `chmod o+x {folder2}` "
+        "(другие смогут проходить через папку, но не читать её список) или установите комплект заданий с Python "
+        "вне её (например, python3 -m venv /opt/rl4llm-venv)"),
+    "keep_root_start_fix_kit": Text(
+        "running as root, but user nobody cannot start {python} ({error}): workers keep root; user nobody cannot "
+        "enter {folder}, on the way to the kit ({path}): run `chmod o+x {folder2}` (others may then pass "
+        "through it, not list it), or install the kit with a Python outside it (e.g. python3 -m venv /opt/rl4llm-venv)",
+        "запуск под root, но пользователь nobody не может запустить {python} ({error}): рабочие процессы остаются "
+        "под root; nobody не может войти в {folder} на пути к комплекту заданий ({path}): выполните `chmod o+x "
+        "{folder2}` (другие смогут проходить через папку, но не читать её список) или установите комплект заданий "
+        "с Python вне её (например, python3 -m venv /opt/rl4llm-venv)"),
     "keep_root_start": Text("running as root, but user nobody cannot start {python} ({error}): workers keep root",
                             "запуск под root, но пользователь nobody не может запустить {python} ({error}): рабочие "
                             "процессы остаются под root"),
@@ -244,28 +253,11 @@ DETAILS = {
     # graders.engine.intake.submission: the submission as a whole
     "submission_unreadable": Text("the submission could not be read ({error})",
                                   "не удалось прочитать сдачу ({error})"),
-    # a zip refused from its end records (graders.engine.intake.reader.check_zip_ends): its reason read back too
-    # (before "zip_unreadable", whose error is Python's text; a reason that is not one of these falls to it)
-    "zip_not_readable": Text("{name} is not a readable zip file ({reason})",
-                             "{name} не удаётся прочитать как zip-архив ({reason})"),
-    "zip_no_end": Text("no end-of-directory record in its last 64 KiB", "в последних 64 КиБ нет записи о конце каталога"),
-    "zip_large": Text("its directory is {size} bytes, over the {limit} that {count} members may take",
-                      "его каталог занимает {size} байт, больше {limit}, допустимых для элементов: {count}"),
-    "zip_outside": Text("its directory ({size} bytes at {offset}) passes byte {end}",
-                        "его каталог ({size} байт со смещения {offset}) заходит за байт {end}"),
-    "zip_entries": Text("its directory lacks the {count} members listed", "в его каталоге нет всех {count} элементов"),
+    **INTAKE_DETAILS,  # the zip and notebook refusals with their reasons (before "zip_unreadable")
     "zip_unreadable": Text("{name} is not a readable zip file ({error})",
                            "{name} не удаётся прочитать как zip-архив ({error})"),
     "zip_members": Text("the zip has {count} members; the limit is {limit}",
                         "элементов в zip-архиве: {count}; допустимо не больше {limit}"),
-    # a notebook its reader's child could not read (graders.engine.intake.notebook_reader), and why
-    "notebook_unreadable": Text("not a readable notebook ({reason})", "ноутбук не удаётся прочитать ({reason})"),
-    "notebook_cpu": Text("reading took more than {seconds} s of CPU",
-                         "чтение заняло больше {seconds} с процессорного времени"),
-    "notebook_wall": Text("reading took more than {seconds} s", "чтение заняло больше {seconds} с"),
-    "notebook_memory": Text("reading needed more than {mib} MiB", "для чтения нужно больше {mib} МиБ"),
-    "notebook_stopped": Text("its reader stopped ({code})", "программа чтения остановилась ({code})"),
-    "notebook_silent": Text("its reader gave no answer", "программа чтения не дала ответа"),
     "zip_member_unreadable": Text("the zip member {name} cannot be read ({error})",
                                   "не удаётся прочитать элемент zip-архива {name} ({error})"),
     "zip_unsafe": Text("unsafe zip: {reason}", "небезопасный zip-архив: {reason}"),
@@ -284,9 +276,9 @@ DETAILS = {
                              "{path} — не папка, не .zip и не учебный файл"),
     # graders.engine.routes.grading and graders.engine.judging.judge: the kit's own problems
     "kit_no_checks": Text("the kit has no checks for this exercise yet (graders/checks/); it cannot be graded",
-                          "у кита пока нет проверок для этого упражнения (graders/checks/); его нельзя проверить"),
+                          "в комплекте заданий пока нет проверок для этого упражнения (graders/checks/); его нельзя проверить"),
     "kit_no_cases": Text("the kit's checks for this exercise have no cases",
-                         "в проверках кита для этого упражнения нет ни одного тестового случая"),
+                         "в проверках комплекта заданий для этого упражнения нет ни одного тестового случая"),
     "kit_no_raise": Text("check {label} expects {exception}, but the reference does not raise it",
                          "проверка {label} ожидает исключение {exception}, но эталонное решение его не выбрасывает"),
     "kit_reference_raised": Text("the reference raised on check {label}: {message}",

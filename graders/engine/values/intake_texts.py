@@ -1,0 +1,31 @@
+"""The intake's refusals, worded in every language: a zip refused from its end records, a notebook its reader
+could not read, and why. Entries of :data:`graders.engine.values.texts.DETAILS` (placed there before
+``zip_unreadable``, so that a reason is read back too: :func:`graders.engine.values.texts.translated`), kept here
+so that the table of details stays one page. :data:`graders.engine.intake.reader.ZIP_REASONS` and
+:data:`graders.engine.intake.notebook_reader.WHY` read them.
+"""
+
+from __future__ import annotations
+
+from graders.text import Text
+
+INTAKE_DETAILS = {
+    # a zip refused from its end records (graders.engine.intake.reader.check_zip_ends): its reason read back too
+    # (before "zip_unreadable", whose error is Python's text; a reason that is not one of these falls to it)
+    "zip_not_readable": Text("{name} is not a readable zip file ({reason})",
+                             "{name} не удаётся прочитать как zip-архив ({reason})"),
+    "zip_no_end": Text("no end-of-directory record in its last 64 KiB", "в последних 64 КиБ нет записи о конце каталога"),
+    "zip_large": Text("its directory is {size} bytes, over the {limit} that {count} members may take",
+                      "его каталог занимает {size} байт, больше {limit}, допустимых для элементов: {count}"),
+    "zip_outside": Text("its directory ({size} bytes at {offset}) passes byte {end}",
+                        "его каталог ({size} байт со смещения {offset}) заходит за байт {end}"),
+    "zip_entries": Text("its directory lacks the {count} members listed", "в его каталоге нет всех {count} элементов"),
+    # a notebook its reader's child could not read (graders.engine.intake.notebook_reader), and why
+    "notebook_unreadable": Text("not a readable notebook ({reason})", "ноутбук не удаётся прочитать ({reason})"),
+    "notebook_cpu": Text("reading took more than {seconds} s of CPU",
+                         "чтение заняло больше {seconds} с процессорного времени"),
+    "notebook_wall": Text("reading took more than {seconds} s", "чтение заняло больше {seconds} с"),
+    "notebook_memory": Text("reading needed more than {mib} MiB", "для чтения нужно больше {mib} МиБ"),
+    "notebook_stopped": Text("its reader stopped ({code})", "программа чтения остановилась ({code})"),
+    "notebook_silent": Text("its reader gave no answer", "программа чтения не дала ответа"),
+}
