@@ -136,8 +136,11 @@ VERIFIER_NUMBER_FORMATS = [  # text, reference, tolerances, status, extracted: o
     _formats("total 9007199254740992", 9007199254740993, EXACT, "wrong", "9007199254740992"),
     _formats(r"\boxed{-12}", np.int64(-12), EXACT, "correct", "-12",  # a NumPy integer reference
              also=(pytest.mark.edge("python_types"),)),
+    _formats("so the answer is 42", np.int64(42), {}, "correct", "42", also=(pytest.mark.edge("python_types"),)),
+    _formats("we get 0.25", np.float64(0.25), {}, "correct", "0.25", also=(pytest.mark.edge("python_types"),)),
     _formats("x = 111", 100, {"rel_tol": 0.1, "abs_tol": 0.0}, "wrong", "111", also=BOUNDARY),
     _formats("x = 90.5", 100, {"rel_tol": 0.1, "abs_tol": 0.0}, "correct", "90.5", also=BOUNDARY),
+    _formats("x = -90.5", -100, {"rel_tol": 0.1, "abs_tol": 0.0}, "correct", "-90.5", also=BOUNDARY),  # |ref|
     _formats("x = 112", 100, {"rel_tol": 0.1, "abs_tol": 5.0}, "wrong", "112", also=BOUNDARY),
     _formats("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.5}, "correct", "12.5", also=BOUNDARY),
     _formats("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.25}, "wrong", "12.5", also=BOUNDARY),
@@ -159,6 +162,12 @@ def test_verify_detailed_number_formats(text, reference, tolerances, status, ext
 @pytest.mark.parametrize("text, reference, tolerances, status, _extracted", VERIFIER_NUMBER_FORMATS)
 def test_verify_numeric_answer_number_formats(text, reference, tolerances, status, _extracted):
     assert m9.verify_numeric_answer(text, reference, **tolerances) == (status == "correct")
+
+
+@pytest.mark.parametrize("reference", [True, None])  # a bool is no int here; None is no number
+def test_verify_detailed_refuses_a_reference_that_is_no_number(reference):
+    with pytest.raises(ValueError, match="reference"):
+        m9.verify_detailed("1", reference)
 
 
 @FAST

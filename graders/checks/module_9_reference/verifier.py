@@ -52,7 +52,8 @@ PUBLIC_FORMATS = [  # rows of the public VERIFIER_NUMBER_FORMATS table: text, re
     ("the value n-4", 4, {}), ("the ratio 2/0.0", 0, {}), (r"\boxed{-\infty}", 0, {}),
     ("the constant is 1234567.8", 1234567.8, {}), ("we get 0.1", 0.1, EXACT),
     ("total 9007199254740993", 9007199254740993, EXACT), ("total 9007199254740992", 9007199254740993, EXACT),
-    (r"\boxed{-12}", np.int64(-12), EXACT), ("x = 111", 100, WIDE), ("x = 90.5", 100, WIDE), ("x = 112", 100, WIDE_SUM),
+    (r"\boxed{-12}", np.int64(-12), EXACT), ("so the answer is 42", np.int64(42), {}), ("we get 0.25", np.float64(0.25), {}),
+    ("x = 111", 100, WIDE), ("x = 90.5", 100, WIDE), ("x = -90.5", -100, WIDE), ("x = 112", 100, WIDE_SUM),
     ("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.5}), ("x = 12.5", 12, {"rel_tol": 0.0, "abs_tol": 0.25}),
 ]
 HIDDEN_VERIFIER = [  # (text, reference, label, its Russian)
@@ -131,6 +132,9 @@ def _verifier_cases():
     yield Case(args=("12", "twelve"), raises=ValueError, label=Text("a reference without a number is refused", "эталонный ответ без числа отклоняется"))
     yield Case(args=("12", "1/0"), raises=ValueError, label=Text("a reference with a zero denominator is refused", "эталонный ответ с нулевым знаменателем отклоняется"))
     yield Case(args=("12", float("nan")), raises=ValueError, hidden=False, label=Text("a NaN reference is refused", "эталонный ответ NaN отклоняется"))
+    yield Case(args=("1", True), raises=ValueError, label=Text("a bool reference is refused", "эталонный ответ типа bool отклоняется"))
+    yield Case(args=("12", None), raises=ValueError,
+               label=Text("a reference that is neither text nor a number is refused", "эталонный ответ, не текст и не число, отклоняется"))
     yield Case(args=("12", 12), kwargs={"rel_tol": -1e-6}, raises=ValueError, label=Text("a negative rel_tol is refused", "отрицательный rel_tol отклоняется"))
     yield from hypothesis_cases(st.tuples(texts, references), count=30, seed=9_300,
                                 to_case=lambda tr: Case(args=tr))
