@@ -17,17 +17,45 @@ SAID = {
                    "примечание: {path} — выгрузка {system}: студентов: {count}, проверяются под своими именами, "
                    "различаются по id в {system}"),
     "note": Text("note: {note}", "примечание: {note}"),
-    "exported": Text("wrote {path}: {count} grade(s) for {system}, each under its {system} id{left}{ungraded}; "
-                     "import it: {how}",
-                     "записан {path}: оценок для {system}: {count}, каждая под своим id в {system}{left}{ungraded}; "
-                     "импорт: {how}"),
+    "exported": Text("wrote {path}: {count} grade(s) for {system}, each under its {system} id{left}{ungraded}",
+                     "записан {path}: оценок для {system}: {count}, каждая под своим id в {system}{left}{ungraded}"),
     "left_out": Text(" ({count} left out, no id of the download: {names})",
                      " (пропущено без id из выгрузки: {count}: {names})"),
     "ungraded": Text(" ({count} student(s) of the download not graded: {names})",
                      " (студентов выгрузки без оценки: {count}: {names})"),
-    "how_moodle": Text("the assignment's View all submissions > Grading action > Upload grading worksheet",
-                       "задание > Просмотр всех ответов > Действие оценивания > Загрузить таблицу оценок"),
-    "how_canvas": Text("Grades > Import > this file", "Оценки > Импорт > этот файл"),
+    "scaled": Text("grades scaled from the kit's {kit} points to {out_of}",
+                   "оценки пересчитаны из {kit} баллов набора в {out_of}"),
+    "moodle_complete": Text("a complete grading worksheet with Moodle's {tongue} headers (a Moodle in another "
+                            "language needs --lang {other}); Moodle takes each grade as points out of the "
+                            "assignment's Maximum grade and skips one above it: set the assignment's Maximum grade "
+                            "to {out_of} (Edit settings > Grade), or export with --out-of <its maximum>",
+                            "полная ведомость оценок с заголовками Moodle на {tongue} (для Moodle на другом "
+                            "языке нужен --lang {other}); Moodle считает каждую оценку баллами из «Максимальной "
+                            "оценки» задания и пропускает оценку выше неё: задайте заданию максимальную оценку "
+                            "{out_of} (Редактировать настройки > Оценка) или экспортируйте с --out-of <её максимум>"),
+    "moodle_filled": Text("the worksheet {worksheet} (in {tongue}), every column of it kept, the grades out of "
+                          "its Maximum Grade {out_of}",
+                          "ведомость {worksheet} (на {tongue}), все её столбцы сохранены, оценки из её "
+                          "максимальной оценки {out_of}"),
+    "how_moodle": Text("import it: the assignment's View all submissions > Grading action > Upload grading "
+                       "worksheet (the menu item appears once the assignment's Feedback types include "
+                       "\"Offline grading worksheet\"), then confirm the preview",
+                       "импорт: задание > Просмотр всех ответов > Действие оценивания > Загрузить ведомость с "
+                       "оценками (пункт появляется, когда в типах отзыва задания включена «Ведомость с "
+                       "оценками»), затем подтвердите предпросмотр"),
+    "canvas_column": Text("the column {assignment}: Canvas fills the assignment of id {id}",
+                          "столбец {assignment}: Canvas заполнит задание с id {id}"),
+    "canvas_title": Text("the column {assignment} has no id in brackets: Canvas fills the assignment of exactly "
+                         "that title, and adds a new column if none has it (\"Title (id)\" names one for sure)",
+                         "у столбца {assignment} нет id в скобках: Canvas заполнит задание ровно с таким "
+                         "названием, а если такого нет, добавит новый столбец (\"Название (id)\" указывает "
+                         "задание наверняка)"),
+    "how_canvas": Text("import it: Grades > Import > this file; the assignment's points must be {out_of} (or export "
+                       "with --out-of its points)",
+                       "импорт: Оценки > Импорт > этот файл; у задания должно быть {out_of} баллов (или "
+                       "экспортируйте с --out-of его баллами)"),
+    "not_written": Text("{path} could not be written ({error}); nothing was exported",
+                        "не удалось записать {path} ({error}); ничего не экспортировано"),
 }
 
 
@@ -42,9 +70,19 @@ def add_export_command(sub) -> None:
                                            "LMS download")
     export.add_argument("folder", help="the --out folder of `rl4llm grade DOWNLOAD --lms ...`")
     export.add_argument("--lms", choices=("moodle", "canvas"), required=True)
-    export.add_argument("--assignment", default="rl4llm", help="Canvas: the gradebook column's name")
+    export.add_argument("--assignment", default=None,
+                        help="Canvas (required): the gradebook column to fill, as Canvas's export names it: "
+                             "\"Module 9 (4321)\", the assignment's name and its id")
+    export.add_argument("--worksheet", default=None, metavar="FILE",
+                        help="Moodle: the grading worksheet downloaded from the assignment, filled in (every "
+                             "column kept, grades scaled to its Maximum Grade); without it a complete worksheet "
+                             "in --lang's language is written")
+    export.add_argument("--out-of", type=float, default=None, metavar="POINTS",
+                        help="the LMS assignment's maximum: grades scaled to it (default: the kit's points, or "
+                             "the worksheet's Maximum Grade)")
     export.add_argument("--to", default=None, help="the CSV to write (default: FOLDER/<lms>_grades.csv)")
-    export.add_argument("--lang", choices=("en", "ru"), default=None)
+    export.add_argument("--lang", choices=("en", "ru"), default=None,
+                        help="the course's language: the Moodle worksheet's headers, and these messages")
     export.set_defaults(func=export_command)
 
 
@@ -72,21 +110,52 @@ def stage_download(args: argparse.Namespace, paths: list[Path], language: str):
 
 
 def export_command(args: argparse.Namespace) -> int:
-    from graders.engine.outputs import lms
+    from graders.engine.outputs import lms, lms_grades
     from graders.language import default_language
 
     language = args.lang or default_language()
     try:
-        exported = lms.export(Path(args.folder), args.lms, args.assignment)
+        exported = lms_grades.export(Path(args.folder), args.lms, assignment=args.assignment, language=language,
+                                     worksheet=args.worksheet, out_of=args.out_of)
     except lms.LmsError as error:
         say(f"rl4llm export: {error.in_(language)}", file=sys.stderr)
         return 2
     target = Path(args.to) if args.to else Path(args.folder) / f"{args.lms}_grades.csv"
-    target.write_text(exported.text, encoding="utf-8")
-    rows = exported.text.count("\n") - (2 if args.lms == "canvas" else 1)
+    try:
+        target.write_text(exported.text, encoding="utf-8")
+    except OSError as error:
+        say("rl4llm export: " + SAID["not_written"].in_(language, path=target, error=error.strerror or error),
+            file=sys.stderr)
+        return 2
     left, ungraded = ((SAID[key].in_(language, count=len(names), names=", ".join(names[:5]))
                        if names else "") for key, names in (("left_out", exported.left_out),
                                                             ("ungraded", exported.ungraded)))
-    say(SAID["exported"].in_(language, path=target, count=rows, system=args.lms.capitalize(), left=left,
-                             ungraded=ungraded, how=SAID[f"how_{args.lms}"].in_(language)))
+    system = args.lms.capitalize()
+    lines = [SAID["exported"].in_(language, path=target, count=exported.count, system=system, left=left,
+                                  ungraded=ungraded)]
+    lines += [lms.note_in(note, language) if note[0] in lms.TEXTS else lms_grades.TEXTS[note[0]].in_(
+        language, **note[1]) for note in exported.notes]
+    out_of, kit = lms_grades.points(exported.out_of), lms_grades.points(exported.kit_maximum)
+    if out_of != kit:
+        lines.append(SAID["scaled"].in_(language, kit=kit, out_of=out_of))
+    if args.lms == "moodle":
+        names = {"en": ("English", "английском"), "ru": ("Russian", "русском")}[exported.language]
+        key = "moodle_filled" if args.worksheet else "moodle_complete"
+        lines.append(SAID[key].in_(language, tongue=names[language == "ru"], out_of=out_of,
+                                   worksheet=args.worksheet, other="ru" if exported.language == "en" else "en"))
+        lines.append(SAID["how_moodle"].in_(language))
+    else:
+        title, number = canvas_title_and_id(args.assignment.strip())
+        lines.append(SAID["canvas_column"].in_(language, assignment=args.assignment.strip(), id=number) if number
+                     else SAID["canvas_title"].in_(language, assignment=args.assignment.strip()))
+        lines.append(SAID["how_canvas"].in_(language, out_of=out_of))
+    say("\n".join(lines))
     return 0
+
+
+def canvas_title_and_id(header: str) -> tuple[str, str | None]:
+    """Canvas's Assignment.title_and_id: ``"Title (123)"`` -> (title, "123"), anything else -> (header, None)."""
+    title, bracket, rest = header.rpartition(" (")
+    if bracket and rest.endswith(")") and rest[:-1].isascii() and rest[:-1].isdigit():
+        return title, rest[:-1]
+    return header, None

@@ -101,17 +101,17 @@ def test_a_download_graded_and_exported_for_its_lms(tmp_path, system):
     graded = _rl4llm("grade", str(download), "--out", str(out), "--quiet", "--no-class-report")
     assert graded.returncode == 0, graded.stderr
     assert "bulk download: 2 student(s)" in graded.stderr and "grading Module 9" in graded.stderr
-    exported = _rl4llm("export", str(out), "--lms", system, "--assignment", "Module 9")
+    exported = _rl4llm("export", str(out), "--lms", system, "--assignment", "Module 9 (4321)", "--lang", "en")
     assert exported.returncode == 0, exported.stderr
-    rows = list(csv.reader(io.StringIO((out / f"{system}_grades.csv").read_text(encoding="utf-8"))))
+    rows = list(csv.reader(io.StringIO((out / f"{system}_grades.csv").read_text(encoding="utf-8-sig"))))
     total = sum(course.points(e) for e in course.exercises(["9"]))
     if system == "moodle":
-        assert rows[0] == ["Identifier", "Full name", "Grade", "Maximum Grade"]
+        assert rows[0] == ["Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)"]
         by_id = {row[0]: row for row in rows[1:]}
         assert by_id["Participant 1201"][1] == "Иван Петров" and float(by_id["Participant 1201"][2]) == total
         assert by_id["Participant 1202"][1] == "José García" and float(by_id["Participant 1202"][2]) == 0
     else:
-        assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Module 9"]
+        assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Module 9 (4321)"]
         assert rows[1][0] == "Points Possible" and float(rows[1][5]) == total
         by_id = {row[1]: row for row in rows[2:]}
         assert by_id["5101"][0] == "petrovivan" and float(by_id["5101"][5]) == total

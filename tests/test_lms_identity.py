@@ -22,7 +22,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from graders import course
-from graders.engine.outputs import lms
+from graders.engine.outputs import lms, lms_grades
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
 
 REFERENCE = (SOLUTIONS_DIR / "module_09" / "module_9_reference.py").read_bytes()
@@ -74,10 +74,10 @@ def _rl4llm(*args) -> subprocess.CompletedProcess:
 
 
 def _exported(out: Path, system: str) -> dict[str, list[str]]:
-    exported = _rl4llm("export", str(out), "--lms", system, "--assignment", "Module 9")
+    exported = _rl4llm("export", str(out), "--lms", system, "--assignment", "Module 9 (4321)", "--lang", "en")
     assert exported.returncode == 0, exported.stderr
     assert "left out" not in exported.stdout and "not graded" not in exported.stdout, exported.stdout
-    rows = list(csv.reader(io.StringIO((out / f"{system}_grades.csv").read_text(encoding="utf-8"))))
+    rows = list(csv.reader(io.StringIO((out / f"{system}_grades.csv").read_text(encoding="utf-8-sig"))))
     if system == "moodle":
         return {row[0].removeprefix("Participant "): row for row in rows[1:]}
     return {row[1]: row for row in rows[2:]}
@@ -217,13 +217,13 @@ def test_the_export_keys_each_grade_by_the_id_of_its_row(tmp_path):
     folder = _graded_folder(tmp_path / "g", [("anna_petrova-ed8495ed-1305", "anna_petrova-ed8495ed", "1305", 0),
                                              ("anna_petrova-1201", "Анна Петрова", "1201", 10),
                                              ("by_hand", "by_hand", "", 5)], students)
-    found = lms.export(folder, "moodle")
-    rows = {row[0]: row for row in csv.reader(io.StringIO(found.text))}
-    assert rows["Participant 1201"][1:] == ["Анна Петрова", "10", "10"]
-    assert rows["Participant 1305"][1:] == ["anna_petrova-ed8495ed", "0", "10"]
+    found = lms_grades.export(folder, "moodle", now=0)
+    rows = {row[0]: row for row in csv.reader(io.StringIO(found.text.removeprefix(lms_grades.BOM)))}
+    assert rows["Participant 1201"][1:] == ["Анна Петрова", "10", "10", "1970-01-01T00:00:00+00:00"]
+    assert rows["Participant 1305"][1:] == ["anna_petrova-ed8495ed", "0", "10", "1970-01-01T00:00:00+00:00"]
     assert found.left_out == ["by_hand"] and found.ungraded == ["Absent (1400)"]
     with pytest.raises(lms.LmsError, match="graded from a moodle download") as refused:
-        lms.export(folder, "canvas")
+        lms_grades.export(folder, "canvas", assignment="Module 9 (4321)")
     assert "выгрузки moodle" in refused.value.in_("ru")
 
 
@@ -231,20 +231,20 @@ def test_the_export_refuses_one_id_on_two_rows_and_a_folder_without_ids(tmp_path
     folder = _graded_folder(tmp_path / "twice", [("a-1201", "a", "1201", 0), ("b-1201", "b", "1201", 10)],
                             {"1201": "a"})
     with pytest.raises(lms.LmsError, match=r"two rows of grades.csv carry moodle id 1201 \(a-1201 and b-1201\)"):
-        lms.export(folder, "moodle")
+        lms_grades.export(folder, "moodle")
     old = tmp_path / "old"
     old.mkdir()
     (old / "grades.csv").write_text("submission,name,total,max_total\nann,Ann,1,1\n", encoding="utf-8")
     (old / "_lms.json").write_text('{"system": "moodle", "ids": {"ann": "1201"}}', encoding="utf-8")
     with pytest.raises(lms.LmsError, match="no lms_id column"):
-        lms.export(old, "moodle")
+        lms_grades.export(old, "moodle")
 
 
 def test_every_lms_message_is_in_both_languages():
     from graders.lms_cli import SAID
     from graders.text import Text
 
-    for table in (lms.TEXTS, SAID):  # a Text refuses an empty language and placeholders that differ
+    for table in (lms.TEXTS, lms_grades.TEXTS, SAID):  # a Text refuses an empty language and placeholders that differ
         assert all(isinstance(text, Text) for text in table.values())
     assert lms.LmsError("no_ids", folder="g").in_("ru").startswith("g: в grades.csv нет столбца lms_id")
 

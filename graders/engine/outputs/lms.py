@@ -28,22 +28,14 @@ bytes (:func:`graders.engine.intake.submission.folder_name`), a learner's file n
 bytes is cut and keeps a digest. A student whose files cannot be written (an ``OSError``) is graded with that
 reason as their problem, the class as usual. ``_lms.json`` in the output folder: the LMS, its students.
 
-**Out.** :func:`export` writes from a graded folder (``grades.csv`` with its ``lms_id`` column, and
-``_lms.json``), one row per id:
-
-- Moodle: the assignment's grading worksheet (``Identifier`` = ``Participant <id>``, ``Full name``,
-  ``Grade``, ``Maximum Grade``), which "Upload grading worksheet" imports;
-- Canvas: a gradebook CSV (``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``, then the
-  assignment's column, with a ``Points Possible`` row), which the gradebook's "Import" reads.
-
-A row with no id of the download is left out, a student with no row is "not graded" (both named); two rows
-with one id export nothing (the message names both).
+**Out.** :mod:`graders.engine.outputs.lms_grades` writes from a graded folder (``grades.csv`` with its ``lms_id``
+column, and ``_lms.json``) the file each LMS's own importer takes, one row per id: Moodle's grading worksheet in
+the course's language (or the one Moodle wrote, filled in), Canvas's gradebook CSV. The rules of both importers
+are stated there and tested in ``tests/test_lms_importers.py``.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import shutil
@@ -112,16 +104,18 @@ class LmsError(ValueError):
     """A download or a graded folder the LMS route cannot use (the message says why, in one line, in English;
     :meth:`in_` in another language)."""
 
+    TABLE = TEXTS  # where its key is (a subclass has its own)
+
     def __init__(self, key: str, **fields):
         self.key, self.fields = key, fields
-        super().__init__(TEXTS[key].in_("en", **fields))
+        super().__init__(self.TABLE[key].in_("en", **fields))
 
     def in_(self, language: str) -> str:
-        return TEXTS[self.key].in_(language, **self.fields)
+        return self.TABLE[self.key].in_(language, **self.fields)
 
     def said_in(self, language: str) -> LmsError:
         """This error, its message in ``language`` (what a caller that prints ``str(error)`` shows)."""
-        error = LmsError(self.key, **self.fields)
+        error = type(self)(self.key, **self.fields)
         error.args = (self.in_(language),)
         return error
 
@@ -337,61 +331,3 @@ def write_ids(out_dir: Path, system: str, students: dict[str, str]) -> None:
     if any("\ud800" <= char <= "\udfff" for char in text):  # a name read from a disk as undecodable bytes
         text = json.dumps(data, indent=1)
     (Path(out_dir) / LMS_FILE).write_text(text + "\n", encoding="utf-8")
-
-
-class Export(NamedTuple):
-    text: str  # the grade file's CSV
-    left_out: list[str]  # rows of grades.csv with no id of the download (a folder added by hand): not exported
-    ungraded: list[str]  # students of the download with no row in grades.csv (an interrupted run)
-
-
-def export(out_dir: Path, system: str, assignment: str = "rl4llm") -> Export:
-    """The grade file of a graded folder for ``system``: each row of ``grades.csv`` written against the LMS id
-    it carries (its ``lms_id`` column), never against a key made from a name."""
-    out_dir = Path(out_dir)
-    try:
-        lms = json.loads(intake.read_file(out_dir / LMS_FILE, 16 << 20).decode("utf-8"))
-        rows = list(csv.DictReader(io.StringIO(intake.read_file(out_dir / "grades.csv", 64 << 20)
-                                               .decode("utf-8"))))
-    except (intake.UnsafeSubmission, OSError, ValueError) as error:
-        raise LmsError("no_grades", folder=out_dir, error=error, system=system) from None
-    lms = lms if isinstance(lms, dict) else {}
-    students = lms.get("students")
-    if not isinstance(students, dict) or any(row.get("lms_id") is None for row in rows):
-        raise LmsError("no_ids", folder=out_dir)
-    if lms.get("system") in SYSTEMS and lms["system"] != system:
-        raise LmsError("other_system", folder=out_dir, graded=lms["system"])
-    seen: dict[str, str] = {}
-    for row in rows:
-        number = row["lms_id"]
-        if number and number in seen:
-            raise LmsError("same_id", folder=out_dir, system=system, id=number, first=seen[number],
-                           second=row.get("submission", ""))
-        seen[number] = row.get("submission", "")
-    buffer, left_out = io.StringIO(), []
-    writer = csv.writer(buffer, lineterminator="\n")
-    if system == "moodle":
-        writer.writerow(["Identifier", "Full name", "Grade", "Maximum Grade"])
-    else:
-        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment])
-        writer.writerow(["Points Possible", "", "", "", "", rows[0]["max_total"] if rows else ""])
-    for row in rows:
-        number = row["lms_id"]
-        if not (_is_id(number) and isinstance(students.get(number), str)):
-            name = row.get("name") or row.get("submission", "")
-            left_out.append(name[1:] if name.startswith("'") else name)  # grades.csv's guard against formulas
-            continue
-        name = students[number]  # the name as the LMS gives it
-        if system == "moodle":
-            writer.writerow([f"Participant {number}", _cell(name), row["total"], row["max_total"]])
-        else:
-            writer.writerow([_cell(name), number, "", "", "", row["total"]])
-    ungraded = [f"{name} ({number})" for number, name in sorted(students.items()) if number not in seen]
-    return Export(buffer.getvalue(), left_out, ungraded)
-
-
-def _cell(text: str) -> str:
-    """A name as a CSV cell an LMS (or a spreadsheet) reads as text, never as a formula."""
-    from graders.engine.outputs.reports import csv_cell
-
-    return csv_cell(text)
