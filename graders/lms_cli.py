@@ -92,17 +92,19 @@ def stage_download(args: argparse.Namespace, paths: list[Path], language: str):
     None, the download's students as LMS id -> name, the temporary folder or None)."""
     from graders.engine.outputs import lms
 
-    if args.lms is None and not (len(paths) == 1 and lms.looks_like_download(paths[0])):
+    entries = lms.names_a_download(paths)  # an unzipped download's entries (`submissions/*`): one download
+    if args.lms is None and not entries and not (len(paths) == 1 and lms.looks_like_download(paths[0])):
         return paths, None, {}, None
-    if len(paths) != 1:
+    if len(paths) != 1 and not entries:
         raise lms.LmsError("one_download", count=len(paths)).said_in(language)
     temporary = tempfile.TemporaryDirectory(prefix="rl4llm-lms-")
+    shown = paths[0] if len(paths) == 1 else Path(paths[0]).parent
     try:
-        staged = lms.stage(paths[0], Path(temporary.name), args.lms)
+        staged = lms.stage(paths[0] if len(paths) == 1 else list(paths), Path(temporary.name), args.lms)
     except lms.LmsError as error:
         temporary.cleanup()
         raise error.said_in(language) from None
-    say(SAID["staged"].in_(language, path=paths[0], system=staged.system.capitalize(), count=len(staged.paths)),
+    say(SAID["staged"].in_(language, path=shown, system=staged.system.capitalize(), count=len(staged.paths)),
         file=sys.stderr)
     for note in staged.notes:
         say(SAID["note"].in_(language, note=lms.note_in(note, language)), file=sys.stderr)

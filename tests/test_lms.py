@@ -134,3 +134,72 @@ def test_students_whose_names_meet_get_folders_of_their_own(tmp_path):
     assert found.students == {"2": "Ann", "3": "Ann", "9": "Ann (2)"}
     assert sorted((lms_id(path), display_name(path), submission_name(path)) for path in found.paths) == [
         ("2", "Ann", "Ann-2"), ("3", "Ann", "Ann-3"), ("9", "Ann (2)", "Ann_2-9")]
+
+
+# ------------------------------------------------------------------ downloads read as the LMS writes them
+def test_a_canvas_reupload_is_graded_by_canvass_numbering_and_the_rest_named(tmp_path):
+    """The old stub sorts first by name; Canvas's `-1`, `-2` (and the file id after the user id) say which is
+    newest: that one is graded, and a note names the ones set aside."""
+    with zipfile.ZipFile(tmp_path / "c.zip", "w") as archive:
+        archive.writestr("petrov_ivan_5101_90001_module_9_reference.py", b"def stub(): pass\n")
+        archive.writestr("petrov_ivan_5101_90009_module_9_reference-2.py", REFERENCE)
+        archive.writestr("petrov_ivan_5101_90007_module_9_reference-1.py", b"x = 1\n")
+        archive.writestr("o_brien_sean_5102_90003_module_9_reference.py", REFERENCE)  # underscores kept by Canvas
+    found = lms.read_download(tmp_path / "c.zip")
+    assert {(s.name, s.lms_id): s.files for s in found.students} == {
+        ("petrov_ivan", "5101"): {"module_9_reference.py": REFERENCE},
+        ("o_brien_sean", "5102"): {"module_9_reference.py": REFERENCE}}
+    (note,) = found.notes
+    said = lms.note_in(note, "en")
+    assert note[0] == "resubmitted" and "3 times: graded petrov_ivan_5101_90009_module_9_reference-2.py" in said
+    assert "set aside petrov_ivan_5101_90001_module_9_reference.py, petrov_ivan_5101_90007" in said
+    assert "отложены" in lms.note_in(note, "ru")
+
+
+def test_a_student_with_online_text_only_is_listed_as_handing_in_nothing(tmp_path):
+    with zipfile.ZipFile(tmp_path / "m.zip", "w") as archive:
+        archive.writestr("Иван Петров_1201_assignsubmission_file_module_9_reference.py", REFERENCE)
+        archive.writestr("Анна Петрова_1202_assignsubmission_onlinetext_onlinetext.html", b"<p>my answer</p>")
+    (tmp_path / "staged").mkdir()
+    staged = lms.stage(tmp_path / "m.zip", tmp_path / "staged")
+    assert staged.students == {"1201": "Иван Петров", "1202": "Анна Петрова"}
+    assert [key for key, _ in staged.notes] == ["online_text"]
+    assert "онлайн" in lms.note_in(staged.notes[0], "ru")
+    empty = next(path for path in staged.paths if path.parent.name == "1202")
+    assert empty.is_dir() and not any(empty.iterdir())
+
+
+def test_a_zip_beside_other_files_is_opened_through_the_capped_reader(tmp_path):
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as archive:
+        archive.writestr("hw/module_9_training.py", TRAINING)
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("module_9_training.py", b"0" * (64 << 20))  # over a submission's caps: refused
+    with zipfile.ZipFile(tmp_path / "m.zip", "w") as archive:
+        archive.writestr("Иван Петров_1201_assignsubmission_file_module_9_reference.py", REFERENCE)
+        archive.writestr("Иван Петров_1201_assignsubmission_file_extra.zip", inner.getvalue())
+        archive.writestr("Анна Петрова_1202_assignsubmission_file_module_9_reference.py", REFERENCE)
+        archive.writestr("Анна Петрова_1202_assignsubmission_file_big.zip", bomb.getvalue())
+    (tmp_path / "staged").mkdir()
+    staged = lms.stage(tmp_path / "m.zip", tmp_path / "staged")
+    from graders.engine.intake.reader import read_submission
+
+    by_id = {path.parent.name: read_submission(path) for path in staged.paths}
+    assert by_id["1201"] == {"module_9_reference.py": REFERENCE, "extra.zip/module_9_training.py": TRAINING}
+    assert by_id["1202"] == {"module_9_reference.py": REFERENCE}
+
+
+@pytest.mark.parametrize("system", ["moodle", "canvas"])
+def test_an_unzipped_download_keeps_names_and_ids(tmp_path, system):
+    """`rl4llm grade submissions/*`: the entries of the unzipped download are one download, read by id."""
+    download = _moodle_zip(tmp_path / "d.zip", True) if system == "moodle" else _canvas_zip(tmp_path / "d.zip")
+    with zipfile.ZipFile(download) as archive:
+        archive.extractall(tmp_path / "submissions")
+    entries = sorted((tmp_path / "submissions").iterdir())
+    assert lms.names_a_download(entries) and not lms.names_a_download(entries[:1])
+    (tmp_path / "staged").mkdir()
+    staged = lms.stage(entries, tmp_path / "staged")
+    expected = ({"1201": "Иван Петров", "1202": "José García"} if system == "moodle"
+                else {"5101": "petrovivan", "5102": "garciajose"})
+    assert staged.system == system and staged.students == expected and len(staged.paths) == 2

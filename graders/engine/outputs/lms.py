@@ -20,22 +20,20 @@ and only when it reads one way: a Moodle name with ``_assignsubmission_`` twice,
 places that could hold the two ids (a display or file name the learner chose can hold such text), is
 *nobody's*: graded as no one's, named in a note. No text a learner writes puts a file under another's id.
 
-:func:`stage` reads the download through the one capped reader (:mod:`graders.engine.intake.reader`), groups the
-files by id and writes them, under their own names again, into ``<id>/submission/`` (one uploaded zip:
-``<id>/submission.zip``) beside ``<id>/.lms.json`` (the id, the name as the LMS gives it). No display name
-becomes a file name (130 Cyrillic letters are 260 bytes, a file name holds 255): folder names are capped in
-bytes (:func:`graders.engine.intake.submission.folder_name`), a learner's file name over :data:`FILE_BYTES`
-bytes is cut and keeps a digest. A student whose files cannot be written (an ``OSError``) is graded with that
-reason as their problem, the class as usual. ``_lms.json`` in the output folder: the LMS, its students.
+:func:`stage` reads the download (or an unzipped one's entries) through the one capped reader, keeps a file
+handed in twice in its newest form by the LMS's numbering (a note names the others), counts a student with online
+text only as one with no file, and writes each student's files into ``<id>/submission/`` (one uploaded zip:
+``<id>/submission.zip``; a zip beside other files: its learner files in ``submission/<zip>/``) beside
+``<id>/.lms.json`` (the id, the name as the LMS gives it). No display name becomes a file name: folder names are
+capped in bytes, a learner's file name over :data:`FILE_BYTES` bytes is cut and keeps a digest. A student whose
+files cannot be written is graded with that reason. ``_lms.json`` in the output folder: the LMS, its students.
 
-**Out.** :mod:`graders.engine.outputs.lms_grades` writes from a graded folder (``grades.csv`` with its ``lms_id``
-column, and ``_lms.json``) the file each LMS's own importer takes, one row per id: Moodle's grading worksheet in
-the course's language (or the one Moodle wrote, filled in), Canvas's gradebook CSV. The rules of both importers
-are stated there and tested in ``tests/test_lms_importers.py``.
+**Out.** :mod:`graders.engine.outputs.lms_grades`: the file each LMS's own importer takes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -52,6 +50,7 @@ SYSTEMS = ("moodle", "canvas")
 # a whole class's download: each file capped as a submission's, the download as a few hundred submissions
 DOWNLOAD_CAPS = intake.SUBMISSION_CAPS.but(files=50_000, total_bytes=2 << 30, depth=8)
 KEEP = (".py", ".ipynb", ".zip")
+ONLINE_TEXT = (".html",)  # what a student who typed their answer online has in the download: read, never graded
 MOODLE_MARK = "_assignsubmission_"
 MOODLE_PLUGINS = ("file", "onlinetext")
 FILE_BYTES = 200  # a learner's file name as staged, in UTF-8 bytes (a file name may hold 255)
@@ -76,6 +75,13 @@ TEXTS = {
                     "файл {member} не следует схеме имён {system} (в нём нет id студента); не проверен"),
     "two_names": Text("{system} id {id} comes with two names, {first} and {second}: one student, graded as {first}",
                       "у id {id} в {system} два имени, {first} и {second}: это один студент, он проверен как {first}"),
+    "resubmitted": Text("{name} ({system} id {id}) handed in {file} {count} times: graded {graded} (the newest by "
+                        "{system}'s numbering), set aside {aside}",
+                        "{name} (id {id} в {system}) сдал(а) {file} {count} раз(а): проверен {graded} (новейший по "
+                        "нумерации {system}), отложены {aside}"),
+    "online_text": Text("{name} ({system} id {id}) handed in online text only, no file: graded as handing in nothing",
+                        "{name} (id {id} в {system}) сдал(а) только текст онлайн, без файлов: проверен(а) как не "
+                        "сдавший(ая) ничего"),
     "unwritten": Text("{name} ({system} id {id}): the files could not be written ({error}); their report says so",
                       "{name} (id {id} в {system}): файлы не удалось записать ({error}); это сказано в их отчёте"),
     "no_grades": Text("{folder}: no graded LMS download here ({error}); grade one with "
@@ -101,8 +107,7 @@ UNWRITTEN_PROBLEM = "the submission could not be read ({error})"
 
 
 class LmsError(ValueError):
-    """A download or a graded folder the LMS route cannot use (the message says why, in one line, in English;
-    :meth:`in_` in another language)."""
+    """A download or graded folder the LMS route cannot use: why, in one line (English; :meth:`in_` another)."""
 
     TABLE = TEXTS  # where its key is (a subclass has its own)
 
@@ -233,28 +238,78 @@ def _shown(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def read_download(path: Path, system: str | None = None) -> Download:
-    """The LMS and its students (by id) of a bulk download (a zip or a folder); ``system`` None: detected."""
+def _newness(system: str, relative: str) -> tuple[int, int]:
+    """How new a file is by the LMS's numbering: Canvas's resubmission count (``-1``, ``-2``), then its file id;
+    Moodle keeps one file of a name per submission: (0, 0)."""
+    if system != "canvas":
+        return 0, 0
+    parts = relative.rsplit("/", 1)[-1].split("_")
+    ids = [int(parts[at + 1]) for at in range(len(parts) - 2) if _is_id(parts[at]) and _is_id(parts[at + 1])]
+    stem = relative.rpartition(".")[0]
+    count = stem.rpartition("-")[2]
+    return (int(count) if count.isascii() and count.isdigit() and len(count) <= 4 else 0), (ids[0] if ids else 0)
+
+
+def names_a_download(paths: list[Path]) -> bool:
+    """Whether several paths given to ``rl4llm grade`` are an unzipped download's entries (``submissions/*``)."""
+    names = [Path(path).name for path in paths]
+    return len(paths) > 1 and (any(MOODLE_MARK in name for name in names) or detect(names) == "canvas")
+
+
+def _read_entries(paths: list[Path]) -> dict[str, bytes]:
+    """An unzipped download's entries' files, under their names (a folder's: ``<folder>/...``), read capped."""
+    files: dict[str, bytes] = {}
+    for path in map(Path, paths):
+        if path.is_dir() and not path.is_symlink():
+            files.update({f"{path.name}/{relative}": data for relative, data in
+                          intake.read_submission(path, DOWNLOAD_CAPS, KEEP + ONLINE_TEXT).items()})
+        elif path.name.lower().endswith(KEEP + ONLINE_TEXT):
+            files[path.name] = intake.read_file(path, DOWNLOAD_CAPS.file_bytes)
+    return files
+
+
+def read_download(path: Path | list[Path], system: str | None = None) -> Download:
+    """The LMS and its students (by id) of a bulk download (a zip or a folder, or the entries of one unzipped);
+    ``system`` None: detected. A file handed in twice is graded in its newest form (a note names both); a
+    student with online text only is one of the class with no file."""
     try:
-        files = intake.read_submission(Path(path), DOWNLOAD_CAPS, KEEP)
-    except intake.UnsafeSubmission as error:
-        raise LmsError("unreadable", path=path, error=error) from None
+        files = (_read_entries(path) if isinstance(path, list) else
+                 intake.read_submission(Path(path), DOWNLOAD_CAPS, KEEP + ONLINE_TEXT))
+    except (intake.UnsafeSubmission, OSError) as error:
+        raise LmsError("unreadable", path=path if not isinstance(path, list) else Path(path[0]).parent,
+                       error=getattr(error, "strerror", None) or error) from None
     system = system or detect(list(files))
     if system not in PARSERS:
         raise LmsError("not_download", path=path)
     students: dict[str, Student] = {}
     notes: list[Note] = []
+    chosen: dict[tuple[str, str], list[tuple[tuple[int, int], str, bytes]]] = {}  # (id, file) -> its versions
     for relative, data in sorted(files.items()):
         member = PARSERS[system](relative)
         if member is None or member is NOBODY:
-            notes.append(("unnamed" if member is None else "nobody", {"member": _shown(relative), "system": system}))
+            if not relative.lower().endswith(ONLINE_TEXT):
+                notes.append(("unnamed" if member is None else "nobody",
+                              {"member": _shown(relative), "system": system}))
             continue
         student = students.setdefault(member.lms_id, Student(member.name, member.lms_id))
         said = ("two_names", {"system": system, "id": student.lms_id, "first": _shown(student.name),
                               "second": _shown(member.name)})
         if member.name != student.name and said not in notes:
             notes.append(said)
-        student.files.setdefault(member.file, data)
+        if relative.lower().endswith(ONLINE_TEXT):
+            continue
+        chosen.setdefault((member.lms_id, member.file), []).append((_newness(system, relative), relative, data))
+    for (number, file), versions in chosen.items():
+        graded = max(versions, key=lambda version: version[0])  # the newest; of equals, the first
+        students[number].files[file] = graded[2]
+        if len(versions) > 1:
+            notes.append(("resubmitted", {"name": _shown(students[number].name), "system": system, "id": number,
+                                          "file": _shown(file), "count": len(versions),
+                                          "graded": _shown(graded[1]), "aside": ", ".join(
+                                              _shown(v[1]) for v in versions if v is not graded)}))
+    for student in students.values():
+        if not student.files:
+            notes.append(("online_text", {"name": _shown(student.name), "system": system, "id": student.lms_id}))
     if not students:
         raise LmsError("no_student", path=path, system=system)
     return Download(system, list(students.values()), notes)
@@ -268,11 +323,9 @@ class Staged:
     notes: list[Note]
 
 
-def stage(path: Path, folder: Path, system: str | None = None) -> Staged:
-    """Write each student of the download into ``folder`` as ``<id>/submission`` (or ``<id>/submission.zip``)
-    beside ``<id>/.lms.json``. A student whose files cannot be written is staged empty, with the reason as
-    their problem (:func:`graders.engine.intake.submission.staged_problem`); only a folder that cannot hold
-    the staging at all stops the class."""
+def stage(path: Path | list[Path], folder: Path, system: str | None = None) -> Staged:
+    """Each student of the download in ``folder`` as ``<id>/submission`` (or ``.zip``) beside ``<id>/.lms.json``;
+    one whose files cannot be written is staged empty with the reason as their problem (``staged_problem``)."""
     download = read_download(path, system)
     paths, notes = [], list(download.notes)
     for student in download.students:
@@ -296,8 +349,8 @@ def stage(path: Path, folder: Path, system: str | None = None) -> Staged:
 
 
 def _write_files(home: Path, files: dict[str, bytes]) -> Path:
-    """A student's files under ``home``: their one uploaded zip as ``submission.zip``, else the other files in
-    ``submission/`` under their own names (capped at :data:`FILE_BYTES` bytes; a name met again is skipped)."""
+    """A student's files under ``home``: one uploaded zip as ``submission.zip``, else in ``submission/`` under their
+    own (capped) names, a zip among them opened through the capped reader into ``submission/<zip name>/``."""
     zips = [name for name in files if name.lower().endswith(".zip")]
     if zips and len(files) == 1:  # one uploaded zip: the zip is the submission
         target = home / STAGED_NAMES[1]
@@ -306,14 +359,27 @@ def _write_files(home: Path, files: dict[str, bytes]) -> Path:
     target = home / STAGED_NAMES[0]
     target.mkdir()
     for name, data in files.items():
-        if name.lower().endswith(".zip"):
-            continue
+        if not name.lower().endswith(".zip"):
+            _write_new(target / capped(name, FILE_BYTES), data)
+    for name in zips:  # a zip beside other files: its learner files, read as a submission's zip is
+        packed = home / f".{len(name)}.zip"
+        packed.write_bytes(files[name])
         try:
-            with open(target / capped(name, FILE_BYTES), "xb") as out:
-                out.write(data)
-        except FileExistsError:
-            continue
+            inner = intake.read_zip(packed, intake.SUBMISSION_CAPS)
+        except intake.UnsafeSubmission:  # refused as a submission's zip would be: its files are not graded
+            inner = {}
+        finally:
+            packed.unlink()
+        folder = target / capped(name, FILE_BYTES)
+        for relative, data in inner.items():
+            folder.mkdir(exist_ok=True)
+            _write_new(folder / capped(relative.rsplit("/", 1)[-1], FILE_BYTES), data)
     return target
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    with contextlib.suppress(FileExistsError), open(path, "xb") as out:  # a name met again: the first kept
+        out.write(data)
 
 
 def _emptied(home: Path) -> Path:
