@@ -48,6 +48,7 @@ MAX_MESSAGE = 4000  # an exception's message (the worker keeps 2000 characters)
 MAX_OUTPUT = 8000  # a case's printed output (the worker keeps 4000 characters and a note)
 MAX_NAME = 1000  # a type name, a "where", a stem, a dict key, a dtype
 MAX_ITEMS = 10_000  # entries of an exception's MRO, of violations, of sandbox layers
+MAX_INT = 1 << 1024  # an integer echoed back (an input of the kit's: the verifier's references reach 2**200)
 
 Name = Annotated[str, Meta(max_length=MAX_NAME)]
 Index = Annotated[int, Meta(ge=0, le=1 << 20)]
@@ -282,7 +283,7 @@ def _value(root, walk: _Walk, *, float_only: bool) -> None:
         elif type(value) in (bool, int):
             if float_only:
                 raise ValueError("a returned number that is not a float")
-            if type(value) is int and abs(value) > 1 << 64:
+            if type(value) is int and abs(value) > MAX_INT:
                 raise ValueError("an integer out of range")
         elif type(value) is list:
             pending.add(value, depth + 1)
