@@ -43,6 +43,8 @@ from pathlib import Path
 
 from graders import course
 from graders.cleaner import say
+from graders.cli_checks import EXCEL_HELP, excel_copies, module_mismatch, os_error_line, positive_int, writable_folder
+from graders.cli_checks import module_arg as _module_arg, shard_arg as _shard_arg
 from graders.engine.values.texts import cli_text
 from graders.language import default_language
 from graders.learner_cli import OneLineParser as _OneLineParser
@@ -107,18 +109,26 @@ def _grade_options(args: argparse.Namespace):
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
-    from graders.engine.routes.batch import BatchInterrupted, GraderError, grade_paths
+    from graders.engine.routes.batch import BatchInterrupted, GraderError, OutputError, grade_paths
     from graders.engine.outputs.reports import scoreboard
 
     from graders.engine.outputs.lms import LmsError, write_ids
     from graders.lms_cli import stage_download
 
     paths = [Path(p) for p in args.submissions]
-    _new_folder(args.out)
+    language = _grade_options(args).lang
+    try:  # before anything is read or graded: a folder that cannot take the reports is said at once
+        writable_folder(args.out, "--out", language)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     try:
-        paths, system, lms_ids, staging = stage_download(args, paths, _grade_options(args).lang)
+        paths, system, lms_ids, staging = stage_download(args, paths, language)
     except LmsError as error:
         raise UsageError(str(error)) from None
+    if getattr(args, "module", None) is not None:  # a module no submission holds: everyone would score 0
+        warning = module_mismatch(paths, args.module.number, language)
+        if warning:
+            say(warning, file=sys.stderr)
     if getattr(args, "module", None) is None:  # the class's own files say which module it handed in
         from graders.engine.intake.class_modules import infer
 
@@ -136,20 +146,21 @@ def _cmd_grade(args: argparse.Namespace) -> int:
 
             result = grade_shard(paths, Path(args.out), args.shard, _grade_options(args), jobs=args.jobs,
                                  progress=not args.quiet)
-    except BatchInterrupted as stopped:
         if staging is not None:
-            staging.cleanup()
+            write_ids(result.out_dir, system, lms_ids)
+    except BatchInterrupted as stopped:
+        if staging is not None:  # what was graded can be exported (the rest listed as not graded)
+            write_ids(stopped.folder, system, lms_ids)
         say(cli_text(_grade_options(args).lang, "interrupted", graded=stopped.graded, total=stopped.total,
                      folder=stopped.folder), file=sys.stderr)
         return 130
-    except GraderError as error:
+    except GraderError as error:  # an OutputError says the machine's reason itself (a full disk...)
+        what = "" if isinstance(error, OutputError) else "the grader could not work: "
+        say(f"rl4llm grade: {what}{error}", file=sys.stderr)
+        return 1 if isinstance(error, OutputError) else 2
+    finally:
         if staging is not None:
             staging.cleanup()
-        say(f"rl4llm grade: the grader could not work: {error}", file=sys.stderr)
-        return 2
-    if staging is not None:
-        write_ids(result.out_dir, system, lms_ids)
-        staging.cleanup()
     say(scoreboard(result.reports, feedback=args.feedback, language=_grade_options(args).lang), end="")
     language = _grade_options(args).lang
     say(cli_text(language, "reports_in", folder=result.out_dir))
@@ -157,6 +168,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         say(cli_text(language, "shard_done", shard=args.shard, count=len(result.names), total=len(paths)))
     elif len(result.reports) >= 2 and not args.no_class_report:  # a class needs two; `rl4llm report` any batch
         _class_report(result.out_dir, _grade_options(args).lang)
+    if args.excel:
+        _excel(result.out_dir, language)
     return _internal_errors("rl4llm grade: internal grader errors", result.internal_errors)
 
 
@@ -177,7 +190,19 @@ def _class_report(folder: Path, language: str | None) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    return _class_report(Path(args.folder), args.lang)
+    code = _class_report(Path(args.folder), args.lang)
+    if args.excel and code == 0:
+        _excel(Path(args.folder), args.lang or default_language())
+    return code
+
+
+def _excel(folder: Path, language: str) -> None:
+    """``--excel``: the folder's CSVs again, for Excel (:func:`graders.cli_checks.excel_copies`)."""
+    from graders.cli_checks import SAID
+
+    target = excel_copies(folder)
+    if target is not None:
+        say(SAID["excel"].in_(language, folder=target))
 
 
 def _internal_errors(what: str, errors: list[str]) -> int:
@@ -186,23 +211,6 @@ def _internal_errors(what: str, errors: list[str]) -> int:
         return 0
     say(f"{what} (the reports mark them):\n  " + "\n  ".join(errors), file=sys.stderr)
     return 1
-
-
-def _module_arg(text: str):
-    """``--module`` for argparse: 8, 9, module_08 or module_09; anything else exits 2 naming the modules."""
-    from graders.learner_cli import module_arg
-
-    return module_arg(text)
-
-
-def _shard_arg(text: str):
-    """``--shard I/N`` for argparse: a bad value exits 2 with the reason."""
-    from graders.engine.routes.shards import ShardError, parse_shard
-
-    try:
-        return parse_shard(text)
-    except ShardError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
@@ -262,7 +270,7 @@ def _cmd_gradescope(args: argparse.Namespace) -> int:
 
     modules = (args.module.number,) if args.module else course.NUMBERS
     try:
-        path = build_bundle(Path(args.out), modules=modules, language=args.lang)
+        path = build_bundle(args.out, modules=modules, language=args.lang)
     except BundleError as error:
         say(f"rl4llm gradescope: {error}", file=sys.stderr)
         return 2
@@ -295,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_report.add_argument("folder", help="a folder `rl4llm grade --out` (or `rl4llm merge`) wrote")
     p_report.add_argument("--lang", choices=course.LANGUAGES, default=None,
                           help="language of the report (default: $RL4LLM_LANG, else the locale)")
+    p_report.add_argument("--excel", action="store_true", help=EXCEL_HELP)
     p_report.set_defaults(func=_cmd_report)
 
     p_bundle = sub.add_parser("bundle", help="build what a learner receives (no solutions, checks or engine)")
@@ -310,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_grade.add_argument("submissions", nargs="+", metavar="SUBMISSION")
     p_grade.add_argument("--out", required=True, help="report folder (an earlier run in it is moved, as it is, "
                          "to DIR/_previous/<time>/: nothing is deleted)")
-    p_grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
+    p_grade.add_argument("--jobs", type=positive_int, default=1, help="submissions graded in parallel (default 1)")
     p_grade.add_argument("--module", type=_module_arg, default=None, metavar="MODULE",
                          help="grade one module only: 8 or 9 (also module_08, module_09)")
     p_grade.add_argument("--hide-hidden-inputs", action="store_true",
@@ -321,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_grade.add_argument("--lang", choices=course.LANGUAGES, default=None,
                          help="language of the feedback and the scoreboard (default: $RL4LLM_LANG, else the locale)")
     p_grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    p_grade.add_argument("--excel", action="store_true", help=EXCEL_HELP)
     add_lms_arguments(p_grade)
     p_grade.add_argument("--no-class-report", action="store_true",
                          help="do not write the class report (`rl4llm report OUT` writes it later)")
@@ -345,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_demo = sub.add_parser("demo", help="grade the bundled example submissions and show the feedback")
     p_demo.add_argument("--out", default=str(Path("rl4llm-out") / "demo"))
-    p_demo.add_argument("--jobs", type=int, default=2)
+    p_demo.add_argument("--jobs", type=positive_int, default=2)
     p_demo.set_defaults(func=_cmd_demo)
 
     p_gs = sub.add_parser("gradescope", help="build a Gradescope autograder bundle")
@@ -380,6 +390,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # anywhere but a batch's grading loop, which writes what finished first
         say(f"rl4llm {args.command}: interrupted", file=sys.stderr)
         return 130
+    except OSError as error:  # the machine's, not the kit's: a full disk, a read-only folder, a path that is not
+        say(f"rl4llm {args.command}: {os_error_line(error, getattr(args, 'lang', None) or default_language())}",
+            file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -186,8 +186,6 @@ def test_monkey_patched_numpy_stays_in_its_worker(batch):
 @pytest.mark.parametrize("name, status, words", [
     ("load_hang", "timeout", f"loading {STEM}.py did not finish"),
     ("load_os_exit", "error", f"loading {STEM}.py ended the grading process"),
-    ("syntax_error", "error", "syntax error at line"),
-    ("non_utf8", "error", "not valid UTF-8"),
     ("zip_traversal", "error", "escapes the folder"),
     ("zip_symlink", "error", "symbolic link"),
     ("zip_oversized", "error", "too large"),
@@ -201,6 +199,20 @@ def test_a_broken_file_or_submission_costs_its_exercises(batch, name, status, wo
             assert words in entry["feedback"], entry["feedback"]
             assert entry["points"] == 0
     assert reports[name]["score"] == 0
+
+
+@pytest.mark.parametrize("name, words", [
+    ("syntax_error", "SyntaxError: invalid syntax; Python cannot compile it, so line(s) "),
+    ("non_utf8", "is not UTF-8"),
+])
+def test_a_syntax_error_or_a_bad_byte_costs_only_the_definition_it_is_in(batch, name, words):
+    """A `def broken(:` or a comment that is not UTF-8 after a complete file: that part is left out, said in every
+    exercise's feedback, and the rest of the file is graded (graders/engine/intake/source_parts.py)."""
+    reports, _ = batch
+    for entry in _checked(reports[name]):
+        if entry["id"].startswith(STEM):
+            assert words in entry["feedback"] and "the rest of the file was graded" in entry["feedback"]
+    _others_passed(reports[name], hit="")
 
 
 def test_duplicates_grade_the_shallowest_copy_and_say_so(batch):

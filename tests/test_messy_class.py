@@ -38,7 +38,8 @@ def _submissions(root: Path) -> list[Path]:
     files = {
         "correct": reference,
         "stub": starter,
-        "syntax": starter + "\n\ndef broken(:\n    pass\n",
+        # no definition compiles (a syntax error in one costs only it: tests/test_zero_reasons.py): the whole file
+        "syntax": starter.replace("\ndef ", "\ndef def ").replace("\nclass ", "\nclass class "),
         "validation": reference.replace(RANGE_CHECK, ""),  # the formula right, bad probabilities not refused
         "wrong": reference.replace(K3_LINE, K3_LINE.replace("return ", "return 1.37 * ")),  # no catalogued mistake
     }

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -247,6 +248,8 @@ def hidden_parts_in(folder: Path) -> list[str]:
 def build_bundle(out: Path | str, *, force: bool = False) -> Path:
     """Write the learner bundle into ``out`` (which must be new or empty, or ``force``); return it."""
     out = Path(out)
+    if os.path.lexists(out) and not out.is_dir():  # a file (or a link) is never replaced, --force or not
+        raise BundleError(f"--out {out} is a file, not a folder; name a new (or empty) folder")
     if out.exists() and any(out.iterdir()):
         if not force:
             raise BundleError(f"{out} is not empty; choose a new folder or pass --force to replace it")

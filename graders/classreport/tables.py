@@ -260,13 +260,16 @@ def validation_table(data: ClassData):
 
 
 def reason_of(row, language: str) -> str:
-    """Why a row is not passed, in ``language``, from what its report holds: an error's or a timeout's cause, the
-    validation left out, the stub, the missing file; "" for a wrong answer (its mistakes say the rest)."""
+    """Why a row is not passed, in ``language``, from what its report holds: an error's or a timeout's cause, a
+    missing exercise's cause (the file or function, a near-miss name, a part Python could not compile), the
+    validation left out, the stub; "" for a wrong answer (its mistakes say the rest)."""
     from graders.classreport.texts import TEXT
 
     status = row["status"] if isinstance(row, dict) else row.status
     if status in ENVIRONMENT_STATUSES:
         return cause_line(row, language) or TEXT["no_cause"].in_(language)
+    if status == "missing" and cause_line(row, language):  # which file or function, and why (a near miss...)
+        return cause_line(row, language)
     if status in ("validation_missing", "not_implemented", "missing"):
         return TEXT["reasons"][status].in_(language)
     return ""

@@ -20,11 +20,13 @@
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import re
 from pathlib import Path
 
 from graders.engine.intake import reader as intake
+from graders.engine.intake import source_parts as parts
 from graders.engine.intake.reader import SKIP_DIRS, SUBMISSION_CAPS, UnsafeSubmission  # noqa: F401  (read here)
 from graders.engine.values.learner_text import clean, clean_text
 from graders.engine.values.protocol import Submission
@@ -240,7 +242,7 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
     _graded_notebooks(submission, files, stems, depth_key)
     for stem in stems:
         if stem not in submission.raw and stem not in submission.sources:
-            near = _near_misses(stem, files)
+            near = _near_misses(stem, files, stems[stem])
             if near:
                 submission.notes.setdefault(stem, []).append(
                     f"found {', '.join(near)}: is that your {stem}.py? Learner files are graded by "
@@ -292,9 +294,11 @@ def is_learner_name(name: str) -> bool:
     return number.isascii() and number.isdigit() and word.isascii() and word.isalpha() and word.islower()
 
 
-def _near_misses(stem: str, files: dict[str, bytes]) -> list[str]:
-    """Python files whose names look like a misspelt ``<stem>.py`` (``Module9_reference.py``, ...); every
-    operation on a name is linear in its length (literal ones, and difflib against the short stem)."""
+def _near_misses(stem: str, files: dict[str, bytes], functions=()) -> list[str]:
+    """Python files whose names look like a misspelt ``<stem>.py`` (``Module9_reference.py``, ...), or that define
+    one of its exercise ``functions`` (``module9.py`` with ``def grpo_loss(``); every operation on a name is
+    linear in its length (literal ones, and difflib against the short stem), on a file's bytes one search per
+    function."""
     def key(name: str) -> str:
         return "".join(c for c in name.lower() if c.isascii() and c.isalnum())
 
@@ -306,7 +310,9 @@ def _near_misses(stem: str, files: dict[str, bytes]) -> list[str]:
     close = set(difflib.get_close_matches(wanted, set(by_key.values()), n=3, cutoff=0.85))
     # an LMS's prefix (alice_1234_module_9_reference.py, Full Name_12_assignsubmission_file_module_9_...)
     close |= {k for k in by_key.values() if k.endswith(wanted)}
-    return sorted(relative for relative, k in by_key.items() if k in close)[:3]
+    marks = [f"def {function}(".encode("ascii") for function in functions if function.isascii()]
+    defining = {relative for relative in names if any(mark in files[relative] for mark in marks)}
+    return sorted(relative for relative, k in by_key.items() if k in close or relative in defining)[:3]
 
 
 def learner_source(submission: Submission, stem: str) -> tuple[str | None, str | None]:
@@ -319,11 +325,48 @@ def learner_source(submission: Submission, stem: str) -> tuple[str | None, str |
     where = submission.where.get(stem, f"{stem}.py")
     if len(data) > MAX_FILE_BYTES:
         return None, f"{where} is larger than {MAX_FILE_BYTES} bytes and was not graded"
+    if not data.strip():
+        return None, parts.both("empty", where=clean_text(where), size=len(data))
+    text, problem = _whole(data, where, stem)
+    if problem is None:
+        return text, None
+    encoding = parts.declared(data) or "utf-8"
+    encoding = "utf-8" if encoding in ("utf8", "utf_8", "utf-8-sig") else encoding
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        return None, problem
+    kept, lost = parts.compilable(data, where, encoding)
+    if kept is None:
+        return None, problem
+    submission.notes.setdefault(stem, []).extend(lost)  # each part left out, in the feedback of every exercise
+    return (parts.undeclared(kept) if encoding != "utf-8" else kept), None
+
+
+def _whole(data: bytes, where: str, stem: str) -> tuple[str | None, str | None]:
+    """The whole file as Python reads it (its PEP 263 declaration honoured, the declaration made inert in the text
+    the grader writes as UTF-8), or the problem that stops Python reading it whole."""
+    encoding = parts.declared(data)
+    if encoding is not None and encoding not in ("utf-8", "utf8", "utf_8", "utf-8-sig"):
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            return None, parts.both("bad_cookie", where=clean_text(where), codec=clean_text(encoding)[:40])
+        try:
+            text = parts.undeclared(data.decode(encoding))
+        except UnicodeDecodeError:
+            encoding = None
+        else:
+            return _compiled(text, where, stem)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        return None, (f"{where} is not valid UTF-8 (byte {error.start}: {data[error.start:error.start + 1]!r}); "
-                      "save it as UTF-8 and resubmit")
+        return None, parts.both("whole_encoding", where=clean_text(where), position=error.start,
+                                byte=repr(data[error.start:error.start + 1]), guess=parts.guess_text(data))
+    return _compiled(text, where, stem)
+
+
+def _compiled(text: str, where: str, stem: str) -> tuple[str | None, str | None]:
     try:
         compile(text, f"{stem}.py", "exec", dont_inherit=True)
     except SyntaxError as error:

@@ -19,11 +19,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import os
 import time
 from pathlib import Path
+
+from graders.text import Text
 
 RUN_MANIFEST = "_batch.json"
 PREVIOUS = "_previous"
@@ -31,6 +34,42 @@ NAME = re.compile(r"[A-Za-z0-9-][A-Za-z0-9._-]*")  # a submission folder's name:
 FORMAT = "rl4llm-batch/1"
 SUBMISSION_FILES = ("report.json", "results.json", "junit.xml")  # a folder holding one is a run's output
 MAX_MANIFEST_BYTES = 16 * 2**20
+
+
+# What an OSError that stopped a command means (a full disk, a read-only folder...), in one line: os_error_line
+REASONS = {
+    errno.ENOSPC: Text("the disk is full", "диск заполнен"),
+    errno.EDQUOT: Text("the disk quota is used up", "квота диска исчерпана"),
+    errno.EROFS: Text("the file system is read-only", "файловая система доступна только для чтения"),
+    errno.EACCES: Text("permission denied", "нет прав доступа"),
+    errno.EPERM: Text("operation not permitted", "операция не разрешена"),
+    errno.ENOENT: Text("no such file or folder", "нет такого файла или папки"),
+    errno.ENOTDIR: Text("a part of the path is a file, not a folder", "часть пути — файл, а не папка"),
+    errno.EISDIR: Text("it is a folder, not a file", "это папка, а не файл"),
+    errno.EEXIST: Text("it exists already", "уже существует"),
+    errno.ENAMETOOLONG: Text("the name is too long", "слишком длинное имя"),
+}
+OS_ERROR = Text("{reason}{path}; nothing was deleted{done}", "{reason}{path}; ничего не удалено{done}")
+DONE = {
+    "graded_before": Text("; {count} of {total} submission(s) were graded before it, their reports in {folder}/",
+                          "; до этого проверено работ: {count} из {total}, их отчёты в {folder}/"),
+    "reports_kept": Text("; the reports of every submission ({total}) are in {folder}/ (not grades.csv)",
+                         "; отчёты всех работ ({total}) — в {folder}/ (без grades.csv)"),
+}
+
+
+def reason(error: OSError, language: str) -> str:
+    """What an ``OSError`` means, in ``language`` (the system's own words where the table has none)."""
+    known = REASONS.get(error.errno)
+    return known.in_(language) if known is not None else (error.strerror or type(error).__name__)
+
+
+def os_error_line(error: OSError, language: str, done: str | None = None, **fields) -> str:
+    """One line for an ``OSError`` that stopped a command: what happened, where, that nothing was deleted, and
+    (``done``: a key of :data:`DONE`, with its ``fields``) what was written before it."""
+    where = error.filename if error.filename is not None else ""
+    return OS_ERROR.in_(language, reason=reason(error, language), path=f": {where}" if where else "",
+                        done=DONE[done].in_(language, **fields) if done else "")
 
 
 class OutFolderError(Exception):
@@ -45,6 +84,44 @@ UNEXPLAINED_FILE = "class_unexplained.csv"
 STUDENTS_FILE = "class_students.csv"
 CLASS_FIGURES = {"scores": "class_scores.png", "exercises": "class_exercises.png", "heatmap": "class_heatmap.png"}
 CLASS_FILES = (REPORT_FILE, SUMMARY_FILE, MISCONCEPTIONS_FILE, UNEXPLAINED_FILE, STUDENTS_FILE, *CLASS_FIGURES.values())
+
+
+# files of the output folder that a submission's folder must not shadow (compared case-insensitively)
+RESERVED_NAMES = {"grades.csv", *CLASS_FILES}
+NAME_LIMIT = 200  # characters of a report folder's name, a number included (file systems allow 255 bytes)
+EXCEL = "excel"  # `--excel`'s copies of the CSVs (graders.cli_checks.excel_copies): a run's, set aside with it
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """Submission folder names: reserved output names renamed (``grades.csv-submission``), repeats numbered.
+
+    The first of a repeated name keeps it; the others get ``-2``, ``-3``, ... -- never a name another
+    submission of the batch has of its own (``[a, a, a-2]`` gives ``[a, a-3, a-2]``), so every folder
+    is one submission's. At most :data:`NAME_LIMIT` characters each. Deterministic: the same list,
+    the same names (every shard of a batch computes them alike).
+    """
+    # every name a submission has of its own: no renamed or numbered name ever lands on one
+    taken = {name[:NAME_LIMIT] for name in names if name.lower() not in RESERVED_NAMES}
+    given: set[str] = set()
+    counts: dict[str, int] = {}
+    out = []
+    for name in names:
+        reserved = name.lower() in RESERVED_NAMES
+        name = (f"{name}-submission" if reserved else name)[:NAME_LIMIT]
+        if name in given or (reserved and name in taken):
+            count = counts.get(name, 1)
+            while True:
+                count += 1
+                suffix = f"-{count}"
+                candidate = name[:NAME_LIMIT - len(suffix)] + suffix
+                if candidate not in taken:
+                    break
+            counts[name] = count
+            name = candidate
+        given.add(name)
+        taken.add(name)
+        out.append(name)
+    return out
 
 
 def _run_files() -> tuple[str, ...]:
@@ -74,6 +151,8 @@ def earlier_run(out_dir: Path, keep=()) -> list[str]:
         if path.is_symlink():
             continue  # a link is not what the kit writes: left where it is, and never read as a report
         if entry in files and path.is_file():
+            found.append(entry)
+        elif entry == EXCEL and path.is_dir():
             found.append(entry)
         elif path.is_dir() and not entry.startswith((".", "_")) and (entry in listed or _holds_reports(path)):
             resolved = path.resolve()

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from graders.engine.values.learner_text import FIELD_LIMIT, clean, clean_text
 from graders.engine.values.protocol import STATUSES
-from graders.engine.values.texts import STATUS_WORDS, cli_text, scoreboard_text
+from graders.course import LANGUAGES
+from graders.engine.values.texts import STATUS_WORDS, cli_text, detail, feedback_text, scoreboard_text, translated
 from graders.language import default_language
 
 
@@ -91,6 +92,54 @@ def gradescope_results(report: dict, language: str | None = None) -> dict:
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+
+
+def missing_causes(report: dict, submission) -> dict:
+    """``report`` with a ``cause`` on every ``missing`` exercise, so that no zero goes unexplained: a function left
+    out of a file Python cannot compile whole (``file unreadable``: the error, its line and the lines left out), a
+    function the file lacks (``function missing``), a file the submission lacks (``file missing``, with the
+    near-miss "is that your ...?" note when a file is named like it). ``submission``: the graded
+    :class:`~graders.engine.values.protocol.Submission` (its notes, in English or as a ``Text``)."""
+    for entry in report["exercises"]:
+        if entry["status"] != "missing" or entry.get("cause") or "." not in entry["id"]:
+            continue
+        stem, function = entry["id"].split(".", 1)
+        notes = list(submission.notes.get(stem, []))
+        lost = [note for note in notes if function in getattr(note, "functions", ())]
+        if lost:
+            kind, lines = "file unreadable", [[translated(note, language) for note in lost] for language in LANGUAGES]
+        elif stem in submission.raw or stem in submission.sources:
+            others = [note for note in notes if getattr(note, "functions", None) is not None]  # parts left out
+            kind = "function missing"
+            lines = [[feedback_text(language, "function_missing", detail=translated(
+                detail("no_function", stem=stem, function=function), language)),
+                *(translated(note, language) for note in others)] for language in LANGUAGES]
+        else:
+            kind = "file missing"
+            lines = [[feedback_text(language, "file_missing", stem=stem), *(translated(note, language)
+                                                                            for note in notes)]
+                     for language in LANGUAGES]
+        entry["cause"] = {"kind": kind, "text": {language: clean_text("; ".join(said), FIELD_LIMIT)
+                                                 for language, said in zip(LANGUAGES, lines)}}
+    return report
+
+
+def zero_reasons(report: dict, language: str) -> str:
+    """One line per exercise that scored 0, ``<id>: <why>`` in ``language`` (its cause; else its status, or for the
+    untouched stub "not implemented yet"): what a grade's feedback in an LMS says beside a zero."""
+    lines = []
+    for entry in report.get("exercises", ()):
+        if entry.get("points") or entry.get("status") == "passed":
+            continue
+        cause = entry.get("cause") if isinstance(entry.get("cause"), dict) else {}
+        texts = cause.get("text") if isinstance(cause.get("text"), dict) else {}
+        why = texts.get(language) or texts.get("en")
+        if not why:
+            first = str(entry.get("feedback") or "").splitlines()
+            why = first[0] if first else STATUS_WORDS.get(entry.get("status"), entry.get("status", ""))
+            why = why.in_(language) if hasattr(why, "in_") else str(why)
+        lines.append(f"{entry['id']}: {why}")
+    return "\n".join(clean_text(line, FIELD_LIMIT) for line in lines)
 
 
 def junit_xml(report: dict) -> str:

@@ -10,6 +10,7 @@ reference solutions are missing) raises :class:`GraderError`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 import tempfile
@@ -21,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import graders
-from graders import classreport
 from graders import settings as kit_settings  # `settings` below is the sandbox's
 from graders.engine.outputs import outfolder, reports
+# the output folder's names, made there (read here, and by graders.engine.routes.shard_manifest)
+from graders.engine.outputs.outfolder import NAME_LIMIT, RESERVED_NAMES, os_error_line, unique_names  # noqa: F401
 from graders.engine.sandbox import layers as sandbox
 from graders.engine.worker.fork_client import ForkServer
 from graders.engine.routes.grading import Context, GradeOptions, grade_submission, prepare_job, write_settings
@@ -37,13 +39,28 @@ from graders.engine.values.texts import cli_text, translated
 from graders.engine.worker.config import WorkerConfig, WorkerStartError
 
 FORBIDDEN_MODULES = ("solutions", "graders.checks", "graders.misconceptions")
-# files of the output folder that a submission's folder must not shadow (compared case-insensitively)
-RESERVED_NAMES = {"grades.csv", *classreport.OUTPUT_FILES}
-NAME_LIMIT = 200  # characters of a report folder's name, a number included (file systems allow 255 bytes)
 
 
 class GraderError(RuntimeError):
     """The grader itself could not work."""
+
+
+class OutputError(GraderError):
+    """The machine would not take the reports (a full disk, a read-only folder): said in one line."""
+
+
+FULL = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES}  # no report of the batch can be written
+
+
+def _write_csv(out_dir: Path, text: str) -> None:
+    """``grades.csv``, whole or not at all (written beside it, then renamed over it)."""
+    partial = out_dir / ".grades.csv.writing"
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, out_dir / "grades.csv")
+    finally:
+        with contextlib.suppress(OSError):
+            partial.unlink()
 
 
 class BatchInterrupted(GraderError):
@@ -58,38 +75,6 @@ class BatchResult:
     names: list[str]
     internal_errors: list[str]
     privilege_note: str
-
-
-def unique_names(names: list[str]) -> list[str]:
-    """Submission folder names: reserved output names renamed (``grades.csv-submission``), repeats numbered.
-
-    The first of a repeated name keeps it; the others get ``-2``, ``-3``, ... -- never a name another
-    submission of the batch has of its own (``[a, a, a-2]`` gives ``[a, a-3, a-2]``), so every folder
-    is one submission's. At most :data:`NAME_LIMIT` characters each. Deterministic: the same list,
-    the same names (every shard of a batch computes them alike).
-    """
-    # every name a submission has of its own: no renamed or numbered name ever lands on one
-    taken = {name[:NAME_LIMIT] for name in names if name.lower() not in RESERVED_NAMES}
-    given: set[str] = set()
-    counts: dict[str, int] = {}
-    out = []
-    for name in names:
-        reserved = name.lower() in RESERVED_NAMES
-        name = (f"{name}-submission" if reserved else name)[:NAME_LIMIT]
-        if name in given or (reserved and name in taken):
-            count = counts.get(name, 1)
-            while True:
-                count += 1
-                suffix = f"-{count}"
-                candidate = name[:NAME_LIMIT - len(suffix)] + suffix
-                if candidate not in taken:
-                    break
-            counts[name] = count
-            name = candidate
-        given.add(name)
-        taken.add(name)
-        out.append(name)
-    return out
 
 
 def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None = None, *, jobs: int = 1,
@@ -216,7 +201,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             for note in dict.fromkeys(n for notes in submission.notes.values() for n in notes if is_cell_note(n)):
                 log(cli_text(options.lang, "warning", message=f"{names[index]}: {translated(note, options.lang)}"))  # a cell it could not read
             # what the runner did not see as learner text (a crashed worker's last output) is cleaned here too
-            report = grade_submission(submission, ctx).to_dict()
+            report = reports.missing_causes(grade_submission(submission, ctx).to_dict(), submission)
             if displays[index] != names[index]:
                 report["name"] = displays[index]  # Иван Петров beside its folder ivan_petrov-2b8929ba
             return clean(report)
@@ -252,6 +237,14 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                     results[index] = report
                     try:  # each report is written on its own: one failed write never stops the others
                         reports.write_submission_reports(out_dir, names[index], report)
+                    except OSError as error:
+                        if error.errno not in FULL:  # a name the file system refuses: this submission's alone
+                            raise
+                        config.abort = True  # the machine's: no other report would be written either
+                        for other in futures:
+                            other.cancel()
+                        raise OutputError(os_error_line(error, options.lang, "graded_before", count=len(results) - 1,
+                                                        total=len(paths), folder=out_dir)) from None
                     except Exception as error:  # noqa: BLE001 - whatever it is, it is this submission's alone
                         internal.append(f"{names[index]}: the reports could not be written "
                                         f"({type(error).__name__}: {error})")
@@ -278,10 +271,14 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         _write_interrupted(out_dir, [names[i] for i in sorted(results)], [results[i] for i in sorted(results)],
                            exercise_ids, len(paths), run_folder)
     ordered = [results[i] for i in range(len(paths))]
-    (out_dir / "grades.csv").write_text(reports.grades_csv(ordered, exercise_ids), encoding="utf-8")
-    if run_folder:
-        outfolder.write_run_manifest(out_dir, names, exercise_ids,  # last: it marks a finished run
-                                     display=outfolder.displays(ordered))
+    try:
+        _write_csv(out_dir, reports.grades_csv(ordered, exercise_ids))
+        if run_folder:
+            outfolder.write_run_manifest(out_dir, names, exercise_ids,  # last: it marks a finished run
+                                         display=outfolder.displays(ordered))
+    except OSError as error:  # every report is written; only the class's files are not
+        raise OutputError(os_error_line(error, options.lang, "reports_kept", total=len(paths), folder=out_dir)) \
+            from None
     return BatchResult(ordered, exercise_ids, out_dir, names, internal, note)
 
 
@@ -289,7 +286,7 @@ def _write_interrupted(out_dir: Path, names: list[str], done: list[dict], exerci
                        run_folder: bool) -> None:
     """What an interrupted batch leaves: the finished submissions' reports (written already), their
     ``grades.csv`` and a run manifest marked interrupted; then :class:`BatchInterrupted` says so."""
-    (out_dir / "grades.csv").write_text(reports.grades_csv(done, exercise_ids), encoding="utf-8")
+    _write_csv(out_dir, reports.grades_csv(done, exercise_ids))
     if run_folder:
         outfolder.write_run_manifest(out_dir, names, exercise_ids, interrupted=total, display=outfolder.displays(done))
     stopped = BatchInterrupted(f"{len(done)} of {total} submission(s) graded in {out_dir}/")

@@ -32,7 +32,9 @@ Gradescope runs the autograder as root, so workers run as user ``nobody``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import tempfile
 import traceback
@@ -177,22 +179,32 @@ def _write(archive: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
     archive.writestr(info, data)
 
 
-def build_bundle(out: Path, kit: Kit = DEFAULT_KIT, *, modules=None, language=None) -> Path:
+def build_bundle(out: Path | str, kit: Kit = DEFAULT_KIT, *, modules=None, language=None) -> Path:
     """Write the autograder zip of ``modules`` (default: every one) speaking ``language`` (default: English)
-    to ``out`` and return its path; :class:`BundleError` for an unknown module or language."""
+    to ``out`` and return its path; :class:`BundleError` for an unknown module or language, an ``out`` that is or
+    names a folder (``newdir/``), or one that cannot be written (said in one line; a zip already there is replaced
+    only once the new one is whole)."""
+    named_folder = isinstance(out, str) and out.endswith(("/", os.sep))
     out = Path(out)
     script = run_autograder_script(modules, language)  # refuses bad values before anything is written
-    if out.is_dir():
-        raise BundleError(f"--out {out} is a folder; give the zip file's name, e.g. {out / 'autograder.zip'}")
+    if out.is_dir() or named_folder:
+        raise BundleError(f"--out {out}/ is a folder; give the zip file's name, e.g. {out / 'autograder.zip'}")
     if not (kit.root / CONSTRAINTS).is_file():
         raise BundleError(f"{kit.root / CONSTRAINTS} is missing: setup.sh installs with it")
-    if out.parent:
+    partial = out.with_name(f".{out.name}.writing")
+    try:
         out.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(out, "w") as archive:
-        _write(archive, "setup.sh", SETUP_SH.encode(), 0o755)
-        _write(archive, "run_autograder", script.encode(), 0o755)
-        for path, name in _bundled_files(kit):
-            _write(archive, name, path.read_bytes(), 0o644)
+        with zipfile.ZipFile(partial, "w") as archive:
+            _write(archive, "setup.sh", SETUP_SH.encode(), 0o755)
+            _write(archive, "run_autograder", script.encode(), 0o755)
+            for path, name in _bundled_files(kit):
+                _write(archive, name, path.read_bytes(), 0o644)
+        os.replace(partial, out)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise BundleError(f"--out {out} cannot be written ({error.strerror or error}); nothing else was changed") \
+            from None
     return out
 
 
@@ -269,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return run(Path(args.root), args.module, args.lang)
-        say(build_bundle(Path(args.out), modules=args.module, language=args.lang))
+        say(build_bundle(args.out, modules=args.module, language=args.lang))
     except BundleError as error:
         say(f"python -m graders.engine.routes.gradescope {args.command}: {error}", file=sys.stderr)
         return 2
