@@ -34,7 +34,9 @@ import hashlib as _hashlib
 def _canon(value):
     if hasattr(value, "detach"):
         value = value.detach().cpu().numpy()
-    if hasattr(value, "dtype") and hasattr(value, "shape") and hasattr(value, "tolist"):
+    if hasattr(value, "dtype") and getattr(value, "shape", None) == () and hasattr(value, "item"):
+        value = value.item()  # a NumPy scalar as the number it holds (the job's files may hand either)
+    elif hasattr(value, "dtype") and hasattr(value, "shape") and hasattr(value, "tolist"):
         return ("a", tuple(value.shape), repr(value.tolist()))
     if isinstance(value, (list, tuple)):
         return ("l", tuple(_canon(item) for item in value))

@@ -151,10 +151,11 @@ VERIFIER_NUMBER_FORMATS = [  # text, reference, tolerances, status, extracted: o
 def test_verify_detailed_number_formats(text, reference, tolerances, status, extracted):
     # the tolerance is rel_tol * |ref| (the reference's, not the answer's), and max(abs_tol, ...), not a sum
     result = m9.verify_detailed(text, reference, **tolerances)
+    given = str(tolerances) if tolerances else say("default tolerances", "допуски по умолчанию")
     assert (result.status, result.extracted) == (status, extracted), say(
-        f"{text!r} vs {reference!r} ({tolerances or 'default tolerances'}): expected status {status!r} and "
+        f"{text!r} vs {reference!r} ({given}): expected status {status!r} and "
         f"extracted {extracted!r}, got {result.status!r} and {result.extracted!r}",
-        f"{text!r} против {reference!r} ({tolerances or 'допуски по умолчанию'}): ожидались статус {status!r} и "
+        f"{text!r} против {reference!r} ({given}): ожидались статус {status!r} и "
         f"extracted {extracted!r}, получены {result.status!r} и {result.extracted!r}")
     assert result.accuracy == (status == "correct") and result.reward == float(result.accuracy)
 
