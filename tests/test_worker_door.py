@@ -387,3 +387,52 @@ def _blob_with_dtype(text: str):
     packed = pack_blob({"a": np.zeros(2)})
     packed["index"][0][1] = text
     return packed
+
+
+# ---------------------------------------------------------------------------
+# One reading of each learner field: "missing" is a boolean for the door, the runner and the judge alike
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("forged", ["", "x", None, 0, 1, [], {}])
+def test_missing_is_a_boolean_and_every_other_spelling_is_refused(forged):
+    """A child that sent ``"missing": ""`` was read as "not missing" by the judge and as "missing" by the runner,
+    which then kept the child's own toy outcomes: graded on values it made itself. The door now reads
+    ``missing`` as a boolean only."""
+    text = json.dumps({"cases": [], "missing": forged, "violations": []})
+    assert isinstance(door.read_result(text, _raw(pack_blob({})), cases=1), door.Refusal)
+    for honest in (True, False):
+        payload, _ = door.read_result(json.dumps({"cases": [], "missing": honest, "violations": []}),
+                                      _raw(pack_blob({})), cases=1)
+        assert payload["missing"] is honest
+
+
+def test_trusted_positions_come_from_the_trusted_process_whatever_missing_says():
+    """The runner replaces a trusted case's outcome with the trusted process's report for every result, and the
+    judge words a missing function itself (never the child's text)."""
+    from types import SimpleNamespace
+
+    from graders.engine.judging.judge import judge
+    from graders.engine.values.protocol import Reason, Submission
+
+    exercise = {"cases": [{"kwargs": {"__dict__": [["check", "toy experiment"]]}, "args": []}],
+                "call": {"kind": "harness", "trusted_check": "toy experiment"}, "trusted_apart": True}
+    positions = runner.calls.trusted_positions(exercise)
+    assert positions == [0]
+    forged_case = {"outcome": "ok", "value": 1.0, "type": "float", "inputs_after": None, "output": "printed"}
+    error = {"type": "RuntimeError", "mro": ["RuntimeError"], "message": "served", "where": ""}
+    served = [door.ServedCase(position=0, result=json.dumps({"cases": [{"outcome": "raised", "exception": error}]}),
+                              arrays=_raw(pack_blob({})))]
+    for missing in (False, True):
+        event = door.read_event(json.dumps({"done": 0, "result": json.dumps(
+            {"cases": [] if missing else [forged_case], "missing": missing, "violations": []}),
+            "arrays": pack_blob({})}).encode())
+        event.served = served
+        run = runner._read_result(event, exercise)
+        cases = run.payload["cases"]
+        assert cases == [] if missing else cases[0]["outcome"] == "raised", cases  # never the child's 1.0
+    graded = SimpleNamespace(stem="module_9_training", function="grpo_loss", problem=None, index=0)
+    missing_run = runner._read_result(door.read_event(json.dumps({"done": 0, "result": json.dumps(
+        {"cases": [], "missing": True, "violations": []}), "arrays": pack_blob({})}).encode()), exercise)
+    judgement = judge(graded, Submission("s", {}), {"module_9_training": "x"}, {}, {0: missing_run}, None)
+    assert judgement.reason is Reason.FUNCTION_MISSING
+    assert str(judgement.detail) == "module_9_training.py has no function grpo_loss"
+    assert judgement.detail.in_("ru") == "в module_9_training.py нет функции grpo_loss"
