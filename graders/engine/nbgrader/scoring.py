@@ -101,7 +101,7 @@ TEXT = {
                      "{exercise}: баллы — {score} из {points} ({status})."),
     "how": Text("Scored by the kit's grading engine from this notebook's definitions, in an isolated process; "
                 "this notebook was not executed for grading.",
-                "Оценку выставил движок проверки кита по определениям этого ноутбука, в изолированном процессе; "
+                "Оценку выставил движок проверки комплекта заданий по определениям этого ноутбука, в изолированном процессе; "
                 "для проверки ноутбук не выполнялся."),
     "hidden": Text("Inputs of hidden checks are withheld from this feedback.",
                    "Входные данные скрытых проверок в этом отзыве не показываются."),
@@ -115,7 +115,7 @@ TEXT = {
         "not_implemented": Text("not implemented yet", "ещё не реализовано"),
     },
     "no_exercise": Text("{cell}: the kit has no exercise for this graded cell; it scores 0.",
-                        "{cell}: у кита нет упражнения для этой оцениваемой ячейки; она приносит 0 баллов."),
+                        "{cell}: в комплекте заданий нет упражнения для этой оцениваемой ячейки; она приносит 0 баллов."),
     "no_report": Text("{exercise}: the engine returned no result for this exercise; it scores 0.",
                       "{exercise}: движок не вернул результат по этому упражнению; оно приносит 0 баллов."),
 }

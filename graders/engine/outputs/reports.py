@@ -26,9 +26,25 @@ from graders.engine.values.protocol import STATUSES
 from graders.course import LANGUAGES
 from graders.engine.values.texts import STATUS_WORDS, cli_text, detail, feedback_text, scoreboard_text, translated
 from graders.language import default_language
+from graders.text import Text
 
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may read as the start of a formula
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+STATUS_LINE = Text("status: {status}", "статус: {status}")  # a Gradescope test's first line, in its language
+
+
+def width(text: str) -> int:
+    """``text``'s width on a terminal: combining marks take no column, East Asian wide characters two."""
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf")
+               else 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1 for char in text)
+
+
+def padded(text: str, columns: int, right: bool = False) -> str:
+    """``text`` padded with spaces to ``columns`` columns of a terminal (on the left with ``right``)."""
+    room = " " * max(columns - width(text), 0)
+    return room + text if right else text + room  # what a spreadsheet may read as the start of a formula
 
 
 def csv_cell(value):
@@ -67,7 +83,8 @@ def gradescope_results(report: dict, language: str | None = None) -> dict:
     report = clean(report, FIELD_LIMIT)
     tests = []
     for entry in report["exercises"]:
-        output = f"status: {entry['status']}"
+        output = (f"status: {entry['status']}" if language is None else  # rl4llm grade's, as it always was
+                  STATUS_LINE.in_(language, status=STATUS_WORDS[entry["status"]].in_(language)))
         if entry["feedback"]:
             output += "\n" + entry["feedback"]
         tests.append({
@@ -222,15 +239,20 @@ def scoreboard(reports: list[dict], *, feedback: bool = False, feedback_lines: i
     if not reports:
         return say("nothing") + "\n"
     shown = {id(r): r.get("name", r["submission"]) for r in reports}  # the name as given: Иван Петров
-    width = max(12, *(len(name) for name in shown.values()))
+    # columns measured on the terminal (a combining accent takes none, a CJK letter two), so rows align in any script
+    names = max(12, width(say("submission")), *(width(name) for name in shown.values()))
     words = [STATUS_WORDS[s].in_(language) for s in STATUSES]  # the header's; the reports' statuses are keys
-    lines = [f"{say('submission'):<{width}}  {say('score'):>15}  " + "  ".join(f"{w:>7}" for w in words),
-             "-" * (width + 19 + 9 * len(STATUSES))]
+    column = max(7, *(width(word) for word in words))
+    scores = max(15, width(say("score")))
+    lines = [f"{padded(say('submission'), names)}  {padded(say('score'), scores, True)}  "
+             + "  ".join(padded(word, column, True) for word in words),
+             "-" * (names + 4 + scores + (2 + column) * len(STATUSES))]
     for report in reports:
         counts = [sum(e["status"] == s for e in report["exercises"]) for s in STATUSES]
         percent = 100.0 * report["score"] / report["max_score"] if report["max_score"] else 0.0
         score = f"{report['score']:g}/{report['max_score']:g} {percent:3.0f}%"
-        lines.append(f"{shown[id(report)]:<{width}}  {score:>15}  " + "  ".join(f"{c:>7}" for c in counts))
+        lines.append(f"{padded(shown[id(report)], names)}  {padded(score, scores, True)}  "
+                     + "  ".join(padded(str(count), column, True) for count in counts))
     if feedback:
         for report in reports:
             troubled = [e for e in report["exercises"] if e["status"] != "passed"]
