@@ -312,3 +312,16 @@ def test_a_child_that_writes_outside_the_protocol_ends_at_once(tmp_path):
     flooded = [e for e in reports["flood"]["exercises"] if e["id"].startswith(STEM)]
     assert all(e["points"] == 0 for e in flooded)
     assert all("outside the grading protocol" in e["feedback"] for e in flooded), flooded[0]["feedback"]
+
+
+@pytest.mark.parametrize("line", [b"\n", b"not json\n", b"[1]\n", b'{"result": "{}"}\n', b'{"served": 0}\n',
+                                  b'{"loaded": null, "extra": 1}\n', b"[" * 100_000 + b"\n"])
+def test_a_line_outside_the_childs_three_events_is_outside_the_protocol(line):
+    from graders.engine.worker.process import OutsideProtocol, complete_events, protocol_events
+
+    honest = b'{"sandbox": {}, "identity": "x"}\n{"loaded": null}\n{"result": "{}", "arrays": null}\n'
+    assert [sorted(e) for e in protocol_events(bytearray(honest))] == [["identity", "sandbox"], ["loaded"],
+                                                                      ["arrays", "result"]]
+    with pytest.raises(OutsideProtocol):
+        protocol_events(bytearray(honest + line))
+    assert len(complete_events(bytearray(honest + line))) >= 3  # the trusted process's reader skips what it cannot read

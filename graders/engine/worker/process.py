@@ -49,21 +49,26 @@ def _write_line(fd: int, event: dict) -> None:
         data = data[written:]
 
 
-def complete_events(buffer: bytearray) -> list[dict]:
-    """The JSON objects of the complete lines at the start of ``buffer``, taken out of it; a line that is not a
-    JSON object is skipped (what the trusted process writes, read by the worker's parent: no learner code runs
-    there; a learner's child is read by :func:`protocol_events`)."""
-    events = []
+_NOT_JSON = object()  # a line that is not JSON
+
+
+def _json_lines(buffer: bytearray):
+    """The JSON value of each complete line at the start of ``buffer`` (:data:`_NOT_JSON` for one that is not),
+    each line taken out of it as it is read."""
     while (end := buffer.find(b"\n")) >= 0:
         line = bytes(buffer[:end])
         del buffer[:end + 1]
         try:
-            event = json.loads(line.decode("utf-8"))
+            yield json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
-            continue
-        if isinstance(event, dict):
-            events.append(event)
-    return events
+            yield _NOT_JSON
+
+
+def complete_events(buffer: bytearray) -> list[dict]:
+    """The JSON objects of the complete lines at the start of ``buffer``, taken out of it; a line that is not a
+    JSON object is skipped (what the trusted process writes, read by the worker's parent: no learner code runs
+    there; a learner's child is read by :func:`protocol_events`)."""
+    return [event for event in _json_lines(buffer) if isinstance(event, dict)]
 
 
 MAX_CHILD_BYTES = 64 << 20  # what the worker's parent reads from one child in all (its results with their arrays)
@@ -81,13 +86,9 @@ def protocol_events(buffer: bytearray) -> list[dict]:
     child's pipe: it may write anything there, and what it writes ends it instead of costing its parent a
     parse per line)."""
     events = []
-    while (end := buffer.find(b"\n")) >= 0:
-        line = bytes(buffer[:end])
-        del buffer[:end + 1]
-        try:
-            event = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise OutsideProtocol("a line that is not an event") from None
+    for event in _json_lines(buffer):
+        if event is _NOT_JSON:
+            raise OutsideProtocol("a line that is not an event")
         if not isinstance(event, dict) or frozenset(event) not in CHILD_EVENTS:
             raise OutsideProtocol("an event no child writes")
         events.append(event)
