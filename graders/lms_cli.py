@@ -33,6 +33,8 @@ SAID = {
                             "языке нужен --lang {other}); Moodle считает каждую оценку баллами из «Максимальной "
                             "оценки» задания и пропускает оценку выше неё: задайте заданию максимальную оценку "
                             "{out_of} (Редактировать настройки > Оценка) или экспортируйте с --out-of <её максимум>"),
+    "english": Text("English", "английском"),
+    "russian": Text("Russian", "русском"),
     "moodle_filled": Text("the worksheet {worksheet} (in {tongue}), every column of it kept, the grades out of "
                           "its Maximum Grade {out_of}",
                           "ведомость {worksheet} (на {tongue}), все её столбцы сохранены, оценки из её "
@@ -141,9 +143,9 @@ def export_command(args: argparse.Namespace) -> int:
     if out_of != kit:
         lines.append(SAID["scaled"].in_(language, kit=kit, out_of=out_of))
     if args.lms == "moodle":
-        names = {"en": ("English", "английском"), "ru": ("Russian", "русском")}[exported.language]
+        tongue = SAID["english" if exported.language == "en" else "russian"].in_(language)
         key = "moodle_filled" if args.worksheet else "moodle_complete"
-        lines.append(SAID[key].in_(language, tongue=names[language == "ru"], out_of=out_of,
+        lines.append(SAID[key].in_(language, tongue=tongue, out_of=out_of,
                                    worksheet=args.worksheet, other="ru" if exported.language == "en" else "en"))
         lines.append(SAID["how_moodle"].in_(language))
     else:

@@ -163,14 +163,15 @@ def lms_grades_title_and_id(header: str):
 
 # ------------------------------------------------------------------------------------------ a graded folder
 STUDENTS = {"1201": "Анна Петрова", "1202": "José García", "1203": "O'Brien, Seán", "1204": "=HYPERLINK(1)"}
-TOTALS = {"1201": 46, "1202": 40, "1203": 0, "1204": 12.5}
+TOTALS = {"1201": 50, "1202": 40, "1203": 0, "1204": 12.5}  # out of MAXIMUM
+MAXIMUM = 50  # the kit's maximum in these folders (not a module's)
 USERS = {"1201": 501, "1202": 502, "1203": 503, "1204": 504, "1300": 600}  # 1300: a participant not graded
 
 
 def graded_folder(folder: Path, system: str = "moodle", students=STUDENTS, totals=TOTALS) -> Path:
     folder.mkdir()
     lines = ["submission,name,lms_id,total,max_total"]
-    lines += [f"s-{number},{name.replace(',', ' ')},{number},{totals[number]},46" for number, name in students.items()]
+    lines += [f"s-{number},{name.replace(',', ' ')},{number},{totals[number]},{MAXIMUM}" for number, name in students.items()]
     (folder / "grades.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     lms.write_ids(folder, system, students)
     return folder
@@ -179,14 +180,15 @@ def graded_folder(folder: Path, system: str = "moodle", students=STUDENTS, total
 NOW = 1_767_261_600  # 2026-01-01 10:00 UTC
 
 
-def _points(number: str, out_of: float = 46) -> float:
-    return round(TOTALS[number] * out_of / 46, 2)
+def _points(number: str, out_of: float = MAXIMUM) -> float:
+    return round(TOTALS[number] * out_of / MAXIMUM, 2)
 
 
 # ----------------------------------------------------------------------------------------------- the tests
 def test_the_kit_writes_moodles_own_strings():
-    for language, words in lms_grades.MOODLE_WORDS.items():
-        fact = MOODLE[language]
+    assert [words.language for words in lms_grades.MOODLE_SITES] == ["en", "ru"]
+    for words in lms_grades.MOODLE_SITES:
+        fact = MOODLE[words.language]
         assert (words.identifier, words.grade, words.modified, words.participant, words.full_name, words.maximum,
                 words.decimal) == (fact["recordid"], fact["gradenoun"], fact["lastmodifiedgrade"],
                                    fact["hiddenuser"], fact["fullname"], fact["maxgrade"], fact["decsep"])
@@ -211,11 +213,11 @@ def test_a_complete_worksheet_lands_every_grade_on_its_participant(tmp_path, lan
                       words["lastmodifiedgrade"]]
     # 1202 and 1203 already hold a grade, set an hour before the export: the export's time replaces them
     current = {502: (10.0, NOW - 3600), 503: (5.0, NOW - 3600)}
-    landed = moodle_import(exported.text, language, USERS, current, 46)
+    landed = moodle_import(exported.text, language, USERS, current, MAXIMUM)
     assert landed == {USERS[n]: (float(TOTALS[n]), True, None) for n in STUDENTS}
     assert 600 not in landed  # a participant the kit did not grade: no row, untouched
     # a grade changed in Moodle after the export is kept (more than Moodle's 60 s later)
-    kept = moodle_import(exported.text, language, USERS, {502: (10.0, NOW + 61)}, 46)
+    kept = moodle_import(exported.text, language, USERS, {502: (10.0, NOW + 61)}, MAXIMUM)
     assert kept[502] == (40.0, False, "grade has been modified in Moodle since")
 
 
@@ -229,13 +231,13 @@ def test_the_identifier_prefix_is_counted_in_bytes():
 
 
 def test_moodle_rescales_nothing_so_the_export_does(tmp_path):
-    """Moodle takes a grade as points out of the assignment's maximum and skips one above it: 46 of the kit's
-    46 points into an assignment out of 10 is skipped; --out-of 10 writes 10."""
+    """Moodle takes a grade as points out of the assignment's maximum and skips one above it: full marks of the
+    kit's into an assignment out of 10 are skipped; --out-of 10 writes 10."""
     folder = graded_folder(tmp_path / "g")
     plain = lms_grades.export(folder, "moodle", now=NOW)
-    assert moodle_import(plain.text, "en", USERS, {}, 10)[501] == (46.0, False, "out of range")
+    assert moodle_import(plain.text, "en", USERS, {}, 10)[501] == (float(MAXIMUM), False, "out of range")
     scaled = lms_grades.export(folder, "moodle", now=NOW, out_of=10)
-    assert (scaled.out_of, scaled.kit_maximum) == (10, 46)
+    assert (scaled.out_of, scaled.kit_maximum) == (10, MAXIMUM)
     assert moodle_import(scaled.text, "en", USERS, {}, 10) == {USERS[n]: (_points(n, 10), True, None)
                                                                for n in STUDENTS}
 
@@ -312,7 +314,7 @@ def test_the_canvas_file_fills_the_named_assignment_and_refuses_without_one(tmp_
     users = {int(number) for number in STUDENTS}
     exported = lms_grades.export(folder, "canvas", assignment="Module 9 (4321)")
     read = canvas_import(exported.text, {4321: "Module 9", 4400: "Quiz"}, users)
-    assert read["assignment"] == (4321, "Module 9") and read["points"] == "46"
+    assert read["assignment"] == (4321, "Module 9") and read["points"] == str(MAXIMUM)
     assert read["grades"] == {int(n): lms_grades.points(TOTALS[n]) for n in STUDENTS}
     by_title = lms_grades.export(folder, "canvas", assignment="Module 9", out_of=100)
     read = canvas_import(by_title.text, {4321: "Module 9"}, users)
@@ -334,14 +336,14 @@ def test_export_on_the_command_line(tmp_path, capsys):
     assert "--assignment" in capsys.readouterr().err
     assert main(["export", str(folder), "--lms", "canvas", "--assignment", "Module 9 (4321)", "--lang", "en"]) == 0
     said = capsys.readouterr().out
-    assert "4 grade(s) for Canvas" in said and "assignment of id 4321" in said and "must be 46" in said
+    assert "4 grade(s) for Canvas" in said and "assignment of id 4321" in said and f"must be {MAXIMUM}" in said
     assert main(["export", str(folder), "--lms", "canvas", "--assignment", "Module 9", "--lang", "ru",
                  "--to", str(tmp_path / "no" / "such" / "x.csv")]) == 2
     assert "ничего не экспортировано" in capsys.readouterr().err
     moodle = graded_folder(tmp_path / "m")
     assert main(["export", str(moodle), "--lms", "moodle", "--lang", "ru", "--out-of", "100"]) == 0
     said = capsys.readouterr().out
-    assert "на русском" in said and "из 46 баллов набора в 100" in said and "Загрузить ведомость" in said
+    assert "на русском" in said and f"из {MAXIMUM} баллов набора в 100" in said and "Загрузить ведомость" in said
     written = (moodle / "moodle_grades.csv").read_text(encoding="utf-8")
     assert written.startswith("\ufeffИдентификатор,") and "Участник1201," in written
 
@@ -403,10 +405,10 @@ def test_moodles_own_importer_takes_its_worksheet_filled(tmp_path, language):
     sheet = tmp_path / "downloaded.csv"
     sheet.write_text(moodles_worksheet(language), encoding="utf-8")
     exported = lms_grades.export(folder, "moodle", worksheet=sheet, now=NOW)
-    current = {501: (3.0, NOW - 7200), 502: (86.96, NOW - 7200)}  # 502 already holds 86.96: "not modified"
+    current = {501: (3.0, NOW - 7200), 502: (80.0, NOW - 7200)}  # 502 already holds 40/50 as 80: "not modified"
     result = run_moodle(tmp_path, exported.text, language, current, 100)
     expected = {USERS[n]: (_points(n, 100), True, None) for n in STUDENTS}
-    expected[502] = (86.96, False, "grade not modified")
+    expected[502] = (80.0, False, "grade not modified")
     expected[600] = (None, False, "grade has no value")  # the participant the kit did not grade: untouched
     assert _as_model(result) == expected, result
     assert _as_model(result) == moodle_import(exported.text, language, USERS, current, 100)

@@ -7,10 +7,10 @@ their *translated* headers, ``get_string('recordid', 'assign')``, ``get_string('
 participant id as ``substr(cell, strlen(get_string('hiddenuser', 'assign')))`` (bytes: ``"Participant "`` in
 English, ``"Участник"``, no space, in Russian); it parses the modified time with ``strtotime`` and skips a grade
 whose current modification in Moodle is more than 60 s later; it skips a grade above the assignment's Maximum
-grade (it never rescales: 40 of the kit's 46 points is 40 of Moodle's 100). Its CSV reader drops a UTF-8 BOM and
+grade (it never rescales: 40 of the kit's points are 40 of Moodle's 100). Its CSV reader drops a UTF-8 BOM and
 takes nothing from a file whose rows differ in length. So :func:`export` writes either
 
-- a complete worksheet in the course's language (``MOODLE_WORDS``): identifier, full name, grade, maximum grade,
+- a complete worksheet in the course's language (``MOODLE_SITES``): identifier, full name, grade, maximum grade,
   and "Last modified (grade)" set to the export's time (ISO 8601 with its offset, which ``strtotime`` reads in
   any language): a grade changed in Moodle after the export is kept, any earlier one is replaced; or
 - the worksheet the instructor downloaded from Moodle, filled in: every column and row Moodle wrote kept, the
@@ -47,6 +47,7 @@ BOM = "\ufeff"
 class MoodleWords(NamedTuple):
     """Moodle's strings for one language: the worksheet's headers and the identifier's prefix."""
 
+    language: str  # the site's language (a Moodle language pack's code)
     identifier: str  # get_string('recordid', 'assign')
     full_name: str  # get_string('fullname')
     grade: str  # get_string('gradenoun') (Moodle < 4.0: get_string('grade'), the same text)
@@ -58,12 +59,19 @@ class MoodleWords(NamedTuple):
 
 # English: Moodle's lang/en/moodle.php and mod/assign/lang/en/assign.php; Russian: its ru language pack
 # (ru/moodle.php, ru/assign.php, ru/langconfig.php). tests/test_lms_importers.py quotes the lines.
-MOODLE_WORDS = {
-    "en": MoodleWords("Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)", "Participant ",
-                      "."),
-    "ru": MoodleWords("Идентификатор", "Полное имя", "Оценка", "Максимальная оценка",
-                      "Последнее изменение (оценка)", "Участник", ","),
-}
+MOODLE_SITES = (
+    MoodleWords("en", "Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)", "Participant ",
+                "."),
+    MoodleWords("ru", "Идентификатор", "Полное имя", "Оценка", "Максимальная оценка",
+                "Последнее изменение (оценка)", "Участник", ","),
+)
+
+
+def moodle_words(language: str) -> MoodleWords:
+    """Moodle's strings in ``language`` (English for a language the kit has no Moodle strings of)."""
+    return next((words for words in MOODLE_SITES if words.language == language), MOODLE_SITES[0])
+
+
 CANVAS_STUDENT = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 POINTS_POSSIBLE = "Points Possible"
 
@@ -196,7 +204,7 @@ def export(out_dir: Path, system: str, *, assignment: str | None = None, languag
         writer = csv.writer(buffer, lineterminator="\n")
         maximum = kit_maximum if out_of is None else out_of
         if system == "moodle":
-            words = MOODLE_WORDS[language if language in MOODLE_WORDS else "en"]
+            words = moodle_words(language)
             writer.writerow([words.identifier, words.full_name, words.grade, words.maximum, words.modified])
             for row in graded.rows:
                 writer.writerow([words.participant + row["lms_id"], _cell(graded.students[row["lms_id"]]),
@@ -213,9 +221,9 @@ def export(out_dir: Path, system: str, *, assignment: str | None = None, languag
 
 def worksheet_language(header: list[str]) -> str | None:
     """The language whose three headers Moodle's importer needs are all in ``header``."""
-    for language, words in MOODLE_WORDS.items():
+    for words in MOODLE_SITES:
         if {words.identifier, words.grade, words.modified} <= set(header):
-            return language
+            return words.language
     return None
 
 
@@ -239,10 +247,10 @@ def _fill_moodle(path: Path, graded: Graded, out_of: float | None, now: float):
     header = rows[0] if rows else []
     language = worksheet_language(header)
     if language is None:
-        needed = [f"'{word}'" for word in (MOODLE_WORDS["en"].identifier, MOODLE_WORDS["en"].grade,
-                                           MOODLE_WORDS["en"].modified) if word not in header]
+        english = moodle_words("en")
+        needed = [f"'{word}'" for word in (english.identifier, english.grade, english.modified) if word not in header]
         raise ExportError("not_worksheet", path=path, missing=", ".join(needed))
-    words = MOODLE_WORDS[language]
+    words = moodle_words(language)
     at_id, at_grade, at_modified = (header.index(word) for word in (words.identifier, words.grade, words.modified))
     if out_of is None:
         maxima = {_moodle_number(row[header.index(words.maximum)], words) for row in rows[1:]
