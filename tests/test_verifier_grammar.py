@@ -74,13 +74,17 @@ def test_the_answers_come_from_the_spec_rules_not_from_a_verifier():
     import ast
     import inspect
 
-    tree = ast.parse(inspect.getsource(grammar))
-    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    assert imported <= {"__future__", "dataclasses", "fractions", "numpy", "graders.checks.cases",
-                        "graders.checks.drawn", "graders.text"}, imported  # no solution, loader or verifier
-    called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
-    assert not {name for name in called if "verif" in name or name.startswith("_parse")}, called
+    from graders.checks import grammar_forms
+
+    for module in (grammar, grammar_forms):  # the catalogue and its pieces
+        tree = ast.parse(inspect.getsource(module))
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        assert imported <= {"__future__", "dataclasses", "fractions", "numpy", "graders.checks.cases",
+                            "graders.checks.drawn", "graders.checks.grammar_forms", "graders.text"}, imported
+        called = {node.func.id for node in ast.walk(tree)
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        assert not {name for name in called if "verif" in name or name.startswith("_parse")}, called
 
 
 @pytest.mark.parametrize("exercise_id", [DETAILED, NUMERIC])
