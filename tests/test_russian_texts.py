@@ -26,12 +26,16 @@ WHALE = re.compile(r"(?<![А-Яа-яЁё])[Кк]ит(?:а|у|ом|е|ы|ов|а�
 
 def _texts():
     """Every Text of every importable module of graders/ (checks and catalogue aside: their labels are tested apart)."""
-    seen = {}
+    seen, visited = {}, set()
 
     def walk(value, where):
         if isinstance(value, Text):
             seen[id(value)] = (where, value)
-        elif isinstance(value, dict):
+            return
+        if id(value) in visited or not isinstance(value, (dict, list, tuple)):
+            return  # a container that holds itself (a module's registry) is read once
+        visited.add(id(value))
+        if isinstance(value, dict):
             for key, item in value.items():
                 walk(item, f"{where}[{key!r}]")
         elif isinstance(value, (list, tuple)):
