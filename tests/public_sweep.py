@@ -7,8 +7,9 @@ with green-but-wrong public tests for the exercises it touches. An exercise's di
 sweep reads: the text of every mistake's learner file (the reference file with the mistake in it: catalogued,
 wrong-type and outside-the-catalogue ones), the module's other solution files (its given modules), the checks
 of its learner file, and the starter's module folder and top-level files (the public tests, the conftest and
-what it reads; the hint tables, which change no verdict, left out, and so is what a run of the starter's
-tests leaves there: bytecode and dot folders such as .hypothesis/).
+what it reads; the hint tables, which change no verdict, left out, and so are the module pages (``*.md``: a
+page's wording runs no test) and what a run of the starter's tests leaves there: bytecode and dot folders such as
+.hypothesis/).
 """
 
 from __future__ import annotations
@@ -92,9 +93,10 @@ def slipped(tmp_root: Path, stem: str, chosen: list[tuple[str, str, str]]) -> li
 def _files_digest(paths) -> bytes:
     digest = hashlib.sha256()
     for path in sorted(paths):
-        # what a run of the starter's tests leaves (bytecode, .hypothesis/, .pytest_cache/) is not an input
+        # what a run of the starter's tests leaves (bytecode, .hypothesis/, .pytest_cache/) is not an input, nor
+        # are the module pages (README.md, README.ru.md: a page's wording runs no test)
         skipped = any(part == "__pycache__" or part.startswith(".") for part in path.relative_to(REPO_ROOT).parts)
-        if path.is_file() and not skipped and path.name != "_hints.json":
+        if path.is_file() and not skipped and path.name != "_hints.json" and path.suffix != ".md":
             digest.update(path.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.digest()
 
