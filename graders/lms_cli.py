@@ -56,6 +56,21 @@ SAID = {
                        "with --out-of its points)",
                        "импорт: Оценки > Импорт > этот файл; у задания должно быть {out_of} баллов (или "
                        "экспортируйте с --out-of его баллами)"),
+    "feedback": Text("the column \"{column}\": the reasons for {count} student(s)' zeros (the kit's own: a missing "
+                     "or empty file, a syntax error's line, an encoding; never what a learner's code printed); Moodle "
+                     "imports it only when the assignment's Feedback types include \"Feedback comments\" (Edit "
+                     "settings > Feedback types), and then it replaces the comment each listed student has{keep}",
+                     "столбец «{column}»: причины нулей у студентов ({count}) — только сказанное комплектом заданий "
+                     "(нет файла или он пуст, строка синтаксической ошибки, кодировка; никогда не вывод кода "
+                     "студента); Moodle импортирует его, только если в типах отзыва задания включён «Отзыв в виде "
+                     "комментария» (Редактировать настройки > Типы отзывов), и тогда он заменяет комментарий каждого "
+                     "студента из файла{keep}"),
+    "feedback_keep": Text(" (an empty cell clears one: to keep comments already written, export into the worksheet "
+                          "downloaded from Moodle with --worksheet)",
+                          " (пустая ячейка стирает его: чтобы сохранить уже написанные комментарии, экспортируйте в "
+                          "скачанную из Moodle ведомость через --worksheet)"),
+    "feedback_kept": Text(" (the reasons are added after the comment the worksheet holds)",
+                          " (причины добавлены после комментария, который уже есть в ведомости)"),
     "not_written": Text("{path} could not be written ({error}); nothing was exported",
                         "не удалось записать {path} ({error}); ничего не экспортировано"),
 }
@@ -82,6 +97,10 @@ def add_export_command(sub) -> None:
     export.add_argument("--out-of", type=float, default=None, metavar="POINTS",
                         help="the LMS assignment's maximum: grades scaled to it (default: the kit's points, or "
                              "the worksheet's Maximum Grade)")
+    export.add_argument("--feedback", action="store_true",
+                        help="Moodle: add the \"Feedback comments\" column, each zero's reason as the kit found it "
+                             "(a missing or empty file, a syntax error's line, an encoding); the assignment's "
+                             "Feedback comments must be enabled. Canvas's import reads no comments")
     export.add_argument("--to", default=None, help="the CSV to write (default: FOLDER/<lms>_grades.csv)")
     export.add_argument("--lang", choices=("en", "ru"), default=None,
                         help="the course's language: the Moodle worksheet's headers, and these messages")
@@ -120,7 +139,8 @@ def export_command(args: argparse.Namespace) -> int:
     language = args.lang or default_language()
     try:
         exported = lms_grades.export(Path(args.folder), args.lms, assignment=args.assignment, language=language,
-                                     worksheet=args.worksheet, out_of=args.out_of)
+                                     worksheet=args.worksheet, out_of=args.out_of,
+                                     feedback=getattr(args, "feedback", False))
     except lms.LmsError as error:
         say(f"rl4llm export: {error.in_(language)}", file=sys.stderr)
         return 2
@@ -147,6 +167,12 @@ def export_command(args: argparse.Namespace) -> int:
         key = "moodle_filled" if args.worksheet else "moodle_complete"
         lines.append(SAID[key].in_(language, tongue=tongue, out_of=out_of,
                                    worksheet=args.worksheet, other="ru" if exported.language == "en" else "en"))
+        if getattr(args, "feedback", False):
+            from graders.engine.outputs.lms_grades import moodle_words
+
+            keep = SAID["feedback_kept" if args.worksheet else "feedback_keep"].in_(language)
+            lines.append(SAID["feedback"].in_(language, column=moodle_words(exported.language).comments,
+                                              count=exported.feedback, keep=keep))
         lines.append(SAID["how_moodle"].in_(language))
     else:
         title, number = canvas_title_and_id(args.assignment.strip())

@@ -24,6 +24,18 @@ takes nothing from a file whose rows differ in length. So :func:`export` writes 
 ``Points Possible`` marks the points row. So the column's name is required (``--assignment``), and a name
 without ``(id)`` is said to be matched by title or added.
 
+**Feedback** (``feedback=True``, ``rl4llm export --feedback``; Moodle only): a column headed as the feedback comments
+plugin describes its one editor field, ``get_string('pluginname', 'assignfeedback_comments')`` ("Feedback comments";
+"Отзыв в виде комментария" in the ru pack), which the importer's ``init()`` maps to that plugin when it is enabled
+and visible in the assignment (``get_editor_fields``; a disabled plugin's column is ignored) and whose cell
+``process_import_grades`` stores (HTML) whenever it differs from the comment Moodle holds. A cell holds one line per
+exercise that scored 0, ``<br>`` between them, in the worksheet's language (:func:`kit_reasons`): **kit-made reasons
+only** (a missing file and its "did you mean", an empty file, a syntax error's line, an undecodable file's
+encoding, else the status word; "not implemented yet" for the untouched stub), never the feedback text a check
+wrote, which may quote what a learner's code printed on a hidden input. A filled worksheet must hold the column
+(Moodle writes it only with the plugin enabled); the kit's reasons are added after the comment it holds. Canvas's
+gradebook import reads no comments: asking for them there is refused.
+
 Every grade is written against the LMS id of its row of ``grades.csv`` (``lms_id``); see :mod:`.lms`.
 """
 
@@ -55,15 +67,17 @@ class MoodleWords(NamedTuple):
     modified: str  # get_string('lastmodifiedgrade', 'assign')
     participant: str  # get_string('hiddenuser', 'assign'): the identifier is this and the participant id
     decimal: str  # get_string('decsep', 'langconfig'): how Moodle writes a number it formats
+    comments: str  # get_string('pluginname', 'assignfeedback_comments'): the feedback comments column
 
 
 # English: Moodle's lang/en/moodle.php and mod/assign/lang/en/assign.php; Russian: its ru language pack
-# (ru/moodle.php, ru/assign.php, ru/langconfig.php). tests/test_lms_importers.py quotes the lines.
+# (ru/moodle.php, ru/assign.php, ru/langconfig.php, ru/assignfeedback_comments.php). tests/test_lms_importers.py
+# and tests/test_lms_feedback.py quote the lines.
 MOODLE_SITES = (
     MoodleWords("en", "Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)", "Participant ",
-                "."),
+                ".", "Feedback comments"),
     MoodleWords("ru", "Идентификатор", "Полное имя", "Оценка", "Максимальная оценка",
-                "Последнее изменение (оценка)", "Участник", ","),
+                "Последнее изменение (оценка)", "Участник", ",", "Отзыв в виде комментария"),
 )
 
 
@@ -101,6 +115,16 @@ TEXTS = {
                              "assignment, or another group's): not exported",
                              "у {name} (id {id} в Moodle) нет строки в ведомости (не участник задания или из "
                              "другой группы): не экспортировано"),
+    "feedback_canvas": Text("Canvas's gradebook import reads no comments, so --feedback is for Moodle only; each "
+                            "student's reasons for a zero are in their report.json and the class report",
+                            "импорт журнала Canvas не читает комментарии, поэтому --feedback только для Moodle; "
+                            "причины нулей каждого студента есть в его report.json и в отчёте по группе"),
+    "no_comments_column": Text("{path} has no '{column}' column: Moodle writes it only when the assignment's "
+                               "Feedback types include \"Feedback comments\"; tick it (Edit settings > Feedback "
+                               "types) and download the worksheet again, or export without --feedback",
+                               "в {path} нет столбца «{column}»: Moodle пишет его, только когда в типах отзыва "
+                               "задания включён «Отзыв в виде комментария»; включите его (Редактировать настройки "
+                               "> Типы отзывов) и скачайте ведомость заново или экспортируйте без --feedback"),
     "bad_out_of": Text("--out-of must be a number above 0, not {value}", "--out-of должно быть числом больше 0, "
                        "а не {value}"),
 }
@@ -162,6 +186,7 @@ class Export(NamedTuple):
     kit_maximum: float  # the kit's maximum (what the grades were scaled from)
     language: str  # the worksheet's language (Moodle)
     notes: list[Note]  # the download's students a filled worksheet has no row for
+    feedback: int = 0  # students whose feedback cell got reasons for a zero (feedback=True)
 
 
 def points(value: float) -> str:
@@ -182,14 +207,18 @@ def _scaled(row: dict, out_of: float | None) -> float:
 
 
 def export(out_dir: Path, system: str, *, assignment: str | None = None, language: str = "en",
-           worksheet: Path | None = None, out_of: float | None = None, now: float | None = None) -> Export:
+           worksheet: Path | None = None, out_of: float | None = None, now: float | None = None,
+           feedback: bool = False) -> Export:
     """The grade file of a graded folder for ``system``'s importer: each row of ``grades.csv`` written against
     the LMS id it carries. ``out_of``: the LMS's maximum (grades scaled to it; default the kit's own, or a filled
-    worksheet's); ``now``: the Moodle worksheet's modified time (default: the time of the call)."""
+    worksheet's); ``now``: the Moodle worksheet's modified time (default: the time of the call); ``feedback``:
+    Moodle's feedback comments column, each zero's kit-made reason (see the module's docstring)."""
     if out_of is not None and not out_of > 0:
         raise ExportError("bad_out_of", value=out_of)
     if system == "canvas" and worksheet is not None:
         raise ExportError("worksheet_canvas")
+    if system == "canvas" and feedback:
+        raise ExportError("feedback_canvas")
     if system == "canvas" and not (assignment or "").strip():
         raise ExportError("no_assignment")
     graded = read_graded(out_dir, system)
@@ -197,18 +226,23 @@ def export(out_dir: Path, system: str, *, assignment: str | None = None, languag
     ungraded = [f"{name} ({number})" for number, name in sorted(graded.students.items())
                 if number not in {row["lms_id"] for row in graded.rows}]
     now = time.time() if now is None else now
+    commented = 0
     if worksheet is not None:
-        text, language, out_of, notes = _fill_moodle(Path(worksheet), graded, out_of, now)
+        text, language, out_of, notes, commented = _fill_moodle(Path(worksheet), graded, out_of, now,
+                                                                Path(out_dir) if feedback else None)
     else:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         maximum = kit_maximum if out_of is None else out_of
         if system == "moodle":
             words = moodle_words(language)
-            writer.writerow([words.identifier, words.full_name, words.grade, words.maximum, words.modified])
+            writer.writerow([words.identifier, words.full_name, words.grade, words.maximum, words.modified]
+                            + [words.comments] * feedback)
             for row in graded.rows:
+                comment = [feedback_cell(Path(out_dir), row, words.language)] * feedback
+                commented += bool(comment and comment[0])
                 writer.writerow([words.participant + row["lms_id"], _cell(graded.students[row["lms_id"]]),
-                                 points(_scaled(row, out_of)), points(maximum), moodle_time(now)])
+                                 points(_scaled(row, out_of)), points(maximum), moodle_time(now), *comment])
         else:
             writer.writerow([*CANVAS_STUDENT, assignment.strip()])
             writer.writerow([POINTS_POSSIBLE, "", "", "", "", points(maximum)])
@@ -216,7 +250,51 @@ def export(out_dir: Path, system: str, *, assignment: str | None = None, languag
                 writer.writerow([_cell(graded.students[row["lms_id"]]), row["lms_id"], "", "", "",
                                  points(_scaled(row, out_of))])
         text, notes, out_of = BOM + buffer.getvalue(), [], maximum
-    return Export(text, len(graded.rows), graded.left_out, ungraded, out_of, kit_maximum, language, notes)
+    return Export(text, len(graded.rows), graded.left_out, ungraded, out_of, kit_maximum, language, notes,
+                  commented)
+
+
+def kit_reasons(report: dict, language: str) -> list[str]:
+    """The report's zeros, one line each, ``<id>: <why>`` in ``language``: the kit's own reasons only.
+
+    :func:`graders.engine.outputs.reports.zero_reasons` reads an exercise's ``cause`` (made by the kit from the
+    submission's files: a missing file, an empty file, a syntax error's line, an encoding), else the first line
+    of its ``feedback``; that feedback may quote what the learner's code printed or raised on a hidden input, so
+    it is read here with every ``feedback`` replaced by the kit's own words ("not implemented yet" for the
+    untouched stub, else nothing: the status word)."""
+    from graders.engine.outputs.reports import zero_reasons
+    from graders.engine.values.texts import feedback_text
+
+    exercises = report.get("exercises") if isinstance(report, dict) else None
+    if not isinstance(exercises, list):
+        return []
+    kept = []
+    for entry in exercises:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            continue
+        said = feedback_text(language, "not_implemented_marker") if entry.get("not_implemented") is True else ""
+        kept.append({key: entry[key] for key in ("id", "points", "status", "cause") if key in entry}
+                    | {"feedback": said})
+    text = zero_reasons({"exercises": kept}, language)
+    return text.splitlines() if text else []
+
+
+def feedback_cell(out_dir: Path, row: dict, language: str) -> str:
+    """The feedback comments cell of a row of ``grades.csv``: its student's ``report.json`` (the folder
+    ``grades.csv`` names, which must carry the row's LMS id) read through :func:`kit_reasons`, as HTML
+    (Moodle stores the comment as HTML: each line escaped, ``<br>`` between them); empty when there is none."""
+    import html
+
+    name = row.get("submission") or ""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        return ""
+    try:
+        report = json.loads(intake.read_file(Path(out_dir) / name / "report.json", 16 << 20).decode("utf-8"))
+    except (intake.UnsafeSubmission, OSError, ValueError):
+        return ""
+    if not isinstance(report, dict) or str(report.get("lms_id", "")) != row.get("lms_id"):
+        return ""
+    return _cell("<br>".join(html.escape(line, quote=False) for line in kit_reasons(report, language)))
 
 
 def worksheet_language(header: list[str]) -> str | None:
@@ -237,8 +315,9 @@ def _moodle_number(text: str, words: MoodleWords) -> float | None:
     return value if value == value and abs(value) != float("inf") else None
 
 
-def _fill_moodle(path: Path, graded: Graded, out_of: float | None, now: float):
-    """The worksheet Moodle wrote, with the download's students' grades and modified times set."""
+def _fill_moodle(path: Path, graded: Graded, out_of: float | None, now: float, reports: Path | None = None):
+    """The worksheet Moodle wrote, with the download's students' grades and modified times set (and, with
+    ``reports``, the graded folder, their reasons for a zero added to its feedback comments column)."""
     try:
         raw = intake.read_file(path, 64 << 20).decode("utf-8")
         rows = list(csv.reader(io.StringIO(raw.removeprefix(BOM))))
@@ -252,6 +331,10 @@ def _fill_moodle(path: Path, graded: Graded, out_of: float | None, now: float):
         raise ExportError("not_worksheet", path=path, missing=", ".join(needed))
     words = moodle_words(language)
     at_id, at_grade, at_modified = (header.index(word) for word in (words.identifier, words.grade, words.modified))
+    if reports is not None and words.comments not in header:
+        raise ExportError("no_comments_column", path=path, column=words.comments)
+    at_comments = header.index(words.comments) if reports is not None else None
+    commented = 0
     if out_of is None:
         maxima = {_moodle_number(row[header.index(words.maximum)], words) for row in rows[1:]
                   if words.maximum in header and len(row) == len(header)}
@@ -270,11 +353,16 @@ def _fill_moodle(path: Path, graded: Graded, out_of: float | None, now: float):
             row[at_grade] = points(_scaled(by_id[number], out_of))
             row[at_modified] = moodle_time(now)
             filled.add(number)
+            reasons = feedback_cell(reports, by_id[number], language) if at_comments is not None else ""
+            if reasons:
+                held = row[at_comments]
+                row[at_comments] = held if reasons in held else f"{held}<br>{reasons}" if held.strip() else reasons
+                commented += 1
     missing = [("not_in_worksheet", {"name": _shown(graded.students[number]), "id": number})
                for number in by_id if number not in filled]
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(rows)
-    return (BOM if raw.startswith(BOM) else "") + buffer.getvalue(), language, out_of, missing
+    return (BOM if raw.startswith(BOM) else "") + buffer.getvalue(), language, out_of, missing, commented
 
 
 def _cell(text: str) -> str:
