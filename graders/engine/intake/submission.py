@@ -247,10 +247,27 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
                 submission.notes.setdefault(stem, []).append(
                     f"found {', '.join(near)}: is that your {stem}.py? Learner files are graded by "
                     f"their exact starter names; rename it to {stem}.py and resubmit")
+    _resubmitted(submission, staged(path), stems)
     # file and member names are the learner's text (any byte but / on Linux; a lone surrogate from os.walk
     # when a name is not UTF-8): made safe for every report here, once
     submission.where, submission.notes = clean(submission.where), clean(submission.notes)
     return submission
+
+
+def _resubmitted(submission: Submission, record: dict | None, stems: dict[str, list[str]]) -> None:
+    """A note for each file a student staged from an LMS download handed in more than once (``.lms.json``'s
+    ``resubmitted``, :func:`graders.engine.outputs.lms.stage`): which one was graded, which were set aside; on
+    the file's stem, or on every stem for another file (a zip)."""
+    from graders.engine.values.texts import detail
+
+    for fields in (record or {}).get("resubmitted") or []:
+        if not (isinstance(fields, dict) and all(isinstance(fields.get(key), (str, int))
+                                                 for key in ("file", "count", "graded", "aside"))):
+            continue
+        stem = str(fields["file"]).rpartition(".")[0]
+        note = detail("note_resubmitted", **{key: fields[key] for key in ("file", "count", "graded", "aside")})
+        for each in [stem] if stem in stems else list(stems):
+            submission.notes.setdefault(each, []).append(note)
 
 
 def _graded_notebooks(submission: Submission, files: dict[str, bytes], stems: dict[str, list[str]],

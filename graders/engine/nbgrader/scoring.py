@@ -114,6 +114,10 @@ TEXT = {
         "missing": Text("not found", "не найдено"),
         "not_implemented": Text("not implemented yet", "ещё не реализовано"),
     },
+    "stub_cell": Text("The notebook cell that defines {function} still holds the stub (raise NotImplementedError): "
+                      "write the function in that cell and submit the notebook again.",
+                      "Ячейка ноутбука, в которой определена функция {function}, всё ещё содержит заготовку "
+                      "(raise NotImplementedError): напишите функцию в этой ячейке и сдайте ноутбук заново."),
     "no_exercise": Text("{cell}: the kit has no exercise for this graded cell; it scores 0.",
                         "{cell}: в комплекте заданий нет упражнения для этой оцениваемой ячейки; она приносит 0 баллов."),
     "no_report": Text("{exercise}: the engine returned no result for this exercise; it scores 0.",
@@ -170,6 +174,9 @@ def verdict_outputs(entry: dict | None, exercise_id: str, cell_points: float, la
     status = TEXT["status"][status].in_(language) if status in TEXT["status"] else status
     headline = TEXT["headline"].in_(language, exercise=exercise_id, score=_number(score),
                                     points=_number(cell_points), status=status)
+    if entry["status"] == "error" and entry.get("not_implemented") and points == 0:
+        # the untouched stub: two lines naming its cell, never the line of the file the engine graded
+        return 0.0, [_error(headline, [TEXT["stub_cell"].in_(language, function=exercise_id.split(".", 1)[-1])])]
     lines = [TEXT["how"].in_(language)] + ([TEXT["hidden"].in_(language)] if hide else [])
     if entry.get("misconceptions"):
         lines.append(TEXT["misconceptions"].in_(language, names=", ".join(entry["misconceptions"])))

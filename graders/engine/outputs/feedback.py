@@ -250,6 +250,23 @@ def message(outcome: CaseOutcome, names: list[str], language: str = "en") -> str
                           for name, hints in outcome.named)
 
 
+def _stub_line(problem: CaseOutcome, names: list[str], language: str) -> str:
+    """One line for a function that still raises ``NotImplementedError``: the function and that it is not
+    implemented yet, without the line of the file that raised (a notebook's learner has no such file)."""
+    where = str((problem.error or {}).get("where") or "")
+    detail = message(problem, names, language).split("NotImplementedError: ", 1)[-1]
+    detail = detail.removesuffix(f" ({where})").strip() if where else detail.strip()
+    # the kit's stubs already say "<id> is not implemented yet -- <formula>"
+    if any(marker in detail for marker in dict.fromkeys(
+            [feedback_text("en", "not_implemented_marker"), feedback_text(language, "not_implemented_marker")])):
+        return translated(detail, language)
+    function = where.rpartition(", in ")[2] if ", in " in where else ""
+    if function.isidentifier():  # nbgrader's stub: a bare ``raise NotImplementedError()`` in that function
+        return feedback_text(language, "stub_raises", function=function,
+                             detail=f" ({detail})" if detail else "")
+    return feedback_text(language, "not_implemented", detail=detail or "NotImplementedError")
+
+
 def _problem_lines(problems: list[CaseOutcome], names: list[str], hide: bool, language: str = "en") -> list[str]:
     """Failing checks, the first few in full; repeats of one message are counted, not repeated."""
     if not problems:
@@ -259,12 +276,7 @@ def _problem_lines(problems: list[CaseOutcome], names: list[str], hide: bool, la
         return feedback_text(language, key, **fields)
 
     if all(p.not_implemented for p in problems):
-        detail = message(problems[0], names, language).split("NotImplementedError: ", 1)[-1]
-        # the kit's stubs already say "<id> is not implemented yet -- <formula>"
-        if any(marker in detail for marker in dict.fromkeys(
-                [feedback_text("en", "not_implemented_marker"), say("not_implemented_marker")])):
-            return [translated(detail, language)]
-        return [say("not_implemented", detail=detail)]
+        return [_stub_line(problems[0], names, language)]
     groups: dict[str, list[tuple[CaseOutcome, str]]] = {}
     for problem in problems:
         text = message(problem, names, language)

@@ -302,11 +302,10 @@ def read_download(path: Path | list[Path], system: str | None = None) -> Downloa
     for (number, file), versions in chosen.items():
         graded = max(versions, key=lambda version: version[0])  # the newest; of equals, the first
         students[number].files[file] = graded[2]
-        if len(versions) > 1:
-            notes.append(("resubmitted", {"name": _shown(students[number].name), "system": system, "id": number,
-                                          "file": _shown(file), "count": len(versions),
-                                          "graded": _shown(graded[1]), "aside": ", ".join(
-                                              _shown(v[1]) for v in versions if v is not graded)}))
+        if len(versions) > 1:  # the instructor's note; the student's .lms.json carries it to their feedback (stage)
+            fields = {"file": _shown(file), "count": len(versions), "graded": _shown(graded[1]),
+                      "aside": ", ".join(_shown(v[1]) for v in versions if v is not graded)}
+            notes.append(("resubmitted", {"name": _shown(students[number].name), "system": system, "id": number, **fields}))
     for student in students.values():
         if not student.files:
             notes.append(("online_text", {"name": _shown(student.name), "system": system, "id": student.lms_id}))
@@ -331,6 +330,7 @@ def stage(path: Path | list[Path], folder: Path, system: str | None = None) -> S
     for student in download.students:
         home = Path(folder) / student.lms_id
         record = {"id": student.lms_id, "name": student.name, "system": download.system}
+        record["resubmitted"] = [f for key, f in download.notes if key == "resubmitted" and f["id"] == student.lms_id]
         try:
             home.mkdir()
             try:

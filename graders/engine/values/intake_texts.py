@@ -2,7 +2,8 @@
 could not read, and why. Entries of :data:`graders.engine.values.texts.DETAILS` (placed there before
 ``zip_unreadable``, so that a reason is read back too: :func:`graders.engine.values.texts.translated`), kept here
 so that the table of details stays one page. :data:`graders.engine.intake.reader.ZIP_REASONS` and
-:data:`graders.engine.intake.notebook_reader.WHY` read them.
+:data:`graders.engine.intake.notebook_reader.WHY` read them. :data:`INTAKE_FEEDBACK`: entries of
+:data:`graders.engine.values.texts.FEEDBACK` kept here for the same reason (a function that is still a stub).
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ INTAKE_DETAILS = {
     "zip_outside": Text("its directory ({size} bytes at {offset}) passes byte {end}",
                         "его каталог ({size} байт со смещения {offset}) заходит за байт {end}"),
     "zip_entries": Text("its directory lacks the {count} members listed", "в его каталоге нет всех {count} элементов"),
+    # a file an LMS student handed in more than once (graders.engine.outputs.lms.stage, .lms.json's "resubmitted";
+    # graders.engine.intake.submission.discover): which was graded, which were set aside
+    "note_resubmitted": Text("{file} was handed in {count} times: the newest, {graded}, was graded; set aside: "
+                             "{aside}",
+                             "файл {file} сдан несколько раз ({count}): проверена последняя версия, {graded}; "
+                             "не проверялись: {aside}"),
     # a notebook its reader's child could not read (graders.engine.intake.notebook_reader), and why
     "notebook_unreadable": Text("not a readable notebook ({reason})", "ноутбук не удаётся прочитать ({reason})"),
     "notebook_cpu": Text("reading took more than {seconds} s of CPU",
@@ -28,4 +35,11 @@ INTAKE_DETAILS = {
     "notebook_memory": Text("reading needed more than {mib} MiB", "для чтения нужно больше {mib} МиБ"),
     "notebook_stopped": Text("its reader stopped ({code})", "программа чтения остановилась ({code})"),
     "notebook_silent": Text("its reader gave no answer", "программа чтения не дала ответа"),
+}
+
+INTAKE_FEEDBACK = {
+    # a function that still raises NotImplementedError without the kit's message (nbgrader's stub, a learner's
+    # own): graders.engine.outputs.feedback._stub_line; {detail} is "" or " (<its message>)"
+    "stub_raises": Text("{function} is not implemented yet: it still raises NotImplementedError{detail}",
+                        "{function}: ещё не реализовано — функция по-прежнему выбрасывает NotImplementedError{detail}"),
 }

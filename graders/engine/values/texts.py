@@ -31,7 +31,7 @@ import string
 
 from graders.course import LANGUAGES
 from graders.text import Text
-from graders.engine.values.intake_texts import INTAKE_DETAILS
+from graders.engine.values.intake_texts import INTAKE_DETAILS, INTAKE_FEEDBACK
 
 FEEDBACK = {
     # one line saying why the checks were not judged (graders.engine.values.protocol.Reason)
@@ -87,6 +87,7 @@ FEEDBACK = {
                        "значений явно, как в лекции"),
     "not_implemented": Text("not implemented yet: {detail}", "ещё не реализовано: {detail}"),
     "not_implemented_marker": Text("not implemented yet", "не реализован"),  # the kit's stubs say it themselves
+    **INTAKE_FEEDBACK,  # a function that still raises NotImplementedError without the kit's message
     # what happened on one failing check (graders.engine.values.protocol.CaseResult)
     "wrong": Text("expected {expected}, got {got}", "ожидалось: {expected}, получено: {got}"),
     "unreadable": Text("returned a value the grader could not read",
