@@ -16,6 +16,8 @@ and learner files exist; nothing else lists them.
   several modules use (the toys' optimiser) is written once in ``solutions/common/`` and linked
   into each folder that imports it, so every folder still holds all it imports.
 - **Languages**: every learner-facing text exists in each of ``LANGUAGES``.
+- **Grader packages** (``GRADER_PACKAGES``): what a learner file may import on the grading machine besides the
+  standard library, the given modules and the learner files.
 
 A user may name a module as ``8``, ``module_08`` or ``module08``;
 :func:`module` reads all three and returns the one :class:`Module`.
@@ -30,6 +32,12 @@ from graders.fences import exercises_in
 from graders.paths import SOLUTIONS_DIR
 
 LANGUAGES = ("en", "ru")
+# The packages the grading machine has for a learner file, beside the Python standard library (the learner's
+# sys.stdlib_module_names), the course's given modules and its learner files: the one list. The learner's pytest
+# names each top-level import of their file outside it (starter/conftest.py, through the generated _kit_course.py);
+# the grader stands in a placeholder for such a package (graders/engine/worker/missing.py), so only the functions
+# that use it lose their checks.
+GRADER_PACKAGES = ("numpy", "torch")
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@
   to tests that pass), or to its falsifying example.
 - Ends a run that met stubs with one summary: the functions still to write,
   in the module page's order, and the one to start with.
+- Names, at the end of the run, each top-level import of your files that the
+  grading machine will not have (``GRADER_PACKAGES`` of ``_kit_course.py``, the
+  standard library, the given modules): its line, and what it costs there.
 - Shows, under a ``DID NOT RAISE`` failure, the call that should have raised
   (pytest shows only the ``with pytest.raises(...)`` line).
 - Stays quick: a stub's failure is reported without rendering a traceback,
@@ -157,6 +160,13 @@ MESSAGES = {
                      "Осталось написать функций: {count}, в порядке страницы модуля: {functions}"),
     "start_with": Text("start with {function}: pytest -k {name}", "начните с {function}: pytest -k {name}"),
     "to_write_title": Text("what is left to write", "что осталось написать"),
+    "foreign_title": Text("imports the grader will not have", "импорты, которых не будет на проверяющей машине"),
+    "foreign": Text("{file}, line {line}: {statement} -- the grading machine has no package {package} (it has "
+                    "{packages} and the Python standard library): a graded function that uses it fails its checks "
+                    "there; remove the import if your graded functions do not need it",
+                    "{file}, строка {line}: {statement} — на проверяющей машине нет пакета {package} (там есть "
+                    "{packages} и стандартная библиотека Python): проверяемая функция, которая его использует, не "
+                    "пройдёт там свои проверки; уберите импорт, если проверяемым функциям он не нужен"),
     "did_not_raise": Text("the call that should have raised: {code}", "вызов, который должен был выбросить исключение: {code}"),
     "property_uncovered": Text("a property test draws its inputs at random, so it names no likely mistake; the value "
                                "tests of {function} pass, so the falsifying example above is an input they do not "
@@ -924,10 +934,81 @@ def pytest_runtest_teardown(item, nextitem):
 
 STUBS: set[str] = set()  # the kit stubs this run met (NotImplementedError), for the closing summary
 
+# ---------------------------------------------------------------------------
+# Imports the grader will not have. The grading machine has the course's
+# packages (_kit_course.GRADER_PACKAGES), the standard library, the given
+# modules and the learner files; an import of anything else at the top level
+# of a learner file costs there the functions that use it. The files of the
+# module folders this run collected are read (never imported) and each such
+# import is named at the end of the run, with its line.
+# ---------------------------------------------------------------------------
+GRADER_HAS = frozenset(kit_course.GRADER_PACKAGES) | frozenset(sys.stdlib_module_names) | frozenset(
+    LEARNER_MODULES) | frozenset(GIVEN_MODULES) | {"__future__"}
+PACKAGE_NAMES = {"numpy": "NumPy", "torch": "PyTorch"}
+FOLDERS_RUN: set[str] = set()  # the module folders whose tests this run collected (or failed to collect)
+
+
+def foreign_imports(source: str) -> list[tuple[int, str, str]]:
+    """(line, statement, module) for each import outside a function or class of ``source`` of a package the grader
+    lacks (``GRADER_HAS``: by the module's top-level name), in line order; none for a file Python cannot parse (its
+    own error says more)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found, todo = [], list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module] if node.module and not node.level else []
+        else:
+            todo.extend(ast.iter_child_nodes(node))  # an import under a top-level if, try or with
+            continue
+        statement = " ".join((ast.get_source_segment(source, node) or "import").split())
+        for name in names:
+            package = name.partition(".")[0]
+            if package not in GRADER_HAS:
+                found.append((node.lineno, statement[:120], name))
+    return sorted(set(found))
+
+
+def foreign_import_lines(folders, lang: str | None = None) -> list[str]:
+    """The end-of-run lines for the learner files of ``folders`` (under ``IMPL_ROOT``) in the learner's language."""
+    packages = ", ".join(PACKAGE_NAMES.get(name, name) for name in kit_course.GRADER_PACKAGES)
+    lines = []
+    for folder in sorted(folders):
+        for stem in kit_course.LEARNER_FILES.get(folder, ()):
+            try:
+                source = (IMPL_ROOT / folder / f"{stem}.py").read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            lines += [message("foreign", lang, file=f"{stem}.py", line=line, statement=statement, package=package,
+                              packages=packages) for line, statement, package in foreign_imports(source)]
+    return lines
+
+
+def pytest_collectreport(report):
+    path = Path(str(getattr(report, "fspath", "") or "."))
+    FOLDERS_RUN.update(name for name in (path.name, path.parent.name) if name in kit_course.LEARNER_FILES)
+
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     yield  # outermost: after pytest's short summary, right before its closing count
+    try:
+        foreign = foreign_import_lines(FOLDERS_RUN)
+    except Exception:  # a warning is a bonus: never break the run
+        foreign = []
+    if foreign:
+        terminalreporter.write_sep("=", message("foreign_title"))
+        for line in foreign:
+            terminalreporter.write_line(line)
     lines = to_write_lines(STUBS)
     if lines:
         terminalreporter.write_sep("=", message("to_write_title"))
