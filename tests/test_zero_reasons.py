@@ -181,3 +181,19 @@ def test_the_class_report_and_the_lms_feedback_give_the_reasons(graded):
         assert K3 in said, name
     assert "module9.py" in zero_reasons(reports["wrong_name"], "en")
     assert "SyntaxError" in zero_reasons(reports["syntax"], "en") and ENTROPY not in zero_reasons(reports["syntax"], "en")
+
+
+def test_zero_reasons_never_quote_an_exercises_feedback():
+    """What learner code printed or raised lands in an exercise's feedback (on a hidden input too, without hide
+    mode): the LMS's feedback line reads only the kit's words (a cause, "not implemented yet", a status)."""
+    secret = "FPsecret-hidden-input"
+    report = {"exercises": [
+        {"id": "m.a", "points": 0.0, "status": "error", "feedback": f"raised ValueError: {secret}"},
+        {"id": "m.b", "points": 0.0, "status": "failed", "feedback": f"got {secret}"},
+        {"id": "m.c", "points": 0.0, "status": "error", "not_implemented": True, "feedback": secret},
+        {"id": "m.d", "points": 0.0, "status": "missing", "feedback": secret,
+         "cause": {"kind": "file missing", "text": {"en": "no file", "ru": "нет файла"}}}]}
+    for language in ("en", "ru"):
+        said = zero_reasons(report, language)
+        assert secret not in said and len(said.splitlines()) == 4, said
+    assert zero_reasons(report, "ru").splitlines()[3] == "m.d: нет файла"

@@ -788,6 +788,14 @@ def test_k3_kl_leaves_its_inputs_unchanged():
     _assert_inputs_unchanged(m9.k3_kl, np.array([-1.0, -2.0, -1.0]), np.array([-1.0, -1.0, -2.0]))
 
 
+def test_categorical_entropy_of_an_empty_batch():
+    # no distributions at all, (0, K): an empty array of entropies (only an empty last axis is refused)
+    entropies = m9.categorical_entropy(np.zeros((0, 3)))
+    assert isinstance(entropies, np.ndarray) and entropies.shape == (0,) and entropies.dtype == np.float64, say(
+        f"an empty batch of shape (0, 3) should give an empty float64 array, got {entropies!r}",
+        f"пустой батч формы (0, 3) должен давать пустой массив float64, получено {entropies!r}")
+
+
 def test_categorical_entropy_leaves_its_input_unchanged():
     _assert_inputs_unchanged(m9.categorical_entropy, np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]))
 

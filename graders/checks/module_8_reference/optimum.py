@@ -163,5 +163,18 @@ def _shape_token_rewards():
                label=Text("mismatched shapes are refused", "несовпадающие формы отклоняются"))
     yield Case(args=(policy, reference, 2.0, -0.1, np.ones(4)), raises=ValueError,
                label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
+    # one bad entry among good ones: a guard that reads np.all as np.any lets each through
+    yield Case(args=(np.array([-1.0, np.nan, -0.5, -0.25]), reference, 2.0, 0.15, np.ones(4)), raises=ValueError,
+               hidden=False, label=Text("public: one non-finite active policy log-probability is refused",
+                                        "открытый пример: одна нечисловая активная лог-вероятность политики отклоняется"))
+    yield Case(args=(policy, np.array([-1.0, -0.5, -np.inf, -0.25]), 2.0, 0.15, np.ones(4)), raises=ValueError,
+               hidden=False, label=Text("public: one non-finite active reference log-probability is refused",
+                                        "открытый пример: одна нечисловая активная лог-вероятность эталона отклоняется"))
+    yield Case(args=(np.array([[-1.0, -0.5, -0.25], [-0.5, -2.0, -1.0]]), np.array([[-0.75, -0.5, -1.0],
+                                                                                  [-0.5, -1.0, -2.0]]),
+                     np.array([1.0, 2.0]), 0.5, np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])), raises=ValueError,
+               edge="shapes", hidden=False,
+               label=Text("public: a batch with one row without active tokens is refused",
+                          "открытый пример: батч, в котором у одной строки нет активных токенов, отклоняется"))
     yield from hypothesis_cases(_shaping_problem(), count=15, seed=8_103,
                                 to_case=lambda p: Case(args=p))

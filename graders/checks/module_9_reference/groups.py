@@ -94,6 +94,11 @@ def _rectangle(groups):
 def _group_relative_advantages():
     yield Case(args=(SEED_REWARDS,), kwargs={"scale": True}, label=Text("seed table, standardised", "таблица из ноутбука, стандартизация"), hidden=False)
     yield Case(args=(SEED_REWARDS,), kwargs={"scale": False}, label=Text("seed table, centred", "таблица из ноутбука, только центрирование"), hidden=False)
+    # more groups than responses per group: ddof is held to the group size (the last axis), not the group count
+    yield Case(args=(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),), kwargs={"ddof": 2}, raises=ValueError,
+               edge="shapes", hidden=False,
+               label=Text("public: ddof equal to the group size is refused, with more groups than responses",
+                          "открытый пример: ddof, равный размеру группы, отклоняется, когда групп больше, чем ответов"))
     for group_size in (2, 3, 4, 8, 16):
         yield Case(args=(np.eye(1, group_size)[0],), label=Text(f"public: one success in G={group_size}", f"открытый тест: один успех при G={group_size}"), hidden=False)
     yield Case(args=(np.array([[0.7, 0.7, 0.7], [1.0, 0.0, 0.0]]),), kwargs={"eps": 0.0},

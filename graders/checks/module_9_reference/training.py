@@ -39,7 +39,8 @@ def _categorical_entropy():
                label=Text("public: a batch of one (1, K): an array of one entropy", "открытый тест: батч из одного распределения (1, K): массив из одной энтропии"))
     yield Case(args=(np.array([[0.5, 0.5, 0.0], [0.25, 0.25, 0.5], [1.0, 0.0, 0.0]]),), edge="shapes",
                label=Text("a square batch (N = K): the sum runs along each row", "квадратный батч (N = K): сумма по каждой строке"))
-    yield Case(args=(np.zeros((0, 3)),), edge="shapes", label=Text("an empty batch (0, K)", "пустой батч (0, K)"))
+    yield Case(args=(np.zeros((0, 3)),), edge="shapes", hidden=False,
+               label=Text("public: an empty batch (0, K)", "открытый пример: пустой батч (0, K)"))
     yield Case(args=(np.array([[1.0], [1.0]]),), edge="shapes", label=Text("two distributions of one outcome", "два распределения из одного исхода"))
     yield Case(args=([[1, 0], [0, 1]],), edge="python_types", hidden=False,
                label=Text("public: nested int lists", "открытый тест: вложенные списки целых"))

@@ -258,12 +258,10 @@ def kit_reasons(report: dict, language: str) -> list[str]:
     """The report's zeros, one line each, ``<id>: <why>`` in ``language``: the kit's own reasons only.
 
     :func:`graders.engine.outputs.reports.zero_reasons` reads an exercise's ``cause`` (made by the kit from the
-    submission's files: a missing file, an empty file, a syntax error's line, an encoding), else the first line
-    of its ``feedback``; that feedback may quote what the learner's code printed or raised on a hidden input, so
-    it is read here with every ``feedback`` replaced by the kit's own words ("not implemented yet" for the
-    untouched stub, else nothing: the status word)."""
+    submission's files: a missing file, an empty file, a syntax error's line, an encoding), else "not
+    implemented yet" for the untouched stub, else its status word; never its ``feedback`` (which may quote what
+    the learner's code printed or raised on a hidden input), and here it is not even handed one."""
     from graders.engine.outputs.reports import zero_reasons
-    from graders.engine.values.texts import feedback_text
 
     exercises = report.get("exercises") if isinstance(report, dict) else None
     if not isinstance(exercises, list):
@@ -272,9 +270,8 @@ def kit_reasons(report: dict, language: str) -> list[str]:
     for entry in exercises:
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
             continue
-        said = feedback_text(language, "not_implemented_marker") if entry.get("not_implemented") is True else ""
-        kept.append({key: entry[key] for key in ("id", "points", "status", "cause") if key in entry}
-                    | {"feedback": said})
+        kept.append({key: entry[key] for key in ("id", "points", "status", "cause", "not_implemented")
+                     if key in entry})
     text = zero_reasons({"exercises": kept}, language)
     return text.splitlines() if text else []
 

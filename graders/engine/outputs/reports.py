@@ -142,8 +142,12 @@ def missing_causes(report: dict, submission) -> dict:
 
 
 def zero_reasons(report: dict, language: str) -> str:
-    """One line per exercise that scored 0, ``<id>: <why>`` in ``language`` (its cause; else its status, or for the
-    untouched stub "not implemented yet"): what a grade's feedback in an LMS says beside a zero."""
+    """One line per exercise that scored 0, ``<id>: <why>`` in ``language`` (its cause; else, for the untouched
+    stub, "not implemented yet"; else its status word): what a grade's feedback in an LMS says beside a zero.
+    Only the kit's own words: never the exercise's ``feedback``, which may quote what the learner's code printed
+    or raised (on a hidden input too)."""
+    from graders.engine.values.texts import feedback_text
+
     lines = []
     for entry in report.get("exercises", ()):
         if entry.get("points") or entry.get("status") == "passed":
@@ -151,10 +155,11 @@ def zero_reasons(report: dict, language: str) -> str:
         cause = entry.get("cause") if isinstance(entry.get("cause"), dict) else {}
         texts = cause.get("text") if isinstance(cause.get("text"), dict) else {}
         why = texts.get(language) or texts.get("en")
+        if not why and entry.get("not_implemented") is True:
+            why = feedback_text(language, "not_implemented_marker")
         if not why:
-            first = str(entry.get("feedback") or "").splitlines()
-            why = first[0] if first else STATUS_WORDS.get(entry.get("status"), entry.get("status", ""))
-            why = why.in_(language) if hasattr(why, "in_") else str(why)
+            word = STATUS_WORDS.get(entry.get("status"))
+            why = word.in_(language) if word is not None else "?"
         lines.append(f"{entry['id']}: {why}")
     return "\n".join(clean_text(line, FIELD_LIMIT) for line in lines)
 
