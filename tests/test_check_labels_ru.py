@@ -162,3 +162,18 @@ def test_the_misconception_summary_names_the_check_in_its_language():
                            ("ru", "- типичная ошибка 'sample_std' (на проверке 'две группы'): подсказка")):
         ctx = types.SimpleNamespace(kit=DEFAULT_KIT, options=GradeOptions(lang=language))
         assert feedback.render(judgement, exercise, ctx).split("\n")[-1] == line
+
+
+def test_kept_cases_keep_every_field_of_a_case(tmp_path):
+    """A case read back from the reference store is the case drawn: its edge classes too (they were dropped, and
+    the verifier's grammar draws, tagged number_formats, vanished from every later use in that process)."""
+    store = refcache.ReferenceStore(tmp_path / "store")
+    for exercise_id in ("module_9_reference.verify_detailed", "module_9_reference.group_relative_advantages"):
+        spec = checks.spec_for(exercise_id)
+        refcache.kept_cases(store, dataclasses.replace(spec, _cases=None))
+        kept = dataclasses.replace(spec, _cases=None)
+        refcache.kept_cases(store, kept)
+        fields = [f.name for f in dataclasses.fields(type(spec.cases()[0])) if f.name not in ("args", "kwargs")]
+        assert [[getattr(c, f) for f in fields] for c in kept.cases()] == [[getattr(c, f) for f in fields]
+                                                                            for c in spec.cases()]
+        assert any(c.edge for c in kept.cases())

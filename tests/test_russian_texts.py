@@ -87,7 +87,7 @@ def test_a_gradescope_test_says_its_status_in_the_feedbacks_language():
 @pytest.mark.parametrize("language", ["ru", "en"])
 def test_the_scoreboard_is_aligned_by_display_width(language):
     names = ["Иван Петров", unicodedata.normalize("NFD", "Йорж Ёлкин-Åström"), "王小明", "bob", "Анастасия " * 3]
-    reports = [{"submission": f"s{i}", "name": name, "score": 3, "max_score": 47, "exercises": [
+    reports = [{"submission": f"s{i}", "name": name, "score": 3, "max_score": 50, "exercises": [
         {"id": "m.f", "status": status, "points": 0, "max_points": 1, "feedback": "", "misconceptions": []}]}
         for i, (name, status) in enumerate(zip(names, ["passed", "failed", "error", "timeout", "missing"]))]
     lines = scoreboard(reports, language=language).splitlines()
@@ -132,9 +132,9 @@ def test_every_new_line_of_the_intake_and_the_command_line_is_in_both_languages(
 
 
 def test_the_english_scoreboard_did_not_change():
-    reports = [{"submission": "alice", "score": 40, "max_score": 47, "exercises": [
+    reports = [{"submission": "alice", "score": 40, "max_score": 50, "exercises": [
         {"id": "m.f", "status": "passed", "points": 1, "max_points": 1, "feedback": "", "misconceptions": []}]}]
     assert scoreboard(reports, language="en") == (
         "submission              score   passed   failed    error  timeout  missing\n"
         + "-" * 76 + "\n"
-        + f"{'alice':<12}  {'40/47  85%':>15}  " + "  ".join(f"{count:>7}" for count in (1, 0, 0, 0, 0)) + "\n")
+        + f"{'alice':<12}  {'40/50  80%':>15}  " + "  ".join(f"{count:>7}" for count in (1, 0, 0, 0, 0)) + "\n")

@@ -241,7 +241,9 @@ def kept_cases(store: ReferenceStore | None, spec) -> None:
 
     Only for a spec that a checks file registered (``spec.registered``; one made
     elsewhere, e.g. by a test, is always generated), and only when every
-    expected exception is a built-in one (cases store its name).
+    expected exception is a built-in one (cases store its name). A kept case keeps every field of a
+    :class:`graders.checks.Case` (its edge classes too: before, they were dropped, and the edge-tagged draws of
+    every later use of the spec in that process vanished).
     """
     import builtins
 
@@ -260,8 +262,9 @@ def kept_cases(store: ReferenceStore | None, spec) -> None:
                 raises = getattr(builtins, row["raises"]) if row["raises"] else None
                 args, kwargs = codec.decode(row["inputs"], arrays)
                 cases.append(Case(tuple(args), kwargs, _label_read(row["label"]), row["hidden"], raises,
-                                  row["weight"], row["rtol"], row["atol"]))
-        except (TypeError, ValueError):  # a label not kept in every language: the cases are drawn again
+                                  row["weight"], row["rtol"], row["atol"], tuple(row["edge"])))
+        except (TypeError, ValueError, KeyError):  # a label not kept in every language, or a case kept before
+            # its edge classes were (the mutation draws and the edge-class tests read them): drawn again
             cases = None
         if cases is not None:
             spec._cases = cases
@@ -272,6 +275,6 @@ def kept_cases(store: ReferenceStore | None, spec) -> None:
     encoder = codec.Encoder("c")
     rows = [{"inputs": encoder.encode((tuple(c.args), dict(c.kwargs))), "label": _label_written(c.label),
              "hidden": c.hidden, "raises": c.raises.__name__ if c.raises else None, "weight": c.weight,
-             "rtol": c.rtol, "atol": c.atol}
+             "rtol": c.rtol, "atol": c.atol, "edge": list(c.edge)}
             for c in cases]
     store.write(key, {"cases": rows}, encoder.arrays)
