@@ -9,10 +9,115 @@ otherwise the line the autograder would write.
 
 import dataclasses
 import math
+import string
 from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
+
+
+Text = Particular = str  # bound before the classes: their methods' annotations name them (evaluated at definition when the program runs inside a function)
+
+
+LANGUAGES = ("en", "ru")
+
+
+def placeholders(template: str) -> set[str]:
+    """The names of the ``{placeholders}`` of a format string (``"{a} of {b:g}"`` -> ``{"a", "b"}``)."""
+    try:
+        return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(template)
+                if name is not None and name != ""}
+    except ValueError:  # a stray brace: the text is used literally, it has no placeholders
+        return set()
+
+
+class Text(str):
+    """A text in every language: the English string itself, and the others in ``translations``."""
+
+    __slots__ = ("translations",)
+
+    def __new__(cls, en: str, ru: str) -> Text:
+        given = dict(zip(LANGUAGES, (en, ru)))
+        for language, value in given.items():
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"a Text needs a non-empty {language!r} string, got {value!r} "
+                                 f"(English: {str(en)[:60]!r})")
+        if placeholders(en) != placeholders(ru):
+            raise ValueError(f"the languages of a Text name different placeholders: "
+                             f"en {sorted(placeholders(en))} vs ru {sorted(placeholders(ru))} in {str(en)[:60]!r}")
+        text = super().__new__(cls, en)
+        text.translations = {language: str(value) for language, value in given.items()}
+        return text
+
+    def in_(self, language: str, **fields) -> str:
+        """This text in ``language`` (English for a language the course lacks), formatted with ``fields``."""
+        chosen = self.translations.get(language, self.translations["en"])
+        return chosen.format(**fields) if fields else chosen
+
+    def __reduce__(self):  # pickles (and copies) as itself, with both languages
+        return (Text, tuple(self.translations[language] for language in LANGUAGES))
+
+    def __repr__(self) -> str:
+        return f"Text({self.translations['en']!r}, {self.translations['ru']!r})"
+
+
+class Particular(Text):
+    """A particular as data: ``key`` (its template's name in the kit's tables), ``template`` (a Text),
+    ``fields`` (str, int, float, a Text or another Particular) and ``data``: the names of the fields that are values
+    (a check's or the learner's), never the kit's words. The English rendering is the string itself."""
+
+    __slots__ = ("key", "template", "fields", "data")
+
+    def __new__(cls, key: str, template: Text, /, data=(), **fields) -> Particular:
+        if not isinstance(template, Text):
+            raise TypeError(f"a Particular needs its template as a Text, got {type(template).__name__} for {key!r}")
+        unknown = set(data) - set(fields)
+        if unknown or placeholders(template) != set(fields):
+            raise ValueError(f"{key!r}: the template names {sorted(placeholders(template))}, the fields are "
+                             f"{sorted(fields)} (data {sorted(data)})")
+        rendered = {language: template.translations[language].format(**_fields_in(fields, language))
+                    for language in LANGUAGES}
+        said = str.__new__(cls, rendered["en"])
+        said.translations, said.key, said.template = rendered, key, template
+        said.fields, said.data = dict(fields), tuple(data)
+        return said
+
+    def in_(self, language: str, **fields) -> str:
+        """This particular in ``language`` (English for a language the course lacks); it is filled in already."""
+        if fields:
+            raise TypeError(f"{self.key!r} is filled in already; it takes no fields")
+        return self.translations.get(language, self.translations["en"])
+
+    def withheld_in(self, language: str, mark: Text) -> str:
+        """This particular in ``language`` with every data field, here and in the Particulars it holds, replaced by
+        ``mark`` (read in that language): only the kit's words are left."""
+        fields = {name: mark if name in self.data else value for name, value in self.fields.items()}
+        template = self.template.translations.get(language, self.template.translations["en"])
+        return template.format(**_fields_in(fields, language, mark))
+
+    def __reduce__(self):  # pickles (and copies) as itself: key, template, data and fields
+        return (_particular_again, (self.key, self.template, self.data, self.fields))
+
+    def __repr__(self) -> str:
+        return f"Particular({self.key!r}, {self.fields!r}, data={self.data!r})"
+
+
+def _particular_again(key: str, template: Text, data: tuple, fields: dict) -> Particular:
+    return Particular(key, template, data, **fields)
+
+
+def _fields_in(fields: dict, language: str, mark: Text | None = None) -> dict:
+    """``fields`` ready to fill a template in ``language``: a Particular read (withheld when ``mark`` is given), a
+    Text read, anything else as it is."""
+    out = {}
+    for name, value in fields.items():
+        if isinstance(value, Particular) and mark is not None:
+            out[name] = value.withheld_in(language, mark)
+        elif isinstance(value, Text):
+            out[name] = value.in_(language)
+        else:
+            out[name] = value
+    return out
 
 
 MAX_STRING = 4000  # characters of a returned string kept
@@ -90,26 +195,60 @@ def _stack(items: list):
     return items
 
 
+COMPARE = {
+    "compare_at": Text("at {where}: {reason}", "элемент {where}: {reason}"),
+    "compare_entries": Text("{count} of {size} entries differ; first at index {index}: expected {expected}, "
+                            "got {got} (rtol {rtol}, atol {atol})",
+                            "не совпадают элементы: {count} из {size}; первый — с индексом {index}: ожидалось: "
+                            "{expected}, получено: {got} (rtol {rtol}, atol {atol})"),
+    "compare_shape": Text("expected an array of shape {shape}, got shape {got_shape}",
+                          "ожидался массив формы {shape}, получена форма {got_shape}"),
+    "compare_length": Text("expected {count} item(s), got {got_count}",
+                           "ожидалось элементов: {count}, получено: {got_count}"),
+    "compare_key": Text("missing key {key}", "нет ключа {key}"),
+    "compare_kind": Text("cannot compare {kind}", "не удаётся сравнить: {kind}"),
+    "compare_close": Text("expected {expected}, got {got} (rtol {rtol}, atol {atol})",
+                          "ожидалось: {expected}, получено: {got} (rtol {rtol}, atol {atol})"),
+    "compare_values": Text("expected {expected}, got {got}", "ожидалось: {expected}, получено: {got}"),
+}
+KINDS = {
+    "none": Text("None", "None"),
+    "number": Text("a number", "число"),
+    "string": Text("a string", "строка"),
+    "dict": Text("a dict", "словарь"),
+    "array": Text("an array of shape {shape}", "массив формы {shape}"),
+    "list": Text("a list of {count} item(s)", "список длины {count}"),
+    "object": Text("an object of type {type}", "объект типа {type}"),
+    "other": Text("a {type}", "объект типа {type}"),
+}
 DESCRIBE_LIMIT = 160
+_KIT_FIELDS = ("where", "key", "rtol", "atol")  # the comparator's fields that are the kit's words
 
 
-def kind(value) -> str:
-    """A short noun phrase for the type and shape of a normalised value."""
+def _particular(particular: str, **fields) -> Particular:
+    """One of the comparator's particulars (:data:`COMPARE`, :data:`KINDS`) as data."""
+    table = COMPARE if particular in COMPARE else KINDS
+    data = tuple(name for name, value in fields.items() if name not in _KIT_FIELDS and not isinstance(value, Particular))
+    return Particular(particular, table[particular], data=data, **fields)  # a Particular inside keeps its own data marks
+
+
+def kind(value) -> Particular:
+    """A short noun phrase for the type and shape of a normalised value (a :class:`Particular` of :data:`KINDS`)."""
     if value is None:
-        return "None"
+        return _particular("none")
     if isinstance(value, float):
-        return "a number"
+        return _particular("number")
     if isinstance(value, str):
-        return "a string"
+        return _particular("string")
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
+        return _particular("array", shape=str(value.shape))
     if isinstance(value, list):
-        return f"a list of {len(value)} item(s)"
+        return _particular("list", count=len(value))
     if isinstance(value, dict):
-        return "a dict"
+        return _particular("dict")
     if isinstance(value, Opaque):
-        return f"an object of type {value.type_name}"
-    return f"a {type(value).__name__}"
+        return _particular("object", type=value.type_name)
+    return _particular("other", type=type(value).__name__)
 
 
 def _number(value: float) -> str:
@@ -181,55 +320,70 @@ def _close(expected: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> n
     return ok | both_nan | same_inf
 
 
-def mismatch(expected, got, *, rtol: float, atol: float, where: str = "") -> str | None:
-    """``None`` when ``got`` matches ``expected``; otherwise one line saying where and how it differs."""
-    at = f"at {where}: " if where else ""
+def mismatch(expected, got, *, rtol: float, atol: float, where: str = "") -> Particular | None:
+    """``None`` when ``got`` matches ``expected``; otherwise one line (a :class:`Particular` of :data:`COMPARE`)
+    saying where and how it differs."""
+    problem = _mismatch(expected, got, rtol, atol)
+    if problem is None:
+        return None
+    at, reason = ("", problem) if isinstance(problem, Particular) else problem
+    return _particular("compare_at", where=f"{where}{at}", reason=reason) if where or at else reason
+
+
+def _mismatch(expected, got, rtol: float, atol: float):
+    """None, a Particular (at the top), or ``(path, Particular)``: where inside ``expected`` the first difference is."""
     if isinstance(expected, Opaque):
         return None
     if isinstance(expected, float):
         if not isinstance(got, float):
-            return f"{at}expected a number, got {kind(got)}"
+            return _particular("compare_values", expected=_particular("number"), got=kind(got))
         if _close(np.array(expected), np.array(got), rtol, atol):
             return None
-        return f"{at}expected {describe(expected)}, got {describe(got)} (rtol {rtol:g}, atol {atol:g})"
+        return _particular("compare_close", expected=describe(expected), got=describe(got), rtol=f"{rtol:g}",
+                     atol=f"{atol:g}")
     if isinstance(expected, np.ndarray):
         if not isinstance(got, np.ndarray):
-            return f"{at}expected {kind(expected)}, got {kind(got)}"
+            return _particular("compare_values", expected=kind(expected), got=kind(got))
         if got.shape != expected.shape:
-            return f"{at}expected an array of shape {expected.shape}, got shape {got.shape}"
+            return _particular("compare_shape", shape=str(expected.shape), got_shape=str(got.shape))
         ok = _close(expected, got, rtol, atol)
         if ok.all():
             return None
         bad = np.argwhere(~ok)
         first = tuple(int(i) for i in bad[0])
-        return (f"{at}{len(bad)} of {ok.size} entries differ; first at index {list(first)}: "
-                f"expected {describe(float(expected[first]))}, got {describe(float(got[first]))} "
-                f"(rtol {rtol:g}, atol {atol:g})")
+        return _particular("compare_entries", count=len(bad), size=ok.size, index=str(list(first)),
+                     expected=describe(float(expected[first])), got=describe(float(got[first])), rtol=f"{rtol:g}",
+                     atol=f"{atol:g}")
     if isinstance(expected, str) or expected is None:
         if got == expected and type(got) is type(expected):
             return None
-        return f"{at}expected {describe(expected)}, got {describe(got)}"
+        return _particular("compare_values", expected=describe(expected), got=describe(got))
     if isinstance(expected, list):
         if not isinstance(got, list):
-            return f"{at}expected {kind(expected)}, got {kind(got)}"
+            return _particular("compare_values", expected=kind(expected), got=kind(got))
         if len(got) != len(expected):
-            return f"{at}expected {len(expected)} item(s), got {len(got)}"
+            return _particular("compare_length", count=len(expected), got_count=len(got))
         for index, (want, have) in enumerate(zip(expected, got)):
-            problem = mismatch(want, have, rtol=rtol, atol=atol, where=f"{where}[{index}]")
-            if problem:
-                return problem
+            problem = _mismatch(want, have, rtol, atol)
+            if problem is not None:
+                return _deeper(f"[{index}]", problem)
         return None
     if isinstance(expected, dict):
         if not isinstance(got, dict):
-            return f"{at}expected {kind(expected)}, got {kind(got)}"
+            return _particular("compare_values", expected=kind(expected), got=kind(got))
         for key, want in expected.items():
             if key not in got:
-                return f"{at}missing key {key!r}"
-            problem = mismatch(want, got[key], rtol=rtol, atol=atol, where=f"{where}[{key!r}]")
-            if problem:
-                return problem
+                return _particular("compare_key", key=repr(key))
+            problem = _mismatch(want, got[key], rtol, atol)
+            if problem is not None:
+                return _deeper(f"[{key!r}]", problem)
         return None
-    return f"{at}cannot compare {kind(expected)}"
+    return _particular("compare_kind", kind=kind(expected))
+
+
+def _deeper(step: str, problem):
+    """``problem`` (a Particular, or ``(path, Particular)``) found one ``step`` further down: its path begins there."""
+    return (step, problem) if isinstance(problem, Particular) else (step + problem[0], problem[1])
 
 
 def float_trap(expected, got, arrays, *, rtol: float, atol: float) -> float | None:

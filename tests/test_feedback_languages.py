@@ -47,10 +47,12 @@ def _english_locale(monkeypatch) -> None:
     monkeypatch.setenv("LANG", "C.UTF-8")
 
 
-def _russian(english: str) -> str:
-    """``english`` translated; it must have been recognised (and so no longer be the English text)."""
-    russian = texts.translated(english, "ru")
-    assert russian != english and CYRILLIC.search(russian), f"not recognised: {english!r}"
+def _russian(said) -> str:
+    """``said`` in Russian: it must have been made as data (a Particular, or a Text) by the code that says it, never a
+    plain English string read back, and its Russian must be Russian."""
+    assert isinstance(said, Text), f"made as a plain string, not as data: {said!r}"
+    russian = texts.translated(said, "ru")
+    assert russian == said.in_("ru") and russian != str(said) and CYRILLIC.search(russian), repr(said)
     return russian
 
 
@@ -75,11 +77,16 @@ def test_english_feedback_templates_are_the_historical_strings():
     assert texts.translated("anything at all", "en") == "anything at all"
 
 
-@pytest.mark.parametrize("table", [texts.FEEDBACK, texts.SCOREBOARD, texts.DETAILS, texts.KINDS],
-                         ids=["FEEDBACK", "SCOREBOARD", "DETAILS", "KINDS"])
+PYTHONS_OWN = {"None", "bool"}  # Python's own words: the same in every language
+
+
+@pytest.mark.parametrize("table", [texts.FEEDBACK, texts.SCOREBOARD, texts.DETAILS, texts.KINDS, texts.TYPES],
+                         ids=["FEEDBACK", "SCOREBOARD", "DETAILS", "KINDS", "TYPES"])
 def test_every_russian_text_is_translated(table):
     for key, text in table.items():
         english, russian = text.in_("en"), text.in_("ru")
+        if russian in PYTHONS_OWN:
+            continue
         assert russian != english and CYRILLIC.search(russian), (key, russian)
 
 
@@ -91,10 +98,32 @@ def test_both_misconception_lines_begin_with_the_marker_in_every_language():
 
 
 def test_hide_mode_keeps_the_russian_misconception_line():
-    outcome = CaseOutcome(0, None, CaseResult.RAISED)
-    text = "функция выбросила исключение RuntimeError: [0.25]\n    типичная ошибка 'x': hint"
-    assert _verdict_only(outcome, text, "ru") == (
-        "функция выбросила исключение (подробности не показываются: скрытая проверка)\n    типичная ошибка 'x': hint")
+    outcome = CaseOutcome(0, None, CaseResult.RAISED, error={"type": "RuntimeError", "message": "[0.25]"},
+                          named=[("x", Text("hint", "подсказка"))])
+    assert _verdict_only(outcome, [], "ru") == (
+        "функция выбросила исключение (подробности не показываются: скрытая проверка)\n    типичная ошибка 'x': подсказка")
+
+
+def test_hide_mode_withholds_the_data_fields_of_a_hidden_line_by_structure():
+    """A hidden check's comparator or type line keeps the kit's words (where, tolerances, the reference's type)
+    and loses every value: by the Particular's fields, in every language, never by reading its text."""
+    wrong = compare.mismatch({"loss": np.array([1.0, 2.0])}, {"loss": np.array([1.0, 9.87654])}, rtol=1e-5, atol=0.0)
+    typed = compare.type_problem({"array": "float64", "ndim": 1}, {"object": "Fingerprint9876"})
+    for result, reason in ((CaseResult.WRONG, wrong), (CaseResult.WRONG_TYPE, typed)):
+        outcome = CaseOutcome(0, None, result, expected=np.array([1.0, 2.0]), got=np.array([1.0, 9.87654]),
+                              reason=reason)
+        for language in course.LANGUAGES:
+            text = _verdict_only(outcome, [], language)
+            assert "9.87654" not in text and "Fingerprint9876" not in text and "[1]" not in text, text
+            assert texts.feedback_text(language, "withheld_value") in text, text
+    assert _verdict_only(CaseOutcome(0, None, CaseResult.WRONG, reason=wrong), [], "en").endswith(
+        "(at ['loss']: <hidden> of <hidden> entries differ; first at index <hidden>: expected <hidden>, got <hidden> "
+        "(rtol 1e-05, atol 0))")
+    assert "expected a NumPy array of dtype float64, got <hidden>" in \
+        _verdict_only(CaseOutcome(0, None, CaseResult.WRONG_TYPE, reason=typed), [], "en")
+    band = Text("the KL is 0.987654, the reference gives 0.5", "KL = 0.987654, эталон даёт 0.5")  # a check's own
+    assert _verdict_only(CaseOutcome(0, None, CaseResult.WRONG, reason=band), [], "en") == \
+        texts.feedback_text("en", "withheld_wrong")  # not data: dropped whole
 
 
 def test_an_unknown_language_is_refused():
@@ -115,10 +144,13 @@ def test_every_sandbox_refusal_is_recognised(tmp_path):
     for event, args in events:
         with pytest.raises(PermissionError) as refused:
             fence.hook(event, args)
-        what = str(refused.value).removeprefix("the grader does not allow ")
-        assert what != str(refused.value)
-        _russian(what)
-    assert _russian("access to /kit/solutions (open)") == "доступ к /kit/solutions (open)"
+        (violation,) = fence.take_violations()  # what the child sends: the refusal's key and its fields
+        said = texts.refusal(violation)
+        assert str(refused.value) == f"the grader does not allow {said}"  # the learner's own traceback: English
+        _russian(said)
+    assert _russian(texts.refusal({"what": "refused_path", "path": "/kit/solutions", "event": "open"})) == \
+        "доступ к /kit/solutions (open)"
+    assert texts.refusal({"what": "not_a_refusal"}) == texts.REFUSED_UNKNOWN  # what the door lets through only
 
 
 def test_every_worker_exit_is_recognised():
@@ -136,8 +168,9 @@ def test_every_comparator_line_is_recognised():
         assert line is not None, (expected, got)
         russian = _russian(line)
         assert not re.search(r"\b(expected|got|of|item)\b", russian), russian
-    assert _russian("at ['a'][0]: expected a number, got a list of 2 item(s)") == \
-        "элемент ['a'][0]: ожидалось: число, получено: список длины 2"
+    line = compare.mismatch({"a": [1.0]}, {"a": [[1.0, 2.0]]}, rtol=1e-9, atol=0.0)
+    assert line == "at ['a'][0]: expected a number, got a list of 2 item(s)"
+    assert _russian(line) == "элемент ['a'][0]: ожидалось: число, получено: список длины 2"
 
 
 def test_a_particular_that_is_not_recognised_stays_as_written():
@@ -188,17 +221,19 @@ def test_unreadable_submissions_are_recognised(tmp_path):
     for problem in problems:
         assert problem
         _russian(problem)
-    assert _russian("unsafe zip: member 'a.py' is a symbolic link") == \
-        "небезопасный zip-архив: элемент 'a.py' — символическая ссылка"
+    symlink = texts.detail("zip_unsafe", reason=texts.detail("zip_symlink", name="'a.py'"))
+    assert symlink == "unsafe zip: member 'a.py' is a symbolic link"
+    assert _russian(symlink) == "небезопасный zip-архив: элемент 'a.py' — символическая ссылка"
 
 
 def test_stub_messages_and_kit_problems_are_recognised():
     fence = types.SimpleNamespace(function="k3_kl", pointer="k3 = exp(ref - logp) - (ref - logp) - 1")
-    assert _russian(stub_message("module_9_reference", fence)) == \
+    assert _russian(texts.stub_particular(stub_message("module_9_reference", fence))) == \
         "module_9_reference.k3_kl: ещё не реализовано — k3 = exp(ref - logp) - (ref - logp) - 1"
+    assert texts.stub_particular("my own message") == "my own message"  # not the kit's stub: as it is
     source = Path(grading.__file__).read_text(encoding="utf-8")
-    for key in ("kit_no_checks", "kit_no_cases"):  # grading.prepare_job writes them as literals
-        assert f'"{table_in(texts.DETAILS, "en")[key]}"' in source, key
+    for key in ("kit_no_checks", "kit_no_cases"):  # grading.prepare_job says them as data
+        assert f'detail("{key}")' in source, key
     # graders.engine.judging.judge writes its kit problems with texts.detail: recognised by construction
     _russian(texts.detail("kit_no_raise", label="empty group", exception="ValueError"))
     _russian(texts.detail("kit_reference_raised", label=3, message="ValueError: boom"))

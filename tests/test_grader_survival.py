@@ -214,10 +214,12 @@ def test_a_file_too_deep_to_compile_is_the_learners_error():
 
 def test_the_russian_feedback_says_it_too():
     """The new particular is translated like the others (texts.DETAILS, both languages)."""
+    from graders.engine.intake.submission import _compiled
     from graders.engine.values.texts import translated
 
-    text = f"{STEM}.py is too deeply nested or too long to be compiled (RecursionError); shorten its longest " \
-           "expression or its deepest nesting and resubmit"
+    text = _compiled("x = " + "+".join(["1"] * 200_000) + "\n", f"{STEM}.py", STEM)[1]  # as the intake says it
+    assert text == f"{STEM}.py is too deeply nested or too long to be compiled (RecursionError); shorten its " \
+                   "longest expression or its deepest nesting and resubmit"
     russian = translated(text, "ru")
     assert russian.startswith(f"в файле {STEM}.py слишком глубокая вложенность")
     assert "(RecursionError)" in russian

@@ -11,7 +11,7 @@ registered exercise is a Text; every catalogue hint is one.
 
 (b) The old forms are gone from ``graders/`` and ``starter/``: no dict literal
 keyed by a language (``{"en": ..., "ru": ...}``) or by ``(key, language)``, no
-``label_ru``, ``said(``, ``Said`` or ``spoken(`` (:data:`ALLOWED` lists the
+``label_ru``, ``said(``, ``Particular`` or ``spoken(`` (:data:`ALLOWED` lists the
 exceptions, each with its reason). Module pages and notebooks are documents, one
 file per language, and are not texts of this kind.
 """

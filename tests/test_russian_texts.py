@@ -67,11 +67,16 @@ def test_no_russian_text_calls_the_kit_a_whale():
 
 
 def test_the_keep_root_note_names_the_interpreter_and_the_kit_in_russian():
-    for what, russian in (("the interpreter", "интерпретатору"), ("the kit", "комплекту заданий")):
-        note = (f"running as root, but user nobody cannot start /v/python (denied): workers keep root; user nobody "
-                f"cannot enter /root, on the way to {what} (/root/x): run `chmod o+x /root` (others may then pass "
-                "through it, not list it), or install the kit with a Python outside it (e.g. python3 -m venv "
-                "/opt/rl4llm-venv)")
+    from graders.engine.values.texts import detail
+
+    for key, what, russian in (("keep_root_to_interpreter", "the interpreter", "интерпретатору"),
+                               ("keep_root_to_kit", "the kit", "комплекту заданий")):
+        note = detail("keep_root_start", python="/v/python", error="denied",  # as graders.engine.sandbox.layers says it
+                      fix=detail("keep_root_fix", folder="/root", what=detail(key), path="/root/x"))
+        assert note == (f"running as root, but user nobody cannot start /v/python (denied): workers keep root; user "
+                        f"nobody cannot enter /root, on the way to {what} (/root/x): run `chmod o+x /root` (others may "
+                        "then pass through it, not list it), or install the kit with a Python outside it (e.g. "
+                        "python3 -m venv /opt/rl4llm-venv)")
         said = translated(note, "ru")
         assert f"на пути к {russian} (/root/x)" in said and what not in said
 

@@ -174,16 +174,18 @@ def test_array_files_round_trip_and_refuse_what_is_not_one(tmp_path):
     assert not (tmp_path / "none.arrays").exists() and bundles.read_bundle(tmp_path / "none") == ({}, {})
 
 def test_hide_mode_keeps_only_the_verdict_of_a_hidden_check():
-    def outcome(result):
-        return CaseOutcome(0, None, result)
+    from graders.text import Text
 
-    message = "raised RuntimeError: the hidden input was [0.25, 0.5]\n    misconception 'x': hint"
-    assert _verdict_only(outcome(CaseResult.RAISED), message) == (
+    raised = CaseOutcome(0, None, CaseResult.RAISED, error={"type": "RuntimeError",
+                                                           "message": "the hidden input was [0.25, 0.5]"},
+                         named=[("x", Text("hint", "подсказка"))])
+    assert _verdict_only(raised, []) == (
         "raised an exception (details withheld: hidden check)\n    misconception 'x': hint")
-    assert _verdict_only(outcome(CaseResult.WRONG), "expected 1, got 2") == \
-        "wrong answer (details withheld: hidden check)"
-    changed = "modified its input(s) in place: rewards; inputs must never change"
-    assert _verdict_only(outcome(CaseResult.MODIFIED_INPUT), changed) == changed
+    wrong = CaseOutcome(0, None, CaseResult.WRONG, expected=1.0, got=2.0, reason="expected 1, got 2")
+    assert _verdict_only(wrong, []) == "wrong answer (details withheld: hidden check)"  # not data: dropped
+    changed = CaseOutcome(0, None, CaseResult.MODIFIED_INPUT, changed=(1,))
+    assert _verdict_only(changed, ["logits", "rewards"]) == \
+        "modified its input(s) in place: rewards; inputs must never change"
 
 
 def test_reserved_output_names_are_renamed():

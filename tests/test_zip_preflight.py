@@ -269,22 +269,23 @@ def test_the_fuzz_would_see_a_raise(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("key, fields", [("no_end", {}), ("large", {"size": 9, "limit": 8, "count": 1}),
                                          ("outside", {"size": 9, "offset": 3, "end": 10}), ("entries", {"count": 5})])
-def test_each_zip_refusal_reads_back_in_russian_whole(key, fields):
+def test_each_zip_refusal_is_said_in_russian_whole(key, fields):
     from graders.engine.values.texts import DETAILS, translated
 
-    reason = intake.ZIP_REASONS[key]
-    english = DETAILS["zip_not_readable"].in_("en", name="'x.zip'", reason=reason.in_("en", **fields))
-    russian = translated(english, "ru")
-    assert russian == DETAILS["zip_not_readable"].in_("ru", name="'x.zip'", reason=reason.in_("ru", **fields))
+    said = intake._not_readable("x.zip", key, **fields).args[0]  # as the preflight raises it: data, never English
+    assert said == DETAILS["zip_not_readable"].in_("en", name="'x.zip'", reason=DETAILS[f"zip_{key}"].in_("en", **fields))
+    russian = translated(said, "ru")
+    assert russian == DETAILS["zip_not_readable"].in_("ru", name="'x.zip'", reason=DETAILS[f"zip_{key}"].in_("ru", **fields))
     assert not any("a" <= char <= "z" for char in russian.replace("zip", "").replace("x.", "")), russian
 
 
 @pytest.mark.parametrize("key, fields", [("cpu", {"seconds": "1.27"}), ("wall", {"seconds": 30}),
                                          ("memory", {"mib": 2048}), ("stopped", {"code": -9}), ("silent", {})])
-def test_each_notebook_refusal_reads_back_in_russian_whole(key, fields):
+def test_each_notebook_refusal_is_said_in_russian_whole(key, fields):
     from graders.engine.intake import notebook_reader
     from graders.engine.values.texts import translated
 
-    english = notebook_reader.UNREADABLE.in_("en", reason=notebook_reader.WHY[key].in_("en", **fields))
-    assert translated(english, "ru") == notebook_reader.UNREADABLE.in_(
+    said = notebook_reader._unreadable(key, **fields)
+    assert said == notebook_reader.UNREADABLE.in_("en", reason=notebook_reader.WHY[key].in_("en", **fields))
+    assert translated(said, "ru") == notebook_reader.UNREADABLE.in_(
         "ru", reason=notebook_reader.WHY[key].in_("ru", **fields))

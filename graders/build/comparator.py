@@ -5,7 +5,8 @@ checks cannot import ``graders``; they run the engine's own code instead.
 This module copies, by name and verbatim, the definitions that normalise and
 compare values -- ``normalise`` from :mod:`graders.engine.values.codec`, ``kind``,
 ``describe``, ``mismatch`` and ``float_trap`` from :mod:`graders.engine.values.compare`, with the
-constants and helpers they use, and the rule that names a catalogued mistake
+constants and helpers they use (the comparator's line is data: ``Text`` and ``Particular`` of
+:mod:`graders.text` and the tables of :mod:`graders.engine.values.compare_texts` come along), and the rule that names a catalogued mistake
 (``Raised``, ``explains``, ``explaining`` from :mod:`graders.engine.judging.naming`) -- below the imports they need, into one
 self-contained program (standard library and NumPy only). A change to the
 engine's comparator reaches the learner at the next ``rl4llm build``, and
@@ -28,14 +29,17 @@ from graders.paths import REPO_ROOT
 
 ENGINE_DIR = REPO_ROOT / "graders" / "engine"
 PARTS = (  # (engine file, its top-level definitions copied, in file order)
+    ("../text.py", ("LANGUAGES", "placeholders", "Text", "Particular", "_particular_again", "_fields_in")),
     ("values/codec.py", ("MAX_STRING", "MAX_DEPTH", "Opaque", "_torch_module", "normalise", "_stack")),
-    ("values/compare.py", ("DESCRIBE_LIMIT", "kind", "_number", "describe", "_describe", "_close", "mismatch",
-                    "float_trap")),
+    ("values/compare_texts.py", ("COMPARE", "KINDS")),
+    ("values/compare.py", ("DESCRIBE_LIMIT", "_KIT_FIELDS", "_particular", "kind", "_number", "describe", "_describe",
+                           "_close", "mismatch", "_mismatch", "_deeper", "float_trap")),
     ("judging/naming.py", ("Raised", "explains", "explaining")),
 )
 IMPORTS = """\
 import dataclasses
 import math
+import string
 from decimal import Decimal
 from fractions import Fraction
 
@@ -98,7 +102,8 @@ def _undefined_names(program: str) -> frozenset[str]:
 
 def comparator_program() -> str:
     """Imports, then the engine's definitions: a program that runs with the standard library and NumPy alone."""
-    blocks = [IMPORTS.rstrip("\n")]
+    blocks = [IMPORTS.rstrip("\n"), "Text = Particular = str  # bound before the classes: their methods' annotations name "
+              "them (evaluated at definition when the program runs inside a function)"]
     previous = ""
     for filename, names in PARTS:
         for name, text in zip(names, _definitions(ENGINE_DIR / filename, names)):

@@ -7,10 +7,9 @@ input of the exercise's visible checks, by the grader's rule -- ``fitting_entrie
 ``diagnosis``, ``kit_compare.explaining``), and speak
 the notebook's language. Rather than a second copy of that rule, this module
 copies, by name and verbatim (:func:`graders.build.comparator._definitions`),
-the conftest's recorder, tagging, input key and diagnosis, ``Text`` from
-:mod:`graders.text`, and the engine's translation of the comparator's line
-(:func:`graders.engine.values.texts.translated`, with the comparator's templates of
-``DETAILS`` and ``KINDS``) into one program. The helper cell holds it as the
+the conftest's recorder, tagging, input key and diagnosis, and ``Text`` from
+:mod:`graders.text` into one program (the comparator's line needs no translation: it is a
+``Particular`` of the comparator's copy, rendered in the notebook's language by its own accessor). The helper cell holds it as the
 body of ``_kit_hints(kit_compare, language)`` (:mod:`.helper`), whose
 parameters are the comparator's functions and the notebook's language. A
 change to the conftest's rule reaches the notebooks at the next ``rl4llm
@@ -21,13 +20,10 @@ from __future__ import annotations
 
 from graders.build.comparator import _definitions, _undefined_names
 from graders.build.notebooks.texts import CHECK_TEXT
-from graders.engine.values.texts import DETAILS
 from graders.paths import REPO_ROOT, STARTER_DIR
 
 PARTS = (  # (file, its top-level definitions copied, in file order)
     (REPO_ROOT / "graders" / "text.py", ("LANGUAGES", "placeholders", "Text")),
-    (REPO_ROOT / "graders" / "engine" / "values" / "texts.py",
-     ("KINDS", "_NESTED_DETAIL", "_NESTED_KIND", "checked", "translated", "_translate", "_PATTERNS", "_patterns")),
     (STARTER_DIR / "conftest.py",
      ("MAX_NUMBERS", "MAX_STRING", "KEY_DIGITS", "RTOL, ATOL", "REFERENCE", "RAISES", "MESSAGES", "message", "hint_text",
       "Unsupported", "_float", "_leaf", "tagged", "key_of", "untagged", "grad_signature", "input_grads", "matches_wrong_value",
@@ -48,7 +44,7 @@ from types import SimpleNamespace
 import numpy as np
 """
 PARAMETERS = ("kit_compare", "language")  # the comparator's functions; the notebook's language (a function)
-RETURNED = ("Text", "translated", "message", "diagnosis", "fitting_entries", "_observations", "RECORDER", "_wrap",
+RETURNED = ("Text", "message", "diagnosis", "fitting_entries", "_observations", "RECORDER", "_wrap",
             "CHECK_TEXT")
 
 
@@ -65,9 +61,7 @@ def diagnosis_program() -> str:
               "Text = str  # bound before the class Text: its methods' annotations name it (evaluated in a function)"]
     for path, names in PARTS:
         blocks += _definitions(path, names)
-    compare = {key: text for key, text in DETAILS.items() if key.startswith("compare_")}
-    blocks += [_table("DETAILS", compare),  # the comparator's templates of the engine's DETAILS
-               _table("CHECK_TEXT", CHECK_TEXT),
+    blocks += [_table("CHECK_TEXT", CHECK_TEXT),
                "kit_text = SimpleNamespace(LANGUAGES=LANGUAGES)",
                "return SimpleNamespace(" + ", ".join(f"{name.lstrip('_')}={name}" for name in RETURNED) + ")"]
     program = "\n\n\n".join(blocks) + "\n"

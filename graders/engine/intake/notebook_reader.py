@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from graders.engine.intake.notebook_cells import CellProblem
-from graders.engine.values.texts import DETAILS
+from graders.engine.values.texts import DETAILS, detail
+from graders.text import Particular
 
 CPU_SECONDS = 10  # one submission's notebooks, all of them: the most any budget may be
 FLOOR_SECONDS = 1.0  # the child's start (about 0.06 s) and a small notebook, on a machine a few times slower
@@ -43,7 +44,7 @@ SECONDS_PER_PACKED_BYTE = 10e-6  # 100 KB of compressed notebook a second; the c
 MEMORY_BYTES = 2 << 30
 WALL_SECONDS = 30
 MAX_ANSWER_BYTES = 256 << 20
-UNREADABLE = DETAILS["notebook_unreadable"]  # with one of WHY as its reason (read back in every language)
+UNREADABLE = DETAILS["notebook_unreadable"]  # with one of WHY as its reason (both Particulars: _unreadable)
 WHY = {key: DETAILS[f"notebook_{key}"] for key in ("cpu", "wall", "memory", "stopped", "silent")}
 
 
@@ -141,9 +142,9 @@ def _reduce(notebooks: dict[str, bytes]) -> dict[str, Reduced | str]:
             for name in notebooks}
 
 
-def _unreadable(key: str, **fields) -> str:
-    """Why a notebook is unreadable, in English (its Russian: the same ``Text``s, :data:`UNREADABLE` and :data:`WHY`)."""
-    return UNREADABLE.in_("en", reason=WHY[key].in_("en", **fields))
+def _unreadable(key: str, **fields) -> Particular:
+    """Why a notebook is unreadable, as data (:data:`UNREADABLE` with one of :data:`WHY` as its reason)."""
+    return detail("notebook_unreadable", reason=detail(f"notebook_{key}", **fields))
 
 
 def _child() -> None:

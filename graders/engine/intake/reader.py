@@ -28,7 +28,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from graders.engine.values.texts import DETAILS
+from graders.engine.values.learner_text import clean_text
+from graders.engine.values.texts import detail
+from graders.text import Particular
 
 SKIP_DIRS = frozenset({"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints", "node_modules", ".venv", "venv"})
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -234,12 +236,10 @@ def _walk(fd: int, prefix: str, depth: int, count: _Count, files: dict, keep, sk
 # ---------------------------------------------------------------------------
 _END, _END64 = struct.Struct("<4s4H2LH"), struct.Struct("<4sQ2H2L4Q")  # the end record (22 bytes), ZIP64's (56)
 ENTRY_EXTRAS = 1024  # bytes of extra field and comment a member may take in the directory, on average
-ZIP_REASONS = {key: DETAILS[f"zip_{key}"] for key in ("no_end", "large", "outside", "entries", "members")}
 
 
 def _not_readable(name: str, key: str, **fields) -> UnsafeSubmission:
-    return UnsafeSubmission(DETAILS["zip_not_readable"].in_("en", name=shown(name),
-                                                            reason=ZIP_REASONS[key].in_("en", **fields)))
+    return UnsafeSubmission(detail("zip_not_readable", name=shown(name), reason=detail(f"zip_{key}", **fields)))
 
 
 def check_zip_ends(fd: int, name: str, caps: Caps = SUBMISSION_CAPS) -> int:
@@ -264,7 +264,7 @@ def check_zip_ends(fd: int, name: str, caps: Caps = SUBMISSION_CAPS) -> int:
             *_, count, size, offset = _END64.unpack(record)
             end -= 76
     if count > caps.files:
-        raise UnsafeSubmission(ZIP_REASONS["members"].in_("en", count=count, limit=caps.files))
+        raise UnsafeSubmission(detail("zip_members", count=count, limit=caps.files))
     if offset + size > end:
         raise _not_readable(name, "outside", size=size, offset=offset, end=end)
     step, walked, first = 0, 0, end - size
@@ -300,30 +300,30 @@ def open_zip(path: Path, caps: Caps = SUBMISSION_CAPS):
             archive = zipfile.ZipFile(handle)
         except (zipfile.BadZipFile, OSError, ValueError, EOFError, IndexError, KeyError, struct.error,
                 NotImplementedError) as error:  # ValueError: a non-UTF-8 "UTF-8" name
-            raise UnsafeSubmission(f"{shown(name)} is not a readable zip file ({error})") from error
+            raise UnsafeSubmission(detail("zip_unreadable", name=shown(name), error=clean_text(str(error)))) from error
         with archive:
             yield archive
 
 
-def _member_reason(info: zipfile.ZipInfo, count: _Count) -> str | None:
+def _member_reason(info: zipfile.ZipInfo, count: _Count) -> Particular | str | None:
     name = info.filename
     if "\x00" in name:
-        return "a member name contains a NUL byte"
+        return detail("zip_nul")
     if not name.replace("\\", "/").strip("/"):
         return "a member has an empty name"  # zipfile cuts a name at its first NUL
     normalised = name.replace("\\", "/")
     count.name(normalised, normalised.count("/"))
     if normalised.startswith("/") or (len(normalised) > 1 and normalised[1] == ":" and normalised[0].isalpha()):
-        return f"member {shown(name)} has an absolute path"
+        return detail("zip_absolute", name=shown(name))
     if ".." in PurePosixPath(normalised).parts:
-        return f"member {shown(name)} escapes the folder ('..')"
+        return detail("zip_escapes", name=shown(name))
     file_type = stat.S_IFMT((info.external_attr >> 16) & 0o177777)
     if file_type == stat.S_IFLNK:
-        return f"member {shown(name)} is a symbolic link"
+        return detail("zip_symlink", name=shown(name))
     if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
-        return f"member {shown(name)} is not a regular file"
+        return detail("zip_special", name=shown(name))
     if info.file_size > count.caps.file_bytes:
-        return f"member {shown(name)} is too large ({info.file_size} bytes; the limit is {count.caps.file_bytes})"
+        return detail("zip_member_large", name=shown(name), size=info.file_size, limit=count.caps.file_bytes)
     return None
 
 
@@ -341,7 +341,7 @@ def _read_archive(archive: zipfile.ZipFile, count: _Count, keep, skip) -> dict[s
     for info in members:
         reason = _member_reason(info, count)
         if reason:
-            raise UnsafeSubmission(f"unsafe zip: {reason}")
+            raise UnsafeSubmission(detail("zip_unsafe", reason=reason))
     files: dict[str, bytes] = {}
     for info in members:
         if info.is_dir():
@@ -357,16 +357,17 @@ def _read_archive(archive: zipfile.ZipFile, count: _Count, keep, skip) -> dict[s
                 while chunk := handle.read(1 << 16):
                     member += chunk
                     if len(member) > caps.file_bytes:
-                        raise UnsafeSubmission(f"unsafe zip: member {shown(info.filename)} is larger than "
-                                               f"{caps.file_bytes} bytes once decompressed")
+                        raise UnsafeSubmission(detail("zip_unsafe", reason=detail(
+                            "zip_member_inflates", name=shown(info.filename), limit=caps.file_bytes)))
                     if count.bytes + len(chunk) > caps.total_bytes:
-                        raise UnsafeSubmission(f"unsafe zip: more than {caps.total_bytes} bytes once decompressed")
+                        raise UnsafeSubmission(detail("zip_unsafe", reason=detail("zip_total", limit=caps.total_bytes)))
                     count.more(len(chunk))
                     if not wanted:
                         member.clear()  # counted, not kept
         except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError, ValueError, IndexError,
                 KeyError, struct.error) as error:  # what zipfile raises on a damaged member
-            raise UnsafeSubmission(f"the zip member {shown(info.filename)} cannot be read ({error})") from error
+            raise UnsafeSubmission(detail("zip_member_unreadable", name=shown(info.filename),
+                                          error=clean_text(str(error)))) from error
         if wanted:
             files["/".join(parts)] = bytes(member)
     return files
@@ -389,4 +390,4 @@ def read_submission(path: Path, caps: Caps = SUBMISSION_CAPS,
         return {path.name: read_file(path, caps.file_bytes)}
     if not stat.S_ISREG(mode):
         raise UnsafeSubmission(f"{shown(path.name)} {_not_a(mode, 'a folder, a .zip or a learner file')}")
-    raise UnsafeSubmission(f"{path} is neither a folder, a .zip, nor a learner file")
+    raise UnsafeSubmission(detail("not_a_submission", path=clean_text(str(path))))

@@ -25,6 +25,8 @@ import difflib
 import re
 from pathlib import Path
 
+from graders.engine.values.texts import detail
+from graders.text import Particular, Text
 from graders.engine.intake import reader as intake
 from graders.engine.intake import source_parts as parts
 from graders.engine.intake.reader import SKIP_DIRS, SUBMISSION_CAPS, UnsafeSubmission  # noqa: F401  (read here)
@@ -137,12 +139,12 @@ def lms_id(path: Path) -> str | None:
     return record["id"] if record else None
 
 
-def staged_problem(path: Path) -> str | None:
+def staged_problem(path: Path) -> Particular | None:
     """Why the files of a student staged from an LMS download could not all be written, else None: that
-    student's error (their report says it), never the batch's."""
+    student's error (their report says it, ``submission_unreadable`` with the system's reason), never the batch's."""
     record = staged(path)
     problem = record.get("problem") if record else None
-    return problem if isinstance(problem, str) and problem else None
+    return detail("submission_unreadable", error=clean_text(problem)) if isinstance(problem, str) and problem else None
 
 
 def display_name(path: Path) -> str:
@@ -186,8 +188,6 @@ def caps() -> intake.Caps:
 # ---------------------------------------------------------------------------
 def cell_note(notebook: str, problem: CellProblem, *, graded: bool) -> str:
     """The feedback note (English; :func:`graders.engine.values.texts.translated` reads it) on a cell left out."""
-    from graders.engine.values.texts import detail
-
     return detail("note_cell_graded" if graded else "note_cell_nothing", notebook=notebook, cell=problem.cell,
                   start=problem.start, error=problem.reason)
 
@@ -216,10 +216,11 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
     try:
         files = intake.read_submission(path, caps())
     except UnsafeSubmission as error:
-        submission.problem = clean_text(str(error))
+        said = error.args[0] if error.args else ""
+        submission.problem = said if isinstance(said, Text) else clean_text(str(error))
         return submission
     except OSError as error:
-        submission.problem = clean_text(f"the submission could not be read ({error})")
+        submission.problem = detail("submission_unreadable", error=clean_text(str(error)))
         return submission
     if path.suffix in (".py", ".ipynb") and not path.is_dir():
         submission.name = submission_name(path.with_suffix(""))
@@ -236,8 +237,8 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
         notes = submission.notes.setdefault(stem, [])
         if len(candidates) > 1:
             others = ", ".join(candidates[1:4]) + (" ..." if len(candidates) > 4 else "")
-            notes.append(f"found {len(candidates)} copies of {stem}.py; graded the shallowest, {chosen} "
-                         f"(ignored: {others})")
+            notes.append(detail("note_copies", count=len(candidates), stem=stem, chosen=clean_text(chosen),
+                                others=clean_text(others)))
         submission.raw[stem] = files[chosen]
     _graded_notebooks(submission, files, stems, depth_key)
     for stem in stems:
@@ -245,8 +246,7 @@ def discover(path: Path, stems: dict[str, list[str]]) -> Submission:
             near = _near_misses(stem, files, stems[stem])
             if near:
                 submission.notes.setdefault(stem, []).append(
-                    f"found {', '.join(near)}: is that your {stem}.py? Learner files are graded by "
-                    f"their exact starter names; rename it to {stem}.py and resubmit")
+                    detail("note_near_miss", files=clean_text(", ".join(near)), stem=stem))
     _resubmitted(submission, staged(path), stems)
     # file and member names are the learner's text (any byte but / on Linux; a lone surrogate from os.walk
     # when a name is not UTF-8): made safe for every report here, once
@@ -258,8 +258,6 @@ def _resubmitted(submission: Submission, record: dict | None, stems: dict[str, l
     """A note for each file a student staged from an LMS download handed in more than once (``.lms.json``'s
     ``resubmitted``, :func:`graders.engine.outputs.lms.stage`): which one was graded, which were set aside; on
     the file's stem, or on every stem for another file (a zip)."""
-    from graders.engine.values.texts import detail
-
     for fields in (record or {}).get("resubmitted") or []:
         if not (isinstance(fields, dict) and all(isinstance(fields.get(key), (str, int))
                                                  for key in ("file", "count", "graded", "aside"))):
@@ -294,7 +292,7 @@ def _graded_notebooks(submission: Submission, files: dict[str, bytes], stems: di
                 submission.sources[stem] = found.source
                 submission.where[stem] = relative
                 submission.notes.setdefault(stem, []).append(
-                    f"graded the definitions in notebook {relative} (no {stem}.py in the submission)")
+                    detail("note_notebook", notebook=clean_text(relative), stem=stem))
                 submission.notes[stem] += [cell_note(relative, problem, graded=True) for problem in found.problems]
                 break
             if relative.rsplit("/", 1)[-1] == f"{stem}.ipynb":
@@ -341,7 +339,7 @@ def learner_source(submission: Submission, stem: str) -> tuple[str | None, str |
     data = submission.raw[stem]
     where = submission.where.get(stem, f"{stem}.py")
     if len(data) > MAX_FILE_BYTES:
-        return None, f"{where} is larger than {MAX_FILE_BYTES} bytes and was not graded"
+        return None, detail("file_too_large", where=clean_text(where), limit=MAX_FILE_BYTES)
     if not data.strip():
         return None, parts.both("empty", where=clean_text(where), size=len(data))
     text, problem = _whole(data, where, stem)
@@ -388,10 +386,10 @@ def _compiled(text: str, where: str, stem: str) -> tuple[str | None, str | None]
         compile(text, f"{stem}.py", "exec", dont_inherit=True)
     except SyntaxError as error:
         code = f": {error.text.strip()[:120]}" if error.text and error.text.strip() else ""
-        return None, clean_text(f"{where} has a syntax error at line {error.lineno} ({error.msg}){code}")
+        return None, detail("file_syntax", where=clean_text(where), line=error.lineno, message=clean_text(str(error.msg)),
+                            code=clean_text(code))
     except ValueError as error:  # e.g. NUL bytes
-        return None, clean_text(f"{where} cannot be compiled: {error}")
+        return None, detail("file_uncompilable", where=clean_text(where), error=clean_text(str(error)))
     except (RecursionError, MemoryError) as error:  # a 200,000-term sum, blocks in blocks: the learner's fault
-        return None, f"{where} is too deeply nested or too long to be compiled ({type(error).__name__}); shorten " \
-                     "its longest expression or its deepest nesting and resubmit"
+        return None, detail("file_too_deep", where=clean_text(where), error=type(error).__name__)
     return text, None

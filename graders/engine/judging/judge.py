@@ -30,7 +30,7 @@ from graders.engine.judging.naming import Raised, explaining
 from graders.engine.values import codec
 from graders.engine.values.compare import float_trap, type_problem
 from graders.engine.values.protocol import CaseOutcome, CaseResult, ExerciseRun, Judgement, Reason, Status, Submission
-from graders.engine.values.texts import detail, detail_in_every_language
+from graders.engine.values.texts import detail, detail_in_every_language, refusal
 from graders.text import Text
 
 
@@ -45,7 +45,7 @@ def judge(exercise, submission: Submission, sources: dict, file_problems: dict,
     if exercise.stem not in sources:
         return _early(Reason.FILE_MISSING, notes)
     if exercise.problem or exercise.index is None:
-        return _early(Reason.NOT_GRADABLE, notes, str(exercise.problem))
+        return _early(Reason.NOT_GRADABLE, notes, exercise.problem or "")
     run = runs.get(exercise.index)
     if run is None:
         return _early(Reason.NO_RESULT, notes)
@@ -64,10 +64,10 @@ def judge(exercise, submission: Submission, sources: dict, file_problems: dict,
         return _early(Reason.FUNCTION_MISSING, notes, detail_in_every_language(
             "no_function", stem=exercise.stem, function=exercise.function))
     if payload.get("missing"):  # the in-process route's own words (graders.engine.routes.inline: no worker)
-        return _early(Reason.FUNCTION_MISSING, notes, str(payload["missing"]))
+        return _early(Reason.FUNCTION_MISSING, notes, payload["missing"])
     violations = payload.get("violations") or []
     if violations:
-        return _early(Reason.REFUSED, notes, violations[0])
+        return _early(Reason.REFUSED, notes, refusal(violations[0]))
     return judge_cases(exercise, payload, run.arrays, ctx, notes)
 
 

@@ -24,9 +24,9 @@ from graders.engine.values.protocol import WALL_CAP_MESSAGE, ExerciseRun
 from graders.engine.values.scrub import without_addresses, without_temp_paths
 from graders.engine.values.protocol import Submission
 from graders.engine.values.kit_messages import kit_exception
-from graders.engine.values.texts import feedback_text, translated
+from graders.engine.values.texts import FEEDBACK, feedback_text, refusal, stub_particular, translated
 from graders.fences import positional_parameters
-from graders.text import in_
+from graders.text import Particular, in_
 
 MAX_DETAILED = 3  # distinct failing results described in full per exercise
 INPUT_LIMIT = 240
@@ -111,7 +111,7 @@ def _reason_line(judgement: Judgement, exercise, ctx, language: str) -> str:
     if reason is Reason.LOAD_FAILED:
         return say("load_failed", stem=stem, error=_exception_text(judgement.error, language))
     if reason is Reason.LOAD_REFUSED:
-        return say("load_refused", stem=stem, what=_refused(judgement.error["message"], language))
+        return say("load_refused", stem=stem, what=refusal(judgement.error.get("refusal")).in_(language))
     if reason is Reason.LOAD_TIMEOUT:
         return say("load_timeout", stem=stem, seconds=ctx.options.load_timeout)
     if reason is Reason.LOAD_CRASHED:
@@ -123,7 +123,7 @@ def _reason_line(judgement: Judgement, exercise, ctx, language: str) -> str:
     if reason is Reason.FUNCTION_MISSING:
         return say("function_missing", detail=detail)
     if reason is Reason.REFUSED:
-        return say("refused", what=_refused(judgement.detail, language))
+        return say("refused", what=refusal(judgement.detail).in_(language))
     if reason is Reason.NO_CHECKS:
         problems = judgement.kit_problems or [judgement.detail]
         return say("not_graded", detail="; ".join(translated(p, language) for p in problems))
@@ -153,11 +153,6 @@ def cause(judgement: Judgement, exercise, ctx) -> dict | None:
             language, "raised", error=f"{error.get('type', '?')}{where}") for language in LANGUAGES}}
     return {"kind": first.result.value,
             "text": {language: feedback_text(language, "no_case_result") for language in LANGUAGES}}
-
-
-def _refused(message: str, language: str) -> str:
-    """What the sandbox refused (its message without "the grader does not allow "), in ``language``."""
-    return translated(message.removeprefix("the grader does not allow "), language)
 
 
 def _exception_text(error: dict, language: str = "en") -> str:
@@ -241,25 +236,30 @@ def message(outcome: CaseOutcome, names: list[str], language: str = "en") -> str
     elif result is CaseResult.RAISED:
         text = say("raised", error=_exception_text(outcome.error, language))
     elif result is CaseResult.MODIFIED_INPUT:
-        changed = [names[n] if isinstance(n, int) and 0 <= n < len(names) else
-                   (f"arg{n}" if isinstance(n, int) else str(n)) for n in outcome.changed]
-        text = say("modified_input", names=", ".join(changed))
+        text = _modified(outcome, names, language)
     else:
         text = say("no_case_result")
     return text + "".join("\n    " + say("misconception_on_check", name=name, hint=hint_in(hints, language))
                           for name, hints in outcome.named)
 
 
+def _modified(outcome: CaseOutcome, names: list[str], language: str) -> str:
+    """The inputs a check's call changed, by the kit's names of them (the reference's parameters)."""
+    changed = [names[n] if isinstance(n, int) and 0 <= n < len(names) else
+               (f"arg{n}" if isinstance(n, int) else str(n)) for n in outcome.changed]
+    return feedback_text(language, "modified_input", names=", ".join(changed))
+
+
 def _stub_line(problem: CaseOutcome, names: list[str], language: str) -> str:
     """One line for a function that still raises ``NotImplementedError``: the function and that it is not
     implemented yet, without the line of the file that raised (a notebook's learner has no such file)."""
     where = str((problem.error or {}).get("where") or "")
-    detail = message(problem, names, language).split("NotImplementedError: ", 1)[-1]
-    detail = detail.removesuffix(f" ({where})").strip() if where else detail.strip()
-    # the kit's stubs already say "<id> is not implemented yet -- <formula>"
-    if any(marker in detail for marker in dict.fromkeys(
-            [feedback_text("en", "not_implemented_marker"), feedback_text(language, "not_implemented_marker")])):
-        return translated(detail, language)
+    detail = str((problem.error or {}).get("message") or "").strip()
+    said = stub_particular(detail)  # the kit's stubs say "<id> is not implemented yet -- <formula>"
+    if said is not detail:
+        return said.in_(language)
+    if any(feedback_text(other, "not_implemented_marker") in detail for other in LANGUAGES):
+        return detail  # a stub the kit wrote in another form (another language): as it says it
     function = where.rpartition(", in ")[2] if ", in " in where else ""
     if function.isidentifier():  # nbgrader's stub: a bare ``raise NotImplementedError()`` in that function
         return feedback_text(language, "stub_raises", function=function,
@@ -281,7 +281,7 @@ def _problem_lines(problems: list[CaseOutcome], names: list[str], hide: bool, la
     for problem in problems:
         text = message(problem, names, language)
         if hide and problem.case.hidden:
-            text = _verdict_only(problem, text, language)
+            text = _verdict_only(problem, names, language)
         groups.setdefault(text.split("\n")[0], []).append((problem, text))
     lines = []
     for shown, same in enumerate(groups.values()):
@@ -346,22 +346,31 @@ def mask_values(label: str) -> str:
     return "".join(masked)
 
 
-def _verdict_only(problem: CaseOutcome, text: str, language: str = "en") -> str:
-    """A hidden check's result without anything the learner's code produced on it (hide mode).
+def _verdict_only(problem: CaseOutcome, names: list[str], language: str = "en") -> str:
+    """A hidden check's result without anything the learner's code produced on it (hide mode), built from the
+    outcome's data, never by reading its text.
 
-    Kept: the verdict, and the grader's own judgements (changed inputs, the
-    misconception it names); dropped: values, exception texts, type and dtype
-    names (a learner's class may be named after an input), printed output.
+    Kept: the verdict; the comparator's or the type check's line with every data field withheld
+    (:meth:`graders.text.Particular.withheld_in`: where in the answer, the tolerances, the reference's type -- the
+    kit's words); the grader's own judgements (changed inputs, the misconceptions it names, the float trap).
+    Dropped: values, exception texts, type and dtype names (a learner's class may be named after an input),
+    printed output, and any reason that is not data (a check's own message may quote values).
     """
-    first, *rest = text.split("\n")
+    def say(key: str, **fields) -> str:
+        return feedback_text(language, key, **fields)
+
     if problem.result is CaseResult.MODIFIED_INPUT:  # the kit's own names of the inputs
-        verdict = first
+        lines = [_modified(problem, names, language)]
     elif problem.result is CaseResult.WRONG_TYPE:
-        verdict = feedback_text(language, "withheld_type")
+        lines = [say("withheld_type")]
     elif problem.result.is_error:
-        verdict = feedback_text(language, "withheld_error")
+        lines = [say("withheld_error")]
     else:
-        verdict = feedback_text(language, "withheld_wrong")
-    marker = feedback_text(language, "misconception", name="")[:-1]  # "misconception '"
-    trap = feedback_text(language, "float_trap")
-    return "\n".join([verdict, *(line for line in rest if line.lstrip().startswith(marker) or line.strip() == trap)])
+        lines = [say("withheld_wrong")]
+    if problem.result in (CaseResult.WRONG, CaseResult.WRONG_TYPE) and isinstance(problem.reason, Particular):
+        lines.append(f"    ({problem.reason.withheld_in(language, FEEDBACK['withheld_value'])})")
+    if problem.result is CaseResult.WRONG and problem.trap is not None:
+        lines.append("    " + say("float_trap"))
+    lines += ["    " + say("misconception_on_check", name=name, hint=hint_in(hints, language))
+              for name, hints in problem.named]
+    return "\n".join(lines)

@@ -101,9 +101,6 @@ TEXTS = {
                     "{folder}: у двух строк grades.csv один id {id} в {system} ({first} и {second}); ничего не "
                     "экспортировано: проверьте выгрузку заново в пустую папку"),
 }
-# a student whose files could not be written: their report's problem, in texts.py's "submission_unreadable" words
-# (read in the report's language), the reason the system's; the instructor's note says more, in theirs
-UNWRITTEN_PROBLEM = "the submission could not be read ({error})"
 
 
 class LmsError(ValueError):
@@ -338,7 +335,7 @@ def stage(path: Path | list[Path], folder: Path, system: str | None = None) -> S
             except (OSError, ValueError) as error:  # a name the file system refuses, a full disk: theirs alone
                 target = _emptied(home)
                 reason = getattr(error, "strerror", None) or str(error)
-                record["problem"] = UNWRITTEN_PROBLEM.format(error=reason)
+                record["problem"] = reason  # the system's words; the report says it in texts.py's (staged_problem)
                 notes.append(("unwritten", {"name": _shown(student.name), "system": download.system,
                                             "id": student.lms_id, "error": reason}))
             (home / STAGED_FILE).write_text(json.dumps(record), encoding="ascii")  # any name, escaped

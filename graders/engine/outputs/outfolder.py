@@ -26,6 +26,7 @@ import os
 import time
 from pathlib import Path
 
+from graders.engine.values.texts import detail
 from graders.text import Text
 
 RUN_MANIFEST = "_batch.json"
@@ -198,10 +199,11 @@ def set_aside(out_dir: Path, keep=(), log=None) -> Path | None:
         os.rename(out_dir / entry, target / entry)  # the same file system: a rename, nothing copied or lost
     if log is not None:
         folders = sum((target / entry).is_dir() for entry in stale)
-        what = (f"an earlier run that was interrupted ({stopped[0]} of {stopped[1]} submission(s) graded)"
-                if stopped else "an earlier run")
-        log(f"note: {out_dir} held {what}; set aside in {target}/ ({folders} submission folder(s) and "
-            f"{len(stale) - folders} file(s), nothing deleted): {out_dir} now holds this run only")
+        fields = {"out_dir": str(out_dir), "target": str(target), "folders": folders, "files": len(stale) - folders}
+        if stopped:
+            log(detail("set_aside_interrupted", graded=stopped[0], total=stopped[1], **fields))
+        else:
+            log(detail("set_aside", **fields))
     return target
 
 

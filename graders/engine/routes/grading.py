@@ -35,6 +35,7 @@ from graders.engine.sandbox.layers import merge_reported
 from graders.engine.worker.runner import run_worker
 from graders.engine.intake.submission import learner_source
 from graders.engine.values.protocol import Submission
+from graders.engine.values.texts import detail
 from graders.engine.worker.config import WorkerConfig
 from graders.engine.values.protocol import ExerciseRun
 from graders.language import default_language
@@ -122,12 +123,12 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
         exercise = Exercise(exercise_id, stem, function, spec)
         exercises.append(exercise)
         if spec is None:
-            exercise.problem = "the kit has no checks for this exercise yet (graders/checks/); it cannot be graded"
+            exercise.problem = detail("kit_no_checks")
             continue
         kept_cases(store, spec)
         cases = spec.cases()
         if not cases:
-            exercise.problem = "the kit's checks for this exercise have no cases"
+            exercise.problem = detail("kit_no_cases")
             continue
         encoded, arrays = _encoded(cases)
         answers.attach(kit, spec, cases, encoded, store, arrays)  # a dependent's sealed answer tables

@@ -212,7 +212,7 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
     from graders.engine.judging.references import _single_thread_torch, uses_torch
     from graders.engine.values.protocol import ExerciseRun
     from graders.engine.values.protocol import Submission
-    from graders.engine.values.texts import feedback_text, translated
+    from graders.engine.values.texts import detail, feedback_text, stub_particular, translated
 
     from graders.engine.sandbox.layers import private_hypothesis_storage
 
@@ -240,7 +240,8 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
     outcomes: list[dict] = []
     status = "done"
     if not callable(function):
-        payload = {"cases": [], "missing": clean_text(f"{name} is not a function (got {type(function).__name__})"),
+        payload = {"cases": [], "missing": detail("not_a_function", function=name,
+                                                  type=clean_text(type(function).__name__)),
                    "violations": []}
         run = ExerciseRun("done", payload, {})
     else:
@@ -260,7 +261,7 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
         message = outcomes[0]["exception"]["message"] or f"{exercise_id} is not implemented yet"
         count, language = len(spec.cases()), options.lang
         feedback = "\n".join([feedback_text(language, "checks_passed", passed=0, checks=count),
-                              feedback_text(language, "not_implemented", detail=translated(message, language))])
+                              feedback_text(language, "not_implemented", detail=translated(stub_particular(message), language))])
         return {"id": exercise_id, "points": 0.0, "max_points": round(spec.points, 4), "status": "error",
                 "feedback": feedback, "misconceptions": [], "not_implemented": True}
     return assess(exercise, submission, {stem: ""}, {}, {0: run}, ctx).to_dict()

@@ -57,6 +57,8 @@ from graders import settings
 from graders.engine.sandbox import wall
 from graders.engine.sandbox.confine import WALL_MARK
 from graders.engine.sandbox.libc import libc as _libc
+from graders.engine.values.texts import detail
+from graders.text import Particular
 
 NOBODY = 65534
 LAYERS = ("outer_wall", "namespaces", "scratch_quota", "closed_root", "resource_limits", "process_limit",
@@ -114,20 +116,20 @@ def worker_cgroup_limits(memory_mb: float, scratch_mb: float):
     return Limits(memory_bytes=int(2 * (memory_mb + scratch_mb) + 512) << 20, tasks=WORKER_TASKS, cpus=1.0)
 PR_SET_DUMPABLE = 4
 
-BLOCKED_EVENTS = {
-    "subprocess.Popen": "starting a process",
-    "os.system": "starting a process",
-    "os.exec": "starting a process",
-    "os.posix_spawn": "starting a process",
-    "os.spawn": "starting a process",
-    "os.fork": "forking the worker",
-    "os.forkpty": "forking the worker",
-    "ctypes.dlopen": "loading native code with ctypes",
-    "ctypes.dlsym": "looking up native functions with ctypes",
-    "ctypes.dlsym/handle": "looking up native functions with ctypes",
-    "os.symlink": "creating symbolic links",
-    "os.link": "creating hard links",
-    "socket.connect": "opening network connections",
+BLOCKED_EVENTS = {  # audit event -> the refusal's key (graders.engine.values.texts.DETAILS)
+    "subprocess.Popen": "refused_process",
+    "os.system": "refused_process",
+    "os.exec": "refused_process",
+    "os.posix_spawn": "refused_process",
+    "os.spawn": "refused_process",
+    "os.fork": "refused_fork",
+    "os.forkpty": "refused_fork",
+    "ctypes.dlopen": "refused_dlopen",
+    "ctypes.dlsym": "refused_dlsym",
+    "ctypes.dlsym/handle": "refused_dlsym",
+    "os.symlink": "refused_symlink",
+    "os.link": "refused_link",
+    "socket.connect": "refused_network",
 }
 PATH_EVENTS = {"open": 0, "os.listdir": 0, "os.scandir": 0, "glob.glob": 0, "os.chdir": 0,
                "shutil.copyfile": 0, "shutil.copytree": 0, "os.rename": 0, "pathlib.Path.glob": 0}
@@ -140,7 +142,7 @@ class Fence:
         self.forbidden = tuple(sorted({os.path.realpath(str(p)) for p in forbidden_paths}))
         self.allowed = tuple(sorted({os.path.realpath(str(p)) for p in allowed_paths}))
         self.modules = tuple(forbidden_modules)
-        self.violations: list[str] = []
+        self.violations: list[dict] = []  # {"what": a refusal's key, its fields}: the door's Refused
         self.armed = False
 
     @staticmethod
@@ -161,26 +163,27 @@ class Fence:
     def module_is_forbidden(self, name: str) -> bool:
         return any(name == m or name.startswith(m + ".") for m in self.modules)
 
-    def refuse(self, what: str) -> None:
-        self.violations.append(what)
-        raise PermissionError(f"the grader does not allow {what}")
+    def refuse(self, what: str, **fields: str) -> None:
+        """Record the refusal ``what`` (a key of DETAILS, ``refused_*``) with its fields, and raise."""
+        self.violations.append({"what": what, **fields})
+        raise PermissionError(f"the grader does not allow {detail(what, **fields)}")
 
     def hook(self, event: str, args: tuple) -> None:
         if not self.armed:
             return
         if event in PATH_EVENTS and args:
             if self.path_is_forbidden(args[0]):
-                self.refuse(f"access to {os.fsdecode(args[0])!s} ({event})")
+                self.refuse("refused_path", path=str(os.fsdecode(args[0]))[:2000], event=event)
         elif event == "import" and args:
             name = args[0]
             if isinstance(name, str) and self.module_is_forbidden(name):
-                self.refuse(f"importing {name}")
+                self.refuse("refused_import", module=name[:200])
         elif event in BLOCKED_EVENTS:
             self.refuse(BLOCKED_EVENTS[event])
         elif event in ("os.kill", "os.killpg") and args and args[0] not in (0, os.getpid()):
-            self.refuse("signalling other processes")
+            self.refuse("refused_signal")
 
-    def take_violations(self) -> list[str]:
+    def take_violations(self) -> list[dict]:
         found, self.violations[:] = list(self.violations), []
         return found
 
@@ -209,7 +212,7 @@ def unprivileged_user(python: str, pythonpath: str, cwd: str) -> tuple[int | Non
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None, "not running as root: workers run as the current user"
     if settings.get("RL4LLM_KEEP_ROOT"):
-        return None, "RL4LLM_KEEP_ROOT=1: workers keep root (audit hook only)"
+        return None, detail("keep_root_env")
     key = (python, pythonpath, os.path.dirname(os.path.abspath(cwd)))
     if key in _NOBODY_RUNS:
         return NOBODY, "running as root: workers run as user nobody"
@@ -220,12 +223,10 @@ def unprivileged_user(python: str, pythonpath: str, cwd: str) -> tuple[int | Non
                                user=NOBODY, group=NOBODY, extra_groups=[], capture_output=True, text=True,
                                timeout=60)
     except (OSError, subprocess.SubprocessError) as error:
-        return None, (f"running as root, but user nobody cannot start {python} ({error}): workers keep root"
-                      + _what_to_do(python, pythonpath))
+        return None, detail("keep_root_start", python=python, error=str(error), fix=_what_to_do(python, pythonpath))
     if probe.returncode != 0:
         last = (probe.stderr.strip().splitlines() or ["?"])[-1]
-        return None, (f"running as root, but user nobody cannot import the worker ({last}): workers keep root"
-                      + _what_to_do(python, pythonpath))
+        return None, detail("keep_root_import", last=last, fix=_what_to_do(python, pythonpath))
     _NOBODY_RUNS.add(key)
     return NOBODY, "running as root: workers run as user nobody"
 
@@ -245,15 +246,14 @@ def _closed_folder(path: str) -> str | None:
     return None
 
 
-def _what_to_do(python: str, pythonpath: str) -> str:
-    """How to let ``nobody`` run the workers: the folder that keeps it out, and the two ways round it."""
-    for what, path in [("the interpreter", python), *(("the kit", entry) for entry in pythonpath.split(os.pathsep)
-                                                      if entry)]:
+def _what_to_do(python: str, pythonpath: str) -> Particular | str:
+    """How to let ``nobody`` run the workers: the folder that keeps it out, and the two ways round it ("" when
+    no folder does)."""
+    for what, path in [("keep_root_to_interpreter", python),
+                       *(("keep_root_to_kit", entry) for entry in pythonpath.split(os.pathsep) if entry)]:
         folder = _closed_folder(path)
         if folder:
-            return (f"; user nobody cannot enter {folder}, on the way to {what} ({os.path.realpath(path)}): run "
-                    f"`chmod o+x {folder}` (others may then pass through it, not list it), or install the kit "
-                    "with a Python outside it (e.g. python3 -m venv /opt/rl4llm-venv)")
+            return detail("keep_root_fix", folder=folder, what=detail(what), path=os.path.realpath(path))
     return ""
 
 

@@ -14,28 +14,38 @@ from __future__ import annotations
 import numpy as np
 
 from graders.engine.values.codec import Opaque
-from graders.text import Text
+from graders.engine.values.compare_texts import COMPARE, KINDS, TYPES
+from graders.text import Particular, Text
 
 DESCRIBE_LIMIT = 160
 
+_KIT_FIELDS = ("where", "key", "rtol", "atol")  # the comparator's fields that are the kit's words
 
-def kind(value) -> str:
-    """A short noun phrase for the type and shape of a normalised value."""
+
+def _particular(particular: str, **fields) -> Particular:
+    """One of the comparator's particulars (:data:`COMPARE`, :data:`KINDS`) as data."""
+    table = COMPARE if particular in COMPARE else KINDS
+    data = tuple(name for name, value in fields.items() if name not in _KIT_FIELDS and not isinstance(value, Particular))
+    return Particular(particular, table[particular], data=data, **fields)  # a Particular inside keeps its own data marks
+
+
+def kind(value) -> Particular:
+    """A short noun phrase for the type and shape of a normalised value (a :class:`Particular` of :data:`KINDS`)."""
     if value is None:
-        return "None"
+        return _particular("none")
     if isinstance(value, float):
-        return "a number"
+        return _particular("number")
     if isinstance(value, str):
-        return "a string"
+        return _particular("string")
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
+        return _particular("array", shape=str(value.shape))
     if isinstance(value, list):
-        return f"a list of {len(value)} item(s)"
+        return _particular("list", count=len(value))
     if isinstance(value, dict):
-        return "a dict"
+        return _particular("dict")
     if isinstance(value, Opaque):
-        return f"an object of type {value.type_name}"
-    return f"a {type(value).__name__}"
+        return _particular("object", type=value.type_name)
+    return _particular("other", type=type(value).__name__)
 
 
 def _number(value: float) -> str:
@@ -107,55 +117,70 @@ def _close(expected: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> n
     return ok | both_nan | same_inf
 
 
-def mismatch(expected, got, *, rtol: float, atol: float, where: str = "") -> str | None:
-    """``None`` when ``got`` matches ``expected``; otherwise one line saying where and how it differs."""
-    at = f"at {where}: " if where else ""
+def mismatch(expected, got, *, rtol: float, atol: float, where: str = "") -> Particular | None:
+    """``None`` when ``got`` matches ``expected``; otherwise one line (a :class:`Particular` of :data:`COMPARE`)
+    saying where and how it differs."""
+    problem = _mismatch(expected, got, rtol, atol)
+    if problem is None:
+        return None
+    at, reason = ("", problem) if isinstance(problem, Particular) else problem
+    return _particular("compare_at", where=f"{where}{at}", reason=reason) if where or at else reason
+
+
+def _mismatch(expected, got, rtol: float, atol: float):
+    """None, a Particular (at the top), or ``(path, Particular)``: where inside ``expected`` the first difference is."""
     if isinstance(expected, Opaque):
         return None
     if isinstance(expected, float):
         if not isinstance(got, float):
-            return f"{at}expected a number, got {kind(got)}"
+            return _particular("compare_values", expected=_particular("number"), got=kind(got))
         if _close(np.array(expected), np.array(got), rtol, atol):
             return None
-        return f"{at}expected {describe(expected)}, got {describe(got)} (rtol {rtol:g}, atol {atol:g})"
+        return _particular("compare_close", expected=describe(expected), got=describe(got), rtol=f"{rtol:g}",
+                     atol=f"{atol:g}")
     if isinstance(expected, np.ndarray):
         if not isinstance(got, np.ndarray):
-            return f"{at}expected {kind(expected)}, got {kind(got)}"
+            return _particular("compare_values", expected=kind(expected), got=kind(got))
         if got.shape != expected.shape:
-            return f"{at}expected an array of shape {expected.shape}, got shape {got.shape}"
+            return _particular("compare_shape", shape=str(expected.shape), got_shape=str(got.shape))
         ok = _close(expected, got, rtol, atol)
         if ok.all():
             return None
         bad = np.argwhere(~ok)
         first = tuple(int(i) for i in bad[0])
-        return (f"{at}{len(bad)} of {ok.size} entries differ; first at index {list(first)}: "
-                f"expected {describe(float(expected[first]))}, got {describe(float(got[first]))} "
-                f"(rtol {rtol:g}, atol {atol:g})")
+        return _particular("compare_entries", count=len(bad), size=ok.size, index=str(list(first)),
+                     expected=describe(float(expected[first])), got=describe(float(got[first])), rtol=f"{rtol:g}",
+                     atol=f"{atol:g}")
     if isinstance(expected, str) or expected is None:
         if got == expected and type(got) is type(expected):
             return None
-        return f"{at}expected {describe(expected)}, got {describe(got)}"
+        return _particular("compare_values", expected=describe(expected), got=describe(got))
     if isinstance(expected, list):
         if not isinstance(got, list):
-            return f"{at}expected {kind(expected)}, got {kind(got)}"
+            return _particular("compare_values", expected=kind(expected), got=kind(got))
         if len(got) != len(expected):
-            return f"{at}expected {len(expected)} item(s), got {len(got)}"
+            return _particular("compare_length", count=len(expected), got_count=len(got))
         for index, (want, have) in enumerate(zip(expected, got)):
-            problem = mismatch(want, have, rtol=rtol, atol=atol, where=f"{where}[{index}]")
-            if problem:
-                return problem
+            problem = _mismatch(want, have, rtol, atol)
+            if problem is not None:
+                return _deeper(f"[{index}]", problem)
         return None
     if isinstance(expected, dict):
         if not isinstance(got, dict):
-            return f"{at}expected {kind(expected)}, got {kind(got)}"
+            return _particular("compare_values", expected=kind(expected), got=kind(got))
         for key, want in expected.items():
             if key not in got:
-                return f"{at}missing key {key!r}"
-            problem = mismatch(want, got[key], rtol=rtol, atol=atol, where=f"{where}[{key!r}]")
-            if problem:
-                return problem
+                return _particular("compare_key", key=repr(key))
+            problem = _mismatch(want, got[key], rtol, atol)
+            if problem is not None:
+                return _deeper(f"[{key!r}]", problem)
         return None
-    return f"{at}cannot compare {kind(expected)}"
+    return _particular("compare_kind", kind=kind(expected))
+
+
+def _deeper(step: str, problem):
+    """``problem`` (a Particular, or ``(path, Particular)``) found one ``step`` further down: its path begins there."""
+    return (step, problem) if isinstance(problem, Particular) else (step + problem[0], problem[1])
 
 
 def matches(expected, got, *, rtol: float, atol: float) -> bool:
@@ -165,37 +190,29 @@ def matches(expected, got, *, rtol: float, atol: float) -> bool:
 # ---------------------------------------------------------------------------
 # Types: what the spec promises, checked before values are normalised
 # ---------------------------------------------------------------------------
-def _type_words(described) -> Text:
-    """A :func:`graders.engine.values.codec.type_of` description as a noun phrase, in every language."""
-    simple = {"none": Text("None", "None"), "bool": Text("a bool", "bool"), "int": Text("a Python int", "целое число int"),
-              "float": Text("a Python float", "число float"), "str": Text("a string", "строка")}
-    if isinstance(described, str) and described in simple:
-        return simple[described]
-    elif isinstance(described, dict) and "array" in described:
-        dtype = str(described["array"])[:40]
-        en, ru = f"a NumPy array of dtype {dtype}", f"массив NumPy с dtype {dtype}"
-    elif isinstance(described, dict) and "tensor" in described:
-        dtype = str(described["tensor"])[:40]
-        en, ru = ((f"a torch tensor of dtype {dtype} that requires grad",
-                   f"тензор torch с dtype {dtype}, требующий градиента") if described.get("grad") else
-                  (f"a torch tensor of dtype {dtype} without grad (detached)",
-                   f"тензор torch с dtype {dtype} без градиента (отсоединённый)"))
-    elif isinstance(described, dict) and "scalar" in described:
-        dtype = str(described["scalar"])[:40]
-        en, ru = f"a NumPy {dtype} scalar", f"скаляр NumPy {dtype}"
-    elif isinstance(described, dict) and "list" in described:
-        en, ru = "a list", "список"
-    elif isinstance(described, dict) and "tuple" in described:
-        en, ru = "a tuple", "кортеж"
-    elif isinstance(described, dict) and "dict" in described:
-        en, ru = "a dict", "словарь"
-    elif isinstance(described, dict) and "dataclass" in described:
-        name = str(described["dataclass"])[:60]
-        en, ru = f"a {name} dataclass", f"датакласс {name}"
-    else:
-        name = str(described.get("object", "?"))[:60] if isinstance(described, dict) else "?"
-        en, ru = f"an object of type {name}", f"объект типа {name}"
-    return Text(en, ru)
+
+
+def _type_words(described, data: bool) -> Particular:
+    """A :func:`graders.engine.values.codec.type_of` description as a noun phrase (a :class:`Particular` of
+    :data:`TYPES`); ``data``: its dtype and name are data (the learner's result's), not the kit's words."""
+    def one(particular: str, **fields) -> Particular:
+        return Particular(particular, TYPES[particular], data=tuple(fields) if data else (), **fields)
+
+    if isinstance(described, str) and described in ("none", "bool", "int", "float", "str"):
+        return one(described)
+    if isinstance(described, dict):
+        for key in ("array", "scalar"):
+            if key in described:
+                return one(key, dtype=str(described[key])[:40])
+        if "tensor" in described:
+            return one("tensor_grad" if described.get("grad") else "tensor", dtype=str(described["tensor"])[:40])
+        for key in ("list", "tuple", "dict"):
+            if key in described:
+                return one(key)
+        if "dataclass" in described:
+            return one("dataclass", name=str(described["dataclass"])[:60])
+    name = str(described.get("object", "?"))[:60] if isinstance(described, dict) else "?"
+    return one("object", name=name)
 
 
 def _sequence_items(described):
@@ -207,7 +224,7 @@ def _sequence_items(described):
     return None
 
 
-def type_problem(expected, got, where: str = "") -> Text | None:
+def type_problem(expected, got, where: str = "") -> Particular | None:
     """``None`` when the learner's result has the type the reference's has; otherwise one line, in every
     language, saying where and what was expected.
 
@@ -225,11 +242,11 @@ def type_problem(expected, got, where: str = "") -> Text | None:
 
     Where the reference returns ``None``, a string, another NumPy scalar or an object, the value
     comparison alone decides."""
-    def problem() -> Text:
-        want, have = _type_words(expected), _type_words(got)
-        at_en, at_ru = (f" at {where}", f" в {where}") if where else ("", "")
-        return Text(f"wrong type{at_en}: expected {want}, got {have}",
-                    f"неверный тип{at_ru}: ожидалось: {want.in_('ru')}; получено: {have.in_('ru')}")
+    def problem() -> Particular:  # the reference's type is the kit's; the learner's result's is data
+        fields = {"want": _type_words(expected, data=False), "have": _type_words(got, data=True)}
+        if where:
+            return Particular("wrong_type_at", TYPES["wrong_type_at"], data=("have",), where=where, **fields)
+        return Particular("wrong_type", TYPES["wrong_type"], data=("have",), **fields)
 
     if expected == "float":
         return None if got in ("float", "int") else problem()

@@ -105,6 +105,20 @@ class Event(Struct, forbid_unknown_fields=True):
 _KIND_FIELDS = ("sandbox", "load", "loaded", "start", "done", "crashed")
 
 
+REFUSALS = ("refused_process", "refused_fork", "refused_dlopen", "refused_dlsym", "refused_symlink", "refused_link",
+            "refused_network", "refused_signal", "refused_path", "refused_import")  # the sandbox's (texts.DETAILS)
+
+
+class Refused(Struct, forbid_unknown_fields=True):
+    """What the sandbox refused (:meth:`graders.engine.sandbox.layers.Fence.refuse`): its key and the fields
+    its text names; each field is the learner's data (a path, a module), never read as the kit's words."""
+
+    what: Literal[REFUSALS]
+    path: Annotated[str, Meta(max_length=MAX_MESSAGE)] = ""
+    event: Name = ""
+    module: Name = ""
+
+
 class LearnerError(Struct, forbid_unknown_fields=True):
     """An exception raised by learner code, as :func:`graders.engine.worker.child.describe_exception` says."""
 
@@ -114,6 +128,7 @@ class LearnerError(Struct, forbid_unknown_fields=True):
     where: Name = ""
     sandbox: bool = False
     output: Annotated[str, Meta(max_length=MAX_OUTPUT)] = ""
+    refusal: Union[Refused, None] = None  # a load the sandbox refused: what it refused
 
 
 class Case(Struct, forbid_unknown_fields=True):
@@ -134,7 +149,7 @@ class Result(Struct, forbid_unknown_fields=True):
     # whether the learner's file lacks the function: one reading, a boolean (the grader words the message, and
     # takes a trusted case's outcome from the trusted process whatever this says)
     missing: bool = False
-    violations: Annotated[list[Annotated[str, Meta(max_length=MAX_MESSAGE)]], Meta(max_length=MAX_ITEMS)] = []
+    violations: Annotated[list[Refused], Meta(max_length=MAX_ITEMS)] = []
 
 
 _EVENT = msgspec.json.Decoder(Event)
@@ -170,7 +185,13 @@ def read_error(raw: msgspec.Raw) -> dict | None | Refusal:
         error = _ERROR.decode(raw)
     except (msgspec.DecodeError, RecursionError, ValueError, TypeError) as failure:
         return Refusal(f"a malformed load error ({_why(failure)})")
-    return None if error is None else clean_learner_text(msgspec.structs.asdict(error))
+    if error is None:
+        return None
+    found = msgspec.structs.asdict(error)
+    refused = found.pop("refusal")  # only a refused load has one: {"what", and its fields}
+    if refused is not None:
+        found["refusal"] = msgspec.structs.asdict(refused)
+    return clean_learner_text(found)
 
 
 @dataclass

@@ -1,8 +1,7 @@
 """The intake's refusals, worded in every language: a zip refused from its end records, a notebook its reader
-could not read, and why. Entries of :data:`graders.engine.values.texts.DETAILS` (placed there before
-``zip_unreadable``, so that a reason is read back too: :func:`graders.engine.values.texts.translated`), kept here
-so that the table of details stays one page. :data:`graders.engine.intake.reader.ZIP_REASONS` and
-:data:`graders.engine.intake.notebook_reader.WHY` read them. :data:`INTAKE_FEEDBACK`: entries of
+could not read, and why. Entries of :data:`graders.engine.values.texts.DETAILS`, kept here so that the table of
+details stays one page; the intake says them as data (``texts.detail``: :mod:`graders.engine.intake.reader`,
+:data:`graders.engine.intake.notebook_reader.WHY`). :data:`INTAKE_FEEDBACK`: entries of
 :data:`graders.engine.values.texts.FEEDBACK` kept here for the same reason (a function that is still a stub).
 """
 

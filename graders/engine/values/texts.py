@@ -14,23 +14,22 @@ value is the case's identity; ``graders.checks.Case.label_in``).
 The English templates are exactly the kit's historical strings: English
 reports do not change by a byte.
 
-:data:`DETAILS` holds the particulars that other parts of the engine write in
-English (a sandbox refusal, a worker's exit, a file's syntax error, the
-comparator's line, a note about the submission's files, a kit problem).
-Their English templates are the forms those modules produce; :func:`translated`
-recognises one and writes it in another language. A particular it does not
-recognise stays as written, as do Python's exception texts; a ``Text`` (a check's
-own message) is read through its accessor. The misconception hints come in every language from the
+:data:`DETAILS` holds the particulars that other parts of the engine say (a
+sandbox refusal, a worker's exit, a file's syntax error, the comparator's line,
+a note about the submission's files, a kit problem). Each is made as data, a
+:class:`graders.text.Particular` (:func:`detail`): a key, its fields, and which fields
+are data rather than the kit's words; every language is rendered from those
+fields, and hide mode withholds the data fields by structure. :func:`translated`
+reads a Particular or a Text through its accessor and leaves any other string (a
+learner's or Python's words) as it is: nothing is read back from English. The misconception hints come in every language from the
 catalogue itself (each entry's docstring, :mod:`graders.engine.judging.misconceptions`).
 """
 
 from __future__ import annotations
 
-import re
-import string
-
 from graders.course import LANGUAGES
-from graders.text import Text
+from graders.engine.values.compare_texts import COMPARE, KINDS, TYPES
+from graders.text import Particular, Text, placeholders
 from graders.engine.values.intake_texts import INTAKE_DETAILS, INTAKE_FEEDBACK
 
 FEEDBACK = {
@@ -107,6 +106,7 @@ FEEDBACK = {
                            "неверный ответ (подробности не показываются: скрытая проверка)"),
     "withheld_type": Text("an answer of the wrong type (details withheld: hidden check)",
                           "ответ не того типа (подробности не показываются: скрытая проверка)"),
+    "withheld_value": Text("<hidden>", "<скрыто>"),  # a value in a hidden check's line (hide mode)
     "withheld_cause": Text("raised an exception in a hidden check (details withheld)",
                            "функция выбросила исключение в скрытой проверке (подробности не показываются)"),
 }
@@ -164,28 +164,22 @@ DETAILS = {
     # graders.engine.sandbox.layers: why workers keep root (a note of `rl4llm grade`)
     "keep_root_env": Text("RL4LLM_KEEP_ROOT=1: workers keep root (audit hook only)",
                           "RL4LLM_KEEP_ROOT=1: рабочие процессы остаются под root (только audit hook)"),
-    "keep_root_start_fix": Text(
-        "running as root, but user nobody cannot start {python} ({error}): workers keep root; user nobody cannot "
-        "enter {folder}, on the way to the interpreter ({path}): run `chmod o+x {folder2}` (others may then pass "
-        "through it, not list it), or install the kit with a Python outside it (e.g. python3 -m venv /opt/rl4llm-venv)",
-        "запуск под root, но пользователь nobody не может запустить {python} ({error}): рабочие процессы остаются "
-        "под root; nobody не может войти в {folder} на пути к интерпретатору ({path}): выполните `chmod o+x {folder2}` "
-        "(другие смогут проходить через папку, но не читать её список) или установите комплект заданий с Python "
-        "вне её (например, python3 -m venv /opt/rl4llm-venv)"),
-    "keep_root_start_fix_kit": Text(
-        "running as root, but user nobody cannot start {python} ({error}): workers keep root; user nobody cannot "
-        "enter {folder}, on the way to the kit ({path}): run `chmod o+x {folder2}` (others may then pass "
-        "through it, not list it), or install the kit with a Python outside it (e.g. python3 -m venv /opt/rl4llm-venv)",
-        "запуск под root, но пользователь nobody не может запустить {python} ({error}): рабочие процессы остаются "
-        "под root; nobody не может войти в {folder} на пути к комплекту заданий ({path}): выполните `chmod o+x "
-        "{folder2}` (другие смогут проходить через папку, но не читать её список) или установите комплект заданий "
-        "с Python вне её (например, python3 -m venv /opt/rl4llm-venv)"),
-    "keep_root_start": Text("running as root, but user nobody cannot start {python} ({error}): workers keep root",
+    "keep_root_start": Text("running as root, but user nobody cannot start {python} ({error}): workers keep root{fix}",
                             "запуск под root, но пользователь nobody не может запустить {python} ({error}): рабочие "
-                            "процессы остаются под root"),
-    "keep_root_import": Text("running as root, but user nobody cannot import the worker ({last}): workers keep root",
+                            "процессы остаются под root{fix}"),
+    "keep_root_import": Text("running as root, but user nobody cannot import the worker ({last}): workers keep "
+                             "root{fix}",
                              "запуск под root, но пользователь nobody не может импортировать рабочий модуль ({last}): "
-                             "рабочие процессы остаются под root"),
+                             "рабочие процессы остаются под root{fix}"),
+    "keep_root_fix": Text(
+        "; user nobody cannot enter {folder}, on the way to {what} ({path}): run `chmod o+x {folder}` (others may "
+        "then pass through it, not list it), or install the kit with a Python outside it (e.g. python3 -m venv "
+        "/opt/rl4llm-venv)",
+        "; nobody не может войти в {folder} на пути к {what} ({path}): выполните `chmod o+x {folder}` (другие "
+        "смогут проходить через папку, но не читать её список) или установите комплект заданий с Python вне её "
+        "(например, python3 -m venv /opt/rl4llm-venv)"),
+    "keep_root_to_interpreter": Text("the interpreter", "интерпретатору"),
+    "keep_root_to_kit": Text("the kit", "комплекту заданий"),
     # graders.engine.outputs.outfolder: an earlier run set aside
     "set_aside_interrupted": Text(
         "note: {out_dir} held an earlier run that was interrupted ({graded} of {total} submission(s) graded); set "
@@ -285,36 +279,8 @@ DETAILS = {
     "kit_reference_raised": Text("the reference raised on check {label}: {message}",
                                  "эталонное решение выбросило исключение на проверке {label}: {message}"),
     "kit_no_usable_checks": Text("no usable checks", "нет пригодных проверок"),
-    # graders.engine.values.compare: the comparator's line
-    "compare_at": Text("at {where}: {reason}", "элемент {where}: {reason}"),
-    "compare_entries": Text("{count} of {size} entries differ; first at index {index}: expected {expected}, "
-                            "got {got} (rtol {rtol}, atol {atol})",
-                            "не совпадают элементы: {count} из {size}; первый — с индексом {index}: ожидалось: "
-                            "{expected}, получено: {got} (rtol {rtol}, atol {atol})"),
-    "compare_shape": Text("expected an array of shape {shape}, got shape {got_shape}",
-                          "ожидался массив формы {shape}, получена форма {got_shape}"),
-    "compare_length": Text("expected {count} item(s), got {got_count}",
-                           "ожидалось элементов: {count}, получено: {got_count}"),
-    "compare_key": Text("missing key {key}", "нет ключа {key}"),
-    "compare_kind": Text("cannot compare {kind}", "не удаётся сравнить: {kind}"),
-    "compare_values": Text("expected {expected}, got {got}", "ожидалось: {expected}, получено: {got}"),
+    **COMPARE,  # graders.engine.values.compare: the comparator's line (its own table)
 }
-
-# graders.engine.values.compare.kind: what a value is, inside the comparator's line
-KINDS = {
-    "number": Text("a number", "число"),
-    "string": Text("a string", "строка"),
-    "dict": Text("a dict", "словарь"),
-    "array": Text("an array of shape {shape}", "массив формы {shape}"),
-    "list": Text("a list of {count} item(s)", "список длины {count}"),
-    "object": Text("an object of type {type}", "объект типа {type}"),
-    "other": Text("a {type}", "объект типа {type}"),
-}
-
-# placeholders of DETAILS that hold text of their own: a particular (translated, or the whole stays
-# English) or a value that may be a kind ("a number"; a value such as 0.5 stays as it is)
-_NESTED_DETAIL = ("reason",)
-_NESTED_KIND = ("expected", "got", "kind")
 
 
 def checked(language: str) -> str:
@@ -339,61 +305,54 @@ def cli_text(language: str, key: str, **fields) -> str:
     return CLI[key].in_(language if language in LANGUAGES else "en", **fields)
 
 
-def detail(key: str, **fields) -> str:
-    """A particular in the form the engine writes it (English; :func:`translated` reads it back)."""
-    return DETAILS[key].in_("en", **fields)
+def detail(key: str, **fields) -> Particular:
+    """A particular of :data:`DETAILS` as data (:class:`graders.text.Particular`): the English string it is, and every
+    language rendered from the same fields (a field that is a Text, a check's label, read in each). Every field
+    counts as data: hide mode withholds it (:meth:`Particular.withheld_in`)."""
+    return Particular(key, DETAILS[key], data=tuple(fields), **fields)
 
 
-def detail_in_every_language(key: str, **fields) -> Text:
-    """:func:`detail` in every language at once; a field that is a Text (a check's label) is read in each."""
-    return Text(*(DETAILS[key].in_(language, **{name: value.in_(language) if isinstance(value, Text) else value
-                                                for name, value in fields.items()})
-                  for language in LANGUAGES))
+REFUSED_UNKNOWN = Text("an action the sandbox refused", "действие, запрещённое песочницей")
+
+
+def refusal(violation) -> Text:
+    """What the sandbox refused, as the kit says it: a Text as it is (hide mode's own), or a door-read refusal
+    (``{"what": "refused_path", "path": ..., "event": ...}``, :class:`graders.engine.values.door.Refused`)
+    as the Particular of its key, every field data."""
+    if isinstance(violation, Text):
+        return violation
+    what = violation.get("what") if isinstance(violation, dict) else None
+    if not (isinstance(what, str) and what.startswith("refused_") and what in DETAILS):
+        return REFUSED_UNKNOWN
+    return detail(what, **{name: str(violation.get(name, "")) for name in placeholders(DETAILS[what])})
+
+
+STUB_MARK = " is not implemented yet -- "  # between the function and its pointer in every kit stub's message
+
+
+def stub_particular(message: str) -> Particular | str:
+    """A stub's ``NotImplementedError`` message as the kit's Particular when it is exactly one the kit's build writes
+    (:func:`graders.build.stubs.stub_message`: ``<id> is not implemented yet -- <pointer>``); any other message
+    as it is. The one place a message from the learner's process is matched against a kit form: the stub is the
+    kit's own text in the learner's file, and only its two fixed forms are recognised (never a template read
+    back in general). The pointer stays data."""
+    function, mark, pointer = str(message).partition(STUB_MARK)
+    if not mark or not function or not all(part.isidentifier() for part in function.split(".")) or not pointer:
+        return message
+    if pointer == DETAILS["stub_docstring"].in_("en", function="").partition(STUB_MARK)[2]:
+        return detail("stub_docstring", function=function)
+    return detail("stub", function=function, pointer=pointer)
+
+
+def detail_in_every_language(key: str, **fields) -> Particular:
+    """:func:`detail` (kept under this name for the callers that say why: a field may be a Text)."""
+    return detail(key, **fields)
 
 
 def translated(text: str, language: str) -> str:
-    """``text``, a particular the engine wrote in English, in ``language`` (as it is when not recognised).
-
-    A ``Text`` (a check's own message, a comparison's reason) carries its translations:
-    they win (read through its accessor)."""
+    """``text`` in ``language``: a :class:`Text` (a :class:`Particular` too) through its accessor; any other string is
+    a learner's or Python's own words and stays as it is. Nothing is read back from English."""
     if isinstance(text, Text):
         return text.in_(checked(language))
-    if checked(language) == "en":
-        return text
-    found = _translate(text, DETAILS, language)
-    return text if found is None else found
-
-
-def _translate(text: str, table: dict, language: str) -> str | None:
-    for key, pattern in _patterns(table):
-        match = pattern.fullmatch(text)
-        if match is None:
-            continue
-        fields = dict(match.groupdict())
-        for name, value in fields.items():
-            if name in _NESTED_DETAIL:
-                fields[name] = _translate(value, DETAILS, language)
-            elif name in _NESTED_KIND:
-                fields[name] = _translate(value, KINDS, language) or value
-        if None not in fields.values():
-            return table[key].in_(language, **fields)
-    return None
-
-
-_PATTERNS: dict[int, list[tuple[str, re.Pattern]]] = {}
-
-
-def _patterns(table: dict) -> list[tuple[str, re.Pattern]]:
-    """The English templates of ``table`` as patterns: a placeholder matches any text (a repeat, the same)."""
-    if id(table) not in _PATTERNS:
-        compiled = []
-        for key, template in table.items():  # a Text is its English template
-            parts, seen = [], set()
-            for literal, field, _, _ in string.Formatter().parse(template):
-                parts.append(re.escape(literal))
-                if field is not None:
-                    parts.append(f"(?P={field})" if field in seen else f"(?P<{field}>.*?)")
-                    seen.add(field)
-            compiled.append((key, re.compile("".join(parts), re.DOTALL)))
-        _PATTERNS[id(table)] = compiled
-    return _PATTERNS[id(table)]
+    checked(language)
+    return text

@@ -188,8 +188,8 @@ class Child:
             sys.meta_path.remove(missing)
         violations = self.fence.take_violations()
         if violations:
-            error = {"type": "PermissionError", "mro": ["PermissionError"], "message": str(violations[0])[:2000],
-                     "where": "", "sandbox": True}
+            error = {"type": "PermissionError", "mro": ["PermissionError"], "message": "", "where": "",
+                     "sandbox": True, "refusal": violations[0]}
         if error:
             error["output"] = capture.text()
         self.report(loaded=error)
@@ -216,7 +216,7 @@ class Child:
                     skipped = len(exercise["cases"]) - position - 1
                     result["cases"] += [{"outcome": "raised", "exception": outcome["exception"]}] * skipped
                     break
-        result["violations"] = [str(v)[:2000] for v in self.fence.take_violations()][:64]
+        result["violations"] = self.fence.take_violations()[:64]
         self.report(result=dumps(result), arrays=bundles.pack_blob(encoder.arrays))
 
     def serve_case(self, function, number: int, position: int) -> dict:

@@ -33,6 +33,8 @@ from graders.engine.judging import calls
 from graders.engine.values import door
 from graders.engine.worker.fork_client import LOG_TAIL, ForkServer
 from graders.engine.values.scrub import without_addresses, without_paths
+from graders.engine.values.texts import detail
+from graders.text import Particular
 from graders.engine.worker.config import SandboxMissing, WorkerConfig, WorkerStartError, wall_backstop
 from graders.engine.values.protocol import (CPU_BUDGET_MESSAGE, OUTSIDE_PROTOCOL_MESSAGE, TOO_MUCH_MESSAGE,
                                             WALL_CAP_MESSAGE, ExerciseRun)
@@ -48,9 +50,9 @@ NOT_SERVED = {"outcome": "raised", "exception": {  # a trusted case the trusted 
     "sandbox": False, "output": ""}}
 
 
-def unreadable(reason: str) -> str:
+def unreadable(reason: str) -> Particular:
     """The message of an exercise whose worker's report the door refused (:mod:`graders.engine.values.door`)."""
-    return f"the worker's result could not be read ({reason})"
+    return detail("result_unreadable", error=reason)
 
 
 def wall_cap(exercises: list[dict], indices: list[int], load_timeout: float) -> float:
@@ -68,15 +70,16 @@ def _signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
-def describe_exit(code: int | None) -> str:
+def describe_exit(code: int | None) -> Particular:
+    """How a worker ended, as the kit says it (a Particular of DETAILS; the code or signal is data)."""
     if code is None:
-        return "the worker process stopped responding"
+        return detail("exit_unresponsive")
     if code < 0:
         name = _signal_name(code)
-        extra = {"SIGSEGV": " (a segmentation fault)", "SIGKILL": " (killed, often by the memory limit)",
-                 "SIGABRT": " (aborted)", "SIGXFSZ": " (wrote a file larger than allowed)"}.get(name, "")
-        return f"the worker process was killed by {name}{extra}"
-    return f"the worker process exited with code {code}"
+        known = {"SIGSEGV": "exit_segfault", "SIGKILL": "exit_killed", "SIGABRT": "exit_aborted",
+                 "SIGXFSZ": "exit_file_size"}
+        return detail(known[name]) if name in known else detail("exit_signal", signal=name)
+    return detail("exit_code", code=code)
 
 
 def _sanitise(text: str, sub_dir: Path) -> str:
