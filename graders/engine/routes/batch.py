@@ -120,7 +120,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
     pythonpath = os.pathsep.join([str(Path(graders.__file__).resolve().parent.parent),
                                   *options.worker_pythonpath])
     not_dumpable = sandbox.make_grader_not_dumpable()
-    with ThreadPoolExecutor(max_workers=1) as side, tempfile.TemporaryDirectory(prefix="rl4llm-grade-") as temp, \
+    with ThreadPoolExecutor(max_workers=2) as side, tempfile.TemporaryDirectory(prefix="rl4llm-grade-") as temp, \
             contextlib.ExitStack() as servers_stop:
         probing = side.submit(sandbox.probe_layers, python, pythonpath)  # a subprocess: overlaps the job
         temp_root = Path(temp)
@@ -142,9 +142,9 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                    for with_torch in (False, True)}
         for server in servers.values():
             servers_stop.callback(server.close)
-        servers[False].start()
-        if may_need_torch(paths, kit.files(options.modules)):
-            servers[True].start()
+        wanted = [False, *([True] if may_need_torch(paths, kit.files(options.modules)) else [])]
+        # started beside the job's preparation: each start waits for the outer wall's probe (a bwrap run)
+        starting = side.submit(lambda: [servers[with_torch].start() for with_torch in wanted])
         book = ReferenceBook.of(kit)
         settings = {
             "kit_root": str(kit.root),
@@ -166,6 +166,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
             "closed_root": not kit_settings.get("RL4LLM_NO_CLOSED_ROOT"),
         }
         job = prepare_job(kit, options, temp_root / "job", book.store)
+        starting.result()  # started (or why not: raised here, as a start in this thread would)
         if not job.torch:
             servers[True].close(kill=True)  # nothing to run there: stop its imports
         probe = probing.result()

@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -145,7 +146,11 @@ def wall_works(python: str | None = None, pythonpath: str | None = None) -> tupl
     if settings.get("RL4LLM_NO_BWRAP"):
         return False, "RL4LLM_NO_BWRAP=1"
     default_python, default_path = grading_interpreter()
-    return _probe(python or default_python, default_path if pythonpath is None else pythonpath)
+    with _PROBING:  # a batch asks from two threads at once (the fork servers' start, the layers' probe): one run
+        return _probe(python or default_python, default_path if pythonpath is None else pythonpath)
+
+
+_PROBING = threading.Lock()
 
 
 @lru_cache(maxsize=8)

@@ -25,8 +25,9 @@ _KIT_FIELDS = ("where", "key", "rtol", "atol")  # the comparator's fields that a
 def _particular(particular: str, **fields) -> Particular:
     """One of the comparator's particulars (:data:`COMPARE`, :data:`KINDS`) as data."""
     table = COMPARE if particular in COMPARE else KINDS
-    data = tuple(name for name, value in fields.items() if name not in _KIT_FIELDS and not isinstance(value, Particular))
-    return Particular(particular, table[particular], data=data, **fields)  # a Particular inside keeps its own data marks
+    data = tuple(name for name, value in fields.items()  # a reference's kind keeps its own marks; the learner's side
+                 if name not in _KIT_FIELDS and (name == "got" or not isinstance(value, Particular)))  # is data whole
+    return Particular(particular, table[particular], data=data, **fields)
 
 
 def kind(value) -> Particular:
