@@ -118,3 +118,30 @@ def test_the_door_reads_a_refusal_as_a_key_of_a_fixed_set_with_the_learners_fiel
 def test_a_refusal_the_tables_do_not_hold_is_said_in_the_kits_words_only():
     for violation in ({"what": "compare_values", "expected": "x"}, {"what": 3}, "raw text", None):
         assert texts.refusal(violation) is texts.REFUSED_UNKNOWN
+
+
+def test_a_dtype_clash_is_one_line_that_names_the_dtypes():
+    """Issue 53, point 4: torch's "Float did not match Double" (and its other forms) is said as one line with
+    the two dtypes, in the report's language; any other RuntimeError is shown as written."""
+    import torch
+
+    from graders.engine.outputs.feedback import message
+    from graders.engine.values.protocol import CaseOutcome, CaseResult
+
+    raised = []
+    for clash in (lambda a, b: a @ b, lambda a, b: torch.dot(a[0], b[0]), lambda a, b: torch.addmm(a, a, b)):
+        try:
+            clash(torch.ones(2, 2), torch.ones(2, 2, dtype=torch.float64))
+        except RuntimeError as error:
+            raised.append(str(error))
+    raised.append("Float did not match Double")
+    for text in raised:
+        outcome = CaseOutcome(0, None, CaseResult.RAISED, error={"type": "RuntimeError", "message": text,
+                                                                 "where": "line 3, in grpo_loss"})
+        for language in LANGUAGES:
+            line = message(outcome, [], language)
+            assert "\n" not in line and "float32" in line and "float64" in line and text not in line, line
+            assert line.endswith("(line 3, in grpo_loss)")
+        assert CYRILLIC.search(message(outcome, [], "ru"))
+    other = CaseOutcome(0, None, CaseResult.RAISED, error={"type": "RuntimeError", "message": "shape [2] is bad"})
+    assert message(other, [], "en") == "raised RuntimeError: shape [2] is bad"

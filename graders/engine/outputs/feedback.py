@@ -23,7 +23,7 @@ from graders.engine.values.protocol import CaseOutcome, CaseResult, ExerciseRepo
 from graders.engine.values.protocol import WALL_CAP_MESSAGE, ExerciseRun
 from graders.engine.values.scrub import without_addresses, without_temp_paths
 from graders.engine.values.protocol import Submission
-from graders.engine.values.kit_messages import kit_exception
+from graders.engine.values.kit_messages import DTYPE_CLASH, dtype_clash, kit_exception
 from graders.engine.values.texts import FEEDBACK, feedback_text, refusal, stub_particular, translated
 from graders.fences import positional_parameters
 from graders.text import Particular, in_
@@ -234,7 +234,10 @@ def message(outcome: CaseOutcome, names: list[str], language: str = "en") -> str
     elif result is CaseResult.WRONG_EXCEPTION:
         text = say("wrong_exception", exception=case.raises.__name__, error=_exception_text(outcome.error, language))
     elif result is CaseResult.RAISED:
-        text = say("raised", error=_exception_text(outcome.error, language))
+        clash = dtype_clash(outcome.error)  # torch's "Float did not match Double": one line naming the dtypes
+        error = outcome.error if clash is None else \
+            {**outcome.error, "message": DTYPE_CLASH.in_(language, first=clash[0], second=clash[1])}
+        text = say("raised", error=_exception_text(error, language))
     elif result is CaseResult.MODIFIED_INPUT:
         text = _modified(outcome, names, language)
     else:

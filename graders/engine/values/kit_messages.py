@@ -11,6 +11,8 @@ such message in those modules and fails on one the table lacks).
 
 from __future__ import annotations
 
+import re
+
 from graders.engine.values.texts import checked
 from graders.text import Text
 
@@ -71,3 +73,37 @@ def kit_exception(message: str, language: str, *, _nested: bool = False) -> str:
                 field = kit_exception(field, language, _nested=True)
             return text.in_(language, **{name: field})
     return message
+
+
+# torch's words for "two tensors of different dtypes met in one operation" (torch 2.x), each with the two dtype
+# names it gives; read from the learner's own exception message (bounded, linear patterns) to say it in one line
+_DTYPE_CLASH = tuple(re.compile(pattern) for pattern in (
+    r"expected scalar type (\w+) but found (\w+)",
+    r"(\w+) did not match (\w+)",
+    r"to have the same dtype, but got:? (\w+) (?:!=|and) (\w+)",
+    r"must have the same dtype, but got (\w+) and (\w+)",
+    r"to have same dtype, but found (\w+) and (\w+)",
+    r"Found dtype (\w+) but expected (\w+)",
+))
+_TORCH_DTYPES = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
+                 "long": "int64", "int": "int32", "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool",
+                 "float32": "float32", "float64": "float64", "float16": "float16", "int64": "int64", "int32": "int32"}
+DTYPE_CLASH = Text("two tensors of different dtypes met in one operation ({first} and {second}); keep every tensor "
+                   "in the dtype the inputs have (convert with .to(...) where a new tensor is made)",
+                   "в одной операции встретились тензоры разных типов данных ({first} и {second}); держите все "
+                   "тензоры в типе данных входов (приводите через .to(...) там, где создаётся новый тензор)")
+
+
+def dtype_clash(error: dict | None) -> tuple[str, str] | None:
+    """The two dtypes (``float32``, ``float64``, ...) of a ``RuntimeError`` in which torch says that tensors of
+    different dtypes met, else ``None``: the learner's own message, read for torch's fixed words only."""
+    if not isinstance(error, dict) or error.get("type") != "RuntimeError":
+        return None
+    message = str(error.get("message") or "")[:2000]
+    for pattern in _DTYPE_CLASH:
+        found = pattern.search(message)
+        if found:
+            first, second = (_TORCH_DTYPES.get(name.lower()) for name in found.groups())
+            if first and second and first != second:
+                return first, second
+    return None
