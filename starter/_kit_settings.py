@@ -99,6 +99,8 @@ DECLARED = (
     Setting("RL4LLM_QWEN3_LAYERS", "int", "1", "decoder layers of the Qwen3 capstone test", KIT_TESTS),
     Setting("RL4LLM_QWEN3_FULL_DEPTH", "switch", "", "`1`: the Qwen3 capstone test builds all 28 layers",
             KIT_TESTS),
+    Setting("RL4LLM_BENCH_AGAINST", "str", "", "the commit `python -m devtools.benchmark against` compares this "
+            "tree with; unset: the last commit when the tree has changes, else the one before", KIT_TESTS),
 )
 BY_NAME = {setting.name: setting for setting in DECLARED}
 SANDBOX_SWITCHES = tuple(s.name for s in DECLARED if "_NO_" in s.name)  # one per sandbox layer; workers inherit them

@@ -68,6 +68,17 @@ def _changes(source: str, operator: str) -> list[str]:
     ("slice_bound", "def f(a, n):\n    return a[1:n]\n",
      ["- return a[1:n]  ->  + return a[1 + 1:n]", "- return a[1:n]  ->  + return a[1 - 1:n]",
       "- return a[1:n]  ->  + return a[1:n + 1]", "- return a[1:n]  ->  + return a[1:n - 1]"]),
+    ("drop_operand", "def f(a, b):\n    return a * b\n",
+     ["- return a * b  ->  + return a", "- return a * b  ->  + return b"]),
+    ("where_branch", "def f(c, a, b):\n    return np.where(c, a, b)\n",
+     ["- return np.where(c, a, b)  ->  + return a", "- return np.where(c, a, b)  ->  + return b",
+      "- return np.where(c, a, b)  ->  + return np.where(c, b, a)"]),
+    ("compare_operands", "def f(a, b):\n    return a < b\n", ["- return a < b  ->  + return b < a"]),
+    ("compare_operands", "def f(a, b):\n    return a == b\n", []),  # symmetric: no mutant
+    ("drop_keyword", "def f(x):\n    return g(x, eps=1e-08, dim=1)\n", ["- return g(x, eps=1e-08, dim=1)  ->  + return g(x, dim=1)"]),
+    ("assign_for_augment", "def f(a, b):\n    a += b\n    return a\n", ["- a += b  ->  + a = b"]),
+    ("negate_result", "def f(a):\n    return a.mean()\n", ["- return a.mean()  ->  + return -a.mean()"]),
+    ("negate_result", "def f(a):\n    return (a, 1)\n", []),  # a tuple's parts: the other operators
 ])
 def test_each_operator_makes_the_expected_mutants(operator, source, expected):
     assert _changes(source, operator) == expected

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from graders import settings
 from devtools.benchmark.grading import (CACHE_ENV, PY, Result, bench_grade, bench_grade_one, bench_grade_one_warm,
-                                       bench_hide_cost, bench_sandbox_cost, bench_trusted_cost, _cache_folder,
+                                       bench_against, bench_hide_cost, bench_sandbox_cost, bench_trusted_cost, _cache_folder,
                                        _experiment, _timed)
 from devtools.benchmark.learner import LEARNER_KINDS, bench_learner
 from devtools.benchmark.nbgrader import bench_nbgrader_paired
@@ -142,6 +142,8 @@ MEASUREMENTS = {  # the default run: all of them, in this order
                      bench_trusted_cost),
     "hide-cost": ("what hide mode's separate hidden-check children add to one complete submission (wall)",
                   bench_hide_cost),
+    "against": ("one complete submission, warm: this tree minus another commit's ($RL4LLM_BENCH_AGAINST), "
+                "interleaved", bench_against),
 }
 GROUPS = {  # a name on the command line that stands for several measurements, run in this order
     "paired": ("learner-tests", "grade-one", "grade-one-warm", "grade-50", "nbgrader-paired"),

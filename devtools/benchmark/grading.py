@@ -186,6 +186,39 @@ def bench_hide_cost(rounds: int = 6) -> float:
     return median[True][1] - median[False][1]
 
 
+def bench_against(rounds: int = 5) -> float:
+    """Wall seconds this tree's grading of one complete submission (both modules, warm, shown) adds over another
+    commit's: ``$RL4LLM_BENCH_AGAINST`` (default: the last commit when the tree has changes, else the one
+    before), checked out in a worktree of its own, the two graded alternately ``rounds`` times after one
+    untimed grade each; prints both medians and every round (issue 55: each change priced against the commit
+    before it, in one run)."""
+    import statistics
+
+    against = settings.get("RL4LLM_BENCH_AGAINST") or (
+        "HEAD" if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+                                 capture_output=True, text=True).stdout.strip() else "HEAD~1")
+    with tempfile.TemporaryDirectory() as tmp:
+        other = Path(tmp) / "other"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(other), against], cwd=REPO_ROOT, check=True)
+        try:
+            folder = _complete_submission(Path(tmp) / "student")
+            trees = {"this tree": REPO_ROOT, against: other}
+            measured: dict[str, list[float]] = {name: [] for name in trees}
+            for round_ in range(rounds + 1):
+                for name, tree in trees.items():
+                    command = [PY, "-m", "graders.cli", "grade", str(folder), "--out", str(Path(tmp) / "out"),
+                               "--quiet", "--no-class-report"]
+                    seconds = _timed(command, cwd=tree)
+                    if round_:  # the first round warms each tree's reference store up, untimed
+                        measured[name].append(seconds)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=REPO_ROOT, check=False)
+    median = {name: statistics.median(runs) for name, runs in measured.items()}
+    for name, runs in measured.items():
+        print(f"  {name}: median {median[name]:.2f} s ({', '.join(f'{r:.2f}' for r in runs)})", flush=True)
+    return median["this tree"] - median[against]
+
+
 @dataclass
 class Result:
     """A measurement with more to report than its seconds (printed as ``line``, saved as ``data``)."""

@@ -20,11 +20,12 @@ import copy
 import difflib
 from dataclasses import dataclass
 
+from graders.mutation.flow_operators import FLOW_OPERATORS
+from graders.mutation.syntax import ARITH, name_of, without_keyword
+
 DROP = "drop"  # a statement removed
 
-_ARITH = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
-          ast.Mod: ast.Div, ast.Pow: ast.Mult, ast.MatMult: ast.Mult, ast.BitAnd: ast.BitOr, ast.BitOr: ast.BitAnd,
-          ast.BitXor: ast.BitAnd, ast.LShift: ast.RShift, ast.RShift: ast.LShift}
+_ARITH = ARITH
 _COMPARE = {ast.Lt: (ast.LtE, ast.GtE), ast.LtE: (ast.Lt, ast.Gt), ast.Gt: (ast.GtE, ast.LtE),
             ast.GtE: (ast.Gt, ast.Lt), ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,), ast.Is: (ast.IsNot,),
             ast.IsNot: (ast.Is,), ast.In: (ast.NotIn,), ast.NotIn: (ast.In,)}
@@ -46,12 +47,7 @@ _STATISTICS = {"std", "var", "nanstd", "nanvar"}
 _DTYPES = {"float64": "float32", "float32": "float64", "int64": "int32", "double": "float", "float": "float64"}
 
 
-def _name_of(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
+_name_of, _without_keyword = name_of, without_keyword
 
 
 def _renamed(func: ast.expr, name: str) -> ast.expr:
@@ -148,12 +144,6 @@ def dtype(node):
     if isinstance(node, ast.Call):
         return [_without_keyword(node, i) for i, k in enumerate(node.keywords) if k.arg == "dtype"]
     return []
-
-
-def _without_keyword(call: ast.Call, index: int) -> ast.Call:
-    new = copy.deepcopy(call)
-    del new.keywords[index]
-    return new
 
 
 def reduction(node):
@@ -274,7 +264,7 @@ def slice_bound(node):
 OPERATORS = {"arithmetic": arithmetic, "comparison": comparison, "boolean": boolean, "unary": unary,
              "constant": constant, "swap_name": swap_name, "dtype": dtype, "reduction": reduction,
              "swap_arguments": swap_arguments, "remove_call": remove_call, "drop_guard": drop_guard,
-             "drop_statement": drop_statement, "slice_bound": slice_bound}
+             "drop_statement": drop_statement, "slice_bound": slice_bound, **FLOW_OPERATORS}
 
 
 # ---------------------------------------------------------------------------

@@ -128,6 +128,12 @@ def _group_relative_advantages():
     yield Case(args=(np.array([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0]]),),
                label=Text("public: two groups, each standardised by its own std", "открытый тест: две группы, каждая стандартизуется своим std"), hidden=False)
     yield Case(args=(np.array([2.0, 2.0, 2.0]),), edge="ties_and_near_ties", label=Text("an all-equal group gives zeros", "группа равных наград даёт нули"))
+    # a std of exactly 0 with eps = 0: 0 / 0 unless the all-equal group is left out of the division (a mutant
+    # that divides everywhere survived every other case: the 0.7s of the public row leave a std of 2e-16)
+    yield Case(args=(np.array([[2.0, 2.0, 2.0], [1.0, 0.0, 1.0]]),), kwargs={"eps": 0.0},
+               edge=("ties_and_near_ties", "boundaries"),
+               label=Text("an all-equal group with a std of exactly 0 gives zeros, eps = 0 (no NaN)",
+                          "группа равных наград со std, равным ровно 0, даёт нули, eps = 0 (без NaN)"))
     yield Case(args=(np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]], dtype=np.float32),), edge="dtypes", hidden=False,
                label=Text("public: float32 rewards give float64 advantages", "открытый тест: награды float32 дают преимущества float64"))
     yield Case(args=([1, 0, 0, 0],), kwargs={"scale": False}, edge="dtypes", hidden=False,
