@@ -267,8 +267,9 @@ def test_group_relative_advantages_each_group_has_its_own_std():
 @pytest.mark.edge("ties_and_near_ties")
 @pytest.mark.edge("boundaries")  # eps = 0
 @pytest.mark.parametrize("eps", [1e-6, 0.0])
-def test_group_relative_advantages_all_equal_group_gives_zeros(eps):
-    advantages = m9.group_relative_advantages(np.array([[0.7, 0.7, 0.7], [1.0, 0.0, 0.0]]), eps=eps)
+@pytest.mark.parametrize("value", [0.7, 2.0])  # a std of 2e-16 (the mean of three 0.7s rounds), and of exactly 0
+def test_group_relative_advantages_all_equal_group_gives_zeros(eps, value):
+    advantages = m9.group_relative_advantages(np.array([[value] * 3, [1.0, 0.0, 0.0]]), eps=eps)
     assert np.all(advantages[0] == 0.0) and np.all(np.isfinite(advantages))
 
 
