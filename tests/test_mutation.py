@@ -283,3 +283,27 @@ def test_the_slurm_array_runs_one_exercise_per_task_then_merges(tmp_path):
                    env={**env, "SLURM_ARRAY_TASK_ID": "2", "SLURM_CPUS_PER_TASK": "2"})
     assert log.read_text(encoding="utf-8").splitlines() == [
         "rl4llm mutate --list", "rl4llm mutate --exercise b.y --jobs 2 --out mutation-parts/2 --no-public"]
+
+
+def test_the_audit_finds_a_mutant_the_run_called_equivalent_on_too_few_inputs(monkeypatch):
+    """``rl4llm mutate --audit`` re-judges exactly the mutants the run calls equivalent, on every draw of every
+    case with other seeds. With the run's own inputs, none differs on this exercise; with a run that saw only
+    its first check (so mutants that differ elsewhere look "equivalent" to it), the audit finds each of them,
+    with its witness, and grades it."""
+    import dataclasses
+
+    from graders.mutation import audit, run
+
+    run.reset()
+    honest = audit.audit_exercise(CHEAP)
+    assert honest["mislabelled"] == [] and honest["equivalent"] > 0 and honest["audit_draws"] >= honest["draws"] > 0
+    real = run.target(CHEAP)
+    thin = dataclasses.replace(real, inputs=real.inputs[:1], expected=real.expected[:1])
+    monkeypatch.setattr(run, "target", lambda exercise, kit=None: thin)
+    try:
+        blind = audit.audit_exercise(CHEAP)
+    finally:
+        run.reset()
+    assert blind["equivalent"] > honest["equivalent"]
+    assert len(blind["mislabelled"]) == blind["equivalent"] - honest["equivalent"]  # each one the draws separate
+    assert all(m["status"] == "killed" and m["witness"]["difference"] for m in blind["mislabelled"])

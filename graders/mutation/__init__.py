@@ -8,7 +8,8 @@ route and counts those that lose points (:mod:`graders.mutation.run`), runs the
 public tests on the point-losing ones (:mod:`graders.mutation.public`), all in
 parallel (:mod:`graders.mutation.campaign`), and writes ``mutation.json``, a
 Markdown table and ``docs/mutation.md``'s generated block
-(:mod:`graders.mutation.report`).
+(:mod:`graders.mutation.report`). ``--audit`` judges the equivalent ones again on every
+draw with other seeds (:mod:`graders.mutation.audit`).
 
 Why a mutator of its own, not mutmut or cosmic-ray: both mutate files in place
 and run a test command per mutant (a fresh process, the whole test suite or a
@@ -51,6 +52,9 @@ def add_command(sub) -> None:
                         help="also rewrite docs/mutation.md's generated table (needs a run over every exercise)")
     parser.add_argument("--write-floors", action="store_true",
                         help="record the measured scores as the floors (graders/mutation/floors.json)")
+    parser.add_argument("--audit", action="store_true",
+                        help="re-judge only the mutants called equivalent, on every draw of every case with other "
+                             "seeds (graders/mutation/audit.py); writes audit.json; exit 1 when one differs there")
     parser.add_argument("--list", action="store_true", help="print the exercise ids, one a line, and stop")
     parser.add_argument("--merge", nargs="+", default=None, metavar="DIR",
                         help="merge the mutation.json of several --out folders (a SLURM array's) into --out")
@@ -66,6 +70,22 @@ def main(args: argparse.Namespace) -> int:
     if args.list:
         print("\n".join(known))
         return 0
+    if args.audit:
+        from graders.mutation.audit import audit, write
+
+        unknown = [e for e in (args.exercise or []) if e not in known]
+        if unknown:
+            print(f"error: no exercise {', '.join(unknown)} (rl4llm mutate --list names them)", file=sys.stderr)
+            return 2
+        found = audit(args.exercise or known, jobs=args.jobs, progress=lambda line: print(line, flush=True))
+        print(f"wrote {write(found, Path(args.out))}")
+        wrong = [(row["exercise"], m) for row in found["exercises"] for m in row["mislabelled"]]
+        for exercise, mutant in wrong:
+            print(f"mislabelled: {mutant['id']} ({mutant['status']}): {mutant['diff']}; {mutant['witness']['label']}: "
+                  f"{mutant['witness']['difference']}", file=sys.stderr)
+        print(f"audit: {sum(r['equivalent'] for r in found['exercises'])} called equivalent, {len(wrong)} mislabelled "
+              f"({found['seconds']} s)")
+        return 1 if wrong else 0
     if args.merge:
         result = reports.merge([Path(folder) for folder in args.merge])
     else:

@@ -246,15 +246,15 @@ def _structure_differs(a, b) -> bool:
     return False
 
 
-def _draws_of(case: Case, position: int) -> list[Case]:
+def _draws_of(case: Case, position: int, salt: int = 0) -> list[Case]:
     """Every draw built from one value case: its integer variants, its structure variants, then (if it holds
-    floats) its float ones."""
+    floats) its float ones (``salt``: another seed for the random ones, the audit's)."""
     label = str(case.label) or f"case {position}"
     found = _int_draws(case, label) + structure_draws(case, label)
     if not _has_floats(case):
         return found
     for variant in VARIANTS:
-        rng = np.random.default_rng(10_007 * position + VARIANTS.index(variant))
+        rng = np.random.default_rng(10_007 * position + VARIANTS.index(variant) + 1_000_003 * salt)
         args, kwargs = vary((tuple(case.args), dict(case.kwargs)), variant, rng)
         found.append(dataclasses.replace(case, args=tuple(args), kwargs=kwargs, raises=None,
                                          label=Text(f"{label} [{variant}]", f"{label} [{variant}]")))
@@ -273,7 +273,7 @@ def grammar_draws(cases: list[Case]) -> list[Case]:
             for case in grammar_cases(per_form=GRAMMAR_PER_FORM, seed=MUTATION_SEED)]
 
 
-def extra_cases(cases: list[Case], harness: bool, limit: int = MAX_DRAWS) -> list[Case]:
+def extra_cases(cases: list[Case], harness: bool, limit: int | None = MAX_DRAWS, salt: int = 0) -> list[Case]:
     """The draws the checks lack, built from their value cases (none for a harness).
 
     The answer grammar's draws (:func:`grammar_draws`) come first; then the cases tagged with an edge class
@@ -286,7 +286,9 @@ def extra_cases(cases: list[Case], harness: bool, limit: int = MAX_DRAWS) -> lis
     rest: list[Case] = []
     for position, case in enumerate(cases):
         if case.raises is None:
-            (edge if case.edge else rest).extend(_draws_of(case, position))
+            (edge if case.edge else rest).extend(_draws_of(case, position, salt))
+    if limit is None:  # the audit's: every draw of every case
+        return edge + rest
     room = max(limit - len(edge), 0)
     if len(rest) <= room:
         return edge + rest
