@@ -21,6 +21,8 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+import re
+
 import pytest
 from test_imports import _imported_names, _modules
 
@@ -102,3 +104,14 @@ def test_a_wrong_arrow_is_seen(tmp_path):
     targets = sorted(engine_targets(_imported_names(bad, "graders.engine.values.bad")))
     assert targets == ["judging", "outputs.feedback", "worker.runner"]
     assert not allowed("values", "worker.runner") and not allowed("judging", "worker.runner")
+
+
+def test_the_engines_map_names_its_packages_and_nothing_else():
+    """``graders/engine/__init__.py``'s map lists every package of the engine, and no module of the flat layout
+    the engine had before (issue 54, point 5: every map true)."""
+    import graders.engine as engine
+
+    listed = set(re.findall(r"``(\w+)/``", engine.__doc__))
+    assert listed == set(PACKAGES), sorted(listed ^ set(PACKAGES))
+    flat = set(re.findall(r"^- ``(\w+)``", engine.__doc__, re.MULTILINE))
+    assert not flat, f"modules of the old flat layout in the map: {sorted(flat)}"

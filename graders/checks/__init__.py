@@ -5,9 +5,12 @@ refused any import or read of it (see ``graders/engine/sandbox/layers.py``).
 
 How to write the checks of an exercise
 ======================================
-Each learner file ``<stem>.py`` has a checks module ``graders/checks/<stem>.py``
-with one decorated *case generator* per exercise. The exercise id is
-``"<file stem>.<function>"`` (``graders.course.exercises`` lists them)::
+Each learner file ``<stem>.py`` has its checks under ``graders/checks/``: a module
+``<stem>.py`` for a short file (``module_9_training.py``), or a package ``<stem>/`` whose
+modules group its exercises by topic (``module_9_reference/groups.py``, ``clipping.py``,
+``verifier.py``, ...; the package's ``__init__`` imports them all), with one decorated
+*case generator* per exercise. The exercise id is ``"<file stem>.<function>"``
+(``graders.course.exercises`` lists them)::
 
     import numpy as np
     from graders.checks import Case, exercise, hypothesis_cases, st

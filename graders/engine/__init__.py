@@ -1,30 +1,23 @@
 """The grading engine: submissions in, ``report.json`` / Gradescope / JUnit / ``grades.csv`` out.
 
-Modules (each reads top to bottom):
+Packages, lowest layer first (each imports only the ones above it: ``tests/test_engine_layers.py``; each
+package's ``__init__`` maps its own modules):
 
-- ``kit``            -- modules, learner files, exercises, reference modules
-- ``submission``     -- finding learner files in a folder, a zip (safely) or a notebook
-- ``codec``          -- values across the process boundary (JSON + raw arrays, never pickle)
-- ``calls``          -- calling a function on one case (shared by worker and grader)
-- ``sandbox``        -- audit hook, resource limits, unprivileged user
-- ``forkserver``     -- the preloaded process that forks a worker per submission, in fresh namespaces
-- ``worker``         -- the worker: confined children that run learner code
-- ``runner``         -- the grader's side of the worker protocol (fork servers, timeouts, restarts)
-- ``compare``        -- tolerant comparison and compact value descriptions
-- ``misconceptions`` -- the catalogue: load entries, build mutants
-- ``grading``        -- the job file, and one submission from files to report dict
-- ``references``     -- reference values (and misconception outputs) in the grading process
-- ``refcache``       -- the same (and the check cases) kept on disk by content
-- ``feedback``       -- status, points, feedback and misconception names per exercise
-- ``texts``          -- the feedback's and the scoreboard's texts in English and Russian
-- ``reports``        -- report.json, results.json, junit.xml, grades.csv, scoreboard
-- ``batch``          -- many submissions in parallel
-- ``shards``         -- ``grade --shard I/N`` and ``rl4llm merge``
-- ``demo``, ``gradescope`` -- the ``rl4llm demo`` and ``rl4llm gradescope`` commands
+- ``values/``   -- what a judged case, exercise, submission and worker run are; values and arrays across the
+  process boundary (never pickle); the door every worker message is decoded by; the comparator; the texts
+- ``sandbox/``  -- the worker's fences: the outer wall, namespaces, the closed root, Landlock, seccomp,
+  cgroups, limits, the audit hook
+- ``intake/``   -- the one capped reader of every input from outside the kit; submissions and notebooks
+- ``judging/``  -- the kit as the grader sees it, calling a function on one case, references (and their
+  store), the misconception catalogue, hide mode's parts, and the judge that decides status and points
+- ``worker/``   -- the processes that run learner code: the fork server, the worker's parent and its
+  confined children, the trusted process of the toy runs, the grader's side of the protocol
+- ``outputs/``  -- feedback text, report files, the output folder, the LMS grade files
+- ``routes/``   -- the ways in: one submission, a batch, the in-process tool, the demo, Gradescope, shards
+- ``nbgrader/`` -- nbgrader's route: scores from the engine outside the student's kernel
 
 The check-spec API for authors of hidden checks is ``graders.checks``.
-This package's ``__init__`` stays import-light: the worker imports only
-``codec``, ``calls`` and ``sandbox``.
+This package's ``__init__`` stays import-light: a worker imports only what its own modules import.
 """
 
 from __future__ import annotations
