@@ -135,11 +135,3 @@ def given_modules(solutions_dir: Path = SOLUTIONS_DIR, modules=None) -> dict[str
             if path.stem not in candidate.files and path.name != "__init__.py":
                 found.setdefault(path.stem, candidate.folder)
     return found
-
-
-def points(exercise_id: str) -> float | None:
-    """The points of ``exercise_id`` (from its checks); ``None`` when the kit has no checks for it."""
-    from graders.checks import spec_for  # the checks import the reference; load them only when asked
-
-    spec = spec_for(exercise_id)
-    return float(spec.points) if spec is not None else None

@@ -166,3 +166,42 @@ def test_no_import_cycles_among_the_given_modules_and_learner_files():
     for folder in folders:
         cycle = find_cycle(learner_side_graph(folder))
         assert cycle is None, f"{folder.relative_to(REPO_ROOT)}: import cycle " + " -> ".join(cycle)
+
+
+def _unit(module: str) -> str | None:
+    """The package a module counts for: a top-level module or package of ``graders``, or an engine package."""
+    parts = module.split(".")
+    if parts[0] != "graders" or len(parts) < 2:
+        return None
+    return ".".join(parts[:3] if parts[1] == "engine" and len(parts) >= 3 else parts[:2])
+
+
+def test_no_loop_between_packages():
+    """Issue 54, point 5: the packages of ``graders`` (the engine's by job) import one another without a loop,
+    function-local imports included (the registry asking the checks for points closed one: course -> checks ->
+    engine.values -> course)."""
+    graph: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        source = _unit(module)
+        for target in targets:
+            unit = _unit(target)
+            if source and unit and unit != source:
+                graph.setdefault(source, set()).add(unit)
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+
+    def loop_from(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt]
+            if nxt not in state:
+                found = loop_from(nxt, path + [nxt])
+                if found:
+                    return found
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = loop_from(node, [node])
+            assert found is None, f"a loop between packages: {' -> '.join(found)}"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from graders import course
+from graders import checks
 from graders.engine.intake.submission import STAGED_FILE, discover
 from graders.engine.outputs import lms
 from graders.engine.values.texts import translated
@@ -75,7 +76,7 @@ def test_rl4llm_grade_tells_the_student_which_file_was_graded(tmp_path, language
     assert graded.returncode == 0, graded.stderr
     reports = {report["lms_id"]: report for report in
                (json.loads(path.read_text(encoding="utf-8")) for path in out.glob("*/report.json"))}
-    total = sum(course.points(e) for e in course.exercises(["9"]) if e.startswith("module_9_reference."))
+    total = sum(checks.points(e) for e in course.exercises(["9"]) if e.startswith("module_9_reference."))
     petrov, garcia = reports["5101"], reports["5102"]
     assert sum(e["points"] for e in petrov["exercises"]) == total  # the re-upload, not the old stub
     assert all(e["feedback"].splitlines()[0] == NOTE[language] for e in petrov["exercises"]

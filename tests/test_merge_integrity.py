@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from test_shards import GRA, _folder, _tree  # the sharding tests' helpers
 
-from graders import __version__, course
+from graders import __version__, checks, course
 from graders.cli import main
 from graders.engine.outputs import outfolder, reports
 from graders.engine.routes import shards
@@ -31,7 +31,7 @@ from graders.engine.judging.misconceptions import mutant_source
 from graders.paths import SOLUTIONS_DIR
 
 OPTIONS = GradeOptions(modules=("9",))
-TOTAL = sum(course.points(e) for e in course.exercises(["9"]))  # Module 9's points, from the registry
+TOTAL = sum(checks.points(e) for e in course.exercises(["9"]))  # Module 9's points, from the registry
 FULL = f"{TOTAL:g}"  # as grades.csv writes a whole number of points
 SOLUTION = SOLUTIONS_DIR / "module_09" / "module_9_reference.py"  # what no merged folder may ever carry
 K3 = "module_9_reference.k3_kl"

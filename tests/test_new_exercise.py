@@ -308,8 +308,8 @@ print(json.dumps({name: {x["id"]: [x["points"], x["max_points"], sorted(x["misco
 
 def _totals(kit: Path) -> dict:
     """The course's and each module's exercise count and points, from the copy's registry."""
-    program = ("import json; from graders import course; groups = {'course': None, '8': ['8'], '9': ['9']}; "
-               "print(json.dumps({k: [len(course.exercises(g)), sum(course.points(e) for e in course.exercises(g))] "
+    program = ("import json; from graders import checks, course; groups = {'course': None, '8': ['8'], '9': ['9']}; "
+               "print(json.dumps({k: [len(course.exercises(g)), sum(checks.points(e) for e in course.exercises(g))] "
                "for k, g in groups.items()}))")
     return json.loads(_run(kit, "-c", program).stdout)
 

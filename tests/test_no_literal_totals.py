@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from graders import course
+from graders import checks
 from graders.build.docs import _BLOCK
 from graders.paths import REPO_ROOT
 
@@ -21,7 +22,7 @@ HERE = Path(__file__).resolve()
 def _totals() -> tuple[set[int], set[int]]:
     """(points totals, exercise counts): per module and for the course."""
     groups = [[module.number] for module in course.selected()] + [None]
-    points = {course.exercises(group) and round(sum(course.points(e) for e in course.exercises(group)))
+    points = {course.exercises(group) and round(sum(checks.points(e) for e in course.exercises(group)))
               for group in groups}
     counts = {len(course.exercises(group)) for group in groups}
     return points, counts

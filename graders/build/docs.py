@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from graders import course, settings
+from graders import checks
 from graders.paths import REPO_ROOT, STARTER_DIR
 from graders.build.notebooks.texts import exercises_text, points_text
 from graders.text import Text
@@ -58,7 +59,7 @@ def _exercises_of(stem: str) -> list[str]:
 
 
 def _points(exercise_ids: list[str]) -> float:
-    return sum(course.points(e) or 0.0 for e in exercise_ids)
+    return sum(checks.points(e) or 0.0 for e in exercise_ids)
 
 
 def course_totals(language: str) -> str:
@@ -95,7 +96,7 @@ def module_exercises(folder: str) -> Callable[[str], str]:
             stem, function = exercise_id.split(".", 1)
             typeset = formula(exercise_id)
             lines.append(WORDS["row"].in_(language, function=function, file=f"{stem}.py",
-                                          points=points_text(course.points(exercise_id) or 0.0, language),
+                                          points=points_text(checks.points(exercise_id) or 0.0, language),
                                           formula=f"${typeset}$" if typeset else "—"))
         lines += ["", WORDS["module_total"].in_(language, exercises=exercises_text(len(ids), language),
                                                 points=points_text(_points(ids), language)),

@@ -231,6 +231,14 @@ def exercise(exercise_id: str, *, points: float, call=RETURNS, rtol: float = DEF
     return register
 
 
+def points(exercise_id: str) -> float | None:
+    """The points of ``exercise_id`` (its spec's); ``None`` when the kit has no checks for it. Here, not in the
+    registry (``graders.course``): the course knows its exercises, the checks know what each is worth, and the
+    registry never imports the checks (no loop between the packages)."""
+    spec = spec_for(exercise_id)
+    return float(spec.points) if spec is not None else None
+
+
 def spec_for(exercise_id: str) -> ExerciseSpec | None:
     """The registered spec of an exercise, importing ``graders.checks.<stem>`` on first use."""
     if exercise_id not in REGISTRY:
