@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from graders import course
+from graders import checks, course
 from graders.engine.intake.class_modules import MAX_NAMES, file_names, infer, modules_in
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
 
@@ -71,6 +71,6 @@ def test_grade_without_module_shows_a_perfect_module_9_submission_as_full_marks(
                            "--quiet"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "grading Module 9" in done.stderr
-    total = sum(course.points(e) for e in course.exercises(["9"]))
+    total = sum(checks.points(e) for e in course.exercises(["9"]))
     row = (tmp_path / "g" / "grades.csv").read_text(encoding="utf-8").splitlines()[1].split(",")
     assert row[0] == "zoe" and float(row[-2]) == total == float(row[-1]), row

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from graders import course
+from graders import checks, course
 from graders.engine.outputs import lms
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
 
@@ -104,7 +104,7 @@ def test_a_download_graded_and_exported_for_its_lms(tmp_path, system):
     exported = _rl4llm("export", str(out), "--lms", system, "--assignment", "Module 9 (4321)", "--lang", "en")
     assert exported.returncode == 0, exported.stderr
     rows = list(csv.reader(io.StringIO((out / f"{system}_grades.csv").read_text(encoding="utf-8-sig"))))
-    total = sum(course.points(e) for e in course.exercises(["9"]))
+    total = sum(checks.points(e) for e in course.exercises(["9"]))
     if system == "moodle":
         assert rows[0] == ["Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)"]
         by_id = {row[0]: row for row in rows[1:]}

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from graders import course
+from graders import checks, course
 from graders.engine.outputs import lms, lms_grades
 from graders.paths import REPO_ROOT, SOLUTIONS_DIR
 
@@ -29,7 +29,7 @@ REFERENCE = (SOLUTIONS_DIR / "module_09" / "module_9_reference.py").read_bytes()
 TRAINING = (SOLUTIONS_DIR / "module_09" / "module_9_training.py").read_bytes()
 FULL = {"module_9_reference.py": REFERENCE, "module_9_training.py": TRAINING}
 BROKEN = {"module_9_reference.py": b"def broken(:\n"}
-TOTAL = sum(course.points(e) for e in course.exercises(["9"]))
+TOTAL = sum(checks.points(e) for e in course.exercises(["9"]))
 # 130 Cyrillic letters: 260 bytes of UTF-8, over the 255 bytes a file name may hold
 LONG_NAME = ("Константинопольская" * 7)[:130]
 assert len(LONG_NAME) == 130 and len(LONG_NAME.encode()) == 260

@@ -21,6 +21,8 @@ from graders.engine.values.protocol import CaseOutcome, CaseResult
 from graders.engine.outputs.feedback import _problem_lines
 from graders.paths import ASSIGNMENTS_DIR
 
+pytestmark = pytest.mark.slow  # grades a released notebook twice (en, ru) through nbgrader's route; imports nbgrader
+
 STEM = "module_9_reference"
 STUBBED = ("k3_kl", "_last_box")  # an exercise left as released; a helper that verify_detailed calls
 LOCATION = re.compile(r"\.py, line \d+|Traceback|File \"")

@@ -207,8 +207,8 @@ class Encoder:
             return value
         if isinstance(value, int) and not isinstance(value, np.integer):
             return value
-        if isinstance(value, float):
-            return value if math.isfinite(value) else {_FLOAT: repr(value)}
+        if isinstance(value, float) and not isinstance(value, np.generic):  # np.float64 is a float subclass: it
+            return value if math.isfinite(value) else {_FLOAT: repr(value)}  # stays a NumPy scalar (below)
         if isinstance(value, np.generic):
             if value.dtype.kind not in "biufUS":
                 raise TypeError(f"cannot encode a NumPy scalar of dtype {value.dtype}")
