@@ -77,6 +77,7 @@ kit_compare = _load("_kit_compare")
 kit_settings = _load("_kit_settings")  # the RL4LLM_* variables (graders/settings.py)
 kit_text = _load("_kit_text")  # Text(en, ru) and its accessor .in_(language), generated from graders/text.py
 kit_say = _load("_kit_say")
+untagged = _load("_kit_values").untagged  # the one decoder of the tagged form (tables, refusal rows)
 Text = kit_text.Text
 
 def _hypothesis_without_explain(config) -> None:
@@ -352,39 +353,6 @@ def key_of(args, kwargs) -> str:
     text = json.dumps({"args": _round(args), "kwargs": _round(kwargs)},
                       sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def untagged(norm, module=None):
-    """A fresh Python value from a tagged one: arrays and tensors with their dtypes, a dataclass of
-    ``module`` (without one, the dict of its fields)."""
-    if norm is None or isinstance(norm, (bool, int)):
-        return norm
-    if isinstance(norm, dict):
-        if "float" in norm:
-            return float(norm["float"])
-        if "bigint" in norm:
-            return int(norm["bigint"])
-        if "str" in norm:
-            return norm["str"]
-        if "ndarray" in norm:
-            data = [float(x) if isinstance(x, str) else x for x in norm["data"]]
-            return np.asarray(data, dtype=np.dtype(norm["ndarray"])).reshape(norm["shape"])
-        if "tensor" in norm:
-            import torch  # a tensor was tagged, so torch is installed
-
-            data = [float(x) if isinstance(x, str) else x for x in norm["data"]]
-            tensor = torch.tensor(data, dtype=getattr(torch, norm["tensor"])).reshape(norm["shape"])
-            return tensor.requires_grad_(True) if norm.get("requires_grad") else tensor
-        if "list" in norm:
-            return [untagged(x, module) for x in norm["list"]]
-        if "tuple" in norm:
-            return tuple(untagged(x, module) for x in norm["tuple"])
-        if "dict" in norm:
-            return {k: untagged(v, module) for k, v in norm["dict"].items()}
-        if "dataclass" in norm:
-            fields = {k: untagged(v, module) for k, v in norm["fields"].items()}
-            return getattr(module, norm["dataclass"])(**fields) if module is not None else fields
-    raise ValueError(f"cannot rebuild {norm!r}")
 
 
 def grad_signature(value) -> list[bool] | None:

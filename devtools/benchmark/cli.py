@@ -43,7 +43,7 @@ from pathlib import Path
 
 from graders import settings
 from devtools.benchmark.grading import (CACHE_ENV, PY, Result, bench_grade, bench_grade_one, bench_grade_one_warm,
-                                       bench_against, bench_hide_cost, bench_sandbox_cost, bench_trusted_cost, _cache_folder,
+                                       bench_against, bench_hide_cost, bench_profile, bench_sandbox_cost, bench_trusted_cost, _cache_folder,
                                        _experiment, _timed)
 from devtools.benchmark.learner import LEARNER_KINDS, bench_learner
 from devtools.benchmark.nbgrader import bench_nbgrader_paired
@@ -144,6 +144,7 @@ MEASUREMENTS = {  # the default run: all of them, in this order
                   bench_hide_cost),
     "against": ("one complete submission, warm: this tree minus another commit's ($RL4LLM_BENCH_AGAINST), "
                 "interleaved", bench_against),
+    "profile": ("one complete submission, warm, under cProfile: the grader's main thread by stage", bench_profile),
 }
 GROUPS = {  # a name on the command line that stands for several measurements, run in this order
     "paired": ("learner-tests", "grade-one", "grade-one-warm", "grade-50", "nbgrader-paired"),

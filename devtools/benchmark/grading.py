@@ -219,6 +219,38 @@ def bench_against(rounds: int = 5) -> float:
     return median["this tree"] - median[against]
 
 
+STAGES = (  # (label, the function whose cumulative time is the stage), in the order a grade runs them
+    ("the whole command (graders/cli.py run as a module)", "graders/cli.py", "<module>"),
+    ("the batch, in all", "graders/engine/routes/batch.py", "_grade_paths"),
+    ("fingerprint the kit (twice: the tripwire)", "graders/engine/routes/batch.py", "kit_fingerprint"),
+    ("prepare the job (cases, bundles, given code)", "graders/engine/routes/grading.py", "prepare_job"),
+    ("  of which: load a given module (torch)", "graders/engine/judging/kit.py", "starter_module"),
+    ("  of which: the check cases from the store", "graders/engine/judging/refcache.py", "kept_cases"),
+    ("wait for the workers (their start, the learner's code, the trusted runs)",
+     "concurrent/futures/_base.py", "as_completed"),
+    ("write grades.csv", "graders/engine/routes/batch.py", "_write_csv"),
+)
+
+
+def bench_profile() -> float:
+    """``profile``: one complete submission graded (warm) under ``cProfile``, its main thread's time by stage
+    (issue 55, point 1); the submission's own thread (judging, its reports) and the workers show as the wait. Prints each stage's cumulative seconds."""
+    import pstats
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = _complete_submission(Path(tmp) / "student")
+        command = [PY, "-m", "cProfile", "-o", str(Path(tmp) / "grade.prof"), "-m", "graders.cli", "grade",
+                   str(folder), "--out", str(Path(tmp) / "out"), "--quiet", "--no-class-report"]
+        _timed(command[:3] + command[5:])  # once to warm the reference store up, untimed
+        seconds = _timed(command)
+        stats = pstats.Stats(str(Path(tmp) / "grade.prof")).stats
+    for label, file, function in STAGES:
+        found = [cumulative for (path, _, name), (_, _, _, cumulative, _) in stats.items()
+                 if path.endswith(file) and name == function]
+        print(f"  {label}: {max(found):.2f} s" if found else f"  {label}: (not reached)", flush=True)
+    return seconds
+
+
 @dataclass
 class Result:
     """A measurement with more to report than its seconds (printed as ``line``, saved as ``data``)."""

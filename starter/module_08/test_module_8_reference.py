@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import module_8_reference as ref
 from _kit_say import say
+from _kit_values import untagged  # the tagged form of _refused.json, read as the conftest reads it
 
 FAST = settings(max_examples=25, deadline=None, database=None)
 margins = st.floats(-20.0, 20.0, allow_nan=False)
@@ -426,28 +427,10 @@ def test_likelihood_displacement_curve_returns_float64_and_leaves_inputs_unchang
 REFUSED = json.loads(Path(__file__).with_name("_refused.json").read_text(encoding="utf-8"))
 
 
-def _value(tagged):
-    """A fresh input from its tagged form in _refused.json (arrays keep their dtype; "nan"/"inf" are floats)."""
-    if not isinstance(tagged, dict):
-        return tagged
-    if "float" in tagged:
-        return float(tagged["float"])
-    if "str" in tagged:
-        return tagged["str"]
-    if "ndarray" in tagged:
-        data = [float(x) if isinstance(x, str) else x for x in tagged["data"]]
-        return np.asarray(data, dtype=np.dtype(tagged["ndarray"])).reshape(tagged["shape"])
-    if "list" in tagged:
-        return [_value(x) for x in tagged["list"]]
-    if "tuple" in tagged:
-        return tuple(_value(x) for x in tagged["tuple"])
-    return {key: _value(x) for key, x in tagged["dict"].items()}
-
-
 def _refused(function: str) -> list:
     """The rows of ``function``: (args, kwargs, exception) with the grader's label as the test id."""
     rows = REFUSED.get(f"{ref.__name__}.{function}", [])
-    return [pytest.param(_value(row["args"]), _value(row["kwargs"]), getattr(builtins, row["raises"]), id=row["label"])
+    return [pytest.param(untagged(row["args"]), untagged(row["kwargs"]), getattr(builtins, row["raises"]), id=row["label"])
             for row in rows]
 
 

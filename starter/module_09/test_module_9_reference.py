@@ -22,6 +22,7 @@ from hypothesis.extra import numpy as hnp
 
 import module_9_reference as m9
 from _kit_say import say
+from _kit_values import untagged  # the tagged form of _refused.json, read as the conftest reads it
 
 FAST = settings(max_examples=50, deadline=None, database=None)
 REL = 1e-9  # float64 tolerance for exact formulas
@@ -845,28 +846,10 @@ def test_k3_kl_rejects_mismatched_shapes():
 REFUSED = json.loads(Path(__file__).with_name("_refused.json").read_text(encoding="utf-8"))
 
 
-def _value(tagged):
-    """A fresh input from its tagged form in _refused.json (arrays keep their dtype; "nan"/"inf" are floats)."""
-    if not isinstance(tagged, dict):
-        return tagged
-    if "float" in tagged:
-        return float(tagged["float"])
-    if "str" in tagged:
-        return tagged["str"]
-    if "ndarray" in tagged:
-        data = [float(x) if isinstance(x, str) else x for x in tagged["data"]]
-        return np.asarray(data, dtype=np.dtype(tagged["ndarray"])).reshape(tagged["shape"])
-    if "list" in tagged:
-        return [_value(x) for x in tagged["list"]]
-    if "tuple" in tagged:
-        return tuple(_value(x) for x in tagged["tuple"])
-    return {key: _value(x) for key, x in tagged["dict"].items()}
-
-
 def _refused(function: str) -> list:
     """The rows of ``function``: (args, kwargs, exception) with the grader's label as the test id."""
     rows = REFUSED.get(f"{m9.__name__}.{function}", [])
-    return [pytest.param(_value(row["args"]), _value(row["kwargs"]), getattr(builtins, row["raises"]), id=row["label"])
+    return [pytest.param(untagged(row["args"]), untagged(row["kwargs"]), getattr(builtins, row["raises"]), id=row["label"])
             for row in rows]
 
 

@@ -24,9 +24,10 @@ from graders.paths import REPO_ROOT, STARTER_DIR
 
 PARTS = (  # (file, its top-level definitions copied, in file order)
     (REPO_ROOT / "graders" / "text.py", ("LANGUAGES", "placeholders", "Text")),
+    (STARTER_DIR / "_kit_values.py", ("untagged",)),  # the one decoder of the tagged form (the conftest's too)
     (STARTER_DIR / "conftest.py",
      ("MAX_NUMBERS", "MAX_STRING", "KEY_DIGITS", "RTOL, ATOL", "REFERENCE", "RAISES", "MESSAGES", "message", "hint_text",
-      "Unsupported", "_float", "_leaf", "tagged", "key_of", "untagged", "grad_signature", "input_grads", "matches_wrong_value",
+      "Unsupported", "_float", "_leaf", "tagged", "key_of", "grad_signature", "input_grads", "matches_wrong_value",
       "_Recorder", "RECORDER", "_wrap", "_observed", "_observations", "_grad_agrees", "_wrong", "_arrays", "fitting_entries", "_matches", "_float_trap",
       "diagnosis", "_round")),
 )
