@@ -27,6 +27,7 @@ from graders.engine.outputs import outfolder, reports
 # the output folder's names, made there (read here, and by graders.engine.routes.shard_manifest)
 from graders.engine.outputs.outfolder import NAME_LIMIT, RESERVED_NAMES, os_error_line, unique_names  # noqa: F401
 from graders.engine.sandbox import layers as sandbox
+from graders.engine.sandbox import wall
 from graders.engine.worker.fork_client import ForkServer
 from graders.engine.routes.grading import Context, GradeOptions, grade_submission, prepare_job, write_settings
 from graders.engine.judging.references import ReferenceBook
@@ -116,9 +117,8 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         except (outfolder.OutFolderError, OSError) as error:
             raise GraderError(f"the earlier run in {out_dir} could not be set aside: {error}") from error
     sandbox.private_hypothesis_storage()  # no .hypothesis/ (the reference's literals) in the current folder
-    python = options.worker_python or sys.executable
-    pythonpath = os.pathsep.join([str(Path(graders.__file__).resolve().parent.parent),
-                                  *options.worker_pythonpath])
+    # the servers' interpreter and path, as `rl4llm doctor` and the wall's probe take them (one place)
+    python, pythonpath = wall.grading_interpreter(options.worker_python, tuple(options.worker_pythonpath))
     not_dumpable = sandbox.make_grader_not_dumpable()
     with ThreadPoolExecutor(max_workers=2) as side, tempfile.TemporaryDirectory(prefix="rl4llm-grade-") as temp, \
             contextlib.ExitStack() as servers_stop:
