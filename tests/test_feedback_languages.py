@@ -499,10 +499,10 @@ def test_only_an_untouched_stub_is_marked_not_implemented(graded):
 def test_a_kit_problem_names_the_check_in_the_reports_language():
     case = checks.Case(args=([],), raises=ValueError,
                        label=Text("an empty group is refused", "пустая группа отклоняется"))
-    text = texts.detail_in_every_language("kit_no_raise", label=case.label or 4, exception="ValueError")
+    text = texts.detail("kit_no_raise", label=case.label or 4, exception="ValueError")
     assert text == texts.detail("kit_no_raise", label="an empty group is refused", exception="ValueError")
     assert "пустая группа отклоняется" in texts.translated(text, "ru") and CYRILLIC.search(texts.translated(text, "ru"))
-    unlabelled = texts.detail_in_every_language("kit_reference_raised", label=checks.Case().label or 4,
+    unlabelled = texts.detail("kit_reference_raised", label=checks.Case().label or 4,
                                                 message="ValueError: boom")
     assert texts.translated(unlabelled, "ru") == _russian(texts.detail("kit_reference_raised", label=4,
                                                                        message="ValueError: boom"))

@@ -30,7 +30,7 @@ from graders.engine.judging.naming import Raised, explaining
 from graders.engine.values import codec
 from graders.engine.values.compare import float_trap, type_problem
 from graders.engine.values.protocol import CaseOutcome, CaseResult, ExerciseRun, Judgement, Reason, Status, Submission
-from graders.engine.values.texts import detail, detail_in_every_language, refusal
+from graders.engine.values.texts import detail, refusal
 from graders.text import Text
 
 
@@ -61,7 +61,7 @@ def judge(exercise, submission: Submission, sources: dict, file_problems: dict,
         return _early(simple[run.status], notes, run.message, run.output)
     payload = run.payload
     if payload.get("missing") is True:  # the door's reading of a worker's result: a boolean, worded here
-        return _early(Reason.FUNCTION_MISSING, notes, detail_in_every_language(
+        return _early(Reason.FUNCTION_MISSING, notes, detail(
             "no_function", stem=exercise.stem, function=exercise.function))
     if payload.get("missing"):  # the in-process route's own words (graders.engine.routes.inline: no worker)
         return _early(Reason.FUNCTION_MISSING, notes, payload["missing"])
@@ -90,11 +90,11 @@ def judge_cases(exercise, payload: dict, arrays: dict, ctx, notes: list[str]) ->
     for index, case in enumerate(cases):
         want = expected[index]
         if case.raises is not None and not (want.raised and case.raises.__name__ in want.raised):
-            judgement.kit_problems.append(detail_in_every_language(
+            judgement.kit_problems.append(detail(
                 "kit_no_raise", label=case.label or index, exception=case.raises.__name__))
             continue
         if case.raises is None and want.raised:
-            judgement.kit_problems.append(detail_in_every_language(
+            judgement.kit_problems.append(detail(
                 "kit_reference_raised", label=case.label or index, message=want.message))
             continue
         got = results[index] if index < len(results) and isinstance(results[index], dict) else {}

@@ -344,11 +344,6 @@ def stub_particular(message: str) -> Particular | str:
     return detail("stub", function=function, pointer=pointer)
 
 
-def detail_in_every_language(key: str, **fields) -> Particular:
-    """:func:`detail` (kept under this name for the callers that say why: a field may be a Text)."""
-    return detail(key, **fields)
-
-
 def translated(text: str, language: str) -> str:
     """``text`` in ``language``: a :class:`Text` (a :class:`Particular` too) through its accessor; any other string is
     a learner's or Python's own words and stays as it is. Nothing is read back from English."""
