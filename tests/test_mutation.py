@@ -307,3 +307,28 @@ def test_the_audit_finds_a_mutant_the_run_called_equivalent_on_too_few_inputs(mo
     assert blind["equivalent"] > honest["equivalent"]
     assert len(blind["mislabelled"]) == blind["equivalent"] - honest["equivalent"]  # each one the draws separate
     assert all(m["status"] == "killed" and m["witness"]["difference"] for m in blind["mislabelled"])
+
+
+def test_a_harness_is_drawn_from_on_its_own_cases_never_on_its_training_runs():
+    """The training exercises get draws (issue 53, point 2): values, integers and shapes of the cases the harness's
+    own function runs, a tensor's data cut and varied like an array's (its dtype and requires_grad kept); the
+    cases of its trusted part (a training run each) get none."""
+    import numpy as np
+
+    from graders.checks import spec_for
+    from graders.engine.values.codec import TensorSpec
+    from graders.mutation.draws import drawable, extra_cases
+
+    spec = spec_for("module_9_training.grpo_loss")
+    cases = spec.cases()
+    trusted = [case for case in cases if case.kwargs.get("check") == spec.call.trusted_check]
+    assert trusted and not set(map(id, trusted)) & set(map(id, drawable(cases, spec.call)))
+    draws = extra_cases(cases, spec.call)
+    assert draws and all(draw.kwargs.get("check") != spec.call.trusted_check for draw in draws)
+    kinds = {str(draw.label).rsplit("[", 1)[-1].rstrip("]") for draw in draws}
+    assert {"batch_of_one", "empty_batch", "square", "random", "zeros"} <= kinds
+    one = next(draw for draw in draws if str(draw.label).endswith("[batch_of_one]"))
+    new, old, advantages, mask = one.args
+    assert isinstance(new, TensorSpec) and new.requires_grad and not old.requires_grad
+    assert np.shape(new.data)[0] == np.shape(mask.data)[0] == np.shape(advantages.data)[0] == 1
+    assert extra_cases(cases, None) != [] and extra_cases(trusted, spec.call) == []  # the control: no harness, all

@@ -63,6 +63,7 @@ full marks; ratios stay at least 1e-3 away from the clip boundaries.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -364,6 +365,38 @@ def _grpo_loss():
     for loss_type in LOSS_TYPES:
         yield _loss_case(new3, old3, [0.8, 1.5, -1.2], empty_mask, loss_type=loss_type, eps_low=0.2, eps_high=0.28,
                          max_length=6, edge="zeros_and_empties", label=Text(f"one response without active tokens ({loss_type})", f"один ответ без активных токенов ({loss_type})"))
+
+    # --- no active token in the whole batch: every response contributes 0, so the loss and its gradient are 0
+    # (dapo's denominator, the batch's active-token count, is 0 there: the reference's clamp keeps it finite)
+    silent = dict(new=[[-1.0, 3.0], [-2.0, -0.5]], old=[[-1.5, -3.0], [-2.0, 0.5]], advantages=[1.0, -0.5],
+                  mask=[[0, 0], [0, 0]])
+    for loss_type in LOSS_TYPES:
+        yield _loss_case(**silent, loss_type=loss_type, eps_low=0.2, eps_high=0.28, hidden=loss_type != "dapo",
+                         edge="zeros_and_empties",
+                         label=Text(f"no active token in the batch: loss 0 ({loss_type})",
+                                    f"в батче нет активных токенов: потеря 0 ({loss_type})"))
+    # --- a wide clip range (eps_high >= 1 is legal: clip-higher) and the given validation's refusals
+    yield _loss_case(**clip, loss_type="dapo", eps_low=0.2, eps_high=1.5, hidden=False, edge="boundaries",
+                     label=Text("eps_high = 1.5 is legal (dapo)", "eps_high = 1.5 допустимо (dapo)"))
+    yield _loss_case(old + np.log(ratios), old, [1.3, -0.7, 0.4, -1.1], uneven, loss_type="grpo", eps_low=0.5,
+                     eps_high=1.5, edge="boundaries",
+                     label=Text("a wide clip range, eps_high = 1.5 (legal)", "широкий диапазон клиппинга, eps_high = 1.5 (допустимо)"))
+    refused = dict(new=[[-1.0, -2.0], [-0.5, -0.5]], old=[[-1.0, -2.0], [-0.5, -0.5]], advantages=[1.0, 0.5],
+                   mask=[[1, 1], [1, 0]])
+    for kwargs, public, en, ru in (
+            (dict(eps_high=-0.1), True, "eps_high < 0 is refused", "eps_high < 0 отклоняется"),
+            (dict(eps_low=1.0), False, "eps_low = 1 is refused", "eps_low = 1 отклоняется"),
+            (dict(eps_low=-0.1), False, "eps_low < 0 is refused", "eps_low < 0 отклоняется"),
+            (dict(loss_type="ppo"), False, "an unknown loss_type is refused", "неизвестный loss_type отклоняется"),
+            (dict(max_length=1), False, "max_length shorter than the longest response is refused",
+             "max_length короче самого длинного ответа отклоняется")):
+        given = {"loss_type": "dapo", "eps_low": 0.2, "eps_high": 0.28, **kwargs}
+        case = _loss_case(**refused, **given, hidden=not public, edge="boundaries", label=Text(en, ru))
+        yield dataclasses.replace(case, raises=ValueError)
+    wrong_shape = _loss_case(refused["new"], refused["old"], [[1.0], [0.5]], refused["mask"], loss_type="dapo",
+                             eps_low=0.2, eps_high=0.28, edge="shapes",
+                             label=Text("advantages of shape (N, 1) are refused", "преимущества формы (N, 1) отклоняются"))
+    yield dataclasses.replace(wrong_shape, raises=ValueError)
 
     # --- hidden: float32 inputs
     new4, old4, mask4 = _random_batch(rng, [3, 5, 2, 5], 5, spread=0.4, garbage=8.0)

@@ -33,7 +33,7 @@ def audit_exercise(exercise: str) -> dict:
     started = time.perf_counter()
     goal = target(exercise)
     cases = goal.spec.cases()
-    harness = isinstance(goal.spec.call, Harness)
+    harness = goal.spec.call if isinstance(goal.spec.call, Harness) else None
     more = [(case, False) for case in extra_cases(cases, harness, limit=None, salt=AUDIT_SALT)]
     harder = dataclasses.replace(goal, inputs=goal.inputs + more,
                                  expected=goal.expected + [outcome(goal.call, getattr(goal.module, goal.node.name),

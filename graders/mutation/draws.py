@@ -41,8 +41,10 @@ An exercise whose checks hold answer formats (a case tagged ``number_formats``: 
 Draws are capped at :data:`MAX_DRAWS` per exercise, spread evenly over the cases; the grammar's draws and
 the draws of the cases tagged with an edge class (``Case(edge=...)``, the classes each exercise declares)
 come first and are never thinned. A draw is a :class:`graders.checks.Case` like the checks' (no ``raises``: the
-reference's own outcome, value or exception, is the expectation). A harness's
-cases are run as the checks give them, no more (each one is a training run).
+reference's own outcome, value or exception, is the expectation). A harness (the training exercises) is drawn
+from like any other exercise on the cases its own function runs (a loss, its gradient, the rewards' detachment
+on small tensors; a tensor's data is varied and cut like an array's, its dtype and ``requires_grad`` kept); the
+cases of its trusted part (a training run each) are run as the checks give them, no more.
 """
 
 from __future__ import annotations
@@ -172,9 +174,11 @@ _RETYPE = {"as_lists": as_lists, "as_arrays": as_arrays, "float32": as_float32, 
 
 
 def _arrays(value) -> list[np.ndarray]:
-    """The ndarrays in a case's inputs (tuples, lists and dicts walked)."""
+    """The ndarrays in a case's inputs, a tensor's data among them (tuples, lists and dicts walked)."""
     if isinstance(value, np.ndarray):
         return [value]
+    if isinstance(value, TensorSpec):
+        return [np.asarray(value.data)]
     if isinstance(value, (list, tuple)):
         return [a for item in value for a in _arrays(item)]
     if isinstance(value, dict):
@@ -183,9 +187,12 @@ def _arrays(value) -> list[np.ndarray]:
 
 
 def _cut(value, cut):
-    """``value`` with ``cut(array)`` applied to each ndarray (tuples, lists and dicts walked)."""
+    """``value`` with ``cut(array)`` applied to each ndarray and each tensor's data (its dtype and
+    ``requires_grad`` kept; tuples, lists and dicts walked)."""
     if isinstance(value, np.ndarray):
         return cut(value)
+    if isinstance(value, TensorSpec):
+        return TensorSpec(cut(np.asarray(value.data)), value.dtype, value.requires_grad)
     if isinstance(value, (list, tuple)):
         items = [_cut(item, cut) for item in value]
         return items if isinstance(value, list) else tuple(items)
@@ -237,6 +244,8 @@ def _structure_differs(a, b) -> bool:
     """A change of type, dtype or shape anywhere (values alone are :func:`_differs`'s business)."""
     if type(a) is not type(b):
         return True
+    if isinstance(a, TensorSpec):
+        return np.shape(a.data) != np.shape(b.data)
     if isinstance(a, np.ndarray):
         return a.dtype != b.dtype or a.shape != b.shape
     if isinstance(a, (list, tuple)):
@@ -273,18 +282,27 @@ def grammar_draws(cases: list[Case]) -> list[Case]:
             for case in grammar_cases(per_form=GRAMMAR_PER_FORM, seed=MUTATION_SEED)]
 
 
-def extra_cases(cases: list[Case], harness: bool, limit: int | None = MAX_DRAWS, salt: int = 0) -> list[Case]:
-    """The draws the checks lack, built from their value cases (none for a harness).
+def drawable(cases: list[Case], harness=None) -> list[Case]:
+    """The cases draws are built from: all of them, or for a harness (``graders.checks.Harness``) those its
+    own function runs (a loss and its gradient on small tensors), never those of its trusted part (a training
+    run each: ``check`` equal to its ``trusted_check``)."""
+    if not harness:
+        return list(cases)
+    trusted = getattr(harness, "trusted_check", None) if getattr(harness, "trusted", None) is not None else None
+    return [case for case in cases if trusted is None or case.kwargs.get("check") != trusted]
+
+
+def extra_cases(cases: list[Case], harness=None, limit: int | None = MAX_DRAWS, salt: int = 0) -> list[Case]:
+    """The draws the checks lack, built from their value cases (``harness``: the exercise's
+    ``graders.checks.Harness``, whose training runs get none: :func:`drawable`).
 
     The answer grammar's draws (:func:`grammar_draws`) come first; then the cases tagged with an edge class
     (``Case.edge``, :mod:`graders.checks.edges`) are drawn from and keep every draw: an exercise's declared extremes, ties, empties and boundaries are the inputs a mutant
     is likeliest to mishandle near. The draws of the other cases fill what is left of ``limit`` (if anything),
     spread over them: every variant of the first case, then of the next, ..., in a fixed order."""
-    if harness:
-        return []
     edge: list[Case] = grammar_draws(cases)
     rest: list[Case] = []
-    for position, case in enumerate(cases):
+    for position, case in enumerate(drawable(cases, harness)):
         if case.raises is None:
             (edge if case.edge else rest).extend(_draws_of(case, position, salt))
     if limit is None:  # the audit's: every draw of every case

@@ -270,6 +270,32 @@ def test_grpo_loss_one_active_token():
                                                              f"один токен, A = 2: ожидалось -2.0, получено {float(loss)}")
 
 
+@pytest.mark.edge("zeros_and_empties")
+def test_grpo_loss_no_active_token_in_the_batch():
+    # every response contributes 0, so the loss is 0 and so is its gradient (dapo divides by the batch's
+    # active-token count, 0 here: a count of 0 must not become 0 / 0)
+    loss, grad = _loss_and_grad([[-1.0, 3.0], [-2.0, -0.5]], [[-1.5, -3.0], [-2.0, 0.5]], [1.0, -0.5],
+                                [[0, 0], [0, 0]], loss_type="dapo", eps_low=0.2, eps_high=0.28)
+    assert float(loss) == 0.0 and torch.equal(grad, torch.zeros_like(grad)), say(
+        f"dapo, no active token in the batch: expected loss 0 and gradient 0, got {float(loss)} and {grad.tolist()}",
+        f"dapo, в батче нет активных токенов: ожидались потеря 0 и градиент 0, получено {float(loss)} и "
+        f"{grad.tolist()}")
+
+
+@pytest.mark.edge("boundaries")
+def test_grpo_loss_eps_high_above_1_is_legal_and_below_0_refused():
+    # clip range [0.8, 2.5]: terms min(1.5, 1.5), min(0.5, 0.8), min(-0.5, -0.8), min(-1.5, -1.5); dapo: their mean
+    loss = grpo_loss(*(_t(CLIP_CASE[k]) for k in ("new", "old", "advantages", "mask")),
+                     loss_type="dapo", eps_low=0.2, eps_high=1.5)
+    assert math.isclose(float(loss), -(1.5 + 0.5 - 0.8 - 1.5) / 4, rel_tol=REL), say(
+        f"eps_low 0.2, eps_high 1.5: expected {(1.5 + 0.5 - 0.8 - 1.5) / -4:.12g}, got {float(loss)}",
+        f"eps_low 0.2, eps_high 1.5: ожидалось {(1.5 + 0.5 - 0.8 - 1.5) / -4:.12g}, получено {float(loss)}")
+    # the given _check_loss_inputs refuses a negative eps_high: keep its call at the top of grpo_loss
+    with pytest.raises(ValueError, match="eps_high"):
+        grpo_loss(_t([[-1.0, -2.0], [-0.5, -0.5]]), _t([[-1.0, -2.0], [-0.5, -0.5]]), _t([1.0, 0.5]),
+                  _t([[1, 1], [1, 0]]), loss_type="dapo", eps_low=0.2, eps_high=-0.1)
+
+
 # --- structure rows: a batch of one (1, T) and a square batch (N = T) ------------------------------------
 # In a square batch an (N,) advantage broadcast along the wrong axis, or a mean over the wrong dimension, still
 # runs: each response's loss is checked against the same response alone, weighted as the reduction says.
