@@ -41,6 +41,7 @@ MISCONCEPTIONS_DIR = REPO_ROOT / "graders" / "misconceptions"
 #: exercise -> that test (``tests/test_public_coverage.py``, slow, checks that it refuses each kind)
 HAND_WRITTEN_REFUSALS = {
     "module_8_training.dpo_loss": "test_dpo_loss_refuses_what_the_grader_refuses",
+    "module_9_training.grpo_loss": "test_grpo_loss_refuses_what_the_grader_refuses",
 }
 #: hidden refusals of a kind no public case makes, made by a hand-written public test on other inputs:
 #: exercise -> {a hidden case of that kind (exception and raise line): that public test}
