@@ -189,7 +189,11 @@ def test_the_flipped_losses_fail_in_the_toy_experiments(reports):
     # the teeth of the tests below: a fake or a patched toy that the harness believed would change this
     # (the controls below show the flipped losses' toy outcomes differ from the correct ones)
     entries = {e["id"]: e for e in _training(reports["flipped"])}
-    assert re.match(r"0/\d+ checks passed\.", entries["module_9_training.grpo_loss"]["feedback"])  # toy runs too
+    # a flipped sign cannot show where the loss is refused or is 0 (no active token): every other check fails,
+    # the toy runs too
+    blind = sum(1 for case in spec_for("module_9_training.grpo_loss").cases()
+                if case.raises is not None or "no active token" in str(case.label))
+    assert blind and re.match(rf"{blind}/\d+ checks passed\.", entries["module_9_training.grpo_loss"]["feedback"])
     assert entries["module_8_training.dpo_loss"]["status"] == "failed"
     assert entries["module_8_training.sequence_logprobs"]["status"] == "passed"
 

@@ -79,7 +79,7 @@ import numpy as np
 
 from graders.checks.edges import NO_PADDING, NO_TEXT, NO_TIES, TENSORS_ONLY, declare
 from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
-from graders.checks.module_9_training import compare_with_bands
+from graders.checks.bands import compare_with_bands
 from graders.checks.toy_scores import dpo_toy_metrics
 from graders.text import Text
 

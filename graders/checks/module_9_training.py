@@ -70,6 +70,7 @@ import numpy as np
 
 from graders.checks.edges import NO_TEXT, TENSORS_ONLY, declare
 from graders.checks import Case, Harness, Tensor, close, exercise, hypothesis_cases, st
+from graders.checks.bands import compare_with_bands
 from graders.checks.toy_scores import grpo_toy_metrics
 from graders.text import Text
 
@@ -192,34 +193,6 @@ OUTCOME_BANDS = {
     "after_train_kl": (0.25, 0.01, Text("the teacher-forced KL to the reference after two updates",
                                     "KL к эталонной политике (teacher forcing) после двух обновлений"), _TRAINS),
 }
-
-
-def compare_with_bands(bands: dict, default):
-    """Dicts whose keys all belong to ``bands`` (outcome metrics, flags) checked key by key; else ``default``.
-
-    ``bands`` maps a key to (rtol, atol, what it is, what a miss means), the two
-    texts each a :class:`~graders.text.Text`; a value matches when
-    ``|got - expected| <= atol + rtol * |expected|``. The reasons are said in both languages.
-    """
-    def compare(expected, got, case):
-        if not (isinstance(expected, dict) and expected and set(expected) <= set(bands)):
-            return default(expected, got, case)
-        if not isinstance(got, dict):
-            kind = type(got).__name__
-            return Text(f"the check returned {kind}, not a dict of metrics",
-                        f"проверка вернула {kind}, а не словарь метрик")
-        for key in [k for k in bands if k in expected]:  # in the bands' order: the most telling first
-            want, (rtol, atol, what, advice) = expected[key], bands[key]
-            have = got.get(key)
-            if not isinstance(have, float) or not math.isfinite(have):
-                return Text(f"{what} ({key}) is {have!r}, not a finite number",
-                            f"{what.in_('ru')} ({key}) = {have!r}, а не конечное число")
-            tol = atol + rtol * abs(want)
-            if abs(have - want) > tol:
-                return Text(f"{what} ({key}) is {have:.6g}, the reference gives {want:.6g} (+- {tol:.2g}): {advice}",
-                            f"{what.in_('ru')} ({key}) = {have:.6g}, эталон даёт {want:.6g} (± {tol:.2g}): {advice.in_('ru')}")
-        return None
-    return compare
 
 
 # ----------------------------------------------------------------------------- case builders
@@ -378,8 +351,7 @@ def _grpo_loss():
     # --- a wide clip range (eps_high >= 1 is legal: clip-higher) and the given validation's refusals
     yield _loss_case(**clip, loss_type="dapo", eps_low=0.2, eps_high=1.5, hidden=False, edge="boundaries",
                      label=Text("eps_high = 1.5 is legal (dapo)", "eps_high = 1.5 допустимо (dapo)"))
-    # the refusals stay hidden: the public test of them is written by hand (graders/build/recipe.py,
-    # HAND_WRITTEN_REFUSALS), since a learner's tensor that requires a gradient has no tagged form to ship
+    # the refusals stay hidden: their public test is written by hand (recipe.HAND_WRITTEN_REFUSALS)
     yield _loss_case(old + np.log(ratios), old, [1.3, -0.7, 0.4, -1.1], uneven, loss_type="grpo", eps_low=0.5,
                      eps_high=1.5, edge="boundaries",
                      label=Text("a wide clip range, eps_high = 1.5 (legal)", "широкий диапазон клиппинга, eps_high = 1.5 (допустимо)"))
