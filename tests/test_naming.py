@@ -124,8 +124,9 @@ def test_a_missing_detach_is_a_wrong_answer_named_by_its_gradient_signature():
 
 def test_the_shipped_table_holds_the_gradient_signatures_of_dpo_loss():
     """The hint table lists rewards_not_detached, whose values are the reference's, on the public input whose
-    policy log-probabilities carry a gradient: the loss and both rewards require a gradient there, the
-    reference's rewards do not."""
+    policy log-probabilities carry a gradient: both rewards require a gradient there, the reference's rewards
+    do not. The loss's place is None: the grader does not see whether the loss requires a gradient (its harness
+    folds that into a gradient of 0), so the learner's side does not compare it (Harness.observed_grads)."""
     import json
 
     table = json.loads((STARTER_DIR / "module_08" / "_hints.json").read_text(encoding="utf-8"))
@@ -133,10 +134,35 @@ def test_the_shipped_table_holds_the_gradient_signatures_of_dpo_loss():
     found = [row for row in rows if "rewards_not_detached" in row]
     assert found, "rewards_not_detached is listed nowhere"
     for row in found:
-        assert row["rewards_not_detached"]["grad"] == [True, True, True], row["rewards_not_detached"]
-        assert row[conftest.REFERENCE]["grad"] == [True, False, False], row[conftest.REFERENCE]
+        assert row["rewards_not_detached"]["grad"] == [None, True, True], row["rewards_not_detached"]
+        assert row[conftest.REFERENCE]["grad"] == [None, False, False], row[conftest.REFERENCE]
         # the policy's log-probabilities require a gradient, the reference model's do not
         assert row[conftest.REFERENCE]["grad_inputs"] == [True, True, False, False], row[conftest.REFERENCE]
+
+
+def test_the_learner_side_compares_only_the_gradient_flags_the_grader_sees():
+    """One rule for both sides (issue 53, point 4): a harness folds a returned loss without a gradient into a
+    gradient of 0, so the grader names ``all_zero_loss`` (``sum() * 0``, which has one) for a loss of constant 0
+    that has none; the hint tables hold only the places a harness declares it sees (``observed_grads``), and a
+    None place is not compared."""
+    import json
+
+    from graders.checks import spec_for
+    from graders.checks.cases import observed_signature
+
+    grpo = spec_for("module_9_training.grpo_loss").call
+    dpo = spec_for("module_8_training.dpo_loss").call
+    assert observed_signature([True], grpo) is None and observed_signature([True, False, True], dpo) == [None, False, True]
+    assert observed_signature([True], None) == [True]  # not a harness: the whole signature
+    table = json.loads((STARTER_DIR / "module_09" / "_hints.json").read_text(encoding="utf-8"))
+    assert not [e for listed in table["module_9_training.grpo_loss"].values() for e in listed if "grad" in e]
+    value = conftest.kit_compare.normalise(0.0)
+    entries = {"all_zero_loss": conftest.tagged(0.0)}
+    observation = (value, conftest.kit_compare.normalise(-0.7), entries, [], (1e-6, 1e-9))
+    grads = {conftest.REFERENCE: [None, False], "all_zero_loss": [None, False]}
+    assert conftest.fitting_entries([(*observation, {**grads, "learner": [False, False]})]) == ["all_zero_loss"]
+    assert conftest.fitting_entries([(*observation, {**grads, "learner": [True, False]})]) == ["all_zero_loss"]
+    assert conftest.fitting_entries([(*observation, {**grads, "learner": [True, True]})]) == []  # a seen place
 
 
 def test_a_gradient_signature_holds_only_for_inputs_that_require_a_gradient_alike():

@@ -63,6 +63,7 @@ import numpy as np
 from graders import course
 from graders.build.committed import same_output
 from graders.checks import spec_for
+from graders.checks.cases import observed_signature
 from graders.engine.values.codec import normalise
 from graders.engine.values.compare import mismatch
 from graders.engine.judging.kit import DEFAULT_KIT
@@ -134,13 +135,15 @@ def _wrong_values(function_id: str, call: dict, catalogue: list, conftest: Modul
     expected = normalise(raw)
     spec = spec_for(function_id)
     rtol, atol = (spec.rtol, spec.atol) if spec is not None else (conftest.RTOL, conftest.ATOL)
-    grad = conftest.grad_signature(raw)  # which returned tensors carry a gradient (None: no tensor)
+    call_mode = spec.call if spec is not None else None
+    # which returned tensors carry a gradient, where the grader sees it (None: nowhere)
+    grad = observed_signature(conftest.grad_signature(raw), call_mode)
     entries = [{"name": conftest.REFERENCE, "hint": "", "value": shipped, "rtol": rtol, "atol": atol,
                 **({"grad": grad, "grad_inputs": conftest.input_grads(call["args"], call["kwargs"])}
                    if grad is not None else {})}]
     for entry in catalogue:
         output = _run(entry.function, call, entry.module, conftest)
-        output_grad = None if output is _RAISED else conftest.grad_signature(output)
+        output_grad = None if output is _RAISED else observed_signature(conftest.grad_signature(output), call_mode)
         if output is not _RAISED and output_grad == grad and mismatch(expected, normalise(output), rtol=conftest.RTOL,
                                                                       atol=conftest.ATOL) is None:
             continue

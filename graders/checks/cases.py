@@ -102,6 +102,10 @@ class Harness:
     the learner's child, gradients included (:mod:`graders.engine.worker.served`), so the trusted copies it
     holds (another exercise's formula) and its given modules are never in the learner's process; with
     ``trusted``, ``prelude`` and ``given`` are its own, and ``function`` gets the other cases.
+    ``observed_grads``: the returned tensors (their places in the order ``starter/conftest.grad_signature``
+    reads them) whose ``requires_grad`` the harness's checks see themselves (``dpo_loss``'s detached
+    rewards); every harness folds the rest into a gradient (a loss without one has gradient 0), so the
+    learner's pytest compares only these places of a gradient signature (:func:`observed_signature`).
     """
 
     function: Callable
@@ -111,6 +115,7 @@ class Harness:
     score: Callable | None = None  # grader-side: (value, case, kit) -> what is compared (never sent)
     trusted: Callable | None = None  # the cases of ``trusted_check``, in a process without learner code
     trusted_check: str = "toy experiment"
+    observed_grads: tuple[int, ...] = ()  # returned tensors whose requires_grad the checks see (see above)
 
     @property
     def uses_torch(self) -> bool:
@@ -137,6 +142,16 @@ class Harness:
                 "torch": self.torch, "given": [], "trusted_check": self.trusted_check,
                 "trusted": {"name": self.trusted.__name__, "given": list(self.given),
                             "source": f"{self.prelude}\n\n{trusted}" if self.prelude else trusted}}
+
+
+def observed_signature(signature: list[bool] | None, call) -> list[bool | None] | None:
+    """A gradient signature (``starter/conftest.grad_signature``: which returned tensors require a gradient) as
+    the grader sees it under the call mode ``call``: a harness sees only its ``observed_grads`` (the other places
+    None, and no signature at all when it sees none); any other call mode, the whole signature."""
+    if signature is None or not isinstance(call, Harness):
+        return signature
+    seen = [flag if place in call.observed_grads else None for place, flag in enumerate(signature)]
+    return seen if any(flag is not None for flag in seen) else None
 
 
 @dataclass(frozen=True)

@@ -332,7 +332,7 @@ def _drawn_pair_case(seed: int) -> Case:
 @exercise(f"{M}.dpo_loss",
           edges=declare("extremes", "zeros_and_empties", "dtypes", "shapes", python_types=TENSORS_ONLY, ties_and_near_ties=NO_TIES, boundaries="label_smoothing in [0, 0.5): 0 is every plain row, 0.5 a refusal row; beta > 0 is open", large_padding=NO_PADDING, number_formats=NO_TEXT),
           points=4, call=Harness(dpo_loss_checks, given=("dpo_toy",), prelude=_PRELUDE, score=dpo_toy_metrics,
-                       trusted=dpo_loss_toy), timeout=60,
+                       trusted=dpo_loss_toy, observed_grads=(1, 2)), timeout=60,  # "rewards detached"
           compare=compare_with_bands(OUTCOME_BANDS, close()))
 def _dpo_loss():
     # --- public: the rows of starter/module_08/test_module_8_training.py

@@ -582,6 +582,11 @@ BATCH_MASK = np.array([[0.0, 1.0, 0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0, 0.0,
                  [[0.0, 0.03, 0.0, -0.06, 1.15, 0.0], [0.03, -0.09, -1.94, 0.0, 0.0, 0.0]], id="(N, T), R per row"),
     pytest.param((BATCH_POLICY, BATCH_REFERENCE, 0.5, 0.3, BATCH_MASK),
                  [[0.0, 0.03, 0.0, -0.06, 0.65, 0.0], [0.03, -0.09, 0.56, 0.0, 0.0, 0.0]], id="(N, T), one scalar R"),
+    pytest.param((np.array([[-1.0, -0.5, -0.25], [-0.5, -1.0, -2.0], [-0.2, -0.4, -0.8]]),
+                  np.array([[-0.5, -0.5, -0.5], [-1.0, -1.0, -1.0], [-0.2, -0.2, -0.2]]), 1.0, 0.2,
+                  np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])),
+                 [[0.1, 1.0, 0.0], [0.9, 0.0, 0.0], [0.0, 0.04, 1.12]], marks=pytest.mark.edge("shapes"),
+                 id="square (N = T), each row's last active token elsewhere"),
 ])
 def test_shape_token_rewards_by_hand(args, expected):
     # by hand: -beta (log pi - log pi_ref) on active tokens, + R on each row's LAST active token, 0 elsewhere

@@ -350,6 +350,8 @@ CLIP_ROWS = [
                  [-0.75, 1.25, -1.25, 0.75], [False, False, False, False], marks=pytest.mark.edge("boundaries")),
     # clip-higher: 1.25 lies inside [1 - 0.2, 1 + 0.28]
     (np.array([1.25, 0.75]), np.array([1.0, -1.0]), 0.2, 0.28, [1.25, -0.8], [False, True]),
+    # positive advantages only (A = 2): the clip bounds the ratio, never the advantage: 0.5 * 2, 1 * 2, 1.2 * 2
+    (np.array([0.5, 1.0, 1.5]), np.array([2.0, 2.0, 2.0]), 0.2, 0.2, [1.0, 2.0, 2.4], [False, False, True]),
     # a zero advantage: the term is 0 and the clip is never active, whatever the ratio
     pytest.param(np.array([0.3, 1.0, 2.5]), np.zeros(3), 0.2, 0.2, [0.0, 0.0, 0.0], [False, False, False],
                  marks=pytest.mark.edge("zeros_and_empties")),

@@ -128,6 +128,11 @@ def _shape_token_rewards():
                label=Text("(N, T) with gaps, padding values on inactive tokens, R per row", "(N, T) с пропусками, значения паддинга на неактивных токенах, своё R для каждой строки"))
     yield Case(args=(batch_policy, batch_reference, 0.5, 0.3, batch_mask),
                label=Text("(N, T) with a scalar R for every row", "(N, T) с одним скалярным R для всех строк"))
+    yield Case(args=(np.array([[-1.0, -0.5, -0.25], [-0.5, -1.0, -2.0], [-0.2, -0.4, -0.8]]),
+                     np.array([[-0.5, -0.5, -0.5], [-1.0, -1.0, -1.0], [-0.2, -0.2, -0.2]]), 1.0, 0.2,
+                     np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])), edge="shapes", hidden=False,
+               label=Text("public: a square batch (N = T), each row's last active token elsewhere",
+                          "открытый пример: квадратный батч (N = T), последний активный токен у каждой строки свой"))
     padded_policy = np.array([-0.5, -1.5, -np.inf, -np.inf])
     padded_reference = np.array([-0.7, -1.0, -np.inf, -np.inf])
     yield Case(args=(padded_policy, padded_reference, 1.0, 0.2, np.array([1.0, 1.0, 0.0, 0.0])),

@@ -36,7 +36,8 @@ def _clip_cases():
             ([0.75, 1.25, 1.25, 0.75], [-1.0, 1.0, -1.0, 1.0], 0.25, 0.25, "boundaries"),
             ([1.25, 0.75], [1.0, -1.0], 0.2, 0.28, ()),
             ([0.3, 1.0, 2.5], [0.0, 0.0, 0.0], 0.2, 0.2, "zeros_and_empties"),
-            ([0.5, 1.4, 0.5, 1.4], [2.0, 2.0, -2.0, -2.0], 0.2, 0.2, ())):
+            ([0.5, 1.4, 0.5, 1.4], [2.0, 2.0, -2.0, -2.0], 0.2, 0.2, ()),
+            ([0.5, 1.0, 1.5], [2.0, 2.0, 2.0], 0.2, 0.2, ())):
         yield Case(args=(np.array(ratio), np.array(advantage), eps_low, eps_high), edge=edge,
                    label=Text("public test row: CLIP_ROWS", "строка открытого теста: CLIP_ROWS"), hidden=False)
     yield Case(args=(SEED_RATIOS, np.array([1.0, 1.0, -1.0, -1.0])), kwargs={"eps_low": 0.2, "eps_high": 0.28},
