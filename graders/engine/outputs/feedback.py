@@ -23,7 +23,7 @@ from graders.engine.values.protocol import CaseOutcome, CaseResult, ExerciseRepo
 from graders.engine.values.protocol import WALL_CAP_MESSAGE, ExerciseRun
 from graders.engine.values.scrub import without_addresses, without_temp_paths
 from graders.engine.values.protocol import Submission
-from graders.engine.values.kit_messages import DTYPE_CLASH, dtype_clash, kit_exception
+from graders.engine.values.kit_messages import DTYPE_CLASH, KIT_EXCEPTIONS, dtype_clash, kit_text
 from graders.engine.values.texts import FEEDBACK, feedback_text, refusal, stub_particular, translated
 from graders.fences import positional_parameters
 from graders.text import Particular, in_
@@ -156,8 +156,12 @@ def cause(judgement: Judgement, exercise, ctx) -> dict | None:
 
 
 def _exception_text(error: dict, language: str = "en") -> str:
+    """``Type: message (where)``: the message the kit wrote in ``language`` from what it says as data
+    (``"kit"``, :func:`graders.engine.values.kit_messages.kit_text`), any other as it is (never read back)."""
     where = f" ({error['where']})" if error.get("where") else ""
-    return f"{error['type']}: {kit_exception(error['message'], language)}{where}"
+    kit = error.get("kit")
+    message = kit_text(kit, language) if isinstance(kit, dict) and kit.get("key") in KIT_EXCEPTIONS else error["message"]
+    return f"{error['type']}: {message}{where}"
 
 
 def _output_lines(output: str, hide: bool, language: str = "en") -> list[str]:

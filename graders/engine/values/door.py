@@ -5,7 +5,7 @@ write any line there, and its parent relays the ``loaded`` error, the ``result``
 of a ``done`` event as they came (a ``done`` event's ``inputs_changed`` is the parent's own, read from the
 shared inputs: :mod:`graders.engine.values.shared_inputs`). Nothing else in the grader reads those bytes. :func:`read_event`
 decodes one event line into an :class:`Event`; :func:`read_error` a ``loaded`` error into a dict with
-exactly the keys ``type``, ``mro``, ``message``, ``where``, ``sandbox``, ``output``; :func:`read_result`
+the keys ``type``, ``mro``, ``message``, ``where``, ``sandbox``, ``output`` (``refusal``, ``kit``: typed); :func:`read_result`
 a ``done`` event's result and arrays into ``(payload, arrays)``. Each either returns typed, bounded values
 or a :class:`Refusal` that says why (the runner makes it that exercise's ``crashed``): no exception
 leaves this module for any input (the fuzz tests in ``tests/test_worker_door.py`` check it).
@@ -34,6 +34,8 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from graders.engine.values import bundles, codec
+from graders.engine.values.door_errors import (MAX_ITEMS, MAX_MESSAGE, MAX_NAME, MAX_OUTPUT, REFUSALS,  # noqa: F401
+                                              KitReason, KitSaid, LearnerError, Name, Refused)
 from graders.engine.values.learner_text import clean as clean_learner_text
 from graders.engine.values.protocol import MAX_SUBMISSION_BYTES  # noqa: F401 - the door's limits, in one list
 
@@ -44,13 +46,8 @@ MAX_CASES = 10_000  # cases of one result (and never more than the exercise has)
 MAX_NODES = 1_000_000  # values, lists, dicts and strings in one result's values and type descriptions
 MAX_DEPTH = codec.MAX_DEPTH + 4  # nesting of a value or a type description
 MAX_STRING = codec.MAX_STRING + 100  # a string inside a returned value (normalise keeps 4000 characters)
-MAX_MESSAGE = 4000  # an exception's message (the worker keeps 2000 characters)
-MAX_OUTPUT = 8000  # a case's printed output (the worker keeps 4000 characters and a note)
-MAX_NAME = 1000  # a type name, a "where", a stem, a dict key, a dtype
-MAX_ITEMS = 10_000  # entries of an exception's MRO, of violations, of sandbox layers
 MAX_INT = 1 << 1024  # an integer echoed back (an input of the kit's: the verifier's references reach 2**200)
 
-Name = Annotated[str, Meta(max_length=MAX_NAME)]
 Index = Annotated[int, Meta(ge=0, le=1 << 20)]
 
 
@@ -105,32 +102,6 @@ class Event(Struct, forbid_unknown_fields=True):
 _KIND_FIELDS = ("sandbox", "load", "loaded", "start", "done", "crashed")
 
 
-REFUSALS = ("refused_process", "refused_fork", "refused_dlopen", "refused_dlsym", "refused_symlink", "refused_link",
-            "refused_network", "refused_signal", "refused_path", "refused_import")  # the sandbox's (texts.DETAILS)
-
-
-class Refused(Struct, forbid_unknown_fields=True):
-    """What the sandbox refused (:meth:`graders.engine.sandbox.layers.Fence.refuse`): its key and the fields
-    its text names; each field is the learner's data (a path, a module), never read as the kit's words."""
-
-    what: Literal[REFUSALS]
-    path: Annotated[str, Meta(max_length=MAX_MESSAGE)] = ""
-    event: Name = ""
-    module: Name = ""
-
-
-class LearnerError(Struct, forbid_unknown_fields=True):
-    """An exception raised by learner code, as :func:`graders.engine.worker.child.describe_exception` says."""
-
-    type: Name
-    mro: Annotated[list[Name], Meta(max_length=MAX_ITEMS)]
-    message: Annotated[str, Meta(max_length=MAX_MESSAGE)]
-    where: Name = ""
-    sandbox: bool = False
-    output: Annotated[str, Meta(max_length=MAX_OUTPUT)] = ""
-    refusal: Union[Refused, None] = None  # a load the sandbox refused: what it refused
-
-
 class Case(Struct, forbid_unknown_fields=True):
     """One case's outcome: ``ok`` with its value, type and inputs after the call, or ``raised``."""
 
@@ -180,7 +151,8 @@ def read_event(line: bytes) -> Event | Refusal:
 
 def read_error(raw: msgspec.Raw) -> dict | None | Refusal:
     """A ``loaded`` event's error: ``None`` (the file loaded), a dict with str ``type``, ``message``,
-    ``where``, ``output``, list[str] ``mro`` and bool ``sandbox``, or why it is refused."""
+    ``where``, ``output``, list[str] ``mro`` and bool ``sandbox`` (and ``refusal`` or ``kit`` where the sandbox
+    refused or the kit wrote the message), or why it is refused."""
     try:
         error = _ERROR.decode(raw)
     except (msgspec.DecodeError, RecursionError, ValueError, TypeError) as failure:
@@ -191,6 +163,9 @@ def read_error(raw: msgspec.Raw) -> dict | None | Refusal:
     refused = found.pop("refusal")  # only a refused load has one: {"what", and its fields}
     if refused is not None:
         found["refusal"] = msgspec.structs.asdict(refused)
+    said = found.pop("kit")  # only a message the kit wrote has one: {"key", its fields, a stop's "reason"}
+    if said is not None:
+        found["kit"] = msgspec.to_builtins(said)
     return clean_learner_text(found)
 
 

@@ -1,78 +1,101 @@
-"""The exception messages the kit writes where a learner's would be, in every language of the course.
+"""The exception messages the kit writes where a learner's would be, in every language of the course, as data.
 
 A case that "raised" shows its exception's message; most are the learner's own and are shown as written.
 Some the kit writes: the worker (:func:`graders.engine.worker.child.describe_exception`: a memory error,
-``sys.exit``, a missing Landlock), the trusted process when a toy run stops (:mod:`graders.engine.worker.trusted`
-and each :class:`graders.engine.worker.served.ServedError`) and the grader when the trusted process reported
-nothing (``graders.engine.worker.runner.NOT_SERVED``). They travel in English, as the exception's message;
-:func:`kit_exception` reads one back in the report's language (``tests/test_kit_exceptions.py`` finds every
-such message in those modules and fails on one the table lacks).
+``sys.exit``, an unprintable message, a missing Landlock), the trusted process when a toy run stops
+(:mod:`graders.engine.worker.trusted` and each :class:`graders.engine.worker.served.ServedError`), a package
+the grader lacks (:mod:`graders.engine.worker.missing`) and the grader when the trusted process reported nothing
+(``graders.engine.worker.runner.NOT_SERVED``). Each is said as data, never as text to be read back: a key of
+:data:`KIT_EXCEPTIONS` and its fields (:func:`kit_message`), carried beside the English message in the exception's
+``"kit"`` field (the door types it: :class:`graders.engine.values.door.KitSaid`), and rendered in the report's
+language by :func:`kit_text`. A message without that field is the learner's or Python's, shown as it is, whatever
+its words. Standard library only: the worker's processes import it.
 """
 
 from __future__ import annotations
 
 import re
 
-from graders.engine.values.texts import checked
 from graders.text import Text
 
-
-# Exception messages the kit itself writes where the learner's own would be (a case that "raised"): the worker
-# (graders.engine.worker.child.describe_exception), the trusted process and its served calls
-# (graders.engine.worker.trusted, .served) and the grader (graders.engine.worker.runner.NOT_SERVED). Read back by
-# :func:`kit_exception` with literal operations only (a prefix and a suffix around at most one field): an
-# exception message is learner text.
-KIT_EXCEPTIONS = (
-    Text("ran out of memory (the worker's memory limit was reached)",
-         "закончилась память (достигнут лимит памяти рабочего процесса)"),
-    Text("called sys.exit({code})", "вызвана sys.exit({code})"),
-    Text("<unprintable message>", "<сообщение не удалось напечатать>"),
-    Text("Landlock could not be applied, and this batch relies on it: no learner code runs",
-         "Landlock не удалось применить, а эта проверка на него опирается: код решения не запускается"),
-    Text("the toy run stopped: {reason}", "игрушечный запуск остановлен: {reason}"),
-    # graders.engine.worker.missing: a package the grader lacks, used after the file loaded
-    Text("the grading machine has no package {what}: remove that import if the graded functions do not need it",
-         "на проверяющей машине нет пакета {what}: уберите этот импорт, если проверяемым функциям он не нужен"),
-    Text("the toy run reported nothing (the learner's process stopped serving the function)",
-         "игрушечный запуск ничего не сообщил (процесс с кодом решения перестал обслуживать функцию)"),
+# key -> the message, its fields the learner's data (a sys.exit code, a package, what a served message held)
+KIT_EXCEPTIONS: dict[str, Text] = {
+    "out_of_memory": Text("ran out of memory (the worker's memory limit was reached)",
+                          "закончилась память (достигнут лимит памяти рабочего процесса)"),
+    "sys_exit": Text("called sys.exit({code})", "вызвана sys.exit({code})"),
+    "unprintable": Text("<unprintable message>", "<сообщение не удалось напечатать>"),
+    "no_landlock": Text("Landlock could not be applied, and this batch relies on it: no learner code runs",
+                        "Landlock не удалось применить, а эта проверка на него опирается: код решения не запускается"),
+    "toy_stopped": Text("the toy run stopped: {reason}", "игрушечный запуск остановлен: {reason}"),
+    "missing_package": Text(
+        "the grading machine has no package {what}: remove that import if the graded functions do not need it",
+        "на проверяющей машине нет пакета {what}: уберите этот импорт, если проверяемым функциям он не нужен"),
+    "not_served": Text("the toy run reported nothing (the learner's process stopped serving the function)",
+                       "игрушечный запуск ничего не сообщил (процесс с кодом решения перестал обслуживать функцию)"),
     # graders.engine.worker.served.ServedError: why the trusted process could not use what the child sent
-    Text("a message longer than {limit} bytes", "сообщение длиннее {limit} байт"),
-    Text("an unreadable message ({detail})", "нечитаемое сообщение ({detail})"),
-    Text("a tensor of dtype {dtype}", "тензор с типом данных {dtype}"),
-    Text("an unreadable value ({detail})", "нечитаемое значение ({detail})"),
-    Text("the learner's process stopped answering", "процесс с кодом решения перестал отвечать"),
-    Text("an unreadable answer", "нечитаемый ответ"),
-    Text("an answer without its value", "ответ без значения"),
-    Text("an answer whose gradient flags do not match its tensors",
-         "ответ, флаги градиентов которого не соответствуют его тензорам"),
-    Text("a gradient answer without its gradients", "ответ на обратный проход без градиентов"),
-    Text("gradients that do not match the call's inputs", "градиенты, не соответствующие входам вызова"),
-)
+    "served_too_long": Text("a message longer than {limit} bytes", "сообщение длиннее {limit} байт"),
+    "served_unreadable_message": Text("an unreadable message ({detail})", "нечитаемое сообщение ({detail})"),
+    "served_dtype": Text("a tensor of dtype {dtype}", "тензор с типом данных {dtype}"),
+    "served_unreadable_value": Text("an unreadable value ({detail})", "нечитаемое значение ({detail})"),
+    "served_stopped": Text("the learner's process stopped answering", "процесс с кодом решения перестал отвечать"),
+    "served_unreadable_answer": Text("an unreadable answer", "нечитаемый ответ"),
+    "served_no_value": Text("an answer without its value", "ответ без значения"),
+    "served_grad_flags": Text("an answer whose gradient flags do not match its tensors",
+                              "ответ, флаги градиентов которого не соответствуют его тензорам"),
+    "served_no_gradients": Text("a gradient answer without its gradients", "ответ на обратный проход без градиентов"),
+    "served_grads_mismatch": Text("gradients that do not match the call's inputs",
+                                  "градиенты, не соответствующие входам вызова"),
+}
+KIT_KEYS = tuple(KIT_EXCEPTIONS)
+FIELDS = ("code", "what", "limit", "detail", "dtype")  # the fields a message may name (besides a stop's reason)
+FIELD_LIMIT = 200  # characters of one field
 
 
-def kit_exception(message: str, language: str, *, _nested: bool = False) -> str:
-    """An exception message the kit wrote (:data:`KIT_EXCEPTIONS`) in ``language``; any other (the learner's
-    own) as it is. Linear in the message: a template matches when the message starts with the text before its
-    field and ends with the text after it; the field of ``the toy run stopped: {reason}`` is read back too, one
-    level deep (a reason is never itself a stopped run)."""
-    if checked(language) == "en" or not isinstance(message, str):
-        return message
-    for text in KIT_EXCEPTIONS:
-        english = str(text)
-        head, brace, rest = english.partition("{")
-        if not brace:
-            if message == english:
-                return text.in_(language)
-            continue
-        name, _, tail = rest.partition("}")
-        if name == "reason" and _nested:
-            continue
-        if len(message) >= len(head) + len(tail) and message.startswith(head) and message.endswith(tail):
-            field = message[len(head):len(message) - len(tail)]
-            if name == "reason":
-                field = kit_exception(field, language, _nested=True)
-            return text.in_(language, **{name: field})
-    return message
+def kit_message(key: str, reason: dict | None = None, **fields) -> dict:
+    """What the kit says in place of an exception message: ``{"key": key, field: str(value)...}``, each field cut
+    to :data:`FIELD_LIMIT`; ``reason`` (a stopped toy run's) is itself said, one level deep."""
+    if key not in KIT_EXCEPTIONS or not set(fields) <= set(FIELDS):
+        raise ValueError(f"no kit message {key!r} with fields {sorted(fields)}")
+    out = {"key": key, **{name: str(value)[:FIELD_LIMIT] for name, value in fields.items()}}
+    if reason is not None:
+        out["reason"] = {k: v for k, v in reason.items() if k != "reason"}
+    return out
+
+
+def checked_said(value) -> dict | None:
+    """``value`` if it has the shape :func:`kit_message` gives (a key of the table, known string fields, a reason of
+    the same shape one level deep), else None: what a worker's exception carried is checked before it travels."""
+    def fine(item, nested: bool) -> bool:
+        if not isinstance(item, dict) or item.get("key") not in KIT_EXCEPTIONS:
+            return False
+        for name, field in item.items():
+            if name == "reason" and nested:
+                if not fine(field, False):
+                    return False
+            elif name != "key" and (name not in FIELDS or not isinstance(field, str) or len(field) > FIELD_LIMIT):
+                return False
+        return True
+    return value if fine(value, True) else None
+
+
+def kit_text(message: dict, language: str) -> str:
+    """A kit message (:func:`kit_message`'s form, or the door's ``KitSaid`` as built-ins) in ``language``; its fields are
+    data, put in as they are."""
+    text = KIT_EXCEPTIONS[message["key"]]
+    fields = {name: message.get(name) or "" for name in FIELDS if "{" + name + "}" in text.in_("en")}
+    if "{reason}" in text.in_("en"):
+        reason = message.get("reason")
+        fields["reason"] = kit_text(reason, language) if isinstance(reason, dict) and reason.get("key") else ""
+    return text.in_(language, **fields)
+
+
+class KitError(RuntimeError):
+    """A RuntimeError the kit raises where the learner's report shows it: its message in English, and what it
+    says as data (``kit_said``) for the report's language."""
+
+    def __init__(self, key: str, reason: dict | None = None, **fields) -> None:
+        self.kit_said = kit_message(key, reason, **fields)
+        super().__init__(kit_text(self.kit_said, "en"))
 
 
 # torch's words for "two tensors of different dtypes met in one operation" (torch 2.x), each with the two dtype

@@ -19,6 +19,7 @@ import numpy as np
 from graders.engine.judging import calls
 from graders.engine.sandbox import confine, layers as sandbox
 from graders.engine.values import bundles, codec, shared_inputs
+from graders.engine.values.kit_messages import KitError, checked_said, kit_message, kit_text
 from graders.engine.worker.missing import MissingPackages
 from graders.engine.worker.process import closed_root_folder, dumps, private_namespaces, _write_line
 
@@ -131,7 +132,7 @@ class Child:
         layers = confine.confine(self.scratch, settings, layers, readable=parent.readable, root=root)
         if settings.get("landlock_required") and not layers.get("landlock_files"):
             # the grader let learner code start before loading the kit's files, counting on Landlock
-            raise RuntimeError("Landlock could not be applied, and this batch relies on it: no learner code runs")
+            raise KitError("no_landlock")
         root = os.path.realpath(settings["kit_root"])
         self.fence = sandbox.Fence(parent.forbidden, settings["forbidden_modules"], allowed_paths=[str(self.scratch)])
         # the kit's own folder and every forbidden one (the server's working folder, say) are not on the
@@ -284,16 +285,22 @@ def _shared_tensor(array: np.ndarray, slot):
 
 
 def describe_exception(exc: BaseException, files: Path) -> dict:
-    """Type, MRO names, message and the learner-file line where it happened."""
+    """Type, MRO names, message and the learner-file line where it happened; where the kit wrote the message,
+    what it says as data too (``"kit"``: :mod:`graders.engine.values.kit_messages`), so that no reader of the
+    report reads the message's words back."""
+    kit = None
     if isinstance(exc, SystemExit):
-        message = f"called sys.exit({exc.code!r})"
+        kit = kit_message("sys_exit", code=repr(exc.code))
     elif isinstance(exc, MemoryError):
-        message = "ran out of memory (the worker's memory limit was reached)"
+        kit = kit_message("out_of_memory")
     else:
         try:
             message = str(exc)
-        except Exception:  # noqa: BLE001
-            message = "<unprintable message>"
+            kit = checked_said(exc.__dict__.get("kit_said"))  # a KitError's, a served error's, a placeholder's
+        except Exception:  # noqa: BLE001 - a learner's exception whose str (or __dict__) raises
+            kit = kit_message("unprintable")
+    if kit is not None:
+        message = kit_text(kit, "en")
     where = ""
     files_dir = str(files)
     # no source lines are looked up: they live in files the worker may no longer read
@@ -308,4 +315,4 @@ def describe_exception(exc: BaseException, files: Path) -> dict:
     # function of any name length is still an ordinary error, not an unreadable report
     return {"type": str(type(exc).__name__)[:NAME_LIMIT], "mro": [str(c.__name__)[:NAME_LIMIT]
                                                                   for c in type(exc).__mro__][:64],
-            "message": str(message)[:2000], "where": where[:NAME_LIMIT]}
+            "message": str(message)[:2000], "where": where[:NAME_LIMIT], **({"kit": kit} if kit else {})}

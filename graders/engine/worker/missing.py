@@ -22,6 +22,8 @@ import importlib.machinery
 import sys
 import types
 
+from graders.engine.values.kit_messages import kit_message, kit_text
+
 class MissingPackages(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """The last finder while a learner file loads (see the module's docstring). ``forbidden``: top-level names
     that never get a placeholder (the kit's own packages: their refusal stays a refusal); ``learner_file``:
@@ -57,12 +59,12 @@ class MissingPackages(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return self.learner_file.rsplit("/", 1)[-1]
 
     def fail(self, name: str, where: str):
-        """The error a placeholder raises once the file has loaded (read back in Russian by
-        :func:`graders.engine.values.kit_messages.kit_exception`)."""
-        what = f"{name.partition('.')[0]} ({where})"
-        message = (f"the grading machine has no package {what}: remove that import if the graded functions do not "
-                   "need it")
-        return ModuleNotFoundError(message, name=name)
+        """The error a placeholder raises once the file has loaded (what it says travels as data:
+        :mod:`graders.engine.values.kit_messages`)."""
+        kit = kit_message("missing_package", what=f"{name.partition('.')[0]} ({where})")
+        error = ModuleNotFoundError(kit_text(kit, "en"), name=name)
+        error.kit_said = kit
+        return error
 
 
 class _PlaceholderModule(types.ModuleType):

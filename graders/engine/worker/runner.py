@@ -32,6 +32,7 @@ from graders.engine.sandbox.layers import merge_reported
 from graders.engine.judging import calls
 from graders.engine.values import door
 from graders.engine.worker.fork_client import LOG_TAIL, ForkServer
+from graders.engine.values.kit_messages import kit_message, kit_text
 from graders.engine.values.scrub import without_addresses, without_paths
 from graders.engine.values.texts import detail
 from graders.text import Particular
@@ -46,8 +47,8 @@ MAX_RESULT_JSON = door.MAX_RESULT_JSON  # the JSON part of one exercise's result
 WALL_CAP_FACTOR, WALL_CAP_GRACE = 1.0, 30.0  # a submission's lane: 1 x its CPU budgets (loads too) + 30 s
 NOT_SERVED = {"outcome": "raised", "exception": {  # a trusted case the trusted process reported nothing for
     "type": "RuntimeError", "mro": ["RuntimeError", "Exception", "BaseException", "object"],
-    "message": "the toy run reported nothing (the learner's process stopped serving the function)", "where": "",
-    "sandbox": False, "output": ""}}
+    "message": kit_text(kit_message("not_served"), "en"), "where": "", "sandbox": False, "output": "",
+    "kit": kit_message("not_served")}}
 
 
 def unreadable(reason: str) -> Particular:

@@ -34,6 +34,7 @@ import os
 import numpy as np
 
 from graders.engine.values import bundles, codec
+from graders.engine.values.kit_messages import kit_message, kit_text
 
 MAX_LINE = 64 << 20  # one message
 MAX_ARRAY_BYTES = 48 << 20  # the arrays of one message, decoded
@@ -42,10 +43,13 @@ DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16"
 
 
 class ServedError(Exception):
-    """What the learner's side sent cannot be used (or it raised): carries the learner's exception, if any."""
+    """What the learner's side sent cannot be used: a kit message (``key`` and its fields,
+    :data:`graders.engine.values.kit_messages.KIT_EXCEPTIONS`, kept as ``kit_said``); or, with ``key`` None, it
+    raised: ``exception`` is the learner's own exception."""
 
-    def __init__(self, message: str, exception: dict | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, key: str | None, exception: dict | None = None, **fields) -> None:
+        self.kit_said = None if key is None else kit_message(key, **fields)
+        super().__init__("the learner's function raised" if key is None else kit_text(self.kit_said, "en"))
         self.exception = exception
 
 
@@ -76,7 +80,7 @@ class Lines:
     def read(self):
         while (end := self.buffer.find(b"\n")) < 0:
             if len(self.buffer) > self.limit:
-                raise ServedError(f"a message longer than {self.limit} bytes")
+                raise ServedError("served_too_long", limit=self.limit)
             chunk = os.read(self.read_fd, 1 << 20)
             if not chunk:
                 return None
@@ -86,11 +90,11 @@ class Lines:
         try:
             message = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as error:
-            raise ServedError(f"an unreadable message ({str(error)[:100]})") from None
+            raise ServedError("served_unreadable_message", detail=str(error)[:100]) from None
         if isinstance(message, dict) and "bytes" in message:
             size = message["bytes"]
             if not (isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= MAX_ARRAY_BYTES):
-                raise ServedError(f"a message longer than {self.limit} bytes")
+                raise ServedError("served_too_long", limit=self.limit)
             if not self._fill(size):
                 return None
             message["bytes"] = bytes(self.buffer[:size])
@@ -109,7 +113,7 @@ def _tensor(spec: codec.TensorSpec):
     import torch
 
     if spec.dtype not in DTYPES:
-        raise ServedError(f"a tensor of dtype {str(spec.dtype)[:40]!r}")
+        raise ServedError("served_dtype", dtype=repr(str(spec.dtype)[:40]))
     return torch.tensor(np.array(spec.data), dtype=getattr(torch, spec.dtype))
 
 
@@ -119,7 +123,7 @@ def _unpack(data, message: dict, make_tensor=_tensor):
         arrays = bundles.unpack_raw(message.get("arrays", []), message.get("bytes", b""), MAX_ARRAY_BYTES)
         return codec.decode(data, arrays, make_tensor=make_tensor)
     except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as error:
-        raise ServedError(f"an unreadable value ({str(error)[:100]})") from None
+        raise ServedError("served_unreadable_value", detail=str(error)[:100]) from None
 
 
 def _tensors(value, torch) -> list:
@@ -213,11 +217,11 @@ class Remote:
         self.lines.write(message, raw)
         reply = self.lines.read()
         if reply is None:
-            raise ServedError("the learner's process stopped answering")
+            raise ServedError("served_stopped")
         if isinstance(reply, dict) and "raised" in reply:
-            raise ServedError("the learner's function raised", reply["raised"])
+            raise ServedError(None, reply["raised"])
         if not isinstance(reply, dict):
-            raise ServedError("an unreadable answer")
+            raise ServedError("served_unreadable_answer")
         return reply
 
     def __call__(self, *args, **kwargs):
@@ -229,12 +233,12 @@ class Remote:
         data, index, raw = _pack((tuple(_detached(args, torch)), _detached(kwargs, torch)))
         reply = self._ask({"call": call, "inputs": data, "arrays": index}, raw)
         if not {"value", "arrays", "grads"} <= set(reply) <= {"value", "arrays", "grads", "bytes"}:
-            raise ServedError("an answer without its value")
+            raise ServedError("served_no_value")
         value = _unpack(reply["value"], reply)
         outputs = _tensors(value, torch)
         grads = reply["grads"]
         if not (isinstance(grads, list) and len(grads) == len(outputs) and all(isinstance(g, bool) for g in grads)):
-            raise ServedError("an answer whose gradient flags do not match its tensors")
+            raise ServedError("served_grad_flags")
         if not (wanted and any(grads)):
             return value
         return _replaced(value, iter(_Link(self, call, wanted, outputs, grads).attach(torch)), torch)
@@ -245,11 +249,11 @@ class Remote:
         data, index, raw = _pack(grads)
         reply = self._ask({"backward": call, "grads": data, "arrays": index}, raw)
         if not {"grads", "arrays"} <= set(reply) <= {"grads", "arrays", "bytes"}:
-            raise ServedError("a gradient answer without its gradients")
+            raise ServedError("served_no_gradients")
         got = _unpack(reply["grads"], reply)
         if not (isinstance(got, list) and len(got) == len(wanted)
                 and all(isinstance(g, torch.Tensor) and g.shape == w.shape for g, w in zip(got, wanted))):
-            raise ServedError("gradients that do not match the call's inputs")
+            raise ServedError("served_grads_mismatch")
         return [g.to(w.dtype) for g, w in zip(got, wanted)]
 
 

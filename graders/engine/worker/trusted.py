@@ -19,6 +19,7 @@ import os
 
 from graders.engine.judging import calls
 from graders.engine.values import bundles, codec
+from graders.engine.values.kit_messages import KitError
 from graders.engine.worker import served
 from graders.engine.worker.child import Child, describe_exception
 from graders.engine.worker.process import MAX_CHILD_BYTES, complete_events, dumps
@@ -67,7 +68,7 @@ class Trusted(Child):
                        "inputs_after": encoder.encode(codec.as_input_specs((args, kwargs)))}
         except served.ServedError as error:
             outcome = {"outcome": "raised", "exception": error.exception if isinstance(error.exception, dict)
-                       else describe_exception(RuntimeError(f"the toy run stopped: {error}"), self.files_dir)}
+                       else describe_exception(KitError("toy_stopped", reason=error.kit_said), self.files_dir)}
         except BaseException as exc:  # noqa: BLE001 - what the learner's values made the toy raise
             outcome = {"outcome": "raised", "exception": describe_exception(exc, self.files_dir)}
         self.report(served=number, position=position, result=dumps({"cases": [outcome]}),
