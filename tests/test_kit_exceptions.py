@@ -90,6 +90,9 @@ def test_the_worker_says_what_it_wrote_as_data():
                                  files)
     assert stopped["kit"] == kit_message("toy_stopped", kit_message("served_dtype", dtype="'x'"))
     assert stopped["message"] == "the toy run stopped: a tensor of dtype 'x'"
+    # a child whose "raised" reply is no exception report: the stop still says why, in each language
+    odd = describe_exception(KitError("toy_stopped", reason=ServedError("served_raised", "junk").kit_said), files)
+    assert kit_text(odd["kit"], "ru") == "игрушечный запуск остановлен: функция решения выбросила исключение"
     placeholder = MissingPackages(set(), "/tmp/module_9_reference.py").fail("seaborn", "module_9_reference.py, line 1")
     assert describe_exception(placeholder, files)["kit"]["key"] == "missing_package"
     assert describe_exception(placeholder, files)["type"] == "ModuleNotFoundError"

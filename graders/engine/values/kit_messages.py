@@ -38,6 +38,7 @@ KIT_EXCEPTIONS: dict[str, Text] = {
     "served_dtype": Text("a tensor of dtype {dtype}", "тензор с типом данных {dtype}"),
     "served_unreadable_value": Text("an unreadable value ({detail})", "нечитаемое значение ({detail})"),
     "served_stopped": Text("the learner's process stopped answering", "процесс с кодом решения перестал отвечать"),
+    "served_raised": Text("the learner's function raised", "функция решения выбросила исключение"),
     "served_unreadable_answer": Text("an unreadable answer", "нечитаемый ответ"),
     "served_no_value": Text("an answer without its value", "ответ без значения"),
     "served_grad_flags": Text("an answer whose gradient flags do not match its tensors",

@@ -43,13 +43,13 @@ DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16"
 
 
 class ServedError(Exception):
-    """What the learner's side sent cannot be used: a kit message (``key`` and its fields,
-    :data:`graders.engine.values.kit_messages.KIT_EXCEPTIONS`, kept as ``kit_said``); or, with ``key`` None, it
-    raised: ``exception`` is the learner's own exception."""
+    """What the learner's side sent cannot be used, or it raised (``served_raised``: ``exception`` is then the
+    learner's own exception, when it came as one): a kit message, ``key`` and its fields
+    (:data:`graders.engine.values.kit_messages.KIT_EXCEPTIONS`), kept as ``kit_said``."""
 
-    def __init__(self, key: str | None, exception: dict | None = None, **fields) -> None:
-        self.kit_said = None if key is None else kit_message(key, **fields)
-        super().__init__("the learner's function raised" if key is None else kit_text(self.kit_said, "en"))
+    def __init__(self, key: str, exception: dict | None = None, **fields) -> None:
+        self.kit_said = kit_message(key, **fields)
+        super().__init__(kit_text(self.kit_said, "en"))
         self.exception = exception
 
 
@@ -219,7 +219,7 @@ class Remote:
         if reply is None:
             raise ServedError("served_stopped")
         if isinstance(reply, dict) and "raised" in reply:
-            raise ServedError(None, reply["raised"])
+            raise ServedError("served_raised", reply["raised"])
         if not isinstance(reply, dict):
             raise ServedError("served_unreadable_answer")
         return reply
