@@ -19,7 +19,8 @@ import pytest
 
 from graders.engine.outputs.feedback import _exception_text
 from graders.engine.values import door
-from graders.engine.values.kit_messages import KIT_EXCEPTIONS, KitError, checked_said, kit_message, kit_text
+from graders.engine.values.door_errors import kit_said_of
+from graders.engine.values.kit_messages import KIT_EXCEPTIONS, KitError, kit_message, kit_text
 from graders.engine.worker import runner
 from graders.engine.worker.child import describe_exception
 from graders.engine.worker.missing import MissingPackages
@@ -107,7 +108,7 @@ def test_a_forged_kit_field_is_dropped_or_refused():
                                                                                                        REPO_ROOT)
     for bad in ({"key": "sys_exit", "code": 3}, {"key": "sys_exit", "extra": "x"}, {"key": "toy_stopped",
                 "reason": {"key": "toy_stopped", "reason": {"key": "sys_exit"}}}, "sys_exit", None):
-        assert checked_said(bad) is None, bad
+        assert kit_said_of(bad) is None, bad
     with pytest.raises(msgspec.ValidationError):
         msgspec.json.decode(b'{"type":"E","mro":[],"message":"m","kit":{"key":"no_such_key"}}', type=door.LearnerError)
     with pytest.raises(msgspec.ValidationError):

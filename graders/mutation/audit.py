@@ -25,7 +25,6 @@ def audit_exercise(exercise: str) -> dict:
     each mislabelled one (its id, diff, witness, and its verdict once graded)."""
     import dataclasses
 
-    from graders.checks import Harness
     from graders.engine.routes.inline import grade_exercise
     from graders.mutation.draws import extra_cases
     from graders.mutation.run import EQUIVALENCE_SECONDS, _Timeout, cpu_limit, mutant_function, outcome, target, witness
@@ -33,8 +32,7 @@ def audit_exercise(exercise: str) -> dict:
     started = time.perf_counter()
     goal = target(exercise)
     cases = goal.spec.cases()
-    harness = goal.spec.call if isinstance(goal.spec.call, Harness) else None
-    more = [(case, False) for case in extra_cases(cases, harness, limit=None, salt=AUDIT_SALT)]
+    more = [(case, False) for case in extra_cases(cases, goal.spec.call, limit=None, salt=AUDIT_SALT)]
     harder = dataclasses.replace(goal, inputs=goal.inputs + more,
                                  expected=goal.expected + [outcome(goal.call, getattr(goal.module, goal.node.name),
                                                                    goal.module, case) for case, _ in more])

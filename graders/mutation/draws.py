@@ -53,7 +53,7 @@ import dataclasses
 
 import numpy as np
 
-from graders.checks import Case
+from graders.checks import Case, Harness
 from graders.checks.edges import as_arrays, as_float32, as_lists, as_numpy_scalars
 from graders.engine.values.codec import TensorSpec
 from graders.text import Text
@@ -282,19 +282,18 @@ def grammar_draws(cases: list[Case]) -> list[Case]:
             for case in grammar_cases(per_form=GRAMMAR_PER_FORM, seed=MUTATION_SEED)]
 
 
-def drawable(cases: list[Case], harness=None) -> list[Case]:
-    """The cases draws are built from: all of them, or for a harness (``graders.checks.Harness``) those its
-    own function runs (a loss and its gradient on small tensors), never those of its trusted part (a training
-    run each: ``check`` equal to its ``trusted_check``)."""
-    if not harness:
+def drawable(cases: list[Case], call=None) -> list[Case]:
+    """The cases draws are built from: all of them, or under a harness with a trusted part
+    (``graders.checks.Harness``) those its own function runs (a loss and its gradient on small tensors), never
+    those of the trusted part (a training run each: ``check`` equal to its ``trusted_check``)."""
+    if not isinstance(call, Harness) or call.trusted is None:
         return list(cases)
-    trusted = getattr(harness, "trusted_check", None) if getattr(harness, "trusted", None) is not None else None
-    return [case for case in cases if trusted is None or case.kwargs.get("check") != trusted]
+    return [case for case in cases if case.kwargs.get("check") != call.trusted_check]
 
 
 def extra_cases(cases: list[Case], harness=None, limit: int | None = MAX_DRAWS, salt: int = 0) -> list[Case]:
-    """The draws the checks lack, built from their value cases (``harness``: the exercise's
-    ``graders.checks.Harness``, whose training runs get none: :func:`drawable`).
+    """The draws the checks lack, built from their value cases (``harness``: the exercise's call mode, whose
+    training runs get none when it is a ``graders.checks.Harness``: :func:`drawable`).
 
     The answer grammar's draws (:func:`grammar_draws`) come first; then the cases tagged with an edge class
     (``Case.edge``, :mod:`graders.checks.edges`) are drawn from and keep every draw: an exercise's declared extremes, ties, empties and boundaries are the inputs a mutant

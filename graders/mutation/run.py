@@ -91,7 +91,7 @@ _TARGETS: dict[str, Target] = {}
 def target(exercise: str, kit=None) -> Target:
     """The reference, its inputs and outcomes, and its mutants, for ``exercise`` (cached in this process)."""
     if exercise not in _TARGETS:
-        from graders.checks import Harness, spec_for
+        from graders.checks import spec_for
         from graders.engine.judging.kit import DEFAULT_KIT
 
         kit = kit or DEFAULT_KIT
@@ -102,7 +102,7 @@ def target(exercise: str, kit=None) -> Target:
         node = function_node(source, name)
         cases = spec.cases()
         inputs = [(case, True) for case in cases]
-        inputs += [(case, False) for case in extra_cases(cases, spec.call if isinstance(spec.call, Harness) else None)]
+        inputs += [(case, False) for case in extra_cases(cases, spec.call)]
         call = spec.call.describe()
         function = getattr(module, name)
         expected = [outcome(call, function, module, case, kit) for case, _ in inputs]

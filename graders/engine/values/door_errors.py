@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
+import msgspec
 from msgspec import Meta, Struct
 
 from graders.engine.values.kit_messages import FIELD_LIMIT as KIT_FIELD_LIMIT, KIT_KEYS
@@ -36,7 +37,7 @@ class Refused(Struct, forbid_unknown_fields=True):
     module: Name = ""
 
 
-class KitReason(Struct, forbid_unknown_fields=True):
+class KitReason(Struct, forbid_unknown_fields=True, omit_defaults=True):
     """A kit message (:mod:`graders.engine.values.kit_messages`): its key and fields, each field the learner's data
     (a sys.exit code, a package name, what a served message held), never read as the kit's words."""
 
@@ -48,7 +49,7 @@ class KitReason(Struct, forbid_unknown_fields=True):
     dtype: Annotated[str, Meta(max_length=KIT_FIELD_LIMIT)] = ""
 
 
-class KitSaid(KitReason, forbid_unknown_fields=True):
+class KitSaid(KitReason, forbid_unknown_fields=True, omit_defaults=True):
     """A kit message in place of an exception's message; a stopped toy run's says why, one level deep."""
 
     reason: Union[KitReason, None] = None
@@ -65,3 +66,13 @@ class LearnerError(Struct, forbid_unknown_fields=True):
     output: Annotated[str, Meta(max_length=MAX_OUTPUT)] = ""
     refusal: Union[Refused, None] = None  # a load the sandbox refused: what it refused
     kit: Union[KitSaid, None] = None  # a message the kit wrote: what it says (kit_messages)
+
+
+def kit_said_of(value) -> dict | None:
+    """``value`` read as the door reads a kit message (:class:`KitSaid`), as built-ins without its empty fields;
+    None where the door would refuse it. The worker's child checks what an exception carried with it before it
+    travels (a malformed one, a learner's forgery, is dropped there rather than making the result unreadable)."""
+    try:
+        return msgspec.to_builtins(msgspec.convert(value, KitSaid))
+    except Exception:  # noqa: BLE001 - anything a learner's object does while it is read is "not a kit message"
+        return None

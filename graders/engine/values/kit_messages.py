@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from graders.text import Text
+from graders.text import Text, placeholders
 
 # key -> the message, its fields the learner's data (a sys.exit code, a package, what a served message held)
 KIT_EXCEPTIONS: dict[str, Text] = {
@@ -63,28 +63,13 @@ def kit_message(key: str, reason: dict | None = None, **fields) -> dict:
     return out
 
 
-def checked_said(value) -> dict | None:
-    """``value`` if it has the shape :func:`kit_message` gives (a key of the table, known string fields, a reason of
-    the same shape one level deep), else None: what a worker's exception carried is checked before it travels."""
-    def fine(item, nested: bool) -> bool:
-        if not isinstance(item, dict) or item.get("key") not in KIT_EXCEPTIONS:
-            return False
-        for name, field in item.items():
-            if name == "reason" and nested:
-                if not fine(field, False):
-                    return False
-            elif name != "key" and (name not in FIELDS or not isinstance(field, str) or len(field) > FIELD_LIMIT):
-                return False
-        return True
-    return value if fine(value, True) else None
-
-
 def kit_text(message: dict, language: str) -> str:
     """A kit message (:func:`kit_message`'s form, or the door's ``KitSaid`` as built-ins) in ``language``; its fields are
     data, put in as they are."""
     text = KIT_EXCEPTIONS[message["key"]]
-    fields = {name: message.get(name) or "" for name in FIELDS if "{" + name + "}" in text.in_("en")}
-    if "{reason}" in text.in_("en"):
+    named = placeholders(text.in_("en"))
+    fields = {name: message.get(name) or "" for name in FIELDS if name in named}
+    if "reason" in named:
         reason = message.get("reason")
         fields["reason"] = kit_text(reason, language) if isinstance(reason, dict) and reason.get("key") else ""
     return text.in_(language, **fields)

@@ -19,7 +19,8 @@ import numpy as np
 from graders.engine.judging import calls
 from graders.engine.sandbox import confine, layers as sandbox
 from graders.engine.values import bundles, codec, shared_inputs
-from graders.engine.values.kit_messages import KitError, checked_said, kit_message, kit_text
+from graders.engine.values.door_errors import kit_said_of
+from graders.engine.values.kit_messages import KitError, kit_message, kit_text
 from graders.engine.worker.missing import MissingPackages
 from graders.engine.worker.process import closed_root_folder, dumps, private_namespaces, _write_line
 
@@ -296,7 +297,7 @@ def describe_exception(exc: BaseException, files: Path) -> dict:
     else:
         try:
             message = str(exc)
-            kit = checked_said(exc.__dict__.get("kit_said"))  # a KitError's, a served error's, a placeholder's
+            kit = kit_said_of(exc.__dict__.get("kit_said"))  # a KitError's, a served error's, a placeholder's
         except Exception:  # noqa: BLE001 - a learner's exception whose str (or __dict__) raises
             kit = kit_message("unprintable")
     if kit is not None:

@@ -45,10 +45,11 @@ LOG_KEEP = 64 << 10  # bytes of the worker's stdout/stderr kept (the tail)
 MAX_EVENT_BYTES = door.MAX_EVENT_BYTES  # one event line (a result with its arrays, base64)
 MAX_RESULT_JSON = door.MAX_RESULT_JSON  # the JSON part of one exercise's result
 WALL_CAP_FACTOR, WALL_CAP_GRACE = 1.0, 30.0  # a submission's lane: 1 x its CPU budgets (loads too) + 30 s
+_NOT_SERVED_KIT = kit_message("not_served")
 NOT_SERVED = {"outcome": "raised", "exception": {  # a trusted case the trusted process reported nothing for
     "type": "RuntimeError", "mro": ["RuntimeError", "Exception", "BaseException", "object"],
-    "message": kit_text(kit_message("not_served"), "en"), "where": "", "sandbox": False, "output": "",
-    "kit": kit_message("not_served")}}
+    "message": kit_text(_NOT_SERVED_KIT, "en"), "where": "", "sandbox": False, "output": "",
+    "kit": _NOT_SERVED_KIT}}
 
 
 def unreadable(reason: str) -> Particular:
