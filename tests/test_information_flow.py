@@ -5,7 +5,8 @@ public inputs (a learner does: the public tests show them) and, on every other i
 it (a hash of its values) out through one channel each: an exception's message and its class's name, an
 answer of a class named after it, a structured dtype with a field named after it, printed output, a global
 that the next (public) check raises, a forged result line with a field named after it (on every descriptor),
-and the process's exit code. Each is graded with ``hide_hidden_inputs`` on the routes a learner reads
+the fields of a forged kit message, and the process's exit code. Each is graded with ``hide_hidden_inputs``
+on the routes a learner reads
 (``rl4llm grade``'s outputs and Gradescope's ``results.json``; nbgrader's feedback is ``grade_paths``' report
 too, :mod:`graders.engine.nbgrader.notebook_engine`), beside the reference at full marks, and every output
 file is searched for every hidden fingerprint. Control: the same batch without hide mode carries them.
@@ -59,6 +60,8 @@ CHANNELS = {  # what a hostile function does with a hidden input's fingerprint `
     "class_name": 'return type("C" + fp, (), {})()',
     "dtype_field": 'import numpy as _np\nreturn _np.zeros(2, dtype=[(fp, "f8")])',
     "printed": 'print("printed " + fp)\nraise RuntimeError("see the output")',
+    # a forged kit message (the kit's own words, typed, with the learner's data in a field)
+    "kit_field": '_error = ValueError("kit")\n_error.kit_said = {"key": "missing_package", "what": fp}\nraise _error',
     "exit_code": f'import os as _os\n_os._exit({EXIT_MARK})',
     "forged_field": '''import json as _json, os as _os
 _line = (_json.dumps({"result": _json.dumps({"cases": [], fp: 1}), "arrays": None}) + "\\n").encode()
