@@ -15,7 +15,7 @@ Jupyter config), with these submissions:
 - bob: the untouched release (every assignment) -- the placebo, 0 everywhere;
 - carol: one catalogued misconception (English) -- loses points on that
   exercise only, and the feedback names it;
-- dave: ``tolerances_ignored`` in ``verify_numeric_answer`` (module_09, graded
+- dave: ``fixed_tolerance`` in ``verify_numeric_answer`` (module_09, graded
   with the default, hidden inputs withheld, and module_09_ru with
   ``RL4LLM_SHOW_HIDDEN_INPUTS=1``) -- hidden inputs reach the feedback only there;
 - frank (module_09): the complete notebooks written as Jupyter runs them --
@@ -85,7 +85,7 @@ MISCONCEPTIONS = {  # English assignment -> (exercise id, catalogue entry) put i
     "module_08": ("module_8_reference.simpo_loss", "simpo_without_length_normalisation"),
     "module_09": ("module_9_reference.group_relative_advantages", "sample_std"),
 }
-TOLERANCES = ("module_9_reference.verify_numeric_answer", "tolerances_ignored")  # dave's mistake
+TOLERANCES = ("module_9_reference.verify_numeric_answer", "fixed_tolerance")  # dave's mistake: a hidden check fails alone
 HOSTILE_ASSIGNMENT = "module_09"  # the assignment the hostile notebooks are submitted to
 ATTACKED = {  # exercises mallory leaves as stubs and claims by patching the kit
     HOSTILE_ASSIGNMENT: ("module_9_reference.group_relative_advantages", "module_9_training.grpo_loss"),

@@ -50,16 +50,6 @@ def test_the_module_pages_and_the_docs_hold_their_blocks():
     assert any("course-totals" in docs.blocks_in(path.read_text(encoding="utf-8")) for path in docs.markdown_files())
 
 
-def test_published_hidden_refusals_are_still_hidden_cases():
-    # refused.PUBLISHED is temporary: once the checks say hidden=False on a case, its entry goes
-    for exercise, labels in refused.PUBLISHED.items():
-        spec = spec_for(exercise)
-        assert spec is not None, exercise
-        hidden = {case.label for case in spec.cases() if case.raises is not None and case.hidden}
-        assert set(labels) <= hidden, (f"{exercise}: refused.PUBLISHED lists {sorted(set(labels) - hidden)}, "
-                                       f"no longer hidden raises= cases: drop them from graders/build/refused.py")
-
-
 def test_a_block_marker_without_its_pair_or_an_unknown_block_is_refused():
     with pytest.raises(docs.BlockError):
         docs.blocks_in("<!-- generated:course-totals:begin -->\ntext\n")

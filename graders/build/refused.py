@@ -13,11 +13,9 @@ learner conftest's exact tagged form (``conftest.tagged(value, None)``: arrays
 with dtype and shape, ``{"float": "nan"}`` for a non-finite float), which the
 public test file turns back into values.
 
-``PUBLISHED`` is temporary: hidden ``raises=`` cases whose inputs the public
-tests already published by hand before the file was generated (the old
-``REFUSED`` tables). They ship as if public until the checks say
-``hidden=False`` on them (then the entry is dropped here; ``tests/test_recipe.py``
-refuses an entry whose case is already public or gone).
+A hidden refusal whose input a public test should publish says
+``hidden=False`` in its checks: there is no table of exceptions (the old
+``REFUSED`` and ``PUBLISHED`` tables are gone).
 """
 
 from __future__ import annotations
@@ -30,57 +28,9 @@ from graders.paths import STARTER_DIR
 
 REFUSED_NAME = "_refused.json"
 
-_R8 = "module_8_reference."
-_R9 = "module_9_reference."
-# exercise id -> labels of hidden raises= cases whose inputs the public tests publish (temporary; see above)
-PUBLISHED: dict[str, tuple[str, ...]] = {
-    _R8 + "optimal_kl_policy": ("beta = 0 is refused", "rewards of another length are refused"),
-    _R8 + "reward_kl_frontier": ("a beta of 0 is refused", "a reference with a negative entry is refused"),
-    _R8 + "shape_token_rewards": ("an all-zero mask is refused", "a mask value other than 0/1 is refused",
-                                  "mismatched shapes are refused", "beta < 0 is refused"),
-    _R8 + "constrained_lagrangian": ("a negative multiplier is refused", "limits of another length are refused"),
-    _R8 + "dual_ascent_step": ("a negative multiplier is refused", "learning_rate = 0 is refused",
-                               "observed_costs of another length are refused"),
-    _R8 + "two_action_constrained_optimum": ("a negative cost is refused",),
-    _R8 + "dpo_loss_from_margin": ("beta = 0 is refused", "a NaN margin is refused"),
-    _R8 + "dpo_gradient_weight": ("beta = 0 is refused", "an infinite margin is refused"),
-    _R8 + "conservative_dpo_loss": ("eps = 0.5 is refused", "beta < 0 is refused"),
-    _R8 + "ipo_loss": ("tau = 0 is refused",),
-    _R8 + "simpo_loss": ("a zero length is refused",),
-    _R8 + "orpo_total_loss": ("lam < 0 is refused",),
-    _R8 + "likelihood_displacement_curve": ("a NaN t is refused",),
-    _R9 + "verify_detailed": ("a reference without a number is refused", "a negative rel_tol is refused"),
-    _R9 + "verify_numeric_answer": ("a reference without a number is refused", "a negative rel_tol is refused"),
-    _R9 + "informative_group_probability": ("NaN p is refused",),
-    _R9 + "expected_draws_for_informative_groups": ("negative num_informative is refused", "p above 1 is refused"),
-    _R9 + "group_relative_advantages": ("3-D rewards are refused", "NaN rewards are refused", "ddof >= G is refused",
-                                        "negative eps is refused"),
-    _R9 + "leave_one_out_baseline": ("3-D rewards are refused", "infinite rewards are refused"),
-    _R9 + "clipped_surrogate_terms": ("negative ratios are refused", "shapes that do not broadcast are refused",
-                                      "negative eps_low is refused", "NaN eps_high is refused"),
-    _R9 + "clip_activity": ("negative ratios are refused", "shapes that do not broadcast are refused",
-                            "negative eps_low is refused", "NaN eps_high is refused"),
-    _R9 + "gspo_sequence_ratios": ("mismatched shapes are refused", "1-D inputs are refused",
-                                   "a mask entry of 2 is refused"),
-    _R9 + "original_grpo_token_weights": ("fewer lengths than rewards are refused",
-                                          "2-D rewards are refused (one group)", "negative eps is refused"),
-    _R9 + "dr_grpo_token_weights": ("fixed_length 0 is refused", "fewer lengths than rewards are refused",
-                                    "2-D rewards are refused (one group)"),
-    _R9 + "dapo_token_weights": ("a zero length is refused", "fewer lengths than rewards are refused",
-                                 "2-D rewards are refused (one group)", "negative eps is refused"),
-    _R9 + "response_contributions": ("a 2-D weight array is refused", "NaN weights are refused"),
-    _R9 + "flatten_token_weights": ("a 2-D weight array is refused", "NaN weights are refused"),
-    _R9 + "k3_kl": ("NaN log-probs are refused",),
-    _R9 + "categorical_entropy": ("a row that does not sum to 1 is refused", "an empty distribution is refused"),
-    _R9 + "synthetic_mode_training": ("negative learning_rate is refused", "negative steps is refused",
-                                      "mismatched shapes is refused"),
-}
-
-
 def shipped_cases(exercise_id: str, spec) -> list:
-    """The raises= cases of an exercise that ship: the public ones, and the ``PUBLISHED`` hidden ones, in check order."""
-    published = set(PUBLISHED.get(exercise_id, ()))
-    return [case for case in spec.cases() if case.raises is not None and (not case.hidden or case.label in published)]
+    """The raises= cases of an exercise that ship: its public ones, in check order."""
+    return [case for case in spec.cases() if case.raises is not None and not case.hidden]
 
 
 def refused_tables(exercises: list[str] | None = None) -> dict[str, dict]:

@@ -42,9 +42,9 @@ def _constrained_lagrangian():
     yield Case(args=(np.float32(0.5), np.array([0.25, 0.75]), np.array([0.5, 0.25]), np.array([1.0, 2.0])),
                edge="python_types", label=Text("a NumPy float32 expected reward", "ожидаемая награда — NumPy float32"))
     yield Case(args=(1.0, [0.1, 0.2], [0.1, 0.1], [1.0, -0.5]), raises=ValueError,
-               label=Text("a negative multiplier is refused", "отрицательный множитель отклоняется"))
+               label=Text("a negative multiplier is refused", "отрицательный множитель отклоняется"), hidden=False)
     yield Case(args=(1.0, [0.1, 0.2], [0.1], [1.0, 0.5]), raises=ValueError,
-               label=Text("limits of another length are refused", "limits другой длины отклоняются"))
+               label=Text("limits of another length are refused", "limits другой длины отклоняются"), hidden=False)
     yield from hypothesis_cases(_constraint_problem(), count=12, seed=8_104,
                                 to_case=lambda p: Case(args=p))
 
@@ -71,11 +71,11 @@ def _dual_ascent_step():
     yield Case(args=(np.array([0.5, 1.0]), np.array([0.25, 0.5]), np.array([0.5, 0.25]), np.float32(2.0)),
                edge="python_types", label=Text("learning_rate as a NumPy float32 scalar", "learning_rate — скаляр NumPy float32"))
     yield Case(args=(np.array([-0.1, 1.0]), np.array([0.1, 0.1]), np.array([0.1, 0.1]), 1.0),
-               raises=ValueError, label=Text("a negative multiplier is refused", "отрицательный множитель отклоняется"))
+               raises=ValueError, label=Text("a negative multiplier is refused", "отрицательный множитель отклоняется"), hidden=False)
     yield Case(args=(np.array([0.1, 1.0]), np.array([0.1, 0.1]), np.array([0.1, 0.1]), 0.0),
-               raises=ValueError, label=Text("learning_rate = 0 is refused", "learning_rate = 0 отклоняется"))
+               raises=ValueError, label=Text("learning_rate = 0 is refused", "learning_rate = 0 отклоняется"), hidden=False)
     yield Case(args=(np.array([0.1, 1.0]), np.array([0.1, 0.1, 0.1]), np.array([0.1, 0.1]), 1.0),
-               raises=ValueError, label=Text("observed_costs of another length are refused", "observed_costs другой длины отклоняются"))
+               raises=ValueError, label=Text("observed_costs of another length are refused", "observed_costs другой длины отклоняются"), hidden=False)
 
     def build(size):
         costs = st.lists(_floats(0.05, 1.0), min_size=size, max_size=size).map(np.array)  # E[C] >= 0
@@ -112,7 +112,7 @@ def _two_action_constrained_optimum():
                label=Text("public: ints (Python floats back), q = 0.25", "открытый пример: целые числа (возвращаются float), q = 0.25"))
     yield Case(args=(np.float32(0.5), np.float32(1.0), np.float32(2.0), np.float32(0.5)), edge="python_types",
                label=Text("NumPy float32 scalars (Python floats back)", "скаляры NumPy float32 (возвращаются float)"))
-    yield Case(args=(0.6, 1.0, -1.0, 0.25), raises=ValueError, label=Text("a negative cost is refused", "отрицательная стоимость отклоняется"))
+    yield Case(args=(0.6, 1.0, -1.0, 0.25), raises=ValueError, label=Text("a negative cost is refused", "отрицательная стоимость отклоняется"), hidden=False)
     yield Case(args=(0.6, 1.0, 1.0, -0.25), raises=ValueError, hidden=False, label=Text("a negative budget is refused", "отрицательный бюджет отклоняется"))
     problems = st.tuples(_floats(-2.0, 2.0), _floats(-2.0, 2.0), _floats(0.01, 3.0), _floats(0.0, 3.0))
     yield from hypothesis_cases(problems, count=15, seed=8_106, to_case=lambda p: Case(args=p))

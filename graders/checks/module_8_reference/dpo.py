@@ -33,9 +33,9 @@ def _dpo_loss_from_margin():
     yield Case(args=(np.array([-3.0, -0.5, 0.0, 0.5, 3.0]), 1.5), label=Text("an array of margins", "массив отступов"))
     yield Case(args=_broadcast_margins(), label=Text("broadcasting (3, 1) with (2,)", "бродкастинг (3, 1) и (2,)"))
     yield Case(args=([0.3, -0.3], 0.5), label=Text("a list of margins", "список отступов"))
-    yield Case(args=(0.8, 0.0), raises=ValueError, label=Text("beta = 0 is refused", "beta = 0 отклоняется"))
+    yield Case(args=(0.8, 0.0), raises=ValueError, label=Text("beta = 0 is refused", "beta = 0 отклоняется"), hidden=False)
     yield Case(args=(0.8, -0.2), raises=ValueError, label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
-    yield Case(args=(np.nan, 0.2), raises=ValueError, label=Text("a NaN margin is refused", "отступ NaN отклоняется"))
+    yield Case(args=(np.nan, 0.2), raises=ValueError, label=Text("a NaN margin is refused", "отступ NaN отклоняется"), hidden=False)
     yield Case(args=(np.zeros(0), 1.0), edge="shapes",
                label=Text("an empty array of margins", "пустой массив отступов"))
     yield Case(args=(np.array([0.5]), 2.0), edge="shapes", hidden=False,
@@ -61,8 +61,8 @@ def _dpo_gradient_weight():
     yield Case(args=(EXTREME, 1.0), edge="extremes", label=Text("extreme margins +-1e4 (no overflow, no NaN)", "экстремальные отступы +-1e4 (без переполнения и NaN)"))
     yield Case(args=(np.array([-5e3, 5e3]), np.array([2.0, 0.5])), label=Text("large beta h with array beta", "большое beta h, beta — массив"))
     yield Case(args=_broadcast_margins(), label=Text("broadcasting (3, 1) with (2,)", "бродкастинг (3, 1) и (2,)"))
-    yield Case(args=(0.8, 0.0), raises=ValueError, label=Text("beta = 0 is refused", "beta = 0 отклоняется"))
-    yield Case(args=(np.inf, 1.0), raises=ValueError, label=Text("an infinite margin is refused", "бесконечный отступ отклоняется"))
+    yield Case(args=(0.8, 0.0), raises=ValueError, label=Text("beta = 0 is refused", "beta = 0 отклоняется"), hidden=False)
+    yield Case(args=(np.inf, 1.0), raises=ValueError, label=Text("an infinite margin is refused", "бесконечный отступ отклоняется"), hidden=False)
     yield Case(args=(np.zeros(0), 1.0), edge="shapes",
                label=Text("an empty array of margins", "пустой массив отступов"))
     yield Case(args=(np.array([0.5]), 2.0), edge="shapes", hidden=False,
@@ -95,13 +95,13 @@ def _conservative_dpo_loss():
     yield Case(args=(np.array([[-1.0], [2.0]]), 0.5, np.array([0.0, 0.2, 0.45])),
                label=Text("broadcasting h (2, 1) with eps (3,)", "бродкастинг h (2, 1) и eps (3,)"))
     yield Case(args=(np.array([0.5, -0.5, 4.0]), np.array([1.0, 2.0, 0.1]), 0.25), label=Text("array beta", "beta — массив"))
-    yield Case(args=(0.8, 0.2, 0.5), raises=ValueError, label=Text("eps = 0.5 is refused", "eps = 0.5 отклоняется"))
+    yield Case(args=(0.8, 0.2, 0.5), raises=ValueError, label=Text("eps = 0.5 is refused", "eps = 0.5 отклоняется"), hidden=False)
     yield Case(args=(0.8, 0.2, -0.1), raises=ValueError, hidden=False, label=Text("eps < 0 is refused", "eps < 0 отклоняется"))
     yield Case(args=(np.array([1.0, -1.0]), 1.0, np.array([0.1, 0.6])), raises=ValueError, hidden=False,
                label=Text("public: one eps >= 0.5 in an array is refused", "открытый пример: одно eps >= 0.5 в массиве отклоняется"))
     yield Case(args=(0.8, 0.2, np.array([0.1, -0.1])), raises=ValueError, hidden=False,
                label=Text("public: one eps < 0 in an array is refused", "открытый тест: одно eps < 0 в массиве отклоняется"))
-    yield Case(args=(0.8, -1.0, 0.1), raises=ValueError, label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
+    yield Case(args=(0.8, -1.0, 0.1), raises=ValueError, label=Text("beta < 0 is refused", "beta < 0 отклоняется"), hidden=False)
     problems = st.tuples(_floats(-30.0, 30.0), _floats(0.01, 5.0), _floats(0.0, 0.49))
     yield Case(args=(np.zeros(0), 1.0, 0.1), edge="shapes",
                label=Text("an empty array of margins", "пустой массив отступов"))
@@ -125,7 +125,7 @@ def _ipo_loss():
     yield Case(args=(np.array([-1.0, 0.0, 0.25, 3.0]), 2.0), label=Text("an array of margins, tau = 2", "массив отступов, tau = 2"))
     yield Case(args=(np.array([[0.0], [1.0]]), np.array([0.25, 1.0, 4.0])), label=Text("broadcasting (2, 1) with (3,)", "бродкастинг (2, 1) и (3,)"))
     yield Case(args=(EXTREME, 0.5), edge="extremes", label=Text("extreme margins +-1e4", "экстремальные отступы +-1e4"))
-    yield Case(args=(0.8, 0.0), raises=ValueError, label=Text("tau = 0 is refused", "tau = 0 отклоняется"))
+    yield Case(args=(0.8, 0.0), raises=ValueError, label=Text("tau = 0 is refused", "tau = 0 отклоняется"), hidden=False)
     yield Case(args=(0.8, -0.5), raises=ValueError, label=Text("tau < 0 is refused", "tau < 0 отклоняется"))
     problems = st.tuples(_floats(-10.0, 10.0), _floats(0.05, 10.0))
     yield Case(args=(np.zeros(0), 0.5), edge="shapes",
@@ -155,7 +155,7 @@ def _simpo_loss():
                      np.array([2, 5, 3]), 2.0, 0.5), label=Text("arrays of sums and lengths", "массивы сумм и длин"))
     yield Case(args=(np.array([[-3.0], [-6.0]]), 3, np.array([-4.0, -5.0, -9.0]), 5, 1.5, 0.2),
                label=Text("broadcasting (2, 1) with (3,)", "бродкастинг (2, 1) и (3,)"))
-    yield Case(args=(-4.0, 0, -5.4, 6, 2.0, 0.3), raises=ValueError, label=Text("a zero length is refused", "нулевая длина отклоняется"))
+    yield Case(args=(-4.0, 0, -5.4, 6, 2.0, 0.3), raises=ValueError, label=Text("a zero length is refused", "нулевая длина отклоняется"), hidden=False)
     yield Case(args=(-4.0, 4, -5.4, -6, 2.0, 0.3), raises=ValueError, label=Text("a negative length is refused", "отрицательная длина отклоняется"))
     yield Case(args=(-4.0, 4, -5.4, 6, 0.0, 0.3), raises=ValueError, hidden=False,
                label=Text("beta = 0 is refused", "beta = 0 отклоняется"))
@@ -202,7 +202,7 @@ def _orpo_total_loss():
     yield Case(args=(0.8, np.array([-0.7, 0.1]), np.array([-1.5, -0.4]), 0.2), raises=ValueError, hidden=False,
                label=Text("public: one mean log-probability >= 0 in an array is refused",
                           "открытый пример: один средний логарифм вероятности >= 0 в массиве отклоняется"))
-    yield Case(args=(0.8, -0.7, -1.5, -0.2), raises=ValueError, label=Text("lam < 0 is refused", "lam < 0 отклоняется"))
+    yield Case(args=(0.8, -0.7, -1.5, -0.2), raises=ValueError, label=Text("lam < 0 is refused", "lam < 0 отклоняется"), hidden=False)
     yield Case(args=(-0.8, -0.7, -1.5, 0.2), raises=ValueError, label=Text("a negative NLL is refused", "отрицательный NLL отклоняется"))
     problems = st.tuples(_floats(0.0, 5.0), _floats(-8.0, -0.02), _floats(-8.0, -0.02), _floats(0.0, 2.0))
     yield Case(args=(np.zeros(0), np.zeros(0) - 1.0, np.zeros(0) - 1.0, 0.5), edge="shapes",
@@ -227,7 +227,7 @@ def _likelihood_displacement_curve():
     yield Case(args=(np.array([-1.0, -0.25, 0.0]),), edge="zeros_and_empties", label=Text("negative t", "отрицательные t"))
     yield Case(args=(np.array([5.0, 10.0]),), edge="extremes", label=Text("larger t: a tiny rejected probability", "большие t: очень малая вероятность отвергнутого ответа"))
     yield Case(args=(np.array([[0.1, 0.2], [0.3, 0.4]]),), label=Text("a (2, 2) array of t", "массив t формы (2, 2)"))
-    yield Case(args=(np.nan,), raises=ValueError, label=Text("a NaN t is refused", "t = NaN отклоняется"))
+    yield Case(args=(np.nan,), raises=ValueError, label=Text("a NaN t is refused", "t = NaN отклоняется"), hidden=False)
     yield Case(args=(np.zeros(0),), edge="shapes",
                label=Text("an empty array of t", "пустой массив t"))
     yield Case(args=(np.array([0.5]),), edge="shapes", hidden=False,

@@ -44,10 +44,10 @@ def _optimal_kl_policy():
                label=Text("public: rewards 1000 apart, pi* = (1, 0) (exp(1000) overflows: shift first)",
                           "открытый пример: награды различаются на 1000, pi* = (1, 0) (exp(1000) переполняется: сначала сдвиг)"),
                hidden=False)
-    yield Case(args=(PI_REF, REWARDS, 0.0), raises=ValueError, label=Text("beta = 0 is refused", "beta = 0 отклоняется"))
+    yield Case(args=(PI_REF, REWARDS, 0.0), raises=ValueError, label=Text("beta = 0 is refused", "beta = 0 отклоняется"), hidden=False)
     yield Case(args=(PI_REF, REWARDS, -1.0), raises=ValueError, label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
     yield Case(args=(PI_REF, np.array([0.0, 1.0]), 1.0), raises=ValueError,
-               label=Text("rewards of another length are refused", "награды другой длины отклоняются"))
+               label=Text("rewards of another length are refused", "награды другой длины отклоняются"), hidden=False)
     yield from hypothesis_cases(_policy_problem(False), count=15, seed=8_101,
                                 to_case=lambda p: Case(args=p))
 
@@ -79,9 +79,9 @@ def _reward_kl_frontier():
     yield Case(args=([0.25, 0.25, 0.25, 0.25], [1.0, 1.0, 1.0, 1.0], [0.5, 3.0]),
                edge="ties_and_near_ties", label=Text("equal rewards: pi* = pi_ref, KL = 0", "равные награды: pi* = pi_ref, KL = 0"))
     yield Case(args=(PI_REF, REWARDS, np.array([1.0, 0.0])), raises=ValueError,
-               label=Text("a beta of 0 is refused", "beta, равное 0, отклоняется"))
+               label=Text("a beta of 0 is refused", "beta, равное 0, отклоняется"), hidden=False)
     yield Case(args=(np.array([0.5, 0.6, -0.1]), REWARDS, SEED_BETAS), raises=ValueError,
-               label=Text("a reference with a negative entry is refused", "референс с отрицательным элементом отклоняется"))
+               label=Text("a reference with a negative entry is refused", "референс с отрицательным элементом отклоняется"), hidden=False)
     yield from hypothesis_cases(_policy_problem(True), count=12, seed=8_102,
                                 to_case=lambda p: Case(args=p))
 
@@ -161,13 +161,13 @@ def _shape_token_rewards():
                      np.array([0.0, 1.0, 1.0, 1.0], dtype=np.float32)), edge="dtypes", hidden=False,
                label=Text("public: float32 inputs give float64 rewards", "открытый пример: входы float32 дают награды float64"))
     yield Case(args=(policy, reference, 2.0, 0.15, np.zeros(4)), raises=ValueError,
-               label=Text("an all-zero mask is refused", "полностью нулевая маска отклоняется"))
+               label=Text("an all-zero mask is refused", "полностью нулевая маска отклоняется"), hidden=False)
     yield Case(args=(policy, reference, 2.0, 0.15, np.array([0.0, 2.0, 1.0, 1.0])), raises=ValueError,
-               label=Text("a mask value other than 0/1 is refused", "значение маски, отличное от 0/1, отклоняется"))
+               label=Text("a mask value other than 0/1 is refused", "значение маски, отличное от 0/1, отклоняется"), hidden=False)
     yield Case(args=(policy, reference[:3], 2.0, 0.15, np.ones(4)), raises=ValueError,
-               label=Text("mismatched shapes are refused", "несовпадающие формы отклоняются"))
+               label=Text("mismatched shapes are refused", "несовпадающие формы отклоняются"), hidden=False)
     yield Case(args=(policy, reference, 2.0, -0.1, np.ones(4)), raises=ValueError,
-               label=Text("beta < 0 is refused", "beta < 0 отклоняется"))
+               label=Text("beta < 0 is refused", "beta < 0 отклоняется"), hidden=False)
     # one bad entry among good ones: a guard that reads np.all as np.any lets each through
     yield Case(args=(np.array([-1.0, np.nan, -0.5, -0.25]), reference, 2.0, 0.15, np.ones(4)), raises=ValueError,
                hidden=False, label=Text("public: one non-finite active policy log-probability is refused",

@@ -54,10 +54,10 @@ def _clip_cases():
     yield Case(args=(BOUNDARY_RATIOS, np.ones(6), 0.25, 0.5), edge="boundaries", label=Text("ratios on the clip boundaries, A > 0", "отношения на границах клиппинга, A > 0"))
     yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.25, 0.5), edge="boundaries", label=Text("ratios on the clip boundaries, A < 0", "отношения на границах клиппинга, A < 0"))
     yield Case(args=(BOUNDARY_RATIOS, -np.ones(6), 0.5, 0.25), label=Text("boundaries with eps_low = 0.5, A < 0", "границы при eps_low = 0.5, A < 0"))
-    yield Case(args=(np.array([-0.1, 1.0]), np.ones(2)), raises=ValueError, label=Text("negative ratios are refused", "отрицательные отношения отклоняются"))
-    yield Case(args=(np.ones(3), np.ones(2)), raises=ValueError, label=Text("shapes that do not broadcast are refused", "формы, несовместимые при бродкастинге, отклоняются"))
-    yield Case(args=(np.ones(2), np.ones(2), -0.1, 0.2), raises=ValueError, label=Text("negative eps_low is refused", "отрицательный eps_low отклоняется"))
-    yield Case(args=(np.ones(2), np.ones(2), 0.2, float("nan")), raises=ValueError, label=Text("NaN eps_high is refused", "eps_high = NaN отклоняется"))
+    yield Case(args=(np.array([-0.1, 1.0]), np.ones(2)), raises=ValueError, label=Text("negative ratios are refused", "отрицательные отношения отклоняются"), hidden=False)
+    yield Case(args=(np.ones(3), np.ones(2)), raises=ValueError, label=Text("shapes that do not broadcast are refused", "формы, несовместимые при бродкастинге, отклоняются"), hidden=False)
+    yield Case(args=(np.ones(2), np.ones(2), -0.1, 0.2), raises=ValueError, label=Text("negative eps_low is refused", "отрицательный eps_low отклоняется"), hidden=False)
+    yield Case(args=(np.ones(2), np.ones(2), 0.2, float("nan")), raises=ValueError, label=Text("NaN eps_high is refused", "eps_high = NaN отклоняется"), hidden=False)
     yield from hypothesis_cases(clip_inputs, count=20, seed=9_307, to_case=_clip_case)
 
 
@@ -137,10 +137,10 @@ def _gspo_sequence_ratios():
                      np.array([[1, 1, 1]])), edge="python_types",
                label=Text("float32 log-probabilities, an int mask", "логарифмы вероятностей float32, целочисленная маска"))
     yield Case(args=(np.zeros((2, 3)), np.zeros((2, 2)), np.ones((2, 3))), raises=ValueError,
-               label=Text("mismatched shapes are refused", "несовпадающие формы отклоняются"))
-    yield Case(args=(np.zeros(3), np.zeros(3), np.ones(3)), raises=ValueError, label=Text("1-D inputs are refused", "1-мерные входы отклоняются"))
+               label=Text("mismatched shapes are refused", "несовпадающие формы отклоняются"), hidden=False)
+    yield Case(args=(np.zeros(3), np.zeros(3), np.ones(3)), raises=ValueError, label=Text("1-D inputs are refused", "1-мерные входы отклоняются"), hidden=False)
     yield Case(args=(np.zeros((1, 2)), np.zeros((1, 2)), np.array([[1.0, 2.0]])), raises=ValueError,
-               label=Text("a mask entry of 2 is refused", "значение маски 2 отклоняется"))
+               label=Text("a mask entry of 2 is refused", "значение маски 2 отклоняется"), hidden=False)
     yield Case(args=(np.zeros((1, 2)), np.array([[-np.inf, 0.0]]), np.ones((1, 2))), raises=ValueError, hidden=False,
                label=Text("public: -inf in old_logprobs on an active token is refused",
                           "открытый тест: -inf в old_logprobs на активном токене отклоняется"))

@@ -25,11 +25,11 @@ def _reduction_case(drawn, *extra):
 
 
 def _reduction_errors(*extra):
-    yield Case(args=(SEED_GROUP, [3, 0, 2], *extra), raises=ValueError, label=Text("a zero length is refused", "нулевая длина отклоняется"))
+    yield Case(args=(SEED_GROUP, [3, 0, 2], *extra), raises=ValueError, label=Text("a zero length is refused", "нулевая длина отклоняется"), hidden=False)
     yield Case(args=(SEED_GROUP, [3, -1, 2], *extra), raises=ValueError, label=Text("a negative length is refused", "отрицательная длина отклоняется"))
-    yield Case(args=(SEED_GROUP, [3, 2], *extra), raises=ValueError, label=Text("fewer lengths than rewards are refused", "длин меньше, чем наград: отклоняется"))
+    yield Case(args=(SEED_GROUP, [3, 2], *extra), raises=ValueError, label=Text("fewer lengths than rewards are refused", "длин меньше, чем наград: отклоняется"), hidden=False)
     yield Case(args=(np.array([[1.0, 0.0], [0.0, 1.0]]), [2, 3], *extra), raises=ValueError,
-               label=Text("2-D rewards are refused (one group)", "2-мерные награды отклоняются (группа одна)"))
+               label=Text("2-D rewards are refused (one group)", "2-мерные награды отклоняются (группа одна)"), hidden=False)
 
 
 def _reduction_structures(*extra):
@@ -60,7 +60,7 @@ def _standardised_reduction_cases(seed):
     yield from _reduction_structures()
     yield from _reduction_errors()
     yield Case(args=(SEED_GROUP, SEED_LENGTHS), kwargs={"eps": -1.0}, raises=ValueError,
-               label=Text("negative eps is refused", "отрицательное eps отклоняется"))
+               label=Text("negative eps is refused", "отрицательное eps отклоняется"), hidden=False)
     yield from hypothesis_cases(reduction_inputs, count=15, seed=seed, to_case=_reduction_case)
 
 
@@ -97,7 +97,7 @@ def _dr_grpo_token_weights():
                label=Text("public: eps is unused", "открытый тест: eps не используется"))
     yield Case(args=(SEED_GROUP, SEED_LENGTHS, 7), raises=ValueError,
                label=Text("public: fixed_length below the longest response is refused", "открытый тест: fixed_length меньше самого длинного ответа отклоняется"), hidden=False)
-    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 0), raises=ValueError, label=Text("fixed_length 0 is refused", "fixed_length 0 отклоняется"))
+    yield Case(args=(SEED_GROUP, SEED_LENGTHS, 0), raises=ValueError, label=Text("fixed_length 0 is refused", "fixed_length 0 отклоняется"), hidden=False)
     yield Case(args=(SEED_GROUP, SEED_LENGTHS, 9), kwargs={"eps": -0.5}, raises=ValueError, hidden=False,
                label=Text("public: a negative eps is refused", "открытый пример: отрицательное eps отклоняется"))
     yield from _reduction_structures(8)
@@ -145,8 +145,8 @@ def _token_weight_cases(seed):
                edge="dtypes", label=Text("float32 weights give float64", "веса float32 дают float64"))
     yield Case(args=(([0.5, 0.25], [0.125]),), edge="python_types",
                label=Text("a tuple of lists", "кортеж списков"))
-    yield Case(args=([np.ones((2, 2))],), raises=ValueError, label=Text("a 2-D weight array is refused", "2-мерный массив весов отклоняется"))
-    yield Case(args=([np.array([0.1, np.nan])],), raises=ValueError, label=Text("NaN weights are refused", "веса NaN отклоняются"))
+    yield Case(args=([np.ones((2, 2))],), raises=ValueError, label=Text("a 2-D weight array is refused", "2-мерный массив весов отклоняется"), hidden=False)
+    yield Case(args=([np.array([0.1, np.nan])],), raises=ValueError, label=Text("NaN weights are refused", "веса NaN отклоняются"), hidden=False)
     yield from hypothesis_cases(weight_lists, count=12, seed=seed,
                                 to_case=lambda ws: Case(args=([np.array(w) for w in ws],)))
 
@@ -226,7 +226,7 @@ def _k3_kl():
                edge="dtypes", hidden=False, label=Text("public: float32 log-probabilities give float64", "открытый тест: логарифмы вероятностей float32 дают float64"))
     yield Case(args=(np.zeros(2), np.zeros(3)), raises=ValueError, label=Text("public: mismatched shapes are refused", "открытый тест: несовпадающие формы отклоняются"),
                hidden=False)
-    yield Case(args=(np.array([np.nan]), np.zeros(1)), raises=ValueError, label=Text("NaN log-probs are refused", "логарифмы вероятностей NaN отклоняются"))
+    yield Case(args=(np.array([np.nan]), np.zeros(1)), raises=ValueError, label=Text("NaN log-probs are refused", "логарифмы вероятностей NaN отклоняются"), hidden=False)
     logprobs = st.lists(st.tuples(st.floats(-6.0, 0.0), st.floats(-6.0, 0.0)), min_size=1, max_size=8)
     yield from hypothesis_cases(logprobs, count=15, seed=9_315,
                                 to_case=lambda pairs: Case(args=tuple(np.array(pairs).T)))

@@ -129,13 +129,13 @@ def _verifier_cases():
     yield Case(args=("x = 1e309", "1e309"), edge="extremes", hidden=False,
                label=Text("public: 1e309 overflows a float but is read exactly: correct",
                           "открытый тест: 1e309 переполняет float, но читается точно: верно"))
-    yield Case(args=("12", "twelve"), raises=ValueError, label=Text("a reference without a number is refused", "эталонный ответ без числа отклоняется"))
+    yield Case(args=("12", "twelve"), raises=ValueError, label=Text("a reference without a number is refused", "эталонный ответ без числа отклоняется"), hidden=False)
     yield Case(args=("12", "1/0"), raises=ValueError, label=Text("a reference with a zero denominator is refused", "эталонный ответ с нулевым знаменателем отклоняется"))
     yield Case(args=("12", float("nan")), raises=ValueError, hidden=False, label=Text("a NaN reference is refused", "эталонный ответ NaN отклоняется"))
     yield Case(args=("1", True), raises=ValueError, label=Text("a bool reference is refused", "эталонный ответ типа bool отклоняется"))
     yield Case(args=("12", None), raises=ValueError,
                label=Text("a reference that is neither text nor a number is refused", "эталонный ответ, не текст и не число, отклоняется"))
-    yield Case(args=("12", 12), kwargs={"rel_tol": -1e-6}, raises=ValueError, label=Text("a negative rel_tol is refused", "отрицательный rel_tol отклоняется"))
+    yield Case(args=("12", 12), kwargs={"rel_tol": -1e-6}, raises=ValueError, label=Text("a negative rel_tol is refused", "отрицательный rel_tol отклоняется"), hidden=False)
     yield from hypothesis_cases(st.tuples(texts, references), count=30, seed=9_300,
                                 to_case=lambda tr: Case(args=tr))
     answers = st.integers(min_value=-10_000, max_value=10_000)
