@@ -4,6 +4,7 @@ Subcommands:
   build [--check]                     regenerate starter/ and assignments/source/ from solutions/
                                       (or verify that they are current)
   new-exercise FILE FUNCTION          write the skeletons of a new exercise into its four files
+  check-exercise ID [--no-mutation]   one exercise's whole loop: recipe, build, grades, public tests, mutation
   run module08|module09 [--impl DIR] [--lang en|ru] [--profile smoke|full] [--out DIR] [--reference-only]
                          [--traceback]
                                       run a course notebook headless against your files (default:
@@ -22,6 +23,7 @@ Subcommands:
   gradescope --out autograder.zip [--module 8|9] [--lang en|ru]
                                       build a Gradescope autograder bundle: that module's tests and points
                                       only (default: both), its feedback in that language (default: en)
+  mutate [--exercise ID]              mutation testing of the kit's own checks (docs/mutation.md)
   capstone run --algo grpo|dpo --profile tiny|smoke|full --out DIR [--verifier PATH] [--model PATH]
                [--data-dir DIR] [--max-steps N] [--max-completion-length N] [--max-length N] [--device cpu]
                                       train with TRL + LoRA (tiny: CPU, seconds; smoke/full: Qwen3-0.6B
@@ -280,12 +282,6 @@ def _cmd_gradescope(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_capstone(args: argparse.Namespace) -> int:
-    from graders.capstone.cli import capstone_command
-
-    return capstone_command(args)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="rl4llm", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
@@ -367,14 +363,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_gs.set_defaults(func=_cmd_gradescope)
 
     p_cap = sub.add_parser("capstone", help="the TRL capstone: preflight, run GRPO/DPO with LoRA, grade a submission")
-    from graders.capstone.cli import add_capstone_arguments
+    from graders.capstone.cli import add_capstone_arguments, capstone_command
 
     add_capstone_arguments(p_cap)
-    p_cap.set_defaults(func=_cmd_capstone)
+    p_cap.set_defaults(func=capstone_command)
 
     from graders.mutation import add_command as add_mutate_command
 
-    add_mutate_command(sub)  # rl4llm mutate: mutation testing of the kit's own checks (graders/mutation/)
+    add_mutate_command(sub)  # rl4llm mutate and check-exercise: the kit's own checks tested (graders/mutation/)
     return parser
 
 

@@ -44,7 +44,7 @@ from graders.checks import spec_for
 from graders.engine.routes.batch import grade_sources
 from graders.engine.routes.grading import GradeOptions
 from graders import course, settings
-from graders.engine.judging.kit import DEFAULT_KIT, Kit
+from graders.engine.judging.kit import DEFAULT_KIT, OneFileKit
 from graders.engine.judging.misconceptions import all_catalogue_files, load_misconceptions, mutant_source, read_entries
 
 pytestmark = pytest.mark.slow  # every misconception graded as a submission: about 2 minutes
@@ -78,21 +78,6 @@ LEARNER_STEMS = [f.stem for f in DEFAULT_KIT.files() if DEFAULT_KIT.solution_pat
 
 def _module_of(stem: str) -> str:
     return course.module_of(stem).number
-
-
-@dataclass(frozen=True)
-class OneFileKit(Kit):
-    """The kit restricted to one learner file: only its exercises are graded (and its starter given)."""
-
-    stem: str = ""
-
-    only: frozenset[str] | None = None  # these exercises of the file only (None: all of them)
-
-    def files(self, modules=None):
-        return [f for f in super().files(modules) if f.stem == self.stem]
-
-    def exercises(self, modules=None):
-        return [e for e in super().exercises(modules) if self.only is None or e in self.only]
 
 
 def reach(stem: str) -> dict[str, frozenset[str]]:

@@ -242,6 +242,7 @@ def plan(stem: str, function: str) -> Plan:
 # the page holds each one, so the two cannot drift apart.
 NEXT_STEPS = (
     ".venv/bin/rl4llm build",
+    ".venv/bin/rl4llm check-exercise {exercise} --no-mutation",
     '.venv/bin/python -m pytest -q -m "not slow" -n 2 --dist loadfile',
     ".venv/bin/python -m pytest -q tests/test_catalogue.py tests/test_sweep_record.py tests/test_given_code.py "
     "--update-sweep-record",

@@ -9,7 +9,8 @@ public tests on the point-losing ones (:mod:`graders.mutation.public`), all in
 parallel (:mod:`graders.mutation.campaign`), and writes ``mutation.json``, a
 Markdown table and ``docs/mutation.md``'s generated block
 (:mod:`graders.mutation.report`). ``--audit`` judges the equivalent ones again on every
-draw with other seeds (:mod:`graders.mutation.audit`).
+draw with other seeds (:mod:`graders.mutation.audit`). ``rl4llm check-exercise ID``
+(:mod:`graders.mutation.check_exercise`) is one exercise's whole loop, this run its last step.
 
 Why a mutator of its own, not mutmut or cosmic-ray: both mutate files in place
 and run a test command per mutant (a fresh process, the whole test suite or a
@@ -37,7 +38,11 @@ from pathlib import Path
 
 
 def add_command(sub) -> None:
-    """Register ``rl4llm mutate`` on the CLI's subparsers."""
+    """Register ``rl4llm mutate`` and ``rl4llm check-exercise`` (:mod:`graders.mutation.check_exercise`) on the CLI's
+    subparsers."""
+    from graders.mutation import check_exercise
+
+    check_exercise.add_parser(sub)
     parser = sub.add_parser("mutate", help="mutation testing of the kit's own checks (mutation.json, a table)")
     parser.add_argument("--exercise", action="append", default=None, metavar="ID",
                         help="one exercise (repeatable; default: every exercise), e.g. "

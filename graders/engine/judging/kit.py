@@ -106,4 +106,19 @@ class Kit:
             return self._cache[key]
 
 
+@dataclass(frozen=True)
+class OneFileKit(Kit):
+    """The kit cut down to one learner file: only its exercises are graded (and its starter given); ``only``, when
+    given, cuts it to those exercises of the file (the catalogue's tests, ``rl4llm check-exercise``)."""
+
+    stem: str = ""
+    only: frozenset[str] | None = None
+
+    def files(self, modules=None):
+        return [f for f in super().files(modules) if f.stem == self.stem]
+
+    def exercises(self, modules=None):
+        return [e for e in super().exercises(modules) if self.only is None or e in self.only]
+
+
 DEFAULT_KIT = Kit()
