@@ -328,3 +328,25 @@ def test_the_mutation_draws_hold_the_structure_classes():
     lists = Case(kwargs={"rewards": [1.0, 0.0], "steps": 3}, label=Text("lists", "lists"))
     kinds = {str(d.label).split("[")[-1].rstrip("]") for d in extra_cases([lists], harness=False)}
     assert {"as_arrays", "numpy_scalars"} <= kinds
+
+
+def test_a_harness_s_float64_tensors_are_drawn_as_float32_too():
+    # a training exercise's inputs are tensors (TensorSpec): the float32 class retypes them, data and
+    # requires_grad kept, so a mutant that hard-codes float64 (`.double()`, a float64 constant that promotes)
+    # is no longer equal to the reference on every draw
+    from graders.checks import spec_for
+    from graders.engine.values.codec import TensorSpec
+    from graders.mutation.draws import extra_cases, structure_draws
+    from graders.text import Text
+
+    tensor = TensorSpec(np.array([[-1.0, -2.0], [-0.5, -3.0]]), "float64", True)
+    mask = TensorSpec(np.array([[1, 1], [1, 0]]), "int64", False)
+    case = Case(args=(tensor, mask), label=Text("t", "t"))
+    (drawn,) = [d for d in structure_draws(case, "t") if str(d.label).endswith("[float32]")]
+    retyped, kept = drawn.args
+    assert retyped.dtype == "float32" and retyped.data.dtype == np.float32 and retyped.requires_grad
+    np.testing.assert_array_equal(retyped.data, tensor.data.astype(np.float32))
+    assert kept is mask  # an integer tensor keeps its dtype
+    for exercise in ("module_9_training.grpo_loss", "module_8_training.dpo_loss", "module_8_training.sequence_logprobs"):
+        spec = spec_for(exercise)
+        assert [d for d in extra_cases(list(spec.cases()), spec.call) if str(d.label).endswith("[float32]")], exercise

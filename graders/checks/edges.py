@@ -125,10 +125,15 @@ def as_arrays(value):
 
 
 def as_float32(value):
-    """Every float64 ndarray of ``value`` as float32 (other dtypes kept)."""
+    """Every float64 ndarray of ``value`` as float32, and every float64 tensor (a :class:`TensorSpec`) as a float32
+    one with the same data and ``requires_grad`` (other dtypes kept)."""
     import numpy as np
 
+    from graders.engine.values.codec import TensorSpec
+
     def leaf(item):
+        if isinstance(item, TensorSpec) and item.dtype == "float64":
+            return TensorSpec(np.asarray(item.data, dtype=np.float32), "float32", item.requires_grad)
         return item.astype(np.float32) if isinstance(item, np.ndarray) and item.dtype == np.float64 else item
     return _map(value, leaf)
 

@@ -26,8 +26,9 @@ and the structure classes (:data:`graders.checks.edges.STRUCTURE_CLASSES`), the 
 structure (:func:`structure_draws`):
 
 - ``as_lists`` / ``as_arrays``: float arrays as nested lists, lists of numbers as float64 arrays (an in-place
-  change is then seen); ``float32``: float64 arrays as float32; ``numpy_scalars``: Python floats and ints as
-  NumPy scalars;
+  change is then seen); ``float32``: float64 arrays and float64 tensors as float32 (a harness's tensors too: a
+  hard-coded ``.double()`` or a float64 constant that promotes the result is then seen); ``numpy_scalars``:
+  Python floats and ints as NumPy scalars;
 - ``batch_of_one`` / ``empty_batch``: every array sharing the batch axis (the first axis of the 2-D inputs,
   else of the 1-D ones) cut to its first row, or to none;
 - ``square``: where a 2-D input is (N, T) with N != T, every axis of length N or T cut to min(N, T), so a
@@ -43,7 +44,8 @@ the draws of the cases tagged with an edge class (``Case(edge=...)``, the classe
 come first and are never thinned. A draw is a :class:`graders.checks.Case` like the checks' (no ``raises``: the
 reference's own outcome, value or exception, is the expectation). A harness (the training exercises) is drawn
 from like any other exercise on the cases its own function runs (a loss, its gradient, the rewards' detachment
-on small tensors; a tensor's data is varied and cut like an array's, its dtype and ``requires_grad`` kept); the
+on small tensors; a tensor's data is varied and cut like an array's, its dtype and ``requires_grad`` kept, and
+``float32`` retypes it); the
 cases of its trusted part (a training run each) are run as the checks give them, no more.
 """
 
@@ -245,7 +247,7 @@ def _structure_differs(a, b) -> bool:
     if type(a) is not type(b):
         return True
     if isinstance(a, TensorSpec):
-        return np.shape(a.data) != np.shape(b.data)
+        return a.dtype != b.dtype or np.shape(a.data) != np.shape(b.data)
     if isinstance(a, np.ndarray):
         return a.dtype != b.dtype or a.shape != b.shape
     if isinstance(a, (list, tuple)):
