@@ -131,7 +131,7 @@ class Opaque:
     type_name: str
 
 
-def _torch_module():
+def torch_module():
     """torch once it is imported; None before, and while a thread is still importing it (a partially
     initialised torch may lack ``Tensor``, and no tensor exists before its import has finished)."""
     import sys
@@ -146,7 +146,7 @@ def normalise(value, _depth: int = 0):
     """The canonical form of a returned value (see the module docstring)."""
     if _depth > MAX_DEPTH:
         return Opaque("too deeply nested")
-    torch = _torch_module()
+    torch = torch_module()
     if value is None or isinstance(value, str):
         return value if value is None or len(value) <= MAX_STRING else value[:MAX_STRING] + "...[truncated]"
     if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating, Fraction, Decimal)):

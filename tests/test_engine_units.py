@@ -486,9 +486,9 @@ def test_a_torch_another_thread_is_still_importing_is_not_used(monkeypatch):
     half = types.ModuleType("torch")
     half.__spec__ = types.SimpleNamespace(_initializing=True)
     monkeypatch.setitem(sys.modules, "torch", half)
-    assert codec._torch_module() is None
+    assert codec.torch_module() is None
     assert calls.snapshot([1.0, 2.0]) == [1.0, 2.0] and calls.modified_inputs((np.ones(2),), {}, (np.ones(2),), {}) == []
     half.__spec__._initializing = False
-    assert codec._torch_module() is half
+    assert codec.torch_module() is half
     monkeypatch.setitem(sys.modules, "torch", torch)
-    assert codec._torch_module() is torch
+    assert codec.torch_module() is torch

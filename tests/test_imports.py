@@ -1,4 +1,5 @@
-"""The kit's import structure: no cycles under graders/, and grading never imports the build tool.
+"""The kit's import structure: no cycles under graders/, between modules or between packages, no package reading
+another's private names, and grading never imports the build tool.
 
 The graph is static: every ``import`` / ``from ... import`` of every module
 under ``graders/`` (function-local ones included, and
@@ -124,6 +125,75 @@ def test_the_graph_sees_function_local_and_relative_imports():
 def test_no_import_cycles_under_graders():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+DATA_MODULES = ("graders.misconceptions.", "graders.examples", "graders.seeds")  # entries and files, not code
+
+
+def package_of(module: str) -> str:
+    """The package a module counts in for the layering rules: each subpackage of ``graders.engine``
+    (``graders.engine.values``, ...), each other subpackage of ``graders`` (``graders.checks``, ...), and each
+    top-level module on its own (``graders.course``)."""
+    parts = module.split(".")
+    return ".".join(parts[:3] if len(parts) >= 3 and parts[1] == "engine" else parts[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between packages (:func:`package_of`): an edge where a module of one imports a module of
+    another."""
+    found: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        found.setdefault(package_of(module), set()).update(package_of(target) for target in targets)
+    return {package: targets - {package} for package, targets in found.items()}
+
+
+def private_reaches(modules: dict[str, object]) -> list[str]:
+    """Every place a module uses another package's private name (``_name``, dunders aside): imported by name
+    (``from graders.engine.values.codec import _x``) or read from a module it imported (``codec._x``)."""
+    found = []
+    for name, path in modules.items():
+        if name.startswith(DATA_MODULES):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        aliases: dict[str, str] = {}  # a local name -> the kit module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level and node.module.startswith("graders"):
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    if full in modules:
+                        aliases[alias.asname or alias.name] = full
+                    elif (alias.name.startswith("_") and not alias.name.startswith("__")
+                          and package_of(node.module) != package_of(name)):
+                        found.append(f"{name}: from {node.module} import {alias.name}")
+            elif isinstance(node, ast.Import):
+                aliases |= {alias.asname: alias.name for alias in node.names if alias.asname and alias.name in modules}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                    and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and package_of(aliases[node.value.id]) != package_of(name)):
+                found.append(f"{name}: {aliases[node.value.id]}.{node.attr}")
+    return sorted(set(found))
+
+
+def test_no_import_loop_between_packages():
+    graph = package_graph(import_graph())
+    assert graph["graders.engine.routes"] >= {"graders.engine.worker", "graders.engine.judging"}  # it sees them
+    cycle = find_cycle(graph)
+    assert cycle is None, "packages import each other: " + " -> ".join(cycle)
+    # the rule can fail: a checks module that asked the course for something would close a loop
+    assert find_cycle(package_graph({**import_graph(), "graders.course": {"graders.checks"}})) is not None
+
+
+def test_no_package_reaches_into_another_packages_private_names(tmp_path):
+    assert private_reaches(_modules()) == []
+    # the rule can fail: both forms are found, within a package neither is
+    (tmp_path / "a.py").write_text("from graders.engine.values.codec import _stack\n"
+                                   "from graders.engine.values import codec\ncodec._x\n", encoding="utf-8")
+    (tmp_path / "b.py").write_text("from graders.engine.values.codec import _stack\n", encoding="utf-8")
+    found = private_reaches({"graders.checks.a": tmp_path / "a.py", "graders.engine.values.b": tmp_path / "b.py",
+                             "graders.engine.values.codec": tmp_path / "b.py"})
+    assert found == ["graders.checks.a: from graders.engine.values.codec import _stack",
+                     "graders.checks.a: graders.engine.values.codec._x"], found
 
 
 def test_the_engine_and_the_checks_never_reach_the_build_statically():

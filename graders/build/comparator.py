@@ -30,7 +30,7 @@ from graders.paths import REPO_ROOT
 ENGINE_DIR = REPO_ROOT / "graders" / "engine"
 PARTS = (  # (engine file, its top-level definitions copied, in file order)
     ("../text.py", ("LANGUAGES", "placeholders", "Text", "Particular", "_particular_again", "_fields_in")),
-    ("values/codec.py", ("MAX_STRING", "MAX_DEPTH", "Opaque", "_torch_module", "normalise", "_stack")),
+    ("values/codec.py", ("MAX_STRING", "MAX_DEPTH", "Opaque", "torch_module", "normalise", "_stack")),
     ("values/compare_texts.py", ("COMPARE", "KINDS")),
     ("values/compare.py", ("DESCRIBE_LIMIT", "_KIT_FIELDS", "_particular", "kind", "_number", "describe", "_describe",
                            "_close", "mismatch", "_mismatch", "_deeper", "float_trap")),

@@ -30,7 +30,7 @@ import numpy as np
 
 from graders.engine.judging.answers import answering
 from graders.engine.values import codec, shared_inputs
-from graders.engine.values.codec import _torch_module
+from graders.engine.values.codec import torch_module
 
 _HARNESS_CACHE: dict[str, object] = {}
 
@@ -73,7 +73,7 @@ def learner_call(call: dict) -> dict:
 
 
 def _tensor_inputs(args: tuple, kwargs: dict) -> dict[str, object]:
-    torch = _torch_module()
+    torch = torch_module()
     if torch is None:
         return {}
     named = {f"arg{i}": value for i, value in enumerate(args)}
@@ -97,7 +97,7 @@ def call_case(call: dict, function, module, starter, args: tuple, kwargs: dict, 
         value = function(*args, **kwargs)
         loss = value if call.get("output") is None else value[call["output"]]
         grads: dict[str, object] = dict.fromkeys(tensors)
-        torch = _torch_module()
+        torch = torch_module()
         if (torch is not None and tensors and isinstance(loss, torch.Tensor) and loss.requires_grad
                 and loss.numel() == 1 and loss.is_floating_point()):
             computed = torch.autograd.grad(loss.reshape(()), list(tensors.values()), allow_unused=True)
@@ -115,7 +115,7 @@ def call_case(call: dict, function, module, starter, args: tuple, kwargs: dict, 
 # ---------------------------------------------------------------------------
 def snapshot(value):
     """A deep copy of a case's inputs that later mutation cannot reach."""
-    torch = _torch_module()
+    torch = torch_module()
     if torch is not None and isinstance(value, torch.Tensor):
         return value.detach().clone()
     if isinstance(value, np.ndarray):
@@ -151,7 +151,7 @@ def _same(before, after) -> bool:
             return False
         return before_data.shape == after_data.shape and bool(
             np.array_equal(before_data, after_data, equal_nan=after_data.dtype.kind in "fc"))
-    torch = _torch_module()
+    torch = torch_module()
     if torch is not None and isinstance(before, torch.Tensor):
         if not isinstance(after, torch.Tensor) or after.shape != before.shape or after.dtype != before.dtype:
             return False

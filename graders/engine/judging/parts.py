@@ -111,7 +111,7 @@ def _renamed_case(case: dict, prefix: str) -> dict:
     return {key: renamed(value, prefix) if key in ("value", "inputs_after") else value for key, value in case.items()}
 
 
-_NAMED = (codec._ARRAY, codec._SCALAR, codec._TENSOR)  # the tags whose value names an array
+_NAMED = (codec.ARRAY_TAG, codec.SCALAR_TAG, codec.TENSOR_TAG)  # the tags whose value names an array
 
 
 def renamed(value, prefix: str):
@@ -121,10 +121,10 @@ def renamed(value, prefix: str):
         return [renamed(item, prefix) for item in value]
     if not isinstance(value, dict):
         return value
-    if codec._TUPLE in value:
-        return {codec._TUPLE: renamed(value[codec._TUPLE], prefix)}
-    if codec._DICT in value:
-        return {codec._DICT: [[key, renamed(item, prefix)] for key, item in value[codec._DICT]]}
+    if codec.TUPLE_TAG in value:
+        return {codec.TUPLE_TAG: renamed(value[codec.TUPLE_TAG], prefix)}
+    if codec.DICT_TAG in value:
+        return {codec.DICT_TAG: [[key, renamed(item, prefix)] for key, item in value[codec.DICT_TAG]]}
     tag = next((tag for tag in _NAMED if tag in value), None)
     if tag is not None and isinstance(value[tag], str):
         return {**value, tag: prefix + value[tag]}

@@ -215,7 +215,7 @@ class ReferenceBook:
                 if record is not None and record.expected is not None:
                     outcomes = record.expected
                 else:
-                    with _single_thread_torch(uses_torch(exercise)):
+                    with single_thread_torch(uses_torch(exercise)):
                         module = self.kit.reference_module(exercise.stem)
                         function = getattr(module, exercise.function)
                         outcomes = [self._call(exercise, function, module, case) for case in exercise.spec.cases()]
@@ -251,7 +251,7 @@ class ReferenceBook:
                 stored = None if record is None else record.wrong.get(f"{entry.name}#{case_index}")
                 if stored is None:
                     loaded = {e.name: e for e in self._loaded_misconceptions(exercise)}[entry.name]
-                    with _single_thread_torch(uses_torch(exercise)):
+                    with single_thread_torch(uses_torch(exercise)):
                         case = exercise.spec.cases()[case_index]
                         stored = self._call(exercise, loaded.function, loaded.module, case)
                     if record is not None:
@@ -288,7 +288,7 @@ def uses_torch(exercise) -> bool:
 TORCH_LOCK = threading.RLock()  # torch's random state and thread count are global to the process
 
 
-class _single_thread_torch:  # noqa: N801 - a context manager used like a function
+class single_thread_torch:  # noqa: N801 - a context manager used like a function
     """A reference computation that uses torch: alone (torch's RNG is global) and on one torch thread,
     like the workers (same numerics). One that does not use torch takes no lock."""
 

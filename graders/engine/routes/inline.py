@@ -209,7 +209,7 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
     from graders.engine.routes.grading import Exercise, GradeOptions
     from graders.engine.judging.kit import DEFAULT_KIT
     from graders.engine.values.learner_text import clean_text
-    from graders.engine.judging.references import _single_thread_torch, uses_torch
+    from graders.engine.judging.references import single_thread_torch, uses_torch
     from graders.engine.values.protocol import ExerciseRun
     from graders.engine.values.protocol import Submission
     from graders.engine.values.texts import detail, feedback_text, stub_particular, translated
@@ -246,7 +246,7 @@ def grade_exercise(exercise_id: str, function, namespace=None, *, hide_hidden_in
         run = ExerciseRun("done", payload, {})
     else:
         try:
-            with _single_thread_torch(uses_torch(exercise)), _Deadline(limit):
+            with single_thread_torch(uses_torch(exercise)), _Deadline(limit):
                 for case in spec.cases():
                     outcomes.append(_run_case(call, function, learner, kit.starter_module, case, encoder,
                                               dependencies))

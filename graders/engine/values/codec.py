@@ -43,7 +43,7 @@ import numpy as np
 MAX_STRING = 4000  # characters of a returned string kept
 MAX_DEPTH = 40
 
-_ARRAY, _SCALAR, _TUPLE, _DICT, _FLOAT, _OPAQUE, _TENSOR = (
+ARRAY_TAG, SCALAR_TAG, TUPLE_TAG, DICT_TAG, FLOAT_TAG, OPAQUE_TAG, TENSOR_TAG = (
     "__ndarray__", "__npscalar__", "__tuple__", "__dict__", "__float__", "__opaque__", "__tensor__")
 
 
@@ -66,7 +66,7 @@ class TensorSpec:
 # ---------------------------------------------------------------------------
 # Normalising returned values
 # ---------------------------------------------------------------------------
-def _torch_module():
+def torch_module():
     """torch once it is imported; None before, and while a thread is still importing it (a partially
     initialised torch may lack ``Tensor``, and no tensor exists before its import has finished)."""
     import sys
@@ -81,7 +81,7 @@ def normalise(value, _depth: int = 0):
     """The canonical form of a returned value (see the module docstring)."""
     if _depth > MAX_DEPTH:
         return Opaque("too deeply nested")
-    torch = _torch_module()
+    torch = torch_module()
     if value is None or isinstance(value, str):
         return value if value is None or len(value) <= MAX_STRING else value[:MAX_STRING] + "...[truncated]"
     if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating, Fraction, Decimal)):
@@ -167,7 +167,7 @@ def _type_of(value, depth: int):
         return {"scalar": str(value.dtype)}
     if isinstance(value, np.ndarray):
         return {"array": str(value.dtype), "ndim": int(value.ndim)}
-    torch = _torch_module()
+    torch = torch_module()
     if torch is not None and isinstance(value, torch.Tensor):
         return {"tensor": str(value.dtype).removeprefix("torch."), "grad": bool(value.requires_grad),
                 "ndim": int(value.dim())}
@@ -208,28 +208,28 @@ class Encoder:
         if isinstance(value, int) and not isinstance(value, np.integer):
             return value
         if isinstance(value, float) and not isinstance(value, np.generic):  # np.float64 is a float subclass: it
-            return value if math.isfinite(value) else {_FLOAT: repr(value)}  # stays a NumPy scalar (below)
+            return value if math.isfinite(value) else {FLOAT_TAG: repr(value)}  # stays a NumPy scalar (below)
         if isinstance(value, np.generic):
             if value.dtype.kind not in "biufUS":
                 raise TypeError(f"cannot encode a NumPy scalar of dtype {value.dtype}")
-            return {_SCALAR: self._store(np.asarray(value))}
+            return {SCALAR_TAG: self._store(np.asarray(value))}
         if isinstance(value, np.ndarray):
             if value.dtype.kind not in "biufUS":
                 raise TypeError(f"cannot encode an array of dtype {value.dtype}")
-            return {_ARRAY: self._store(np.ascontiguousarray(value))}
+            return {ARRAY_TAG: self._store(np.ascontiguousarray(value))}
         if isinstance(value, TensorSpec):
-            return {_TENSOR: self._store(np.asarray(value.data)), "dtype": value.dtype,
+            return {TENSOR_TAG: self._store(np.asarray(value.data)), "dtype": value.dtype,
                     "requires_grad": bool(value.requires_grad)}
         if isinstance(value, Opaque):
-            return {_OPAQUE: value.type_name}
+            return {OPAQUE_TAG: value.type_name}
         if isinstance(value, tuple):
-            return {_TUPLE: [self.encode(item, _depth + 1) for item in value]}
+            return {TUPLE_TAG: [self.encode(item, _depth + 1) for item in value]}
         if isinstance(value, list):
             return [self.encode(item, _depth + 1) for item in value]
         if isinstance(value, dict):
             if not all(isinstance(key, str) for key in value):
                 raise TypeError("only dicts with string keys can be encoded")
-            return {_DICT: [[key, self.encode(item, _depth + 1)] for key, item in value.items()]}
+            return {DICT_TAG: [[key, self.encode(item, _depth + 1)] for key, item in value.items()]}
         raise TypeError(f"cannot encode a value of type {type(value).__name__}")
 
 
@@ -247,27 +247,27 @@ def decode(data, arrays, *, make_tensor=None, given=None, _depth: int = 0):
         return [decode(item, arrays, make_tensor=make_tensor, given=given, _depth=_depth + 1) for item in data]
     if not isinstance(data, dict) or len(data) == 0:
         raise ValueError(f"malformed encoded value: {type(data).__name__}")
-    if _ARRAY in data:
+    if ARRAY_TAG in data:
         shared = next(given) if given is not None else None
-        return shared if shared is not None else np.array(arrays[data[_ARRAY]])
-    if _SCALAR in data:
-        return np.array(arrays[data[_SCALAR]])[()]
-    if _FLOAT in data:
-        return float(data[_FLOAT])
-    if _OPAQUE in data:
-        return Opaque(str(data[_OPAQUE]))
-    if _TENSOR in data:
+        return shared if shared is not None else np.array(arrays[data[ARRAY_TAG]])
+    if SCALAR_TAG in data:
+        return np.array(arrays[data[SCALAR_TAG]])[()]
+    if FLOAT_TAG in data:
+        return float(data[FLOAT_TAG])
+    if OPAQUE_TAG in data:
+        return Opaque(str(data[OPAQUE_TAG]))
+    if TENSOR_TAG in data:
         shared = next(given) if given is not None else None
         if shared is not None:
             return shared
-        spec = TensorSpec(np.array(arrays[data[_TENSOR]]), str(data["dtype"]), bool(data["requires_grad"]))
+        spec = TensorSpec(np.array(arrays[data[TENSOR_TAG]]), str(data["dtype"]), bool(data["requires_grad"]))
         return make_tensor(spec) if make_tensor is not None else spec
-    if _TUPLE in data:
+    if TUPLE_TAG in data:
         return tuple(decode(item, arrays, make_tensor=make_tensor, given=given, _depth=_depth + 1)
-                     for item in data[_TUPLE])
-    if _DICT in data:
+                     for item in data[TUPLE_TAG])
+    if DICT_TAG in data:
         return {str(key): decode(item, arrays, make_tensor=make_tensor, given=given, _depth=_depth + 1)
-                for key, item in data[_DICT]}
+                for key, item in data[DICT_TAG]}
     raise ValueError(f"malformed encoded value with keys {sorted(data)}")
 
 
@@ -275,7 +275,7 @@ def as_input_specs(value, _depth: int = 0):
     """A case's inputs with every ``torch.Tensor`` replaced by its :class:`TensorSpec` (encodable as an input)."""
     if _depth > MAX_DEPTH:
         raise TypeError("value is nested too deeply to encode")
-    torch = _torch_module()
+    torch = torch_module()
     if torch is not None and isinstance(value, torch.Tensor):
         return TensorSpec(value.detach().cpu().numpy().copy(), str(value.dtype).removeprefix("torch."),
                           bool(value.requires_grad))

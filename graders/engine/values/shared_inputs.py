@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graders.engine.values.codec import _ARRAY, _DICT, _TENSOR, _TUPLE  # the encoding's tags, spelt once
+from graders.engine.values.codec import ARRAY_TAG, DICT_TAG, TENSOR_TAG, TUPLE_TAG  # the encoding's tags, spelt once
 
 ALIGN = 64  # each slot starts on a 64-byte boundary (NumPy and torch want aligned data)
 MAX_SHARED_BYTES = 512 << 20  # one child's region, at most (the kit's inputs are a few MiB)
@@ -55,15 +55,15 @@ def _nodes(data, top, found: list, depth: int = 0) -> None:
     if isinstance(data, list):
         for item in data:
             _nodes(item, top, found, depth + 1)
-    elif _ARRAY in data:
-        found.append((top, data[_ARRAY], None, False))
-    elif _TENSOR in data:
-        found.append((top, data[_TENSOR], str(data.get("dtype")), bool(data.get("requires_grad"))))
-    elif _TUPLE in data:
-        for item in data[_TUPLE]:
+    elif ARRAY_TAG in data:
+        found.append((top, data[ARRAY_TAG], None, False))
+    elif TENSOR_TAG in data:
+        found.append((top, data[TENSOR_TAG], str(data.get("dtype")), bool(data.get("requires_grad"))))
+    elif TUPLE_TAG in data:
+        for item in data[TUPLE_TAG]:
             _nodes(item, top, found, depth + 1)
-    elif _DICT in data:
-        for _, item in data[_DICT]:
+    elif DICT_TAG in data:
+        for _, item in data[DICT_TAG]:
             _nodes(item, top, found, depth + 1)
 
 
@@ -71,9 +71,9 @@ def case_slots(case: dict) -> list[tuple[int | str, str, str | None, bool]]:
     """``(top-level input, array key, tensor dtype or None, requires grad)`` for each array node of an encoded case
     (``{"args": ..., "kwargs": ...}``), in :func:`graders.engine.values.codec.decode`'s order."""
     found: list = []
-    for position, item in enumerate(case["args"].get(_TUPLE, []) if isinstance(case["args"], dict) else []):
+    for position, item in enumerate(case["args"].get(TUPLE_TAG, []) if isinstance(case["args"], dict) else []):
         _nodes(item, position, found)
-    for name, item in case["kwargs"].get(_DICT, []) if isinstance(case["kwargs"], dict) else []:
+    for name, item in case["kwargs"].get(DICT_TAG, []) if isinstance(case["kwargs"], dict) else []:
         _nodes(item, name, found)
     return found
 
