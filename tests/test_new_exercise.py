@@ -398,6 +398,9 @@ def test_the_commands_new_exercise_prints_are_the_ones_the_docs_list():
     page = (REPO_ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
     for step in scaffold.NEXT_STEPS:
         assert step.format(exercise="<file>.<function>") in page, step
+    recipe = page[page.index("## Add an exercise"):]  # the recipe gives them in the order new-exercise prints
+    places = [recipe.index(step.format(exercise="<file>.<function>")) for step in scaffold.NEXT_STEPS]
+    assert places == sorted(places), scaffold.NEXT_STEPS
     for record in scaffold.RECORDS:
         assert f"`{record}`" in page, record
     printed = scaffold.next_steps(f"{STEM}.{FUNCTION}")

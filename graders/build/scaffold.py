@@ -240,13 +240,13 @@ def plan(stem: str, function: str) -> Plan:
 # After the four pieces are filled in: the commands and the records to commit, as docs/contributing.md
 # ("Add an exercise") lists them; `rl4llm new-exercise` prints them and tests/test_new_exercise.py checks that
 # the page holds each one, so the two cannot drift apart.
-NEXT_STEPS = (
+NEXT_STEPS = (  # in the order docs/contributing.md's recipe gives them (the fast tier last: it needs the records)
     ".venv/bin/rl4llm build",
     ".venv/bin/rl4llm check-exercise {exercise} --no-mutation",
-    '.venv/bin/python -m pytest -q -m "not slow" -n 2 --dist loadfile',
+    ".venv/bin/rl4llm mutate --exercise {exercise} --write-floors",
     ".venv/bin/python -m pytest -q tests/test_catalogue.py tests/test_sweep_record.py tests/test_given_code.py "
     "--update-sweep-record",
-    ".venv/bin/rl4llm mutate --exercise {exercise} --write-floors",
+    '.venv/bin/python -m pytest -q -m "not slow" -n 2 --dist loadfile',
 )
 RECORDS = ("tests/sweep_record.json", "tests/given_record.json", "graders/mutation/floors.json")
 
