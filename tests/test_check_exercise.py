@@ -66,3 +66,11 @@ def test_an_unknown_exercise_is_one_line_with_the_near_names(capsys):
     assert err.startswith("error: no exercise 'module_9_reference.pass_at_k'; did you mean ") and EXERCISE in err
     assert rl4llm(["check-exercise", "nothing_like_it"]) == 2
     assert "rl4llm mutate --list names them" in capsys.readouterr().err
+
+
+def test_a_count_that_makes_no_sense_is_refused(capsys):
+    for command in (["check-exercise", EXERCISE, "--jobs", "0"], ["mutate", "--jobs", "-3"]):
+        with pytest.raises(SystemExit) as stopped:
+            rl4llm(command)
+        assert stopped.value.code == 2
+        assert "is not a positive whole number" in capsys.readouterr().err

@@ -36,6 +36,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from graders.cli_checks import positive_int
+
 
 def add_command(sub) -> None:
     """Register ``rl4llm mutate`` and ``rl4llm check-exercise`` (:mod:`graders.mutation.check_exercise`) on the CLI's
@@ -47,7 +49,8 @@ def add_command(sub) -> None:
     parser.add_argument("--exercise", action="append", default=None, metavar="ID",
                         help="one exercise (repeatable; default: every exercise), e.g. "
                              "module_9_reference.pass_at_k_unbiased")
-    parser.add_argument("--jobs", type=int, default=2, help="processes judging mutants and running pytest (default 2)")
+    parser.add_argument("--jobs", type=positive_int, default=2,
+                        help="processes judging mutants and running pytest (default 2)")
     parser.add_argument("--out", default=str(Path("rl4llm-out") / "mutation"),
                         help="folder for mutation.json and mutation.md (default rl4llm-out/mutation)")
     parser.add_argument("--no-public", action="store_true", help="do not run the public tests on mutants")

@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from graders.cli_checks import positive_int
+
 REFERENCE = "reference-solution"  # submission names: a hyphen, never a catalogue entry's name
 STUB = "untouched-stub"
 
@@ -38,7 +40,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("exercise", metavar="ID", help="the exercise, e.g. module_9_reference.pass_at_k_unbiased "
                                                        "(rl4llm mutate --list names them)")
     parser.add_argument("--no-mutation", action="store_true", help="skip the mutation step (the fast loop)")
-    parser.add_argument("--jobs", type=int, default=2, help="processes for grading and mutants (default 2)")
+    parser.add_argument("--jobs", type=positive_int, default=2, help="processes for grading and mutants (default 2)")
     parser.set_defaults(func=main)
 
 
