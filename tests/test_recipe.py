@@ -92,3 +92,29 @@ def test_the_refusal_rows_rebuild_the_checks_inputs():
                 args, kwargs = fresh_inputs(case)
                 rebuilt = conftest.untagged(again["args"]), conftest.untagged(again["kwargs"])
                 np.testing.assert_equal(rebuilt, (tuple(args), kwargs), err_msg=f"{exercise}: {case.label}")
+
+
+def test_a_checks_problem_names_the_generator_s_own_file_and_line(monkeypatch):
+    # a checks package's generators live in topic modules (groups.py, ...): a problem with one names that file
+    # and the generator's line, not the package's __init__.py; the LATEX table's problems name the checks module
+    import dataclasses
+    import inspect
+
+    import graders.checks as checks
+    from graders.engine.judging import refcache
+
+    exercise = "module_9_reference.group_relative_advantages"
+    real = spec_for(exercise)
+    _, line = inspect.getsourcelines(real.make_cases)
+    assert inspect.getsourcefile(real.make_cases).endswith("graders/checks/module_9_reference/groups.py")
+    public_only = dataclasses.replace(real, make_cases=lambda: [c for c in real.make_cases() if not c.hidden])
+    object.__setattr__(public_only, "_cases", None)  # drawn afresh from its own generator, not the store's
+    monkeypatch.setattr(refcache, "kept_cases", lambda store, spec: None)
+    monkeypatch.setattr(checks, "spec_for", lambda exercise_id: public_only if exercise_id == exercise else None)
+    problems, _ = recipe.checks_problems(exercise)
+    here = f"tests/test_recipe.py:{inspect.getsourcelines(public_only.make_cases)[1]}"
+    assert problems == [f"group_relative_advantages: no hidden case in its checks in {here}"], problems
+    # the real generator: no problem, and where it is (the file and line such a problem would name)
+    monkeypatch.setattr(checks, "spec_for", lambda exercise_id: real)
+    assert recipe.checks_problems(exercise)[0] == []
+    assert line > 1 and "def _" in "".join(inspect.getsourcelines(real.make_cases)[0])

@@ -233,22 +233,26 @@ def checks_problems(exercise_id: str) -> tuple[list[str], object]:
     if spec is None:
         return [f'{function}: no hidden checks (@exercise("{exercise_id}", points=...)) in {where}'], None
     out = []
-    source = inspect.getsource(spec.make_cases)
+    source, line = inspect.getsourcelines(spec.make_cases)
+    source = "".join(source)
+    # the generator's own file and line (a topic module of a checks package, not its __init__.py); the LATEX
+    # table stays in the checks module itself (`where`)
+    generator = f"{_rel(Path(inspect.getsourcefile(spec.make_cases)))}:{line}"
     definition = re.search(r"^def ", source, re.MULTILINE)  # the generator itself, after its decorator
     if SCAFFOLD in source[definition.start() if definition else 0:]:
-        out.append(f"{function}'s hidden checks are still the scaffold in {where}")
+        out.append(f"{function}'s hidden checks are still the scaffold in {generator}")
     edges = getattr(spec, "edges", None)
     if edges is not None and any(SCAFFOLD in str(why) for why in edges.absent.values()):
         out.append(f"{function}'s edge classes are still the scaffold: declare each one that applies (with a hidden "
-                   f"case and a public row tagged with it) or say why it does not, in {where}")
+                   f"case and a public row tagged with it) or say why it does not, in {generator}")
     from graders.engine.judging.refcache import ReferenceStore, kept_cases
 
     kept_cases(ReferenceStore.default(), spec)  # drawn once per version of the checks, as the grader does
     cases = spec.cases()
     if not any(not case.hidden for case in cases):
-        out.append(f"{function}: no public case (hidden=False) in its checks in {where}")
+        out.append(f"{function}: no public case (hidden=False) in its checks in {generator}")
     if not any(case.hidden for case in cases):
-        out.append(f"{function}: no hidden case in its checks in {where}")
+        out.append(f"{function}: no hidden case in its checks in {generator}")
     latex = getattr(checks_module(stem), "LATEX", {}).get(function, "")
     if not latex.strip():
         out.append(f"{function}: no LATEX entry (the typeset formula) in {where}")
