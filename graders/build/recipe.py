@@ -60,7 +60,8 @@ KINDS_BY_HAND = {
 }
 
 
-def _rel(path: Path) -> str:
+def repo_relative(path: Path) -> str:
+    """``path`` as the repository names it (``graders/checks/x.py``), or as given when it lies outside."""
     try:
         return Path(path).resolve().relative_to(REPO_ROOT).as_posix()
     except ValueError:
@@ -114,13 +115,13 @@ def reference_problems(exercise_id: str) -> list[str]:
     path = solution_path(stem)
     node = _function_node(path, function)
     if node is None:
-        return [f"{function}: no reference function in {_rel(path)}"]
+        return [f"{function}: no reference function in {repo_relative(path)}"]
     out = []
     docstring = ast.get_docstring(node) or ""
     if not docstring.strip():
-        out.append(f"{function}: the reference has no docstring (formula, source, Args/Returns) in {_rel(path)}")
+        out.append(f"{function}: the reference has no docstring (formula, source, Args/Returns) in {repo_relative(path)}")
     if SCAFFOLD in docstring or "raise NotImplementedError" in _fenced_body(path, node):
-        out.append(f"{function}'s reference is still the scaffold: write its docstring and body in {_rel(path)}")
+        out.append(f"{function}'s reference is still the scaffold: write its docstring and body in {repo_relative(path)}")
     return out
 
 
@@ -143,16 +144,16 @@ def public_test_problems(exercise_id: str, refused_rows: bool) -> list[str]:
     functions = [e.split(".", 1)[1] for e in course.exercises([course.module_of(stem).number])]
     tests = {name: node for name, node in _test_functions(path).items() if _owner(name, functions) == function}
     if not tests:
-        return [f"{function}: no public test named test_{function}_<what> in {_rel(path)}"]
+        return [f"{function}: no public test named test_{function}_<what> in {repo_relative(path)}"]
     out = []
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
     for name, node in tests.items():
         if SCAFFOLD in "\n".join(lines[node.lineno - 1:node.end_lineno]):
-            out.append(f"{function}'s public test {name} is still the scaffold in {_rel(path)}")
+            out.append(f"{function}'s public test {name} is still the scaffold in {repo_relative(path)}")
     if refused_rows and f'_refused("{function}")' not in source:
         out.append(f"{function}: the checks ship refusal rows (_refused.json) but no public test reads them: add "
-                   f'test_{function}_refuses_what_the_grader_refuses with _refused("{function}") to {_rel(path)}')
+                   f'test_{function}_refuses_what_the_grader_refuses with _refused("{function}") to {repo_relative(path)}')
     return out
 
 
@@ -189,10 +190,10 @@ def refusal_problems(exercise_id: str, spec) -> list[str]:
     tests = _test_functions(public_test_path(stem))
     gone = sorted({test for test in by_hand.values() if test not in tests})
     if gone:
-        return [f"{function}: the public tests {gone} that refuse by hand are gone from {_rel(public_test_path(stem))} "
+        return [f"{function}: the public tests {gone} that refuse by hand are gone from {repo_relative(public_test_path(stem))} "
                 f"(graders/build/recipe.py lists them)"]
     shipped = shipped_cases(exercise_id, spec)
-    where = _rel(checks_path(stem))
+    where = repo_relative(checks_path(stem))
     if exercise_id in HAND_WRITTEN_REFUSALS:
         return []
     if not shipped:
@@ -226,7 +227,7 @@ def checks_problems(exercise_id: str) -> tuple[list[str], object]:
     stem, function = exercise_id.split(".", 1)
     spec = spec_for(exercise_id)
     try:
-        where = _rel(checks_path(stem))
+        where = repo_relative(checks_path(stem))
     except ModuleNotFoundError:
         where = f"graders/checks/{stem}.py"
         spec = None
@@ -237,7 +238,7 @@ def checks_problems(exercise_id: str) -> tuple[list[str], object]:
     source = "".join(source)
     # the generator's own file and line (a topic module of a checks package, not its __init__.py); the LATEX
     # table stays in the checks module itself (`where`)
-    generator = f"{_rel(Path(inspect.getsourcefile(spec.make_cases)))}:{line}"
+    generator = f"{repo_relative(Path(inspect.getsourcefile(spec.make_cases)))}:{line}"
     definition = re.search(r"^def ", source, re.MULTILINE)  # the generator itself, after its decorator
     if SCAFFOLD in source[definition.start() if definition else 0:]:
         out.append(f"{function}'s hidden checks are still the scaffold in {generator}")
@@ -265,16 +266,16 @@ def catalogue_problems(exercise_id: str) -> list[str]:
     stem, function = exercise_id.split(".", 1)
     path = catalogue_path(stem, function)
     if not path.exists():
-        return [f"{function}: no misconception catalogue {_rel(path)} (one function per plausible wrong version)"]
+        return [f"{function}: no misconception catalogue {repo_relative(path)} (one function per plausible wrong version)"]
     try:  # an entry: a public top-level function (tests/test_catalogue.py loads and grades each one)
         entries = [node for node in ast.parse(path.read_text(encoding="utf-8")).body
                    if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")]
     except SyntaxError as error:
-        return [f"{function}: the catalogue {_rel(path)} does not parse: {error}"]
+        return [f"{function}: the catalogue {repo_relative(path)} does not parse: {error}"]
     if not entries:
-        return [f"{function}: the catalogue {_rel(path)} has no entry"]
+        return [f"{function}: the catalogue {repo_relative(path)} has no entry"]
     if SCAFFOLD in path.read_text(encoding="utf-8"):
-        return [f"{function}'s catalogue is still the scaffold in {_rel(path)}"]
+        return [f"{function}'s catalogue is still the scaffold in {repo_relative(path)}"]
     return []
 
 
@@ -305,21 +306,21 @@ def orphan_problems() -> list[str]:
             checks = checks_module(stem)
         except ModuleNotFoundError:
             checks = None
-        where = _rel(solution_path(stem))
+        where = repo_relative(solution_path(stem))
         for exercise_id in sorted(e for e in REGISTRY if e.split(".", 1)[0] == stem and e not in exercises):
-            out.append(f"{exercise_id}: hidden checks in {_rel(checks_path(stem))} but no fenced reference "
+            out.append(f"{exercise_id}: hidden checks in {repo_relative(checks_path(stem))} but no fenced reference "
                        f"function {exercise_id.split('.', 1)[1]} in {where}")
         for function in sorted(getattr(checks, "LATEX", {}) if checks else ()):
             if f"{stem}.{function}" not in exercises and f"{stem}.{function}" not in REGISTRY:
-                out.append(f"{stem}.{function}: a LATEX entry in {_rel(checks_path(stem))} but no fenced reference "
+                out.append(f"{stem}.{function}: a LATEX entry in {repo_relative(checks_path(stem))} but no fenced reference "
                            f"in {where}")
         for path in sorted((MISCONCEPTIONS_DIR / stem).glob("*.py")):
             if not path.name.startswith("_") and f"{stem}.{path.stem}" not in exercises:
-                out.append(f"{stem}.{path.stem}: a catalogue {_rel(path)} but no fenced reference in {where}")
+                out.append(f"{stem}.{path.stem}: a catalogue {repo_relative(path)} but no fenced reference in {where}")
         functions = [e.split(".", 1)[1] for e in exercises if e.split(".", 1)[0] == stem]
         for name in _test_functions(public_test_path(stem)):
             if SCAFFOLD in name or (re.match(r"test_\w+_golden_row$", name) and _owner(name, functions) is None):
-                out.append(f"{stem}: the public test {name} in {_rel(public_test_path(stem))} tests no fenced "
+                out.append(f"{stem}: the public test {name} in {repo_relative(public_test_path(stem))} tests no fenced "
                            f"function of {where}")
     return out
 

@@ -45,13 +45,9 @@ def add_parser(subparsers) -> None:
 
 
 def _where(path: Path, line: int | None = None) -> str:
-    from graders.paths import REPO_ROOT
+    from graders.build.recipe import repo_relative
 
-    try:
-        shown = str(Path(path).resolve().relative_to(REPO_ROOT))
-    except ValueError:
-        shown = str(path)
-    return f"{shown}:{line}" if line else shown
+    return f"{repo_relative(path)}:{line}" if line else repo_relative(path)
 
 
 def stub_definition(exercise_id: str) -> str:
@@ -72,7 +68,7 @@ def recipe_step(exercise_id: str) -> list[str]:
     return exercise_problems(exercise_id)
 
 
-def build_step(exercise_id: str) -> list[str]:
+def build_step() -> list[str]:
     from graders.build import stale_outputs
 
     return [f"{_where(path)} is stale: run rl4llm build" for path in stale_outputs()]
@@ -131,6 +127,7 @@ def graded_step(exercise_id: str, jobs: int, kit=None) -> list[str]:
 def public_step(exercise_id: str, kit=None) -> list[str]:
     """The public tests: the reference passes, the stub fails, every catalogue entry fails and is named (``kit``:
     where the catalogue is read from; the tests and the reference are the kit's own)."""
+    from graders import course
     from graders.engine.judging.kit import DEFAULT_KIT
     from graders.engine.judging.misconceptions import entry_source
     from graders.mutation.public import public_batch
@@ -138,7 +135,7 @@ def public_step(exercise_id: str, kit=None) -> list[str]:
     kit = kit or DEFAULT_KIT
     entries = _entries(exercise_id, kit)
     stem, function = exercise_id.split(".", 1)
-    tests = f"starter/{_folder(stem)}/test_{stem}.py"
+    tests = f"starter/{course.module_of(stem).folder}/test_{stem}.py"
     runs = [(STUB, stub_definition(exercise_id))] + [(name, entry_source(exercise_id, name, kit)) for name in entries]
     verdicts = public_batch(exercise_id, runs)
     problems = []
@@ -157,12 +154,6 @@ def public_step(exercise_id: str, kit=None) -> list[str]:
             problems.append(f"catalogue entry {submission!r} fails the public tests, but pytest names "
                             f"{verdict['pytest_names'] or 'nothing'} ({where}; the hints: rl4llm build)")
     return problems
-
-
-def _folder(stem: str) -> str:
-    from graders import course
-
-    return course.module_of(stem).folder
 
 
 def mutation_step(exercise_id: str, jobs: int) -> tuple[list[str], str]:
@@ -187,7 +178,15 @@ def mutation_step(exercise_id: str, jobs: int) -> tuple[list[str], str]:
     return problems, summary
 
 
-STEPS = ("recipe", "build", "graded", "public tests", "mutation")
+# each step: its name, and what it does with the command's arguments -> (problems, a summary line or "")
+STEPS = (
+    ("recipe", lambda args: (recipe_step(args.exercise), "")),
+    ("build", lambda args: (build_step(), "")),
+    ("graded", lambda args: (graded_step(args.exercise, args.jobs), "")),
+    ("public tests", lambda args: (public_step(args.exercise), "")),
+    ("mutation", lambda args: mutation_step(args.exercise, args.jobs)),
+)
+NEEDS_A_GREEN_START = ("graded", "public tests", "mutation")  # not run once the recipe or the build failed
 
 
 def main(args: argparse.Namespace) -> int:
@@ -201,25 +200,15 @@ def main(args: argparse.Namespace) -> int:
         return 2
     started = time.perf_counter()
     failed = []
-    for step in STEPS:
+    for step, run in STEPS:
         if step == "mutation" and args.no_mutation:
             print(f"  {step:<13} skipped (--no-mutation)")
             continue
-        if failed and step in ("graded", "public tests", "mutation"):
+        if failed and step in NEEDS_A_GREEN_START:
             print(f"  {step:<13} not run: {', '.join(failed)} failed first")
             continue
         began = time.perf_counter()
-        summary = ""
-        if step == "recipe":
-            problems = recipe_step(exercise_id)
-        elif step == "build":
-            problems = build_step(exercise_id)
-        elif step == "graded":
-            problems = graded_step(exercise_id, args.jobs)
-        elif step == "public tests":
-            problems = public_step(exercise_id)
-        else:
-            problems, summary = mutation_step(exercise_id, args.jobs)
+        problems, summary = run(args)
         seconds = time.perf_counter() - began
         verdict = "ok" if not problems else "FAILED"
         print(f"  {step:<13} {verdict}{': ' + summary if summary else ''} ({seconds:.1f} s)", flush=True)
