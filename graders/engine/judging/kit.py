@@ -91,6 +91,18 @@ class Kit:
         return self._load(("starter", stem), self.starter_path(stem), f"_rl4llm_grader_starter_{stem}",
                           self.starter_dir)
 
+    def keep_given_state(self, name: str, payload: dict, arrays: dict) -> None:
+        """What an earlier batch's runs of given module ``name`` kept (its warm-ups): filled into the grader's
+        copy when it is loaded (:meth:`starter_module`), so a warm batch that never runs the given code here
+        never imports what it imports (torch for ``grpo_toy``)."""
+        from graders.engine.values import bundles
+
+        lock = self._cache.setdefault("lock", threading.RLock())
+        with lock:
+            self._cache[("kept", name)] = (payload, arrays)
+            if ("starter", name) in self._cache:
+                bundles.fill_kept_state(self._cache[("starter", name)], payload, arrays)
+
     def loaded_given_modules(self) -> dict[str, ModuleType]:
         """The given modules this kit has loaded as a harness's given code (:meth:`starter_module`), by name."""
         given = self.given_modules()
@@ -103,6 +115,11 @@ class Kit:
         with lock:
             if key not in self._cache:
                 self._cache[key] = load_module(path, name, given=self._given_files(root, key[1]))
+                kept = self._cache.get(("kept", key[1])) if key[0] == "starter" else None
+                if kept is not None:
+                    from graders.engine.values import bundles
+
+                    bundles.fill_kept_state(self._cache[key], *kept)
             return self._cache[key]
 
 

@@ -33,8 +33,8 @@ so every learner's run starts from the same weights), under the digest of the
 starter's files of its module folder and the environment
 (:func:`save_given_state`). The next batch hands them to its workers in the
 job (``given_<name>.arrays``), and a harness's copy of the module starts with
-them (so does the grader's own copy, which the toy checks' measurement warms
-up from: :mod:`graders.checks.toy_scores`): about a quarter of a second less per submission, bit-identical to
+them (so does the grader's own copy, when the toy checks' measurement loads it:
+:mod:`graders.checks.toy_scores`, :meth:`graders.engine.judging.kit.Kit.keep_given_state`): about a quarter of a second less per submission, bit-identical to
 warming up again. Only the grading process fills that copy (learner code
 never runs there), and only it writes the store.
 
@@ -68,7 +68,7 @@ from graders import settings
 from graders.engine.values import bundles, codec
 from graders.text import LANGUAGES, Text
 
-FORMAT = 2  # 2: outcomes keep the type of the value (codec.type_of)
+FORMAT = 3  # 2: outcomes keep the type of the value (codec.type_of); 3: and what a score measured (digest)
 ENGINE_FILES = ("judging/calls.py", "values/codec.py", "values/bundles.py", "judging/references.py",
                 "judging/misconceptions.py", "judging/refcache.py")  # inside graders/engine/
 _JSON = "__json__"
@@ -125,12 +125,12 @@ def files_digest(paths) -> str:
 
 def encode_outcome(outcome, encoder: codec.Encoder) -> dict:
     return {"value": encoder.encode(outcome.value), "raised": outcome.raised, "message": outcome.message,
-            "type": outcome.type}
+            "type": outcome.type, "measured_from": outcome.measured_from}
 
 
 def decode_outcome(data: dict, arrays: dict, make):
     return make(value=codec.decode(data["value"], arrays), raised=data["raised"], message=data["message"],
-                type=data.get("type"))
+                type=data.get("type"), measured_from=data.get("measured_from"))
 
 
 class ReferenceStore:

@@ -60,6 +60,9 @@ class Outcome:
     raised: list[str] | None = None  # MRO class names
     message: str = ""
     type: object = None  # what the value was before normalising (graders.engine.values.codec.type_of)
+    # a harness with a grader-side score: the digest of the value it measured (codec.digest), so that a
+    # learner's value equal to it bit for bit is known to measure as ``value`` without measuring it again
+    measured_from: str | None = None
 
 
 def _hints_of(hint: Text) -> dict[str, str]:
@@ -188,8 +191,10 @@ class ReferenceBook:
                 warnings.simplefilter("ignore")  # the kit's own edge cases (inf, nan) are deliberate
                 raw = calls.call_case(_wire(exercise.spec.call), function, module,
                                       self.kit.starter_module, args, kwargs)
-                value = scored(exercise.spec, codec.normalise(raw), case, self.kit)  # as the learner's is
-            return Outcome(value=value, type=codec.type_of(raw))
+                normal = codec.normalise(raw)
+                value = scored(exercise.spec, normal, case, self.kit)  # as the learner's is
+                measured = codec.digest(normal) if getattr(exercise.spec.call, "score", None) else None
+            return Outcome(value=value, type=codec.type_of(raw), measured_from=measured)
         except Exception as error:  # noqa: BLE001 - recorded and compared
             return Outcome(raised=[c.__name__ for c in type(error).__mro__], message=f"{type(error).__name__}: {error}")
 

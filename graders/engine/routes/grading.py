@@ -170,8 +170,8 @@ def prepare_job(kit: Kit, options: GradeOptions, job_dir: Path, store: Reference
         if found is not None:
             bundles.write_bundle(job_dir / f"given_{name}", *found)
             given_state.append(name)
-            # and the grader's own copy: the toy checks' measurement warms up from it too (toy_scores)
-            bundles.fill_kept_state(kit.starter_module(name), *found)
+            # and the grader's own copy, when it loads one: the toy checks' measurement warms up from it too
+            kit.keep_given_state(name, *found)
     return Job(exercises, job_dir, entries, given_sources, options.load_timeout, given_state)
 
 

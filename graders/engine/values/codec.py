@@ -233,6 +233,21 @@ class Encoder:
         raise TypeError(f"cannot encode a value of type {type(value).__name__}")
 
 
+def digest(value) -> str:
+    """SHA-256 of a normalised value exactly as :class:`Encoder` writes it: its JSON, then each array's dtype,
+    shape and bytes. Equal digests: equal values, bit for bit (a value decoded from a worker's result and the
+    same value normalised in the grader digest alike). Raises ``TypeError`` where :class:`Encoder` would."""
+    import hashlib
+    import json
+
+    encoder = Encoder()
+    found = hashlib.sha256(json.dumps(encoder.encode(value), allow_nan=False).encode("utf-8"))
+    for array in encoder.arrays.values():
+        found.update(f"\n{array.dtype.str} {array.shape}\n".encode("ascii"))
+        found.update(np.ascontiguousarray(array).tobytes())
+    return found.hexdigest()
+
+
 def decode(data, arrays, *, make_tensor=None, given=None, _depth: int = 0):
     """Inverse of :meth:`Encoder.encode`; ``make_tensor(TensorSpec)`` builds tensors (default: keep specs).
 
