@@ -243,6 +243,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
     # the interpreter and import path `rl4llm grade` gives its fork servers (tests/test_doctor_config.py)
     python, pythonpath = wall.grading_interpreter()
+    wall.forget_kept_probes()  # the doctor probes afresh (a batch reads what it keeps: wall._kept)
     probe = sandbox.probe_layers(python, pythonpath)
     probe.layers["grader_not_dumpable"] = sandbox.make_grader_not_dumpable()
     say(f"sandbox layers for grading workers on this machine (Landlock ABI {landlock.abi_version()}):")

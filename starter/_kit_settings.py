@@ -67,8 +67,8 @@ DECLARED = (
             GRADER),
     Setting("RL4LLM_KEEP_ROOT", "switch", "", "`1`: workers keep root (audit hook only)", GRADER),
     # the grader's other settings
-    Setting("RL4LLM_CACHE", "str", "", "the reference cache's folder; `off` switches it off; unset: "
-            "`$XDG_CACHE_HOME/rl4llm`, else `~/.cache/rl4llm`", GRADER),
+    Setting("RL4LLM_CACHE", "str", "", "the reference cache's folder (and the outer wall's kept probes); `off` "
+            "switches it off; unset: `$XDG_CACHE_HOME/rl4llm`, else `~/.cache/rl4llm`", GRADER),
     Setting("RL4LLM_SHOW_HIDDEN_INPUTS", "flag", "", "`1`: nbgrader feedback shows the inputs of hidden checks "
             "(withheld by default, as on Gradescope)", GRADER),
     Setting("RL4LLM_NBGRADER_VERBOSE", "flag", "", "`1`: `nbgrader autograde` logs as nbgrader does: every "
@@ -144,3 +144,15 @@ def markdown_table() -> str:
     for s in DECLARED:
         rows.append(f"| `{s.name}` | {s.kind} | {f'`{s.default}`' if s.default else '—'} | {s.reader} | {s.help} |")
     return "\n".join(rows) + "\n"
+
+
+def cache_folder() -> Path | None:
+    """The grader's cache folder (``RL4LLM_CACHE``, else ``$XDG_CACHE_HOME/rl4llm``, else ``~/.cache/rl4llm``),
+    or ``None`` when ``RL4LLM_CACHE=off``: the reference store's, and the outer wall's kept probes'."""
+    chosen = get("RL4LLM_CACHE")
+    if chosen.lower() in ("off", "0", "no", "false"):
+        return None
+    if chosen:
+        return Path(chosen).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rl4llm"

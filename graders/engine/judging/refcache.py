@@ -75,14 +75,8 @@ _JSON = "__json__"
 
 
 def default_folder() -> Path | None:
-    """The store's folder from the environment, or ``None`` when ``RL4LLM_CACHE=off``."""
-    chosen = settings.get("RL4LLM_CACHE")
-    if chosen.lower() in ("off", "0", "no", "false"):
-        return None
-    if chosen:
-        return Path(chosen).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "rl4llm"
+    """The store's folder from the environment, or ``None`` when ``RL4LLM_CACHE=off`` (:func:`graders.settings.cache_folder`)."""
+    return settings.cache_folder()
 
 
 def _version(package: str) -> str:

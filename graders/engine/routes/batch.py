@@ -226,6 +226,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                     try:
                         report = future.result()
                     except WorkerStartError as error:
+                        wall.forget_kept_probes()  # a kept probe that no longer holds: the next batch probes
                         for other in futures:
                             other.cancel()
                         raise GraderError(str(error)) from error

@@ -25,6 +25,7 @@ reported missing with the reason (:func:`wall_works`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -72,10 +73,116 @@ def bwrap_path() -> str | None:
 
 @lru_cache(maxsize=8)
 def _interpreter(python: str, pythonpath: str) -> dict:
-    """The import path, prefixes and kit package of ``python`` as a server sees them (probed once)."""
+    """The import path, prefixes and kit package of ``python`` as a server sees them (probed once, and kept:
+    :func:`_kept`)."""
+    kept = _kept("interpreter", python, pythonpath)
+    if isinstance(kept, dict) and _is_info(kept.get("info")):
+        return kept["info"]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1"}
     found = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, env=env, timeout=60, check=True)
-    return json.loads(found.stdout.strip().splitlines()[-1])
+    info = json.loads(found.stdout.strip().splitlines()[-1])
+    _keep("interpreter", python, pythonpath, {"info": info}, info)
+    return info
+
+
+def _is_info(info) -> bool:
+    return (isinstance(info, dict) and isinstance(info.get("graders"), str)
+            and all(isinstance(info.get(k), list) and all(isinstance(e, str) for e in info[k])
+                    for k in ("path", "prefixes")))
+
+
+# -- kept probes: each probe above costs an interpreter start (about 0.26 s, before the servers can start) --
+# A probe's success is kept in the grader's cache folder (settings.cache_folder; RL4LLM_CACHE=off: never) under
+# the SHA-256 of what it depends on, and read back only while every stamp it was kept with is unchanged: the
+# interpreter file, each folder of its import path and prefixes (a package installed or removed changes its
+# folder), bwrap's binary, this file, the user, the boot, and the kernel's switches for user namespaces. A
+# failure is never kept. Whoever can write the folder can change the wall's view, as they can change grades
+# through the reference store beside it (docs/security.md).
+USERNS_SWITCHES = ("/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces",
+                   "/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "/proc/sys/kernel/random/boot_id")
+
+
+def _stamp(path: str) -> list:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return [path, None]
+    return [path, found.st_ino, found.st_size, found.st_mtime_ns]
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+def _stamps(python: str, info: dict | None, files: tuple[str, ...] = ()) -> list:
+    """What a kept probe of ``python`` (its import path ``info``; ``files`` besides) is valid for, now."""
+    folders = [] if info is None else [*info["prefixes"], *info["path"], info["graders"]]
+    return json.loads(json.dumps([_stamp(os.path.realpath(python)), _stamp(__file__), *map(_stamp, files),
+                                  *(_stamp(f) for f in folders if f), os.getuid(),
+                                  [_read(p) for p in USERNS_SWITCHES]]))  # as JSON reads it back
+
+
+def _kept_path(kind: str, python: str, pythonpath: str, files: tuple[str, ...]) -> Path | None:
+    import hashlib
+
+    folder = settings.cache_folder()
+    if folder is None:
+        return None
+    key = hashlib.sha256(json.dumps([kind, python, pythonpath, *files]).encode("utf-8")).hexdigest()
+    return folder / "wall" / f"{kind}-{key[:32]}.json"
+
+
+def _kept(kind: str, python: str, pythonpath: str, info: dict | None = None, files: tuple[str, ...] = ()):
+    """What :func:`_keep` kept for this probe, if every stamp it was kept with still holds; else None. The
+    interpreter's probe is stamped with the import path it found; the wall's with ``info`` and ``files``."""
+    path = _kept_path(kind, python, pythonpath, files)
+    if path is None or not path.is_file():
+        return None
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeError):
+        return None
+    value = kept.get("value") if isinstance(kept, dict) else None
+    if not isinstance(value, dict):
+        return None
+    if kind == "interpreter":
+        info = value.get("info")
+    if not _is_info(info):
+        return None
+    return value if kept.get("stamps") == _stamps(python, info, files) else None
+
+
+def _keep(kind: str, python: str, pythonpath: str, value: dict, info: dict, files: tuple[str, ...] = ()) -> None:
+    """Keep a probe's success (written beside, then renamed; a folder that cannot be written keeps nothing)."""
+    path = _kept_path(kind, python, pythonpath, files)
+    if path is None:
+        return
+    import tempfile
+
+    try:
+        text = json.dumps({"stamps": _stamps(python, info, files), "value": value})
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8",
+                                         suffix=".writing") as handle:
+            handle.write(text)
+        os.replace(handle.name, path)
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError, NameError):
+            os.unlink(handle.name)
+
+
+def forget_kept_probes() -> None:
+    """Drop the kept probes (a walled server that would not start: the next batch probes again)."""
+    folder = settings.cache_folder()
+    for path in [] if folder is None else (folder / "wall").glob("*.json"):
+        try:
+            path.unlink()
+        except OSError:
+            pass
 
 
 def _under(path: str, root: str) -> bool:
@@ -163,6 +270,12 @@ def _probe(python: str, pythonpath: str) -> tuple[bool, str]:
         return False, "bubblewrap is not installed (apt-get install bubblewrap)"
     import tempfile
 
+    try:
+        info = _interpreter(python, pythonpath)
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError) as error:
+        return False, f"the interpreter could not be probed ({error})"
+    if _kept("wall", python, pythonpath, info, (binary,)) is not None:
+        return True, ""  # this interpreter started inside the wall before, and nothing it depends on changed
     with tempfile.TemporaryDirectory(prefix="rl4llm-wall-") as work:
         try:
             args = wall_arguments(python, pythonpath, work)
@@ -178,4 +291,5 @@ def _probe(python: str, pythonpath: str) -> tuple[bool, str]:
     if found.returncode != 0:
         last = (found.stderr.strip().splitlines() or ["?"])[-1]
         return False, f"bwrap could not start the interpreter here ({last})"
+    _keep("wall", python, pythonpath, {"works": True}, info, (binary,))
     return True, ""
