@@ -16,7 +16,9 @@ Written from Gradescope's "Autograder Specifications"
   ``hidden``, ``after_due_date``, ``after_published``, ``visible``; outputs use Unix line endings.
 
 The kit adds its own expectations on top: every test has a unique name, 0 <= score <= max_score,
-the tests' scores add up to ``score``. These tests run the bundle in a fake ``/autograder``
+the tests' scores add up to ``score``; ``setup.sh`` ends by grading the kit's own solutions as
+``run_autograder`` grades (the warm-up: the reference store filled, full marks or a failed set-up), so a
+submission is graded without computing any reference outcome. These tests run the bundle in a fake ``/autograder``
 (``RL4LLM_AUTOGRADER_ROOT``, ``RL4LLM_PYTHON``), not on Gradescope itself.
 """
 
@@ -30,6 +32,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import types
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -522,3 +525,66 @@ def test_the_cheat_steals_and_forges_where_nothing_stops_it(tmp_path):
     assert json.loads((tmp_path / "results" / "results.json").read_text())["score"] == 1000.0
     function = GRA.split(".", 1)[1]
     assert namespace[function] is not namespace["_stolen"][function] and function in namespace["_stolen"]
+
+
+# ---------------------------------------------------------------------------- the image's warm-up (setup.sh)
+def test_setup_sh_warms_the_reference_store_as_run_autograder_grades(module_9_ru):
+    """setup.sh's last step grades the kit's own solutions with run_autograder's module and language, into the
+    store run_autograder reads (the same $RL4LLM_CACHE default under /autograder)."""
+    with zipfile.ZipFile(module_9_ru) as archive:
+        setup = archive.read("setup.sh").decode("utf-8")
+        run = archive.read("run_autograder").decode("utf-8")
+    warm = setup.strip().splitlines()[-1]
+    assert warm == 'cd "$KIT" && "$PY" -m graders.engine.routes.gradescope warm --root /autograder --module 9 --lang ru'
+    assert re.search(r"graders\.engine\.routes\.gradescope run --root \"\$ROOT\" --module 9 --lang ru", run)
+    assert 'export RL4LLM_CACHE="${RL4LLM_CACHE:-/autograder/rl4llm-cache}"' in setup
+    assert 'export RL4LLM_CACHE="${RL4LLM_CACHE:-$ROOT/rl4llm-cache}"' in run  # ROOT is /autograder there
+
+
+def _store(folder: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in folder.glob("*.arrays")}
+
+
+@pytest.mark.slow  # the warm-up grades module 9's solutions, then a submission is graded (about 15 s)
+def test_after_the_warm_up_a_submission_is_graded_without_computing_any_reference(module_9_ru, tmp_path):
+    root = _unpack_like_gradescope(module_9_ru, tmp_path / "autograder")
+    store = root / "rl4llm-cache"
+    env = {key: value for key, value in os.environ.items() if key != "RL4LLM_CACHE"}
+    env["RL4LLM_CACHE"] = str(store)  # what setup.sh exports (/autograder/rl4llm-cache)
+    warmed = subprocess.run([sys.executable, "-m", "graders.engine.routes.gradescope", "warm", "--root", str(root),
+                             "--module", "9", "--lang", "ru"], cwd=root / "source" / "kit", env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert warmed.returncode == 0, warmed.stderr[-3000:]
+    assert "the reference store is warm" in warmed.stdout
+    before = _store(store)
+    assert before, "the warm-up kept no reference record"
+    (root / "submission").mkdir()
+    for name, text in _module_9_solutions().items():
+        (root / "submission" / name).write_text(text, encoding="utf-8")
+    env.pop("RL4LLM_CACHE")  # run_autograder's own default: $ROOT/rl4llm-cache, the one warmed
+    env["XDG_CACHE_HOME"] = str(tmp_path / "elsewhere")  # where the kit's default store would be otherwise
+    graded = subprocess.run([str(root / "run_autograder")], cwd=root, capture_output=True, text=True, timeout=600,
+                            env={**env, "RL4LLM_AUTOGRADER_ROOT": str(root), "RL4LLM_PYTHON": sys.executable})
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    results = _load_results(root / "results" / "results.json")
+    assert contract_problems(results) == [] and results["score"] == results["extra_data"]["max_score"]
+    assert _store(store) == before  # every reference outcome was read, none computed or rewritten
+    assert not (tmp_path / "elsewhere").exists()  # and read from that store, not from a cold one elsewhere
+
+
+def test_a_warm_up_that_cannot_grade_fails_the_set_up_saying_why(tmp_path, monkeypatch, capsys):
+    from graders.engine.routes import batch, gradescope
+
+    def broken(*_args, **_kwargs):
+        raise batch.GraderError("cannot start the grading worker (/no/python)")
+
+    monkeypatch.setattr(batch, "grade_paths", broken)
+    assert gradescope.warm(tmp_path, ("9",), "en") == 1
+    assert "cannot start the grading worker" in capsys.readouterr().err
+
+    def partial(paths, out, options, **_kwargs):
+        return types.SimpleNamespace(reports=[{"score": 3.0, "max_score": 7.0}])  # any score short of the maximum
+
+    monkeypatch.setattr(batch, "grade_paths", partial)
+    assert gradescope.warm(tmp_path, ("9",), "en") == 1
+    assert "earned 3.0 of 7.0 points" in capsys.readouterr().err

@@ -1,7 +1,9 @@
 """Gradescope: ``rl4llm gradescope --out autograder.zip`` and the bundle's ``run_autograder``.
 
 The bundle holds ``setup.sh`` (a virtual environment, torch==2.13.0 CPU first,
-then this kit installed from the bundled source), ``run_autograder`` and the
+then this kit installed from the bundled source, then :func:`warm`: the kit's own
+solutions graded as ``run_autograder`` grades, which fills the reference store and
+fails the set-up unless they earn every point), ``run_autograder`` and the
 kit's source under ``kit/``. Gradescope unpacks it into
 ``/autograder/source``; ``run_autograder`` grades ``/autograder/submission``
 with the same engine as ``rl4llm grade`` (hidden inputs withheld) and writes
@@ -26,7 +28,7 @@ For tests, ``RL4LLM_AUTOGRADER_ROOT`` replaces ``/autograder`` and
 whose ``python3`` the pinned torch supports (e.g. Ubuntu 24.04, Python 3.12).
 Gradescope runs the autograder as root, so workers run as user ``nobody``.
 
-    python -m graders.engine.routes.gradescope run [--root /autograder] [--module 8|9] [--lang en|ru]
+    python -m graders.engine.routes.gradescope run|warm [--root /autograder] [--module 8|9] [--lang en|ru]
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import traceback
@@ -74,6 +77,10 @@ fi
 # them, so where Landlock is missing, file permissions still keep them from the learner's code.
 chmod -R go-rwx "$KIT/solutions" "$KIT/graders/checks" "$KIT/graders/misconceptions"
 "$PY" -c "import graders.engine.routes.grading, torch; print('rl4llm-kit ready, torch', torch.__version__)"
+# the reference store, filled once here by grading the kit's own solutions as run_autograder grades (and
+# checked at full marks): every submission of this image is then graded warm, without the reference's runs
+export RL4LLM_CACHE="${{RL4LLM_CACHE:-/autograder/rl4llm-cache}}"
+cd "$KIT" && "$PY" -m graders.engine.routes.gradescope warm --root /autograder @OPTIONS@
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -83,6 +90,7 @@ ROOT="${RL4LLM_AUTOGRADER_ROOT:-/autograder}"
 PY="${RL4LLM_PYTHON:-$ROOT/venv/bin/python}"
 RESULTS="$ROOT/results/results.json"
 rm -f "$RESULTS"
+export RL4LLM_CACHE="${RL4LLM_CACHE:-$ROOT/rl4llm-cache}"   # filled by setup.sh (gradescope warm)
 cd "$ROOT/source/kit" && "$PY" -m graders.cli doctor   # the sandbox layers of this container, in the log
 "$PY" -m graders.engine.routes.gradescope run --root "$ROOT" @OPTIONS@
 status=$?
@@ -147,6 +155,12 @@ def run_autograder_script(modules=None, language=None) -> str:
     return RUN_AUTOGRADER.replace("@OPTIONS@", options).replace("@NOT_STARTED@", message)
 
 
+def setup_script(modules=None, language=None) -> str:
+    """``setup.sh`` for a bundle of ``modules`` in ``language`` (its warm-up grades as ``run_autograder`` does)."""
+    modules, language = _modules(modules), _language(language)
+    return SETUP_SH.replace("@OPTIONS@", " ".join([f"--module {number}" for number in modules] + [f"--lang {language}"]))
+
+
 def points_of(modules=None, kit: Kit = DEFAULT_KIT) -> float:
     """The points a bundle of ``modules`` grades out of (results.json's ``extra_data.max_score``)."""
     from graders.checks import spec_for
@@ -195,7 +209,7 @@ def build_bundle(out: Path | str, kit: Kit = DEFAULT_KIT, *, modules=None, langu
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(partial, "w") as archive:
-            _write(archive, "setup.sh", SETUP_SH.encode(), 0o755)
+            _write(archive, "setup.sh", setup_script(modules, language).encode(), 0o755)
             _write(archive, "run_autograder", script.encode(), 0o755)
             for path, name in _bundled_files(kit):
                 _write(archive, name, path.read_bytes(), 0o644)
@@ -241,7 +255,6 @@ def _write_results(target: Path, results: dict) -> None:
 def run(root: Path, modules=None, language=None) -> int:
     """Grade ``root/submission`` (only ``modules``, feedback in ``language``) into ``root/results/results.json``."""
     from graders.engine.routes.batch import GraderError, grade_paths
-    from graders.engine.routes.grading import GradeOptions
     from graders.engine.outputs.reports import gradescope_results, scoreboard
 
     root, modules, language = Path(root), _modules(modules), _language(language)
@@ -250,8 +263,7 @@ def run(root: Path, modules=None, language=None) -> int:
     target = results_dir / "results.json"
     with tempfile.TemporaryDirectory(prefix="rl4llm-gradescope-") as temp:
         try:
-            result = grade_paths([root / "submission"], Path(temp) / "out",
-                                 GradeOptions(modules=modules, hide_hidden_inputs=True, lang=language),
+            result = grade_paths([root / "submission"], Path(temp) / "out", _options(modules, language),
                                  jobs=1, progress=False)
         except GraderError as error:
             _write_results(target, _failure_results(str(error), language))
@@ -267,20 +279,57 @@ def run(root: Path, modules=None, language=None) -> int:
     return 0
 
 
+def _options(modules, language):
+    """How a bundle grades (``run``, and ``warm`` the same way: the reference store's keys are the same)."""
+    from graders.engine.routes.grading import GradeOptions
+
+    return GradeOptions(modules=modules, hide_hidden_inputs=True, lang=language)
+
+
+def warm(root: Path, modules=None, language=None, kit: Kit = DEFAULT_KIT) -> int:
+    """``setup.sh``'s last step: grade the kit's own solutions of ``modules`` exactly as :func:`run` grades, so the
+    reference store (``$RL4LLM_CACHE``) holds every reference outcome before the first submission; 0 when they
+    earn every point, else 1 with the reason (an image that cannot grade its own answers fails its set-up)."""
+    from graders.engine.routes.batch import GraderError, grade_paths
+
+    modules, language = _modules(modules), _language(language)
+    with tempfile.TemporaryDirectory(prefix="rl4llm-warm-") as temp:
+        submission = Path(temp) / "submission"
+        submission.mkdir()
+        for learner_file in kit.files(modules):
+            shutil.copy(kit.solution_path(learner_file.stem), submission / f"{learner_file.stem}.py")
+        try:
+            report = grade_paths([submission], Path(temp) / "out", _options(modules, language), kit=kit, jobs=1,
+                                 progress=False).reports[0]
+        except GraderError as error:
+            say(f"gradescope warm: the kit's own solutions could not be graded in {root}: {error}", file=sys.stderr)
+            return 1
+    if report.get("score") != report.get("max_score"):
+        say(f"gradescope warm: the kit's own solutions earned {report.get('score')} of {report.get('max_score')} "
+            "points; this image does not grade as the kit does (see the log above)", file=sys.stderr)
+        return 1
+    say(f"rl4llm-kit: the reference store is warm ({report['score']:g} of {report['max_score']:g} points on the "
+        "kit's own solutions)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graders.engine.routes.gradescope")
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="grade ROOT/submission into ROOT/results/results.json")
     p_run.add_argument("--root", default=str(settings.get("RL4LLM_AUTOGRADER_ROOT")))
+    p_warm = sub.add_parser("warm", help="fill the reference store by grading the kit's own solutions (setup.sh)")
+    p_warm.add_argument("--root", default=str(settings.get("RL4LLM_AUTOGRADER_ROOT")))
     p_build = sub.add_parser("build", help="write the autograder zip")
     p_build.add_argument("--out", default="autograder.zip")
-    for sub_parser in (p_run, p_build):
+    for sub_parser in (p_run, p_warm, p_build):
         sub_parser.add_argument("--module", action="append", default=None, help="8 or 9 (repeatable; default: both)")
         sub_parser.add_argument("--lang", default=None, help=f"en or ru (default: {DEFAULT_LANGUAGE})")
     args = parser.parse_args(argv)
     try:
-        if args.command == "run":
-            return run(Path(args.root), args.module, args.lang)
+        if args.command in ("run", "warm"):
+            command = run if args.command == "run" else warm
+            return command(Path(args.root), args.module, args.lang)
         say(build_bundle(args.out, modules=args.module, language=args.lang))
     except BundleError as error:
         say(f"python -m graders.engine.routes.gradescope {args.command}: {error}", file=sys.stderr)
