@@ -65,6 +65,8 @@ def test_a_kept_probe_starts_nothing_and_says_the_same(fresh, monkeypatch, tmp_p
     assert first[0] == (True, "") and len(started) == 2  # the interpreter's probe, then bwrap's
     assert str(extra) in first[1]["path"]
     assert sorted(p.name.split("-")[0] for p in (tmp_path / "cache" / "wall").iterdir()) == ["interpreter", "wall"]
+    # the cache folder it made is its user's alone, as the reference store makes it (workers run as another user)
+    assert {oct(p.stat().st_mode & 0o777) for p in (tmp_path / "cache", tmp_path / "cache" / "wall")} == {"0o700"}
     _forget_memo()  # as a new grading process would start
     again = wall.wall_works(python, pythonpath), wall._interpreter(python, pythonpath)
     assert again == first and len(started) == 2

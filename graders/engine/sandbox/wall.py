@@ -165,7 +165,8 @@ def _keep(kind: str, python: str, pythonpath: str, value: dict, info: dict, file
 
     try:
         text = json.dumps({"stamps": _stamps(python, info, files), "value": value})
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.parent.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # the cache folder: its user's alone,
+        path.parent.mkdir(exist_ok=True, mode=0o700)  # as the reference store beside it makes it
         with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8",
                                          suffix=".writing") as handle:
             handle.write(text)
