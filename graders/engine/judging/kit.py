@@ -95,13 +95,17 @@ class Kit:
         """What an earlier batch's runs of given module ``name`` kept (its warm-ups): filled into the grader's
         copy when it is loaded (:meth:`starter_module`), so a warm batch that never runs the given code here
         never imports what it imports (torch for ``grpo_toy``)."""
-        from graders.engine.values import bundles
-
-        lock = self._cache.setdefault("lock", threading.RLock())
-        with lock:
+        with self._lock():
             self._cache[("kept", name)] = (payload, arrays)
-            if ("starter", name) in self._cache:
-                bundles.fill_kept_state(self._cache[("starter", name)], payload, arrays)
+            self._fill_kept(name)
+
+    def _fill_kept(self, name: str) -> None:
+        """Fill the grader's loaded copy of given module ``name`` with its kept state, where both are here."""
+        module, kept = self._cache.get(("starter", name)), self._cache.get(("kept", name))
+        if module is not None and kept is not None:
+            from graders.engine.values import bundles  # NumPy: only where a kept state is filled
+
+            bundles.fill_kept_state(module, *kept)
 
     def loaded_given_modules(self) -> dict[str, ModuleType]:
         """The given modules this kit has loaded as a harness's given code (:meth:`starter_module`), by name."""
@@ -111,16 +115,15 @@ class Kit:
 
     def _load(self, key, path: Path, name: str, root: Path) -> ModuleType:
         """Load once; the given modules next to it (under ``root``) are looked up on the first load only."""
-        lock = self._cache.setdefault("lock", threading.RLock())
-        with lock:
+        with self._lock():
             if key not in self._cache:
                 self._cache[key] = load_module(path, name, given=self._given_files(root, key[1]))
-                kept = self._cache.get(("kept", key[1])) if key[0] == "starter" else None
-                if kept is not None:
-                    from graders.engine.values import bundles
-
-                    bundles.fill_kept_state(self._cache[key], *kept)
+                if key[0] == "starter":
+                    self._fill_kept(key[1])
             return self._cache[key]
+
+    def _lock(self) -> threading.RLock:
+        return self._cache.setdefault("lock", threading.RLock())
 
 
 @dataclass(frozen=True)

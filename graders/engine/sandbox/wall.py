@@ -75,8 +75,8 @@ def bwrap_path() -> str | None:
 def _interpreter(python: str, pythonpath: str) -> dict:
     """The import path, prefixes and kit package of ``python`` as a server sees them (probed once, and kept:
     :func:`_kept`)."""
-    kept = _kept("interpreter", python, pythonpath)
-    if isinstance(kept, dict) and _is_info(kept.get("info")):
+    kept = _kept("interpreter", python, pythonpath)  # checked there: its "info" is an import path
+    if kept is not None:
         return kept["info"]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1"}
     found = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, env=env, timeout=60, check=True)
@@ -167,23 +167,24 @@ def _keep(kind: str, python: str, pythonpath: str, value: dict, info: dict, file
         text = json.dumps({"stamps": _stamps(python, info, files), "value": value})
         path.parent.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # the cache folder: its user's alone,
         path.parent.mkdir(exist_ok=True, mode=0o700)  # as the reference store beside it makes it
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8",
-                                         suffix=".writing") as handle:
-            handle.write(text)
-        os.replace(handle.name, path)
+        handle, temp = tempfile.mkstemp(dir=path.parent, suffix=".writing")
     except (OSError, ValueError):
-        with contextlib.suppress(OSError, NameError):
-            os.unlink(handle.name)
+        return
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
 
 
 def forget_kept_probes() -> None:
     """Drop the kept probes (a walled server that would not start: the next batch probes again)."""
     folder = settings.cache_folder()
     for path in [] if folder is None else (folder / "wall").glob("*.json"):
-        try:
+        with contextlib.suppress(OSError):
             path.unlink()
-        except OSError:
-            pass
 
 
 def _under(path: str, root: str) -> bool:
