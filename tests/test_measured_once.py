@@ -66,6 +66,23 @@ def test_the_digest_is_the_values_bits():
         codec.digest({"w": object()})
 
 
+def test_a_value_of_another_layout_is_told_apart_before_its_bytes_are_hashed(monkeypatch):
+    """A learner's reply of the wrong shape or dtype (up to the door's 48 MiB of arrays) costs the grader no
+    hashing: the layout part of the digest differs, and no array's bytes are read."""
+    found = codec.digest(TRAINED)
+    assert codec.has_digest(_round_trip(TRAINED), found)
+    assert not codec.has_digest(_changed("one ulp"), found)  # same layout: the bytes decide
+
+    def no_bytes(array):
+        raise AssertionError("an array's bytes were read for a value of another layout")
+
+    monkeypatch.setattr(codec, "_array_bytes", no_bytes)
+    for path in ("dtype", "shape", "key", "container"):
+        assert not codec.has_digest(_changed(path), found), path
+    huge = {**TRAINED, "final": {"w": np.zeros((2048, 2048), dtype=np.float64)}}
+    assert not codec.has_digest(huge, found)
+
+
 def _spec(calls: list):
     def score(value, case, kit):
         calls.append(value)

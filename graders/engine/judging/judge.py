@@ -167,7 +167,7 @@ def _scored(spec, value, case, ctx, want):
     from graders.engine.judging.references import scored
 
     if want.measured_from is not None and getattr(spec.call, "score", None) is not None \
-            and _digest(value) == want.measured_from:
+            and _has_digest(value, want.measured_from):
         return want.value
     try:
         return scored(spec, value, case, ctx.book.kit)
@@ -175,12 +175,12 @@ def _scored(spec, value, case, ctx, want):
         return None
 
 
-def _digest(value) -> str | None:
-    """:func:`graders.engine.values.codec.digest` of a decoded value, or None where it has none (then it is measured)."""
+def _has_digest(value, found: str) -> bool:
+    """:func:`graders.engine.values.codec.has_digest`; False where the value has no digest (then it is measured)."""
     try:
-        return codec.digest(value)
+        return codec.has_digest(value, found)
     except (TypeError, ValueError, RecursionError):
-        return None
+        return False
 
 
 def _judge_case(index: int, case, want, got: dict, arrays: dict, compare,

@@ -68,7 +68,8 @@ from graders import settings
 from graders.engine.values import bundles, codec
 from graders.text import LANGUAGES, Text
 
-FORMAT = 3  # 2: outcomes keep the type of the value (codec.type_of); 3: and what a score measured (digest)
+FORMAT = 4  # 2: outcomes keep the type of the value (codec.type_of); 3: and what a score measured (digest);
+#            4: that digest is LAYOUT.CONTENT (codec.has_digest reads no bytes of a value of another layout)
 ENGINE_FILES = ("judging/calls.py", "values/codec.py", "values/bundles.py", "judging/references.py",
                 "judging/misconceptions.py", "judging/refcache.py")  # inside graders/engine/
 _JSON = "__json__"

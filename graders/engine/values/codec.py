@@ -234,18 +234,46 @@ class Encoder:
 
 
 def digest(value) -> str:
-    """SHA-256 of a normalised value exactly as :class:`Encoder` writes it: its JSON, then each array's dtype,
-    shape and bytes. Equal digests: equal values, bit for bit (a value decoded from a worker's result and the
-    same value normalised in the grader digest alike). Raises ``TypeError`` where :class:`Encoder` would."""
+    """The fingerprint of a normalised value exactly as :class:`Encoder` writes it: ``LAYOUT.CONTENT``, where
+    LAYOUT is the first 16 hex digits of the SHA-256 of its JSON and each array's dtype and shape, and CONTENT
+    the SHA-256 of those and each array's bytes. Equal digests: equal values, bit for bit (a value decoded
+    from a worker's result and the same value normalised in the grader digest alike). Raises ``TypeError``
+    where :class:`Encoder` would. :func:`has_digest` compares the layout before it reads any array's bytes."""
+    layout, arrays = _layout(value)
+    return f"{layout.hexdigest()[:16]}.{_content(layout, arrays)}"
+
+
+def has_digest(value, found: str) -> bool:
+    """Whether :func:`digest` of ``value`` is ``found``; a value of another structure, dtype or shape is told
+    apart from its layout alone, before any array's bytes are hashed (a learner's oversized reply of the
+    wrong shape costs the grader no hashing). Raises ``TypeError`` where :class:`Encoder` would."""
+    layout, arrays = _layout(value)
+    head, _, tail = found.partition(".")
+    return layout.hexdigest()[:16] == head and _content(layout, arrays) == tail
+
+
+def _layout(value):
+    """The SHA-256 object of a value's JSON and its arrays' dtypes and shapes, and the arrays in order."""
     import hashlib
     import json
 
     encoder = Encoder()
     found = hashlib.sha256(json.dumps(encoder.encode(value), allow_nan=False).encode("utf-8"))
     for array in encoder.arrays.values():
-        found.update(f"\n{array.dtype.str} {array.shape}\n".encode("ascii"))
-        found.update(np.ascontiguousarray(array).tobytes())
+        found.update(f"\n{array.dtype.str} {array.shape}".encode("ascii"))
+    return found, list(encoder.arrays.values())
+
+
+def _content(layout, arrays) -> str:
+    """The layout's SHA-256 continued with each array's bytes, in hex."""
+    found = layout.copy()
+    for array in arrays:
+        found.update(_array_bytes(array))
     return found.hexdigest()
+
+
+def _array_bytes(array: np.ndarray) -> bytes:
+    return np.ascontiguousarray(array).tobytes()
 
 
 def decode(data, arrays, *, make_tensor=None, given=None, _depth: int = 0):
