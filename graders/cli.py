@@ -45,7 +45,8 @@ from pathlib import Path
 
 from graders import course
 from graders.cleaner import say
-from graders.cli_checks import EXCEL_HELP, excel_copies, module_mismatch, os_error_line, positive_int, writable_folder
+from graders.cli_checks import (EXCEL_HELP, JOBS_HELP, default_jobs, excel_copies, module_mismatch, os_error_line,
+                                positive_int, writable_folder)
 from graders.cli_checks import module_arg as _module_arg, shard_arg as _shard_arg
 from graders.engine.values.texts import cli_text
 from graders.language import default_language
@@ -139,14 +140,14 @@ def _cmd_grade(args: argparse.Namespace) -> int:
             args.module = course.module(modules[0])
         if note:
             say(note, file=sys.stderr)
+    jobs = args.jobs or default_jobs(_grade_options(args).memory_mb)
     try:
         if args.shard is None:
-            result = grade_paths(paths, Path(args.out), _grade_options(args), jobs=args.jobs,
-                                 progress=not args.quiet)
+            result = grade_paths(paths, Path(args.out), _grade_options(args), jobs=jobs, progress=not args.quiet)
         else:
             from graders.engine.routes.shards import grade_shard
 
-            result = grade_shard(paths, Path(args.out), args.shard, _grade_options(args), jobs=args.jobs,
+            result = grade_shard(paths, Path(args.out), args.shard, _grade_options(args), jobs=jobs,
                                  progress=not args.quiet)
         if staging is not None:
             write_ids(result.out_dir, system, lms_ids)
@@ -316,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_grade.add_argument("submissions", nargs="+", metavar="SUBMISSION")
     p_grade.add_argument("--out", required=True, help="report folder (an earlier run in it is moved, as it is, "
                          "to DIR/_previous/<time>/: nothing is deleted)")
-    p_grade.add_argument("--jobs", type=positive_int, default=1, help="submissions graded in parallel (default 1)")
+    p_grade.add_argument("--jobs", type=positive_int, default=None, help=JOBS_HELP)
     p_grade.add_argument("--module", type=_module_arg, default=None, metavar="MODULE",
                          help="grade one module only: 8 or 9 (also module_08, module_09)")
     p_grade.add_argument("--hide-hidden-inputs", action="store_true",

@@ -42,6 +42,28 @@ SAID = {
 }
 
 
+def default_jobs(memory_mb: int) -> int:
+    """``rl4llm grade``'s ``--jobs`` when none is given: the cores this process may use, at most
+    :data:`MOST_JOBS`, and at most one submission per ``2 × memory_mb`` of the machine's memory (a submission's
+    workers: its learner code's lane and its training files' lane, each granted ``memory_mb``). Grades never
+    depend on it (each submission's budgets are CPU seconds of its own processes), only the wall time does."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        memory = 0
+    by_memory = memory // ((2 * memory_mb) << 20) if memory > 0 else cores
+    return max(1, min(cores, MOST_JOBS, by_memory))
+
+
+MOST_JOBS = 8
+JOBS_HELP = (f"submissions graded in parallel (default: the cores this process may use, at most {MOST_JOBS}, and one "
+             "per 6 GiB of memory; --jobs 1 grades one at a time)")
+
+
 def positive_int(text: str) -> int:
     """``--jobs N`` for argparse: a whole number of at least 1 (``0`` and ``-3`` exit 2 with the reason)."""
     try:

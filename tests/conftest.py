@@ -19,8 +19,9 @@ import pytest
 matplotlib.use("Agg")
 
 # The kit's tests never write into the kit: no bytecode caches in graders/, solutions/ or starter/, from this
-# process or any it starts. (A cache written by one test while another grades trips the grader's check
-# that the kit's files did not change during a batch, e.g. when pytest-xdist runs tests side by side.)
+# process or any it starts, while tests run (pytest_configure compiles them once, before any test). (A cache
+# written by one test while another grades trips the grader's check that the kit's files did not change during
+# a batch, e.g. when pytest-xdist runs tests side by side.)
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 # This process's bytecode (the kit's modules, and pytest's assertion-rewritten test files, which it otherwise rewrites
 # in every worker on every run: about 4 s of CPU a worker) is kept outside the tree, in a cache of the user's.
@@ -260,6 +261,17 @@ def pytest_configure(config) -> None:
 
     for folder in ("graders", "solutions", "starter"):
         compileall.compile_dir(str(REPO_ROOT / folder), quiet=2, workers=1)
+    # and into the kit's own __pycache__ folders, as `rl4llm grade` keeps them (Kit.keep_bytecode) and a package
+    # install does: the tests' children (graders, fork servers, readers, learner runs) run with
+    # PYTHONDONTWRITEBYTECODE=1 and read it, instead of compiling the kit's modules in every process. Written
+    # here, before any test, never during one: the check below starts from the state after it.
+    prefix, sys.pycache_prefix = sys.pycache_prefix, None
+    try:
+        for folder in ("graders", "solutions", "starter"):
+            compileall.compile_dir(str(REPO_ROOT / folder), quiet=2, workers=1)
+    finally:
+        sys.pycache_prefix = prefix
+    _BYTECODE["state"] = bytecode_state(_KIT_PACKAGES)
 
 from graders.paths import REPO_ROOT  # noqa: E402
 

@@ -45,6 +45,39 @@ def test_a_nonsensical_count_is_refused(tmp_path, capsys, jobs):
     assert not (tmp_path / "out").exists() and not (tmp_path / "demo").exists()
 
 
+@pytest.mark.parametrize("cores, gib, expected", [(2, 24, 2), (1, 64, 1), (16, 24, 4), (64, 512, 8), (4, 4, 1),
+                                                 (4, 0, 4)])
+def test_without_jobs_a_class_is_graded_on_the_cores_and_memory_there_are(monkeypatch, cores, gib, expected):
+    """``--jobs`` left out: the cores this process may use, at most 8, one submission per 2 × 3 GiB of memory
+    (the memory unknown: the cores decide); never 0."""
+    import os
+
+    from graders.cli_checks import default_jobs
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": (gib << 30) // 4096}
+    monkeypatch.setattr(os, "sysconf", lambda name: pages[name])
+    assert default_jobs(3072) == expected
+
+
+def test_without_jobs_the_grade_command_takes_the_default(monkeypatch, tmp_path, capsys):
+    import graders.cli as cli
+    from graders.engine.routes import batch
+
+    seen = {}
+
+    def grade_paths(paths, out, options, *, jobs, progress):
+        seen["jobs"] = jobs
+        raise batch.GraderError("stopped here")
+
+    monkeypatch.setattr(batch, "grade_paths", grade_paths)
+    monkeypatch.setattr(cli, "default_jobs", lambda memory_mb: 5)
+    _run(capsys, "grade", _submission(tmp_path), "--out", tmp_path / "out", "--module", "9")
+    assert seen == {"jobs": 5}
+    _run(capsys, "grade", tmp_path / "alice", "--out", tmp_path / "out2", "--module", "9", "--jobs", "1")
+    assert seen == {"jobs": 1}
+
+
 def test_a_read_only_out_is_said_before_grading(tmp_path, capsys, monkeypatch):
     import graders.cli_checks as checks
 

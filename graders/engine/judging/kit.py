@@ -14,6 +14,8 @@ given module by name (``starter("grpo_toy")``).
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +42,28 @@ class Kit:
     misconceptions_dir: Path = MISCONCEPTIONS_DIR
     root: Path = REPO_ROOT
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def keep_bytecode(self) -> bool:
+        """Compile the kit's Python files (the engine, the references, the starter) whose bytecode is missing or
+        stale, into their own ``__pycache__`` folders, as a package install does; True if it ran.
+
+        Every process a batch starts (the fork servers, the notebook reader, the layers' probe) runs with
+        ``PYTHONDONTWRITEBYTECODE`` and the grader itself writes nothing into the kit while it grades (its
+        tripwire fingerprints the kit, bytecode included): without bytecode kept before the batch, each of them
+        compiled the kit's modules again, about 1 s of CPU a batch (``docs/timings.md``). Skipped where the
+        user asked for no bytecode (``PYTHONDONTWRITEBYTECODE``, ``-B``) or a folder cannot be written; an
+        up-to-date kit costs a ``stat`` a file (about 10 ms)."""
+        if sys.dont_write_bytecode:
+            return False
+        import compileall
+
+        for folder in (GRADERS_DIR, self.solutions_dir, self.starter_dir):
+            if folder.is_dir() and os.access(folder, os.W_OK):
+                try:
+                    compileall.compile_dir(str(folder), quiet=2, workers=1)
+                except OSError:  # a read-only or full file system: the modules compile in memory, as before
+                    continue
+        return True
 
     def files(self, modules=None) -> list[LearnerFile]:
         return course.learner_files(modules)

@@ -29,6 +29,7 @@ from graders.engine.outputs.outfolder import NAME_LIMIT, RESERVED_NAMES, os_erro
 from graders.engine.sandbox import layers as sandbox
 from graders.engine.sandbox import wall
 from graders.engine.worker.fork_client import ForkServer
+from graders.engine.routes.ahead import ReadAhead
 from graders.engine.routes.grading import Context, GradeOptions, grade_submission, prepare_job, write_settings
 from graders.engine.judging.references import ReferenceBook
 from graders.engine.judging.kit import CHECKS_DIR, DEFAULT_KIT, Kit
@@ -88,6 +89,7 @@ def grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None =
     (not for a shard, whose folder :mod:`graders.engine.routes.shards` keeps), an earlier run in ``out_dir`` is
     set aside first and the run manifest written last (:mod:`graders.engine.outputs.outfolder`).
     """
+    kit.keep_bytecode()  # before the tripwire's fingerprint: every process of the batch reads it, none writes it
     saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # the grader writes nothing into the kit
     try:
         return _grade_paths(paths, out_dir, options, jobs=jobs, kit=kit, progress=progress, log=log, names=names,
@@ -123,6 +125,9 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
     with ThreadPoolExecutor(max_workers=2) as side, tempfile.TemporaryDirectory(prefix="rl4llm-grade-") as temp, \
             contextlib.ExitStack() as servers_stop:
         probing = side.submit(sandbox.probe_layers, python, pythonpath)  # a subprocess: overlaps the job
+        functions = kit.functions_by_stem(options.modules)  # submissions read meanwhile, in order (ahead.py)
+        reading = ReadAhead(len(paths), lambda index: discover(paths[index], functions), ahead=max(1, jobs) + 1)
+        servers_stop.callback(reading.stop)
         temp_root = Path(temp)
         os.chmod(temp_root, 0o711)
         user, note = sandbox.unprivileged_user(python, pythonpath, str(temp_root))
@@ -191,12 +196,11 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
         names = list(names) if names is not None else unique_names([submission_name(p) for p in paths])
         displays = [display_name(p) for p in paths]  # the names as given, in every output beside the folder's
         lms_ids = [lms_id(p) for p in paths]  # a student of an LMS download: the LMS's own id, the export's key
-        functions = kit.functions_by_stem(options.modules)
         results: dict[int, dict] = {}
         internal: list[str] = []
 
         def grade(index: int) -> dict:
-            submission = discover(paths[index], functions)
+            submission = reading.take(index)
             submission.name = names[index]
             submission.problem = submission.problem or staged_problem(paths[index])  # files not staged: theirs
             for note in dict.fromkeys(n for notes in submission.notes.values() for n in notes if is_cell_note(n)):
@@ -258,6 +262,7 @@ def _grade_paths(paths: list[Path], out_dir: Path, options: GradeOptions | None,
                 interrupted, config.abort = True, True
                 for other in futures:
                     other.cancel()
+                reading.stop()
             finally:
                 if bar is not None:
                     bar.close()
