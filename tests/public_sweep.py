@@ -3,17 +3,23 @@ its record (``tests/sweep_record.json``): each exercise's input digest for which
 
 The exhaustive tier runs the sweep over every exercise (tests/test_public_means_full.py); the fast tier runs it
 for the exercises whose digest differs from the record's (tests/test_sweep_record.py), so a change cannot land
-with green-but-wrong public tests for the exercises it touches. An exercise's digest covers everything its
-sweep reads: the text of every mistake's learner file (the reference file with the mistake in it: catalogued,
-wrong-type and outside-the-catalogue ones), the module's other solution files (its given modules), the checks
-of its learner file, and the starter's module folder and top-level files (the public tests, the conftest and
-what it reads; the hint tables, which change no verdict, left out, and so are the module pages (``*.md``: a
-page's wording runs no test) and what a run of the starter's tests leaves there: bytecode and dot folders such as
-.hypothesis/).
-"""
+with green-but-wrong public tests for the exercises it touches.
 
+An exercise's digest covers what its sweep reads, exercise by exercise (issue 54, point 2: adding or changing one
+exercise re-sweeps that exercise only): each mistake's own text (what it adds after the reference file); the
+reference file's top-level statements that the exercise's function and its mistakes reach by name
+(:func:`name_slice`: the definitions they name, transitively, and every statement that defines no name, such as
+a side effect); the same slice of the starter's stub; the public tests that can run for it (those that name its
+function, as ``pytest -k`` selects them) with the top-level code they reach; its own entry of each data file of
+the starter's module folder that is keyed by exercise (``_refused.json``), every other data file whole; the
+module's given modules and any other learner file the tests or the reference name; and the starter's top-level
+files (the conftest and what it reads). Left out: the hint tables (which change no verdict), the module pages
+(``*.md``: a page's wording runs no test) and what a run of the starter's tests leaves (bytecode, dot folders
+such as .hypothesis/).
+"""
 from __future__ import annotations
 
+import ast
 import atexit
 import functools
 import hashlib
@@ -101,22 +107,166 @@ def _files_digest(paths) -> bytes:
     return digest.digest()
 
 
-def digests(find=mistakes) -> dict[str, str]:
+_ALWAYS_NAMES = {"pytestmark", "pytest_plugins", "__all__"}
+
+
+def _segmenter(text: str):
+    """``node -> its source text`` for one module's text (``ast.get_source_segment`` splits the whole text on
+    every call)."""
+    lines = text.splitlines(keepends=True)
+
+    def segment(node) -> str:
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if first == last:
+            return lines[first].encode()[node.col_offset:node.end_col_offset].decode(errors="replace")
+        return (lines[first].encode()[node.col_offset:].decode(errors="replace") + "".join(lines[first + 1:last])
+                + lines[last].encode()[:node.end_col_offset].decode(errors="replace"))
+
+    return segment
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(text: str) -> tuple[list[tuple[frozenset[str] | None, frozenset[str], str]], tuple[tuple[str, str], ...]]:
+    """:func:`_statements` of a module's text, and ``(name, text)`` of its top-level tests; None if unparsable."""
+    tree = ast.parse(text)
+    segment = _segmenter(text)
+    tests = tuple((node.name, segment(node)) for node in tree.body
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                  and node.name.lower().startswith("test"))
+    return [(None if d is None else frozenset(d), frozenset(u), t) for d, u, t in _statements(tree, segment)], tests
+
+
+def _statements(tree: ast.Module, segment) -> list[tuple[set[str] | None, set[str], str]]:
+    """``(names it defines or None for "always kept", names it uses, its text)`` for each top-level statement;
+    an import is one item per name it binds. A name is used where it is read, is a parameter (a pytest fixture
+    is asked for by its parameter's name) or is a string that could be one (``usefixtures("x")``)."""
+    items: list[tuple[set[str] | None, set[str], str]] = []
+    for node in tree.body:
+        segment_text = segment(node)
+        decorators = "".join(segment(d) for d in getattr(node, "decorator_list", []))
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+            n.arg for n in ast.walk(node) if isinstance(n, ast.arg)} | {
+            n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and n.value.isidentifier()}
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not any(a.name == "*" for a in node.names):
+            module = getattr(node, "module", None) or ""
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                items.append(({bound}, set(), f"import {module} {'.' * getattr(node, 'level', 0)}{alias.name} "
+                                             f"as {bound}"))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            always = node.name.startswith("pytest_") or "autouse" in decorators
+            items.append((None if always else {node.name}, used, decorators + segment_text))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            simple = all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets)
+            always = not simple or not names or names & _ALWAYS_NAMES or isinstance(node, ast.AugAssign)
+            items.append((None if always else names, used, segment_text))
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value,
+                                                                                                str):
+            continue  # a docstring runs nothing
+        else:
+            items.append((None, used, segment_text))
+    return items
+
+
+def name_slice(text: str, roots: set[str]) -> str:
+    """The top-level statements of module ``text`` that ``roots`` reach by name (transitively), with every
+    statement that defines no name; in source order. Over-inclusive on purpose: an unparsable text is whole."""
+    try:
+        items, _ = _parsed(text)
+    except SyntaxError:
+        return text
+    needed = set(roots)
+    for defined, used, _ in items:
+        if defined is None:
+            needed |= used
+    kept: set[int] = set()
+    while True:
+        grown = {i for i, (defined, _, _) in enumerate(items) if i not in kept and defined and defined & needed}
+        if not grown:
+            break
+        kept |= grown
+        for i in grown:
+            needed |= items[i][1]
+    return "\n\0".join(segment for i, (defined, _, segment) in enumerate(items) if defined is None or i in kept)
+
+
+def _tests_slice(text: str, function: str) -> str:
+    """The public tests ``pytest -k <function>`` can select (every test whose text names the function) and the
+    top-level code they reach."""
+    try:
+        _, tests = _parsed(text)
+    except SyntaxError:
+        return text
+    return name_slice(text, {name for name, segment in tests if function in segment})
+
+
+def _data_slice(path: Path, data: bytes, exercise: str) -> bytes:
+    """A data file of the starter's module folder as the exercise's sweep reads it: its entry alone where the
+    file is a JSON object keyed by exercise id (``_refused.json``), else the whole file."""
+    if path.suffix == ".json":
+        try:
+            found = json.loads(data)
+        except ValueError:
+            return data
+        if isinstance(found, dict) and found and all(key.count(".") == 1 for key in found):
+            return json.dumps(found.get(exercise), sort_keys=True).encode()
+    return data
+
+
+def digests(find=mistakes, read=None) -> dict[str, str]:
     """Exercise id -> the SHA-256 of everything its sweep reads (the module docstring lists it); ``find``
-    gives a learner file's mistakes."""
+    gives a learner file's mistakes, ``read`` a kit file's text (both planted by tests)."""
+    read = read or (lambda path: path.read_bytes().decode("utf-8", "surrogateescape"))
+    runtime = b"".join(p.name.encode() + b"\0" + read(p).encode("utf-8", "surrogateescape") + b"\0"
+                       for p in sorted(STARTER_DIR.glob("*.py")))
     result = {}
     for stem in STEMS:
         folder = course.module_of(stem).folder
-        checks = [REPO_ROOT / "graders" / "checks" / f"{stem}.py", *(REPO_ROOT / "graders" / "checks" / stem).glob("*.py")]
-        shared = _files_digest([*checks, *(SOLUTIONS_DIR / folder).glob("*.py"),
-                                *(STARTER_DIR / folder).rglob("*"), *STARTER_DIR.glob("*.py")])
+        reference = read(SOLUTIONS_DIR / folder / f"{stem}.py")
+        stub = read(STARTER_DIR / folder / f"{stem}.py")
+        tests = read(STARTER_DIR / folder / f"test_{stem}.py")
+        others = [p for p in (SOLUTIONS_DIR / folder).glob("*.py") if p.stem != stem and p.stem not in STEMS]
+        data = [p for p in (STARTER_DIR / folder).rglob("*") if p.is_file() and p.suffix not in (".py", ".md", ".pyc")
+                and p.name != "_hints.json" and not any(part == "__pycache__" or part.startswith(".")
+                                                        for part in p.relative_to(STARTER_DIR).parts)]
+        given = [p for p in (STARTER_DIR / folder).glob("*.py") if p.stem not in STEMS and not
+                 p.name.startswith("test_")]
+        texts = {p: read(p) for p in sorted([*others, *given])}
+        # another learner file of the module (its reference, copied beside the mistake): the definitions of it
+        # that this file, its tests or the given modules name, and what they reach
+        words = set(re.findall(r"[A-Za-z_]\w*", "\n".join([reference, tests, stub, *texts.values()])))
+        for other in sorted((SOLUTIONS_DIR / folder).glob("*.py")):
+            if other.stem != stem and other.stem in STEMS and other.stem in words:
+                texts[other] = name_slice(read(other), words)
+        shared = runtime + b"\0".join(p.name.encode() + b"\0" + text.encode("utf-8", "surrogateescape")
+                                       for p, text in texts.items())
         found = find(stem)
         for exercise in exercises_in(DEFAULT_KIT.solution_path(stem)):
+            function = exercise.split(".", 1)[1]
+            own = sorted(m for m in found if m[0] == exercise)
+            tails = [text[len(reference.rstrip("\n")):] if text.startswith(reference.rstrip("\n")) else text
+                     for _, _, text in own]
+            roots = {function} | {n.id for tail in tails for n in _names_in(tail)}
             digest = hashlib.sha256(shared)
-            for exercise_id, name, text in sorted(m for m in found if m[0] == exercise):
-                digest.update(f"\0{name}\0{text}".encode())
+            for part in (name_slice(reference, roots), name_slice(stub, {function}), _tests_slice(tests, function)):
+                digest.update(b"\0\0" + part.encode())
+            for path in sorted(data):
+                digest.update(b"\0\0" + path.name.encode() + b"\0"
+                              + _data_slice(path, read(path).encode("utf-8", "surrogateescape"), exercise))
+            for (_, name, _), tail in zip(own, tails):
+                digest.update(f"\0{name}\0{tail}".encode())
             result[exercise] = digest.hexdigest()
     return result
+
+
+def _names_in(text: str) -> list[ast.Name]:
+    try:
+        return [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)]
+    except SyntaxError:
+        return []
 
 
 def read_record(path: Path = RECORD) -> dict[str, str]:

@@ -54,6 +54,75 @@ def test_the_digest_follows_an_exercises_mistakes():
     assert [e for e in before if before[e] != after[e]] == [CHEAP]  # one exercise's mistake: that exercise
 
 
+def _planted(changes: dict):
+    """A ``read`` for :func:`public_sweep.digests` that sees ``changes`` (path -> new text) over the tree, and a
+    ``find`` whose mistakes are the reference files as planted (what the catalogue gives after such a change)."""
+    real = lambda path: path.read_bytes().decode("utf-8", "surrogateescape")  # noqa: E731
+
+    def read(path):
+        return changes.get(path, real(path)) if path in changes else real(path)
+
+    def find(stem):
+        path = sweep.SOLUTIONS_DIR / sweep.course.module_of(stem).folder / f"{stem}.py"
+        before, after = real(path).rstrip("\n"), read(path).rstrip("\n")
+        return [(e, n, after + t[len(before):] if t.startswith(before) else t) for e, n, t in sweep.mistakes(stem)]
+
+    return read, find
+
+
+M9 = sweep.SOLUTIONS_DIR / "module_09" / "module_9_reference.py"
+M9_TESTS = sweep.STARTER_DIR / "module_09" / "test_module_9_reference.py"
+M9_REFUSED = sweep.STARTER_DIR / "module_09" / "_refused.json"
+
+
+def test_adding_an_exercise_re_sweeps_that_exercise_only():
+    """What a contributor adds for a new exercise (its function in the reference, its public tests, its refusal
+    rows) changes no other exercise's digest: the record step sweeps the new one alone (issue 54, point 2)."""
+    import json
+
+    refused = json.loads(M9_REFUSED.read_text(encoding="utf-8"))
+    read, find = _planted({
+        M9: M9.read_text(encoding="utf-8") + "\n\ndef rloo_baseline(rewards):\n    return _float_array(rewards, 'r')\n",
+        M9_TESTS: M9_TESTS.read_text(encoding="utf-8") + "\n\ndef test_rloo_baseline_rows():\n"
+                                                          "    assert m9.rloo_baseline([1.0]).shape == (1,)\n",
+        M9_REFUSED: json.dumps({**refused, "module_9_reference.rloo_baseline": [["a row"]]}),
+    })
+    assert sweep.digests(find, read) == sweep.digests()
+
+
+def test_a_change_re_sweeps_the_exercises_it_reaches():
+    before = sweep.digests()
+    text = M9.read_text(encoding="utf-8")
+    helper = "def _last_box(text: str)"  # the verifier's: verify_detailed and verify_numeric_answer reach it
+    assert helper in text
+    read, find = _planted({M9: text.replace(helper, "def _last_box(text: str, _planted=None)", 1)})
+    after = sweep.digests(find, read)
+    changed = sorted(e for e in before if before[e] != after[e])
+    assert "module_9_reference.verify_detailed" in changed and "module_9_reference.verify_numeric_answer" in changed
+    assert "module_9_reference.group_relative_advantages" not in changed and all(
+        e.startswith("module_9_reference.") for e in changed), changed
+    # a public test of one exercise: that exercise; the starter's conftest: every exercise
+    tests = M9_TESTS.read_text(encoding="utf-8")
+    marker = "def test_informative_group_probability_rows("
+    assert marker in tests
+    read, find = _planted({M9_TESTS: tests.replace(marker, "def test_informative_group_probability_rows_x(", 1)})
+    after = sweep.digests(find, read)
+    assert sorted(e for e in before if before[e] != after[e]) == ["module_9_reference.informative_group_probability"]
+    conftest = sweep.STARTER_DIR / "conftest.py"
+    read, find = _planted({conftest: conftest.read_text(encoding="utf-8") + "\n# changed\n"})
+    after = sweep.digests(find, read)
+    assert all(before[e] != after[e] for e in before)
+
+
+def test_the_slice_keeps_what_a_name_reaches_and_every_statement_that_names_nothing():
+    text = ("import numpy as np\nfrom math import sqrt, pi\nLIMIT = 3\nprint('loaded')\n"
+            "def helper(x):\n    return sqrt(x) + LIMIT\n\ndef exercise(x):\n    return helper(x)\n\n"
+            "def other(x):\n    return np.pi + pi\n")
+    kept = sweep.name_slice(text, {"exercise"})
+    assert "def exercise" in kept and "def helper" in kept and "LIMIT = 3" in kept and "print('loaded')" in kept
+    assert "sqrt as sqrt" in kept and "def other" not in kept and "numpy" not in kept and "pi as pi" not in kept
+
+
 def test_what_a_run_of_the_starter_tests_leaves_is_not_an_input(tmp_path, monkeypatch):
     """A contributor who runs the starter's tests (learner-style) leaves .hypothesis/, .pytest_cache/ and bytecode
     in the module folder; the digests, so the fast tier, must not change with them."""

@@ -201,6 +201,21 @@ def summary(results: dict, labels: dict[str, str]) -> str:
     return "\n".join(rows)
 
 
+def _keep_bytecode() -> str:
+    """The kit's bytecode kept in its own ``__pycache__`` folders, as an instructor's first ``rl4llm grade`` keeps
+    it (``Kit.keep_bytecode``), whatever this shell's ``PYTHONDONTWRITEBYTECODE``: the measured commands then
+    run as they do on an instructor's machine from the second batch on."""
+    from graders.engine.judging.kit import DEFAULT_KIT
+
+    saved = sys.dont_write_bytecode, sys.pycache_prefix
+    sys.dont_write_bytecode, sys.pycache_prefix = False, None
+    try:
+        DEFAULT_KIT.keep_bytecode()
+    finally:
+        sys.dont_write_bytecode, sys.pycache_prefix = saved
+    return "kept in graders/, solutions/ and starter/ (Kit.keep_bytecode, as `rl4llm grade` keeps it)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -208,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     print(f"machine: {machine}", flush=True)
     print(f"measurements: {' '.join(names)}", flush=True)
+    print(f"the kit's bytecode: {_keep_bytecode()}", flush=True)
     results: dict = {}
     saved = settings.raw(CACHE_ENV)
     off = saved is not None and _cache_folder() is None and saved != ""
