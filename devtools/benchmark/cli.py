@@ -144,6 +144,8 @@ MEASUREMENTS = {  # the default run: all of them, in this order
                   bench_hide_cost),
     "against": ("one complete submission, warm: this tree minus another commit's ($RL4LLM_BENCH_AGAINST), "
                 "interleaved", bench_against),
+    "against-50": ("50 complete submissions, --jobs 2, warm: this tree minus another commit's "
+                   "($RL4LLM_BENCH_AGAINST), two rounds interleaved", lambda: bench_against(rounds=2, count=50, jobs=2)),
     "profile": ("one complete submission, warm, under cProfile: the grader's main thread by stage", bench_profile),
 }
 GROUPS = {  # a name on the command line that stands for several measurements, run in this order

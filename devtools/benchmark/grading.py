@@ -186,12 +186,13 @@ def bench_hide_cost(rounds: int = 6) -> float:
     return median[True][1] - median[False][1]
 
 
-def bench_against(rounds: int = 5) -> float:
-    """Wall seconds this tree's grading of one complete submission (both modules, warm, shown) adds over another
-    commit's: ``$RL4LLM_BENCH_AGAINST`` (default: the last commit when the tree has changes, else the one
-    before), checked out in a worktree of its own, the two graded alternately ``rounds`` times after one
-    untimed grade each; prints both medians and every round (issue 55: each change priced against the commit
-    before it, in one run)."""
+def bench_against(rounds: int = 5, count: int = 1, jobs: int = 1) -> float:
+    """Wall seconds this tree's grading of ``count`` complete submissions (both modules, warm, shown, ``--jobs
+    jobs``) adds over another commit's: ``$RL4LLM_BENCH_AGAINST`` (default: the last commit when the tree has
+    changes, else the one before), checked out in a worktree of its own with its bytecode compiled (as this
+    tree's is, :func:`devtools.benchmark.cli._keep_bytecode`), the two graded alternately ``rounds`` times after
+    one untimed grade each; prints both medians and every round (issue 55: each change priced against the
+    commit before it, in one run)."""
     import statistics
 
     against = settings.get("RL4LLM_BENCH_AGAINST") or (
@@ -200,14 +201,16 @@ def bench_against(rounds: int = 5) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         other = Path(tmp) / "other"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(other), against], cwd=REPO_ROOT, check=True)
+        subprocess.run([PY, "-c", "import compileall, sys; sys.pycache_prefix = None; [compileall.compile_dir("
+                        "folder, quiet=2) for folder in ('graders', 'solutions', 'starter')]"], cwd=other, check=True)
         try:
-            folder = _complete_submission(Path(tmp) / "student")
+            folders = [str(_complete_submission(Path(tmp) / f"student_{i:02d}")) for i in range(count)]
             trees = {"this tree": REPO_ROOT, against: other}
             measured: dict[str, list[float]] = {name: [] for name in trees}
             for round_ in range(rounds + 1):
                 for name, tree in trees.items():
-                    command = [PY, "-m", "graders.cli", "grade", str(folder), "--out", str(Path(tmp) / "out"),
-                               "--quiet", "--no-class-report"]
+                    command = [PY, "-m", "graders.cli", "grade", *folders, "--out", str(Path(tmp) / "out"),
+                               "--quiet", "--no-class-report", "--jobs", str(jobs)]
                     seconds = _timed(command, cwd=tree)
                     if round_:  # the first round warms each tree's reference store up, untimed
                         measured[name].append(seconds)
