@@ -272,22 +272,55 @@ def test_no_given_function_answers_the_exercise(exercise):
 
 # ----------------------------------------------------------------------------- the fast tier's record
 # tests/given_record.json, kept as tests/sweep_record.json is (tests/public_sweep.py's record helpers): for each
-# NumPy exercise, the digest of what its sweep reads (the given code: every starter file and given module; the
-# exercise's reference file; its checks, with the checks' shared API) when the sweep last passed. What the
-# digest leaves out (the engine that grades) is covered by the engine's own tests and by the exhaustive sweep.
+# NumPy exercise, the digest of what its sweep reads, exercise by exercise (issue 54, point 2): the given code
+# (every starter learner file and given module, whole but for its stubs, which answer nothing); the top-level code
+# of the exercise's reference that its function reaches by name; its own checks (what its ``@exercise``
+# registration reaches by name in its learner file's checks) with the checks' shared API. What the digest leaves
+# out (the engine that grades) is covered by the engine's own tests and by the exhaustive sweep.
 GIVEN_RECORD = Path(__file__).with_name("given_record.json")
 NUMPY_EXERCISES = [exercise for exercise in EXERCISES if exercise.split(".", 1)[0] not in TORCH_FILES]
 RECORD_UPDATE = "run `pytest tests/test_given_code.py --update-sweep-record` and commit tests/given_record.json"
 CHECKS_DIR = REPO_ROOT / "graders" / "checks"
 
 
-def given_digest(exercise: str) -> str:
-    """sha256 of the files ``exercise``'s sweep reads, by kit path and contents."""
-    stem = exercise.split(".", 1)[0]
+def _given_text(text: str) -> str:
+    """A given file's top-level statements, its stubs (``raise NotImplementedError`` only) left out."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    segment = sweep._segmenter(text)
+    return "\n\0".join(segment(node) for node in tree.body
+                        if not (isinstance(node, ast.FunctionDef) and _is_stub(node)))
+
+
+def _own_checks(text: str, function: str) -> str:
+    """What the ``@exercise(...)`` registration of ``function`` reaches by name in a checks file."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    segment = sweep._segmenter(text)
+    marks = (f'.{function}"', f".{function}'")
+    roots = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+             and any(mark in segment(d) for d in node.decorator_list for mark in marks)}
+    return sweep.name_slice(text, roots)
+
+
+def given_digest(exercise: str, read=lambda path: path.read_text(encoding="utf-8")) -> str:
+    """sha256 of what ``exercise``'s sweep reads (the comment above), by kit path and contents; ``read`` a
+    kit file's text (planted by tests)."""
+    stem, function = exercise.split(".", 1)
     own = CHECKS_DIR / stem
-    checks = [*CHECKS_DIR.glob("*.py"), *(own.glob("*.py") if own.is_dir() else [CHECKS_DIR / f"{stem}.py"])]
-    files = [*STARTER_DIR.rglob("*.py"), DEFAULT_KIT.solution_path(stem), *checks]
-    return hashlib.sha256(exercise.encode() + b"\0" + sweep._files_digest(files)).hexdigest()
+    parts = [exercise.encode()]
+    for path in sorted(CHECKS_DIR.glob("*.py")):  # the checks' shared API
+        parts.append(path.name.encode() + b"\0" + read(path).encode())
+    for path in sorted(own.glob("*.py")) if own.is_dir() else [CHECKS_DIR / f"{stem}.py"]:
+        parts.append(path.name.encode() + b"\0" + _own_checks(read(path), function).encode())
+    parts.append(sweep.name_slice(read(DEFAULT_KIT.solution_path(stem)), {function}).encode())
+    for path in [_starter_path(solution) for solution in solution_files()] + given_module_paths():
+        parts.append(path.name.encode() + b"\0" + _given_text(read(path)).encode())
+    return hashlib.sha256(b"\0\0".join(parts)).hexdigest()
 
 
 def test_no_given_function_answers_an_exercise_a_change_touches(request):
@@ -305,14 +338,35 @@ def test_no_given_function_answers_an_exercise_a_change_touches(request):
     assert not gone, f"tests/given_record.json names exercises that no longer exist {gone}: {RECORD_UPDATE}"
 
 
-def test_the_given_record_follows_what_the_sweep_reads(monkeypatch):
+def test_the_given_record_follows_what_the_sweep_reads():
     before = {e: given_digest(e) for e in NUMPY_EXERCISES}
     assert sweep.stale(before, before) == []  # control: the current digests vouch for themselves
-    edited, read_bytes = STARTER_DIR / "module_09" / "grpo_toy.py", Path.read_bytes
-    # a given module's edit (read as edited; nothing in the kit is written) changes every exercise's digest
-    monkeypatch.setattr(Path, "read_bytes", lambda path: b"# edited\n" if path == edited else read_bytes(path))
-    after = {e: given_digest(e) for e in NUMPY_EXERCISES}
+
+    def planted(changes):
+        return lambda path: changes[path] if path in changes else path.read_text(encoding="utf-8")
+
+    # a given module's edit changes every exercise's digest
+    edited = STARTER_DIR / "module_09" / "grpo_toy.py"
+    after = {e: given_digest(e, planted({edited: "# edited\n"})) for e in NUMPY_EXERCISES}
     assert sweep.stale(before, after) == sorted(NUMPY_EXERCISES)
+    # a new exercise (its stub in the starter, its function in the reference, its checks): no other digest moves
+    stub, reference = STARTER_DIR / "module_09" / "module_9_reference.py", DEFAULT_KIT.solution_path("module_9_reference")
+    checks = CHECKS_DIR / "module_9_reference" / "groups.py"
+    added = planted({
+        stub: stub.read_text(encoding="utf-8") + "\n\ndef rloo_baseline(rewards):\n    \"\"\"Doc.\"\"\"\n"
+                                                 "    raise NotImplementedError(\"rloo_baseline\")\n",
+        reference: reference.read_text(encoding="utf-8") + "\n\ndef rloo_baseline(rewards):\n    return rewards\n",
+        checks: checks.read_text(encoding="utf-8") + "\n\n@exercise(f\"{M}.rloo_baseline\", points=1)\n"
+                                                     "def _rloo_cases():\n    return []\n"})
+    assert {e: given_digest(e, added) for e in NUMPY_EXERCISES} == before
+    # a constant of the checks that one exercise's registration reaches: that exercise (and any other reaching it)
+    text = checks.read_text(encoding="utf-8")
+    assert "SEED_REWARDS = np.array([1.0, 1.0, 0.0, 0.0])" in text
+    changed = planted({checks: text.replace("SEED_REWARDS = np.array([1.0, 1.0, 0.0, 0.0])",
+                                            "SEED_REWARDS = np.array([1.0, 0.0, 0.0, 0.0])", 1)})
+    moved = sweep.stale(before, {e: given_digest(e, changed) for e in NUMPY_EXERCISES})
+    assert "module_9_reference.group_relative_advantages" in moved, moved
+    assert "module_9_reference.informative_group_probability" not in moved, moved
 
 
 @pytest.mark.parametrize("exercise", ["module_9_reference.pass_at_k_unbiased",
