@@ -63,6 +63,15 @@ def test_no_bytecode_where_the_user_asked_for_none(tiny_kit, monkeypatch):
     assert _caches(folders) == {name: [] for name in folders}
 
 
+def test_no_bytecode_where_it_goes_to_a_prefix_of_its_own(tiny_kit, monkeypatch, tmp_path):
+    """``PYTHONPYCACHEPREFIX`` (the suite's own processes): the batch's children would not read it there, and a
+    kit copied to a temporary folder would leave its bytecode in the prefix for good."""
+    kit, folders = tiny_kit
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))
+    assert not kit.keep_bytecode()
+    assert _caches(folders) == {name: [] for name in folders} and not (tmp_path / "prefix").exists()
+
+
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes a read-only folder")
 def test_a_read_only_folder_is_skipped_without_a_word(tiny_kit):
     kit, folders = tiny_kit

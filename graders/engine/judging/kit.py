@@ -51,9 +51,10 @@ class Kit:
         ``PYTHONDONTWRITEBYTECODE`` and the grader itself writes nothing into the kit while it grades (its
         tripwire fingerprints the kit, bytecode included): without bytecode kept before the batch, each of them
         compiled the kit's modules again, about 1 s of CPU a batch (``docs/timings.md``). Skipped where the
-        user asked for no bytecode (``PYTHONDONTWRITEBYTECODE``, ``-B``) or a folder cannot be written; an
-        up-to-date kit costs a ``stat`` a file (about 10 ms)."""
-        if sys.dont_write_bytecode:
+        user asked for no bytecode (``PYTHONDONTWRITEBYTECODE``, ``-B``), where bytecode goes to a prefix of its
+        own (``PYTHONPYCACHEPREFIX``: the batch's processes would not look there) or a folder cannot be written;
+        an up-to-date kit costs a ``stat`` a file (about 10 ms)."""
+        if sys.dont_write_bytecode or sys.pycache_prefix:
             return False
         import compileall
 
