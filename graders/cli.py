@@ -140,14 +140,15 @@ def _cmd_grade(args: argparse.Namespace) -> int:
             args.module = course.module(modules[0])
         if note:
             say(note, file=sys.stderr)
-    jobs = args.jobs or default_jobs(_grade_options(args).memory_mb)
+    options = _grade_options(args)
+    jobs = args.jobs or default_jobs(options.memory_mb)
     try:
         if args.shard is None:
-            result = grade_paths(paths, Path(args.out), _grade_options(args), jobs=jobs, progress=not args.quiet)
+            result = grade_paths(paths, Path(args.out), options, jobs=jobs, progress=not args.quiet)
         else:
             from graders.engine.routes.shards import grade_shard
 
-            result = grade_shard(paths, Path(args.out), args.shard, _grade_options(args), jobs=jobs,
+            result = grade_shard(paths, Path(args.out), args.shard, options, jobs=jobs,
                                  progress=not args.quiet)
         if staging is not None:
             write_ids(result.out_dir, system, lms_ids)

@@ -42,6 +42,11 @@ SAID = {
 }
 
 
+MOST_JOBS = 8
+JOBS_HELP = (f"submissions graded in parallel (default: the cores this process may use, at most {MOST_JOBS}, and one "
+             "per 6 GiB of memory; --jobs 1 grades one at a time)")
+
+
 def default_jobs(memory_mb: int) -> int:
     """``rl4llm grade``'s ``--jobs`` when none is given: the cores this process may use, at most
     :data:`MOST_JOBS`, and at most one submission per ``2 × memory_mb`` of the machine's memory (a submission's
@@ -57,11 +62,6 @@ def default_jobs(memory_mb: int) -> int:
         memory = 0
     by_memory = memory // ((2 * memory_mb) << 20) if memory > 0 else cores
     return max(1, min(cores, MOST_JOBS, by_memory))
-
-
-MOST_JOBS = 8
-JOBS_HELP = (f"submissions graded in parallel (default: the cores this process may use, at most {MOST_JOBS}, and one "
-             "per 6 GiB of memory; --jobs 1 grades one at a time)")
 
 
 def positive_int(text: str) -> int:

@@ -265,12 +265,9 @@ def pytest_configure(config) -> None:
     # install does: the tests' children (graders, fork servers, readers, learner runs) run with
     # PYTHONDONTWRITEBYTECODE=1 and read it, instead of compiling the kit's modules in every process. Written
     # here, before any test, never during one: the check below starts from the state after it.
-    prefix, sys.pycache_prefix = sys.pycache_prefix, None
-    try:
-        for folder in ("graders", "solutions", "starter"):
-            compileall.compile_dir(str(REPO_ROOT / folder), quiet=2, workers=1)
-    finally:
-        sys.pycache_prefix = prefix
+    from graders.engine.judging.kit import DEFAULT_KIT
+
+    DEFAULT_KIT.keep_bytecode(whatever_the_environment=True)
     _BYTECODE["state"] = bytecode_state(_KIT_PACKAGES)
 
 from graders.paths import REPO_ROOT  # noqa: E402

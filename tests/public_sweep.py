@@ -127,7 +127,8 @@ def _segmenter(text: str):
 
 @functools.lru_cache(maxsize=16)
 def _parsed(text: str) -> tuple[list[tuple[frozenset[str] | None, frozenset[str], str]], tuple[tuple[str, str], ...]]:
-    """:func:`_statements` of a module's text, and ``(name, text)`` of its top-level tests; None if unparsable."""
+    """:func:`_statements` of a module's text, and ``(name, text)`` of its top-level tests (``SyntaxError`` if it
+    does not parse)."""
     tree = ast.parse(text)
     segment = _segmenter(text)
     tests = tuple((node.name, segment(node)) for node in tree.body
@@ -144,10 +145,14 @@ def _statements(tree: ast.Module, segment) -> list[tuple[set[str] | None, set[st
     for node in tree.body:
         segment_text = segment(node)
         decorators = "".join(segment(d) for d in getattr(node, "decorator_list", []))
-        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
-            n.arg for n in ast.walk(node) if isinstance(n, ast.arg)} | {
-            n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            and n.value.isidentifier()}
+        used: set[str] = set()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name):
+                used.add(n.id)
+            elif isinstance(n, ast.arg):
+                used.add(n.arg)
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
+                used.add(n.value)
         if isinstance(node, (ast.Import, ast.ImportFrom)) and not any(a.name == "*" for a in node.names):
             module = getattr(node, "module", None) or ""
             for alias in node.names:
@@ -229,7 +234,7 @@ def digests(find=mistakes, read=None) -> dict[str, str]:
         stub = read(STARTER_DIR / folder / f"{stem}.py")
         tests = read(STARTER_DIR / folder / f"test_{stem}.py")
         others = [p for p in (SOLUTIONS_DIR / folder).glob("*.py") if p.stem != stem and p.stem not in STEMS]
-        data = [p for p in (STARTER_DIR / folder).rglob("*") if p.is_file() and p.suffix not in (".py", ".md", ".pyc")
+        data = [p for p in (STARTER_DIR / folder).rglob("*") if p.is_file() and p.suffix not in (".py", ".md")
                 and p.name != "_hints.json" and not any(part == "__pycache__" or part.startswith(".")
                                                         for part in p.relative_to(STARTER_DIR).parts)]
         given = [p for p in (STARTER_DIR / folder).glob("*.py") if p.stem not in STEMS and not

@@ -295,16 +295,15 @@ def _given_text(text: str) -> str:
 
 
 def _own_checks(text: str, function: str) -> str:
-    """What the ``@exercise(...)`` registration of ``function`` reaches by name in a checks file."""
+    """What the ``@exercise(...)`` registration of ``function`` reaches by name in a checks file (any definition
+    whose text names ``<module>.function`` as a string: over-inclusive, as the slice is)."""
     try:
-        tree = ast.parse(text)
+        items, _ = sweep._parsed(text)
     except SyntaxError:
         return text
-    segment = sweep._segmenter(text)
     marks = (f'.{function}"', f".{function}'")
-    roots = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))
-             and any(mark in segment(d) for d in node.decorator_list for mark in marks)}
-    return sweep.name_slice(text, roots)
+    return sweep.name_slice(text, {name for defined, _, segment in items if defined
+                                   for name in defined if any(mark in segment for mark in marks)})
 
 
 def given_digest(exercise: str, read=lambda path: path.read_text(encoding="utf-8")) -> str:

@@ -72,6 +72,18 @@ def test_no_bytecode_where_it_goes_to_a_prefix_of_its_own(tiny_kit, monkeypatch,
     assert _caches(folders) == {name: [] for name in folders} and not (tmp_path / "prefix").exists()
 
 
+def test_asked_whatever_the_environment_it_writes_into_the_kit_and_leaves_the_prefix_as_it_was(tiny_kit,
+                                                                                             monkeypatch, tmp_path):
+    """The suite's controller and the benchmark (``PYTHONDONTWRITEBYTECODE`` and a prefix of their own): into the
+    kit's folders, where the batch's processes read it."""
+    kit, folders = tiny_kit
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))
+    assert kit.keep_bytecode(whatever_the_environment=True)
+    assert all(len(files) == 1 for files in _caches(folders).values())
+    assert sys.pycache_prefix == str(tmp_path / "prefix") and not (tmp_path / "prefix").exists()
+
+
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes a read-only folder")
 def test_a_read_only_folder_is_skipped_without_a_word(tiny_kit):
     kit, folders = tiny_kit

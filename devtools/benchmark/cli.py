@@ -209,12 +209,7 @@ def _keep_bytecode() -> str:
     run as they do on an instructor's machine from the second batch on."""
     from graders.engine.judging.kit import DEFAULT_KIT
 
-    saved = sys.dont_write_bytecode, sys.pycache_prefix
-    sys.dont_write_bytecode, sys.pycache_prefix = False, None
-    try:
-        DEFAULT_KIT.keep_bytecode()
-    finally:
-        sys.dont_write_bytecode, sys.pycache_prefix = saved
+    DEFAULT_KIT.keep_bytecode(whatever_the_environment=True)
     return "kept in graders/, solutions/ and starter/ (Kit.keep_bytecode, as `rl4llm grade` keeps it)"
 
 

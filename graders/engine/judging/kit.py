@@ -43,7 +43,7 @@ class Kit:
     root: Path = REPO_ROOT
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
-    def keep_bytecode(self) -> bool:
+    def keep_bytecode(self, *, whatever_the_environment: bool = False) -> bool:
         """Compile the kit's Python files (the engine, the references, the starter) whose bytecode is missing or
         stale, into their own ``__pycache__`` folders, as a package install does; True if it ran.
 
@@ -53,17 +53,23 @@ class Kit:
         compiled the kit's modules again, about 1 s of CPU a batch (``docs/timings.md``). Skipped where the
         user asked for no bytecode (``PYTHONDONTWRITEBYTECODE``, ``-B``), where bytecode goes to a prefix of its
         own (``PYTHONPYCACHEPREFIX``: the batch's processes would not look there) or a folder cannot be written;
-        an up-to-date kit costs a ``stat`` a file (about 10 ms)."""
-        if sys.dont_write_bytecode or sys.pycache_prefix:
+        an up-to-date kit costs a ``stat`` a file (about 10 ms). ``whatever_the_environment``: into the kit's
+        folders all the same (the suite's controller and the benchmark, before any thread: the prefix is
+        cleared for the while)."""
+        if not whatever_the_environment and (sys.dont_write_bytecode or sys.pycache_prefix):
             return False
         import compileall
 
-        for folder in (GRADERS_DIR, self.solutions_dir, self.starter_dir):
-            if folder.is_dir() and os.access(folder, os.W_OK):
-                try:
-                    compileall.compile_dir(str(folder), quiet=2, workers=1)
-                except OSError:  # a read-only or full file system: the modules compile in memory, as before
-                    continue
+        prefix, sys.pycache_prefix = sys.pycache_prefix, None  # compileall writes where imports would read
+        try:
+            for folder in (GRADERS_DIR, self.solutions_dir, self.starter_dir):
+                if folder.is_dir() and os.access(folder, os.W_OK):
+                    try:
+                        compileall.compile_dir(str(folder), quiet=2, workers=1)
+                    except OSError:  # a read-only or full file system: the modules compile in memory, as before
+                        continue
+        finally:
+            sys.pycache_prefix = prefix
         return True
 
     def files(self, modules=None) -> list[LearnerFile]:
